@@ -1,0 +1,59 @@
+"""Notices when a streamable-HTTP response stream breaks before the server answered.
+
+mcp 1.x reads a tools/call answer from the POST's SSE stream; when that stream dies (the server
+crashed, a proxy cut it) and the server sent no event id to resume from, the SDK gives up quietly
+and the caller waits for its full timeout. This httpx transport wrapper sees the break and tells
+the session which JSON-RPC request lost its answer, so the caller hears about it at once.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+
+import httpx
+
+OnBreak = Callable[[int], None]
+
+
+class StreamBreakWatch(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport, on_break: OnBreak) -> None:
+        self._inner = inner
+        self._on_break = on_break
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        request_id = _jsonrpc_request_id(request)
+        if request_id is not None and isinstance(response.stream, httpx.AsyncByteStream):
+            response.stream = _WatchedStream(response.stream, lambda: self._on_break(request_id))
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _WatchedStream(httpx.AsyncByteStream):
+    def __init__(self, inner: httpx.AsyncByteStream, on_break: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_break = on_break
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        except httpx.TransportError:
+            self._on_break()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _jsonrpc_request_id(request: httpx.Request) -> int | None:
+    if request.method != "POST" or not request.content:
+        return None
+    try:
+        message = json.loads(request.content)
+    except ValueError:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+    return request_id if isinstance(request_id, int) else None

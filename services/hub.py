@@ -1,0 +1,215 @@
+"""The MCP hub: one asyncio loop per process, in a daemon thread, owning every MCP session.
+
+Odoo serves requests from threads (or prefork workers) with no event loop of their own, and MCP
+sessions are long-lived async objects. This module is the one place where the two meet: Odoo
+threads submit coroutines here and wait for their results (OCA rest-framework's
+fastapi/pools/event_loop.py bridges the same way). A forked worker never touches the loop it
+inherited from its parent; it starts its own.
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import logging
+import os
+import threading
+import time
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from .errors import ErrorCode, McpError
+from .mcp_session import McpSession, ServerInfo, ToolListing
+from .server_spec import ServerSpec
+from .session_pool import SessionPool
+from .tool_info import ToolInfo
+from .tool_result import ToolResult
+
+_logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_IDLE_TIMEOUT = 300.0
+DEFAULT_MAX_SESSIONS = 32
+
+
+class ConnectionReport(BaseModel):
+    """What "Test connection" shows an admin."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: ServerInfo
+    tools: list[ToolInfo]
+    total_tools: int
+    warnings: list[str]
+    latency_ms: int
+    stderr_tail: list[str]
+
+
+class McpHub:
+    def __init__(self, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
+        self.pid = os.getpid()
+        self.pool = SessionPool(idle_timeout=idle_timeout, max_sessions=max_sessions)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name="ai_mcp-hub", daemon=True)
+        self._thread.start()
+        self._reaper = self.submit(self._reap_forever())
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_forever()
+
+    # -- bridge for synchronous callers -------------------------------------------------------
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        if os.getpid() != self.pid:
+            coro.close()
+            raise RuntimeError("this hub belongs to the parent process; call get_hub() in the child")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run a coroutine on the hub's loop and wait for it from a plain thread."""
+        future = self.submit(coro)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise McpError(ErrorCode.MCP_TIMEOUT, f"No answer within {timeout} s.") from None
+
+    # -- coroutines, for code already on the hub's loop (the agent loop) ------------------------
+
+    async def atest_connection(self, spec: ServerSpec) -> ConnectionReport:
+        """Connect afresh (not through the pool) so the answer reflects the server as it is now."""
+        started = time.monotonic()
+        session = McpSession(spec)
+        try:
+            await session.open()
+            listing = await session.list_tools()
+            assert session.info is not None
+            return ConnectionReport(
+                server=session.info,
+                tools=listing.tools,
+                total_tools=listing.total,
+                warnings=listing.warnings,
+                latency_ms=int((time.monotonic() - started) * 1000),
+                stderr_tail=list(session.stderr),
+            )
+        finally:
+            await session.close()
+
+    async def alist_tools(self, spec: ServerSpec) -> ToolListing:
+        session = await self.pool.acquire(spec)
+        try:
+            return await session.list_tools()
+        except McpError:
+            if session.alive:
+                raise
+            # listing is read-only: a dropped connection is worth one fresh attempt
+            return await (await self.pool.acquire(spec)).list_tools()
+
+    async def acall_tool(
+        self,
+        spec: ServerSpec,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        retry_safe: bool = False,
+    ) -> ToolResult:
+        """Call a tool on the pooled session. A lost connection is retried once, and only where a
+        second run cannot do harm: the tool is read-only or idempotent, or the server had dropped
+        the session so the request never ran."""
+        session = await self.pool.acquire(spec)
+        try:
+            return await session.call_tool(tool, arguments, timeout)
+        except McpError as exc:
+            if session.alive or exc.code is not ErrorCode.MCP_UNREACHABLE:
+                raise
+            if not (retry_safe or session.terminated):
+                raise
+            _logger.info("MCP call retry after reconnect: server=%s tool=%s", spec.label(), tool)
+            return await (await self.pool.acquire(spec)).call_tool(tool, arguments, timeout)
+
+    async def aclose_server(self, key: str) -> None:
+        await self.pool.close(key)
+
+    async def _reap_forever(self) -> None:
+        interval = max(1.0, min(30.0, self.pool.idle_timeout / 2))
+        while True:
+            await asyncio.sleep(interval)
+            closed = await self.pool.reap_idle()
+            if closed:
+                _logger.debug("MCP hub closed %d idle sessions", closed)
+
+    # -- synchronous API, for Odoo request threads --------------------------------------------
+
+    def test_connection(self, spec: ServerSpec) -> ConnectionReport:
+        return self.run(self.atest_connection(spec))
+
+    def list_tools(self, spec: ServerSpec) -> ToolListing:
+        return self.run(self.alist_tools(spec))
+
+    def call_tool(
+        self, spec: ServerSpec, tool: str, arguments: dict[str, Any], *, timeout: float | None = None, retry_safe: bool = False
+    ) -> ToolResult:
+        return self.run(self.acall_tool(spec, tool, arguments, timeout=timeout, retry_safe=retry_safe))
+
+    def close_server(self, key: str) -> None:
+        self.run(self.aclose_server(key))
+
+    def stderr_tail(self, key: str) -> list[str]:
+        session = self.pool.get(key)
+        return list(session.stderr) if session else []
+
+    def open_sessions(self) -> int:
+        return self.pool.open_count()
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Close every session (stdio servers are killed with theirs) and stop the loop."""
+        if os.getpid() != self.pid or not self._loop.is_running():
+            return
+        self._reaper.cancel()
+        try:
+            self.run(self.pool.close_all(), timeout=timeout)
+        except McpError:
+            _logger.warning("MCP hub: sessions still closing after %.0f s at shutdown", timeout)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout)
+
+
+_hub: McpHub | None = None
+_hub_lock = threading.Lock()
+
+
+def get_hub() -> McpHub:
+    """This process's hub, started on first use."""
+    global _hub
+    hub = _hub
+    if hub is not None and hub.pid == os.getpid():
+        return hub
+    with _hub_lock:
+        if _hub is None or _hub.pid != os.getpid():
+            _hub = McpHub()
+        return _hub
+
+
+def _forget_parent_hub() -> None:
+    global _hub, _hub_lock
+    # the parent's loop thread does not exist in this child; its lock may have been held at fork
+    _hub = None
+    _hub_lock = threading.Lock()
+
+
+def _shutdown_at_exit() -> None:
+    if _hub is not None and _hub.pid == os.getpid():
+        _hub.shutdown()
+
+
+os.register_at_fork(after_in_child=_forget_parent_hub)
+atexit.register(_shutdown_at_exit)

@@ -1,0 +1,100 @@
+"""Turns what the MCP SDK, httpx and the OS raise into McpError codes a user can act on."""
+from __future__ import annotations
+
+import json
+import sys
+
+import anyio
+import httpx
+from mcp import McpError as SdkMcpError
+from mcp import types as mcp_types
+from pydantic import ValidationError
+
+from .errors import ErrorCode, McpError
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
+
+# mcp's BaseSession answers pending requests with this when the transport closes.
+CONNECTION_CLOSED = mcp_types.CONNECTION_CLOSED
+# mcp's streamable HTTP client reports a 404 on a known session id with this code.
+SESSION_TERMINATED = 32600
+REQUEST_TIMEOUT = httpx.codes.REQUEST_TIMEOUT
+
+
+def leaf_exceptions(exc: BaseException) -> list[BaseException]:
+    """The real causes inside anyio's exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in leaf_exceptions(sub)]
+    return [exc]
+
+
+def map_exception(exc: BaseException, server: str) -> McpError:
+    if isinstance(exc, McpError):
+        return exc
+    leaves = [leaf for leaf in leaf_exceptions(exc) if not isinstance(leaf, anyio.get_cancelled_exc_class())]
+    for leaf in leaves or [exc]:
+        mapped = _map_leaf(leaf, server)
+        if mapped is not None:
+            return mapped
+    return McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{server}: unexpected failure: {_describe(exc)}")
+
+
+def _map_leaf(exc: BaseException, server: str) -> McpError | None:
+    if isinstance(exc, McpError):
+        return exc
+    if isinstance(exc, httpx.HTTPStatusError):
+        return from_http_status(exc.response.status_code, server)
+    if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
+        return McpError(ErrorCode.MCP_TIMEOUT, f"{server} did not answer in time.")
+    if isinstance(exc, httpx.ConnectError):
+        return McpError(ErrorCode.MCP_UNREACHABLE, f"Cannot connect to {server}: {_describe(exc)}. Check the URL and that the server runs.")
+    if isinstance(exc, (httpx.TransportError, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)):
+        return McpError(ErrorCode.MCP_UNREACHABLE, f"The connection to {server} was lost: {_describe(exc)}.")
+    if isinstance(exc, (FileNotFoundError, PermissionError)):
+        return McpError(ErrorCode.MCP_UNREACHABLE, f"Cannot start {server}: {_describe(exc)}. Check the command.")
+    if isinstance(exc, SdkMcpError):
+        return map_jsonrpc_error(exc.error, server)
+    if isinstance(exc, (ValidationError, json.JSONDecodeError)):
+        return McpError(ErrorCode.MCP_PARSE_ERROR, f"{server} sent a message that is not valid MCP: {_describe(exc)}")
+    if isinstance(exc, OSError):
+        return McpError(ErrorCode.MCP_UNREACHABLE, f"{server}: {_describe(exc)}")
+    return None
+
+
+def from_http_status(status: int, server: str) -> McpError:
+    if status in (401, 403):
+        return McpError(
+            ErrorCode.MCP_AUTH_FAILED,
+            f"{server} refused the credentials (HTTP {status}). Check the token, API key or headers.",
+        )
+    if status in (404, 405):
+        return McpError(
+            ErrorCode.MCP_PROTOCOL_ERROR,
+            f"{server} has no MCP endpoint at this URL (HTTP {status}). Check the path (often /mcp or /sse) and the transport.",
+        )
+    if status == 408 or status == 504:
+        return McpError(ErrorCode.MCP_TIMEOUT, f"{server} timed out (HTTP {status}).")
+    return McpError(ErrorCode.MCP_UNREACHABLE, f"{server} answered HTTP {status}. Check the server's health.")
+
+
+def map_jsonrpc_error(error: mcp_types.ErrorData, server: str) -> McpError:
+    code = error.code
+    if code == REQUEST_TIMEOUT:
+        return McpError(ErrorCode.MCP_TIMEOUT, f"{server} did not answer in time; the request was cancelled.")
+    if code in (CONNECTION_CLOSED, SESSION_TERMINATED):
+        return McpError(ErrorCode.MCP_UNREACHABLE, f"The connection to {server} was lost ({error.message}).")
+    if code == mcp_types.METHOD_NOT_FOUND:
+        return McpError(ErrorCode.MCP_TOOL_NOT_FOUND, f"{server}: {error.message}")
+    if code == mcp_types.INVALID_PARAMS:
+        return McpError(ErrorCode.MCP_INVALID_PARAMS, f"{server}: {error.message}")
+    if code == mcp_types.PARSE_ERROR:
+        return McpError(ErrorCode.MCP_PARSE_ERROR, f"{server} could not read our request: {error.message}")
+    if code == mcp_types.INVALID_REQUEST:
+        return McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{server}: {error.message}")
+    return McpError(ErrorCode.MCP_EXECUTION_ERROR, f"{server}: {error.message}")
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,377 @@
+"""One live MCP session, opened and closed by a task of its own.
+
+The SDK's transports and ClientSession are anyio context managers: entering one in a task and
+leaving it in another raises "cancel scope in a different task". So each session has an owner
+task that enters the contexts, signals readiness and waits to be told to close; callers only send
+requests through the session object, which the SDK allows from any task of the loop.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+import time
+from collections import deque
+from datetime import timedelta
+from typing import Any, AsyncContextManager
+
+import anyio
+import httpx
+from mcp import ClientSession, StdioServerParameters
+from mcp import McpError as SdkMcpError
+from mcp import types as mcp_types
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from pydantic import BaseModel, ConfigDict
+
+from . import stdio_launcher
+from .errors import ErrorCode, McpError
+from .http_stream_watch import StreamBreakWatch
+from .mcp_failures import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    SESSION_TERMINATED,
+    from_http_status,
+    map_exception,
+    map_jsonrpc_error,
+)
+from .redaction import redact_env, redact_headers
+from .server_spec import ServerSpec, Transport
+from .tool_info import ToolInfo, normalize_tool
+from .tool_result import ToolResult, normalize_result
+
+_logger = logging.getLogger(__name__)
+
+STDERR_LINES = 200
+MAX_LIST_PAGES = 100
+CANCEL_NOTICE_TIMEOUT = 2.0
+CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version="18.0.1.0.0")
+
+
+class ServerInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    version: str
+    protocol_version: str
+    capabilities: dict[str, Any]
+    instructions: str | None = None
+
+
+class ToolListing(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    tools: list[ToolInfo]
+    total: int
+    warnings: list[str] = []
+
+
+class McpSession:
+    """A session to one server configuration; see the module docstring for who owns what."""
+
+    def __init__(self, spec: ServerSpec) -> None:
+        self.spec = spec
+        self.fingerprint = spec.fingerprint()
+        self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self.info: ServerInfo | None = None
+        self.failure: McpError | None = None
+        self.last_used = time.monotonic()
+        self.in_flight = 0
+        self._session: ClientSession | None = None
+        self._lost = False
+        self.terminated = False
+        self._ready: asyncio.Future[None] | None = None
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self._session is not None and not self._lost and self._task is not None and not self._task.done()
+
+    @property
+    def idle_for(self) -> float:
+        return 0.0 if self.in_flight else time.monotonic() - self.last_used
+
+    async def open(self) -> None:
+        """Connect and initialize; raises McpError. Concurrent waiters share the one attempt."""
+        if self._task is None:
+            self._ready = asyncio.get_running_loop().create_future()
+            self._task = asyncio.create_task(self._own(), name=f"mcp-session {self.spec.key}")
+        assert self._ready is not None
+        # shield: a caller that gives up must not cancel the attempt other callers wait on
+        await asyncio.shield(self._ready)
+
+    async def close(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.spec.connect_timeout + 5):
+                await asyncio.wait([self._task])
+            if not self._task.done():
+                self._task.cancel()
+
+    async def _own(self) -> None:
+        assert self._ready is not None
+        started = time.monotonic()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                streams = await stack.enter_async_context(self._transport(stack))
+                session = await stack.enter_async_context(
+                    ClientSession(
+                        streams[0],
+                        streams[1],
+                        read_timeout_seconds=timedelta(seconds=self.spec.call_timeout),
+                        client_info=CLIENT_INFO,
+                    )
+                )
+                init = await self._initialize(session)
+                self.info = _server_info(init)
+                self._session = session
+                self._ready.set_result(None)
+                _logger.info(
+                    "MCP session open: server=%s protocol=%s duration_ms=%d",
+                    self.spec.label(), init.protocolVersion, (time.monotonic() - started) * 1000,
+                )
+                await self._stop.wait()
+        except Exception as exc:  # the transport's failure is this session's end: report it, never raise
+            self.failure = self._with_stderr(map_exception(exc, self.spec.name))
+            if not self._ready.done():
+                self._ready.set_exception(self.failure)
+            else:
+                _logger.warning("MCP session ended: server=%s error=%s", self.spec.label(), self.failure)
+        finally:
+            self._session = None
+            if not self._ready.done():
+                self._ready.set_exception(McpError(ErrorCode.MCP_UNREACHABLE, f"{self.spec.name}: closed before it was ready."))
+            _logger.debug("MCP session closed: server=%s", self.spec.label())
+
+    async def _initialize(self, session: ClientSession) -> mcp_types.InitializeResult:
+        try:
+            with anyio.fail_after(self.spec.connect_timeout):
+                return await session.initialize()
+        except SdkMcpError as exc:
+            if exc.error.code == SESSION_TERMINATED:
+                # the SDK reports a 404 on the very first POST as a terminated session
+                raise from_http_status(404, self.spec.name) from None
+            raise
+
+    def _with_stderr(self, error: McpError) -> McpError:
+        if self.spec.transport is not Transport.STDIO or not self.stderr:
+            return error
+        return McpError(error.code, f"{error.message} Last output: {self.stderr[-1]}")
+
+    def _transport(self, stack: contextlib.AsyncExitStack) -> AsyncContextManager[tuple[Any, ...]]:
+        if self.spec.transport is Transport.STDIO:
+            return self._stdio(stack)
+        headers = self.spec.http_headers()
+        if _logger.isEnabledFor(logging.DEBUG):
+            _logger.debug("MCP connect: server=%s headers=%s", self.spec.label(), redact_headers(headers, self.spec))
+        if self.spec.transport is Transport.SSE:
+            return sse_client(
+                self.spec.url or "",
+                headers=headers,
+                timeout=self.spec.connect_timeout,
+                httpx_client_factory=self._http_client_factory,
+            )
+        client = self._http_client_factory(
+            headers=headers, transport=StreamBreakWatch(httpx.AsyncHTTPTransport(), self._answer_lost)
+        )
+        stack.push_async_callback(client.aclose)
+        return streamable_http_client(self.spec.url or "", http_client=client)
+
+    def _http_client_factory(
+        self,
+        headers: dict[str, str] | None = None,
+        timeout: httpx.Timeout | None = None,
+        auth: httpx.Auth | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> httpx.AsyncClient:
+        # the same client mcp's create_mcp_http_client makes, plus our transport and log hooks
+        client = httpx.AsyncClient(
+            headers=headers,
+            timeout=timeout or httpx.Timeout(self.spec.connect_timeout, read=300),
+            auth=auth,
+            transport=transport,
+        )
+        if _logger.isEnabledFor(logging.DEBUG):
+            client.event_hooks["request"].append(self._log_request)
+            client.event_hooks["response"].append(self._log_response)
+        return client
+
+    def _answer_lost(self, request_id: int) -> None:
+        """The response stream of `request_id` broke: fail that request now, rebuild the session next time."""
+        session = self._session
+        self._lost = True
+        stream = session._response_streams.get(request_id) if session else None
+        if stream is None:
+            return
+        error = mcp_types.ErrorData(code=CONNECTION_CLOSED, message="the server closed the stream before answering")
+        # the SDK has no public way to fail one pending request; its own receive loop does exactly this
+        with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            stream.send_nowait(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+    async def _log_request(self, request: httpx.Request) -> None:
+        body = request.content[:2000].decode(errors="replace") if request.content else ""
+        _logger.debug(
+            "MCP -> server=%s %s %s headers=%s body=%s",
+            self.spec.name, request.method, request.url, redact_headers(dict(request.headers), self.spec), body,
+        )
+
+    async def _log_response(self, response: httpx.Response) -> None:
+        _logger.debug(
+            "MCP <- server=%s status=%s content-type=%s",
+            self.spec.name, response.status_code, response.headers.get("content-type"),
+        )
+
+    @contextlib.asynccontextmanager
+    async def _stdio(self, stack: contextlib.AsyncExitStack):  # type: ignore[no-untyped-def]
+        env = self.spec.process_env()
+        env.setdefault("PATH", os.environ.get("PATH", os.defpath))
+        env[stdio_launcher.KEEP_VAR] = json.dumps(sorted(env))
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-I", stdio_launcher.__file__, self.spec.command or "", *self.spec.args],
+            env=env,
+            cwd=self.spec.cwd or None,
+        )
+        _logger.debug(
+            "MCP spawn: server=%s command=%s args=%s env=%s",
+            self.spec.name, self.spec.command, list(self.spec.args), redact_env(self.spec.process_env()),
+        )
+        read_fd, write_fd = os.pipe()
+        errlog = os.fdopen(write_fd, "w")
+        reader = asyncio.create_task(self._collect_stderr(read_fd))
+        try:
+            async with stdio_client(params, errlog=errlog) as streams:
+                errlog.close()  # the child holds its own copy; ours would keep the pipe from ending
+                yield streams
+        finally:
+            if not errlog.closed:
+                errlog.close()
+            with anyio.move_on_after(1, shield=True):
+                await asyncio.wait([reader])
+            reader.cancel()
+
+    async def _collect_stderr(self, read_fd: int) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb"))
+        try:
+            while line := await reader.readline():
+                text = line.decode(errors="replace").rstrip()
+                self.stderr.append(text)
+                _logger.debug("MCP stderr: server=%s %s", self.spec.name, text)
+        finally:
+            transport.close()
+
+    def _require_session(self) -> ClientSession:
+        if self._session is None or self._lost:
+            raise self.failure or McpError(ErrorCode.MCP_UNREACHABLE, f"The connection to {self.spec.name} is closed.")
+        return self._session
+
+    async def list_tools(self) -> ToolListing:
+        session = self._require_session()
+        raw: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        for _ in range(MAX_LIST_PAGES):
+            page = await self._request(session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor)))
+            raw.extend(page.tools)
+            cursor = page.nextCursor
+            if not cursor:
+                break
+        return self._listing(raw)
+
+    def _listing(self, raw: list[mcp_types.Tool]) -> ToolListing:
+        warnings: list[str] = []
+        unique: dict[str, mcp_types.Tool] = {}
+        for tool in raw:
+            if tool.name in unique:
+                warnings.append(f"{self.spec.name} lists the tool {tool.name!r} twice; the first one is kept.")
+                continue
+            unique[tool.name] = tool
+        tools = list(unique.values())
+        if len(tools) > self.spec.max_tools:
+            warnings.append(
+                f"{self.spec.name} offers {len(tools)} tools; only the first {self.spec.max_tools} are kept."
+            )
+        for message in warnings:
+            _logger.warning("MCP tools/list: server=%s %s", self.spec.label(), message)
+        return ToolListing(tools=[normalize_tool(t) for t in tools[: self.spec.max_tools]], total=len(tools), warnings=warnings)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None = None) -> ToolResult:
+        session = self._require_session()
+        timeout = timeout or self.spec.call_timeout
+        # send_request takes this id synchronously before its first await, and nothing awaits in
+        # between: it is the id of our request, which the SDK does not expose yet is what a
+        # notifications/cancelled must name.
+        request_id = session._request_id
+        started = time.monotonic()
+        try:
+            raw = await self._request(
+                session.call_tool(name, arguments, read_timeout_seconds=timedelta(seconds=timeout)),
+                cancel_id=request_id,
+            )
+        finally:
+            _logger.debug(
+                "MCP tools/call: server=%s tool=%s duration_ms=%d", self.spec.name, name, (time.monotonic() - started) * 1000
+            )
+        return normalize_result(raw)
+
+    async def _request(self, request: Any, cancel_id: int | None = None) -> Any:
+        """Await one SDK request, keeping the session's bookkeeping and mapping its failures."""
+        self.in_flight += 1
+        try:
+            return await request
+        except SdkMcpError as exc:
+            code = exc.error.code
+            if code == REQUEST_TIMEOUT and cancel_id is not None:
+                await self._cancel_on_server(cancel_id, "timed out")
+            if code in (CONNECTION_CLOSED, SESSION_TERMINATED):
+                self._lost = True
+                self.terminated = code == SESSION_TERMINATED
+                self.failure = self._with_stderr(map_jsonrpc_error(exc.error, self.spec.name))
+                raise self.failure from None
+            raise map_jsonrpc_error(exc.error, self.spec.name) from None
+        except asyncio.CancelledError:
+            if cancel_id is not None:
+                await self._cancel_on_server(cancel_id, "cancelled by the client")
+            raise
+        except RuntimeError as exc:
+            # ClientSession.call_tool raises RuntimeError when structured content breaks the tool's output schema
+            raise McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{self.spec.name}: {exc}") from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            self._lost = True
+            raise map_exception(exc, self.spec.name) from None
+        finally:
+            self.in_flight -= 1
+            self.last_used = time.monotonic()
+
+    async def _cancel_on_server(self, request_id: int, reason: str) -> None:
+        """mcp 1.x forgets a timed-out or cancelled request without telling the server: tell it."""
+        session = self._session
+        if session is None:
+            return
+        notice = mcp_types.ClientNotification(
+            mcp_types.CancelledNotification(
+                params=mcp_types.CancelledNotificationParams(requestId=request_id, reason=reason)
+            )
+        )
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_NOTICE_TIMEOUT):
+            try:
+                await session.send_notification(notice)
+                _logger.info("MCP cancel sent: server=%s request=%s reason=%s", self.spec.name, request_id, reason)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx.HTTPError) as exc:
+                _logger.debug("MCP cancel not sent: server=%s error=%s", self.spec.name, exc)
+
+
+def _server_info(init: mcp_types.InitializeResult) -> ServerInfo:
+    return ServerInfo(
+        name=init.serverInfo.name,
+        version=init.serverInfo.version,
+        protocol_version=str(init.protocolVersion),
+        capabilities=init.capabilities.model_dump(mode="json", exclude_none=True),
+        instructions=init.instructions,
+    )

@@ -1,0 +1,140 @@
+"""What the hub needs to know to reach one MCP server, validated at the boundary."""
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+from .http_validation import check_headers, check_url
+
+
+class Transport(str, Enum):
+    STREAMABLE_HTTP = "streamable_http"
+    SSE = "sse"
+    STDIO = "stdio"
+
+
+class AuthType(str, Enum):
+    NONE = "none"
+    BEARER = "bearer"
+    API_KEY = "api_key"
+    HEADERS = "headers"
+
+
+class RetryPolicy(BaseModel):
+    """Backoff for connect, initialize and tools/list (DESIGN.md section 3)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    attempts: int = Field(3, ge=1, le=10)
+    initial_delay: float = Field(1.0, ge=0, le=60)
+    max_delay: float = Field(10.0, ge=0, le=300)
+
+    def delays(self) -> list[float]:
+        """Sleeps between attempts: 1 s doubling, capped."""
+        return [min(self.initial_delay * 2**i, self.max_delay) for i in range(self.attempts - 1)]
+
+
+class ServerSpec(BaseModel):
+    """One MCP server configuration. `key` is its stable identity (an Odoo record id, a name)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    transport: Transport = Transport.STREAMABLE_HTTP
+    url: str | None = None
+    auth_type: AuthType = AuthType.NONE
+    token: SecretStr | None = None
+    api_key_header: str = "X-API-Key"
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    connect_timeout: float = Field(10.0, gt=0, le=300)
+    call_timeout: float = Field(30.0, gt=0, le=3600)
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, SecretStr] = Field(default_factory=dict)
+    cwd: str | None = None
+    max_tools: int = Field(50, ge=1, le=1000)
+    retry: RetryPolicy = RetryPolicy()
+
+    @field_validator("url", "command", "cwd")
+    @classmethod
+    def _strip(cls, value: str | None) -> str | None:
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_are_http(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+        check_headers({k: v.get_secret_value() for k, v in value.items()})
+        return value
+
+    @field_validator("api_key_header")
+    @classmethod
+    def _api_key_header_is_http(cls, value: str) -> str:
+        check_headers({value: ""}, field="api_key_header")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+        for name in value:
+            if not name or "=" in name or "\x00" in name:
+                raise ConfigError("env", f"variable name {name!r} is invalid; use letters, digits and _")
+        return value
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> ServerSpec:
+        if self.transport is Transport.STDIO:
+            if not self.command or not self.command.strip():
+                raise ConfigError("command", "is required for stdio servers, e.g. npx or /usr/bin/python3")
+        else:
+            check_url(self.url)
+        if self.auth_type in (AuthType.BEARER, AuthType.API_KEY) and not self.token:
+            raise ConfigError("token", f"is required with authentication {self.auth_type.value!r}; enter it or choose no authentication")
+        return self
+
+    def http_headers(self) -> dict[str, str]:
+        """Headers with secrets in clear: call only where the connection is made."""
+        headers = {k: v.get_secret_value() for k, v in self.headers.items()}
+        if self.auth_type is AuthType.BEARER and self.token:
+            headers["Authorization"] = f"Bearer {self.token.get_secret_value()}"
+        elif self.auth_type is AuthType.API_KEY and self.token:
+            headers[self.api_key_header] = self.token.get_secret_value()
+        return headers
+
+    def process_env(self) -> dict[str, str]:
+        return {k: v.get_secret_value() for k, v in self.env.items()}
+
+    def fingerprint(self) -> str:
+        """Stable digest of everything that shapes the connection, secrets included, so a changed
+        token or URL gives a new pooled session while equal configs share one."""
+        data = self.model_dump(mode="json", exclude={"name", "max_tools"})
+        data["token"] = self.token.get_secret_value() if self.token else None
+        data["headers"] = {k: v.get_secret_value() for k, v in self.headers.items()}
+        data["env"] = self.process_env()
+        raw = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+    def label(self) -> str:
+        """How logs name the server: never with secrets."""
+        target = self.command if self.transport is Transport.STDIO else self.url
+        return f"{self.name} ({self.transport.value} {target})"
+
+
+def build_server_spec(**data: Any) -> ServerSpec:
+    """Build a spec from plain values; any problem becomes a ConfigError naming the field
+    (our own validators raise ConfigError directly, pydantic's type and range checks are mapped)."""
+    try:
+        return ServerSpec(**data)
+    except ValidationError as exc:
+        raise config_error_from(exc) from None
+
+
+def config_error_from(exc: ValidationError) -> ConfigError:
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or "configuration"
+    return ConfigError(field, first["msg"])

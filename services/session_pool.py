@@ -1,0 +1,102 @@
+"""Keeps one live session per server configuration and shares it between all callers."""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from .errors import ErrorCode, McpError
+from .mcp_session import McpSession
+from .server_spec import ServerSpec
+
+_logger = logging.getLogger(__name__)
+
+# Failures worth another connection attempt; a refused credential or a wrong path stays wrong.
+TRANSIENT = frozenset({ErrorCode.MCP_UNREACHABLE, ErrorCode.MCP_TIMEOUT})
+
+
+class SessionPool:
+    def __init__(self, idle_timeout: float = 300.0, max_sessions: int = 32) -> None:
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
+        self.opened = 0
+        self._sessions: dict[str, McpSession] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def get(self, key: str) -> McpSession | None:
+        return self._sessions.get(key)
+
+    def open_count(self) -> int:
+        return sum(1 for s in self._sessions.values() if s.alive)
+
+    async def acquire(self, spec: ServerSpec) -> McpSession:
+        """The live session for this exact config, opening it (with backoff) if needed."""
+        current = self._sessions.get(spec.key)
+        if current is not None and current.alive and current.fingerprint == spec.fingerprint():
+            return current
+        async with self._locks.setdefault(spec.key, asyncio.Lock()):
+            current = self._sessions.get(spec.key)
+            if current is not None and current.alive and current.fingerprint == spec.fingerprint():
+                return current
+            if current is not None:
+                self._retire(spec.key)
+            self._make_room()
+            session = await self._open_with_backoff(spec)
+            self._sessions[spec.key] = session
+            return session
+
+    async def _open_with_backoff(self, spec: ServerSpec) -> McpSession:
+        attempt = 0
+        for delay in [*spec.retry.delays(), None]:
+            attempt += 1
+            session = McpSession(spec)
+            self.opened += 1
+            try:
+                await session.open()
+                return session
+            except McpError as exc:
+                await session.close()
+                if exc.code not in TRANSIENT or delay is None:
+                    raise
+                _logger.info(
+                    "MCP connect retry: server=%s attempt=%d error=%s next_in=%.1fs",
+                    spec.label(), attempt, exc.code.value, delay,
+                )
+                await asyncio.sleep(delay)
+        raise McpError(ErrorCode.MCP_UNREACHABLE, f"{spec.name}: no connection attempt was allowed.")
+
+    def _make_room(self) -> None:
+        if len(self._sessions) < self.max_sessions:
+            return
+        idle = sorted((s for s in self._sessions.values() if s.in_flight == 0), key=lambda s: s.last_used)
+        if not idle:
+            raise McpError(
+                ErrorCode.MCP_UNREACHABLE,
+                f"All {self.max_sessions} MCP sessions are busy; try again in a moment or raise the pool limit.",
+            )
+        self._retire(idle[0].spec.key)
+
+    def _retire(self, key: str) -> None:
+        session = self._sessions.pop(key, None)
+        if session is None:
+            return
+        task = asyncio.create_task(session.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def close(self, key: str) -> None:
+        session = self._sessions.pop(key, None)
+        if session is not None:
+            await session.close()
+
+    async def reap_idle(self) -> int:
+        """Close sessions unused for longer than the idle timeout; returns how many."""
+        stale = [k for k, s in self._sessions.items() if s.idle_for > self.idle_timeout or not s.alive]
+        for key in stale:
+            await self.close(key)
+        return len(stale)
+
+    async def close_all(self) -> None:
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        await asyncio.gather(*(s.close() for s in sessions), *self._closing, return_exceptions=True)

@@ -1,0 +1,66 @@
+"""A discovered MCP tool, normalized so the rest of the addon never sees SDK types."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from mcp import types as mcp_types
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ToolAnnotations(BaseModel):
+    """Hints from the server. Untrusted: they only choose defaults an admin can override."""
+
+    model_config = ConfigDict(frozen=True)
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+
+    @property
+    def retry_safe(self) -> bool:
+        return bool(self.read_only or self.idempotent)
+
+
+class ToolInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    title: str | None = None
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations = ToolAnnotations()
+
+    @property
+    def display_title(self) -> str:
+        return self.title or self.name
+
+    def content_hash(self) -> str:
+        """Digest of what the model is told about the tool: a change means a new review (rug-pull guard)."""
+        raw = json.dumps(
+            [self.description, self.input_schema, self.output_schema], sort_keys=True, separators=(",", ":")
+        )
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def normalize_tool(tool: mcp_types.Tool) -> ToolInfo:
+    hints = tool.annotations
+    title = tool.title or (hints.title if hints else None)
+    schema = dict(tool.inputSchema or {})
+    schema.setdefault("type", "object")
+    return ToolInfo(
+        name=tool.name,
+        title=title,
+        description=tool.description or "",
+        input_schema=schema,
+        output_schema=tool.outputSchema,
+        annotations=ToolAnnotations(
+            read_only=hints.readOnlyHint if hints else None,
+            destructive=hints.destructiveHint if hints else None,
+            idempotent=hints.idempotentHint if hints else None,
+            open_world=hints.openWorldHint if hints else None,
+        ),
+    )

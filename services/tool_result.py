@@ -1,0 +1,121 @@
+"""Tool results as typed parts, and their text rendering for the model."""
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, Union
+
+from mcp import types as mcp_types
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_MODEL_TEXT_LIMIT = 20_000
+TRUNCATION_MARKER = "\n[... truncated: {omitted} more characters not shown ...]"
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class TextPart(_Part):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(_Part):
+    type: Literal["image"] = "image"
+    mime_type: str
+    data: str  # base64, as sent by the server
+
+
+class AudioPart(_Part):
+    type: Literal["audio"] = "audio"
+    mime_type: str
+    data: str
+
+
+class ResourcePart(_Part):
+    type: Literal["resource"] = "resource"
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+
+
+class ResourceLinkPart(_Part):
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    description: str | None = None
+    mime_type: str | None = None
+
+
+class StructuredPart(_Part):
+    type: Literal["structured"] = "structured"
+    data: dict[str, Any]
+
+
+Part = Annotated[
+    Union[TextPart, ImagePart, AudioPart, ResourcePart, ResourceLinkPart, StructuredPart],
+    Field(discriminator="type"),
+]
+
+
+class ToolResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    parts: list[Part] = Field(default_factory=list)
+    is_error: bool = False
+
+    def text_for_model(self, limit: int = DEFAULT_MODEL_TEXT_LIMIT) -> str:
+        """What the model reads: text kept, binaries described, capped with a visible marker."""
+        parts = self.parts
+        if any(isinstance(p, TextPart) for p in parts):
+            # The spec has servers repeat structured content as JSON text; say it once.
+            parts = [p for p in parts if not isinstance(p, StructuredPart)]
+        return truncate("\n".join(_render(part) for part in parts), limit)
+
+
+def truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + TRUNCATION_MARKER.format(omitted=len(text) - limit)
+
+
+def _render(part: _Part) -> str:
+    if isinstance(part, TextPart):
+        return part.text
+    if isinstance(part, StructuredPart):
+        return json.dumps(part.data, ensure_ascii=False)
+    if isinstance(part, ResourcePart):
+        return part.text if part.text is not None else f"[binary resource {part.uri} ({part.mime_type or 'unknown type'})]"
+    if isinstance(part, ResourceLinkPart):
+        return f"[resource link {part.name}: {part.uri}]"
+    if isinstance(part, (ImagePart, AudioPart)):
+        return f"[{part.type} {part.mime_type}, {len(part.data) * 3 // 4} bytes]"
+    raise TypeError(f"unknown part {type(part).__name__}")
+
+
+def normalize_result(result: mcp_types.CallToolResult) -> ToolResult:
+    parts: list[_Part] = [_part(block) for block in result.content]
+    if result.structuredContent is not None:
+        parts.append(StructuredPart(data=result.structuredContent))
+    return ToolResult(parts=parts, is_error=bool(result.isError))
+
+
+def _part(block: mcp_types.ContentBlock) -> _Part:
+    if isinstance(block, mcp_types.TextContent):
+        return TextPart(text=block.text)
+    if isinstance(block, mcp_types.ImageContent):
+        return ImagePart(mime_type=block.mimeType, data=block.data)
+    if isinstance(block, mcp_types.AudioContent):
+        return AudioPart(mime_type=block.mimeType, data=block.data)
+    if isinstance(block, mcp_types.EmbeddedResource):
+        res = block.resource
+        return ResourcePart(
+            uri=str(res.uri),
+            mime_type=res.mimeType,
+            text=getattr(res, "text", None),
+            blob=getattr(res, "blob", None),
+        )
+    if isinstance(block, mcp_types.ResourceLink):
+        return ResourceLinkPart(uri=str(block.uri), name=block.name, description=block.description, mime_type=block.mimeType)
+    return TextPart(text=json.dumps(block.model_dump(mode="json"), ensure_ascii=False))

@@ -1,0 +1,242 @@
+"""Real MCP servers for tests and benchmarks, built with the mcp SDK's FastMCP.
+
+Run as a script (`python testing/mcp_servers.py --transport streamable-http --port 8123`) so a test
+can kill it mid-call; `serve_http()` and `stdio_command()` start it from Python.
+"""
+import argparse
+import asyncio
+import base64
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mcp import types
+from mcp.server.fastmcp import Context, FastMCP, Image
+from pydantic import BaseModel
+
+HERE = Path(__file__).resolve()
+# A 1x1 red PNG, enough for a client to recognise an image part.
+PNG_1PX = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+def build_server(name: str, tool_count: int, page_size: int, state_dir: Path | None) -> FastMCP:
+    mcp = FastMCP(name, log_level="WARNING")
+
+    @mcp.tool(annotations=types.ToolAnnotations(readOnlyHint=True))
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    @mcp.tool(annotations=types.ToolAnnotations(readOnlyHint=True, idempotentHint=True))
+    def add(a: float, b: float) -> float:
+        """Add two numbers."""
+        return a + b
+
+    @mcp.tool()
+    async def slow(seconds: float, ctx: Context) -> str:
+        """Sleep, then answer; records a cancellation it receives."""
+        started = time.monotonic()
+        _mark(state_dir, "slow-started", f"{started}")
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            _mark(state_dir, "slow-cancelled", f"{started} {time.monotonic()}")
+            raise
+        _mark(state_dir, "slow-finished", f"{started} {time.monotonic()}")
+        return f"slept {seconds}"
+
+    @mcp.tool()
+    def fail(reason: str = "boom") -> str:
+        """Always fails."""
+        raise ValueError(f"the tool failed: {reason}")
+
+    @mcp.tool(annotations=types.ToolAnnotations(destructiveHint=True))
+    def die() -> str:
+        """Kills the server in the middle of the call."""
+        os._exit(3)
+
+    @mcp.tool()
+    def image() -> Image:
+        """A tiny PNG."""
+        return Image(data=PNG_1PX, format="png")
+
+    @mcp.tool()
+    def resource() -> types.EmbeddedResource:
+        """An embedded text resource."""
+        return types.EmbeddedResource(
+            type="resource",
+            resource=types.TextResourceContents(uri="file:///notes.txt", mimeType="text/plain", text="the notes"),
+        )
+
+    @mcp.tool()
+    def weather(city: str) -> Weather:
+        """Structured weather for a city."""
+        return Weather(city=city, celsius=21.5)
+
+    @mcp.tool()
+    def environment() -> list[str]:
+        """Names of the environment variables this server sees."""
+        return sorted(os.environ)
+
+    @mcp.tool()
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
+
+    @mcp.tool()
+    def session_id(ctx: Context) -> str:
+        """Identifies the MCP session the call came through."""
+        return str(id(ctx.session))
+
+    @mcp.tool()
+    def big(chars: int) -> str:
+        """A long text."""
+        return "x" * chars
+
+    for i in range(tool_count):
+        mcp.add_tool(_numbered(i), name=f"tool_{i:03d}", description=f"Numbered tool {i}")
+
+    if page_size:
+        _paginate(mcp, page_size)
+    return mcp
+
+
+def _numbered(i: int) -> Any:
+    def tool() -> str:
+        return f"tool {i}"
+
+    return tool
+
+
+def _paginate(mcp: FastMCP, page_size: int) -> None:
+    """FastMCP lists every tool in one page; real servers page, so this one does too."""
+    lowlevel = mcp._mcp_server
+
+    @lowlevel.list_tools()
+    async def paged(request: types.ListToolsRequest) -> types.ListToolsResult:
+        tools = await mcp.list_tools()
+        cursor = request.params.cursor if request and request.params else None
+        start = int(cursor or 0)
+        end = start + page_size
+        return types.ListToolsResult(tools=tools[start:end], nextCursor=str(end) if end < len(tools) else None)
+
+
+def _mark(state_dir: Path | None, name: str, text: str) -> None:
+    if state_dir is not None:
+        with open(state_dir / name, "a", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+
+
+def _bearer_guard(app: Any, token: str) -> Any:
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            if headers.get(b"authorization", b"").decode() != f"Bearer {token}":
+                await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
+                await send({"type": "http.response.body", "body": b"unauthorized"})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--name", default="test-server")
+    parser.add_argument("--tools", type=int, default=0, help="extra numbered tools")
+    parser.add_argument("--page-size", type=int, default=0)
+    parser.add_argument("--token", default="")
+    parser.add_argument("--state-dir", type=Path)
+    opts = parser.parse_args()
+    sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
+    sys.stderr.flush()
+    mcp = build_server(opts.name, opts.tools, opts.page_size, opts.state_dir)
+    if opts.transport == "stdio":
+        mcp.run("stdio")
+        return
+    import uvicorn
+
+    app = mcp.streamable_http_app() if opts.transport == "streamable-http" else mcp.sse_app()
+    if opts.token:
+        app = _bearer_guard(app, opts.token)
+    uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning", lifespan="on")
+
+
+# -- launchers -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_argv(transport: str, *extra: str) -> list[str]:
+    return [sys.executable, str(HERE), "--transport", transport, *extra]
+
+
+class HttpServer:
+    """A server process on 127.0.0.1; `url` is its MCP endpoint."""
+
+    def __init__(self, transport: str, *extra: str) -> None:
+        self.transport = transport
+        self.extra = extra
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/{'mcp' if transport == 'streamable-http' else 'sse'}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, wait: float = 20.0) -> "HttpServer":
+        self.process = subprocess.Popen(
+            server_argv(self.transport, "--port", str(self.port), *self.extra),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"MCP test server exited with {self.process.returncode}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return self
+            time.sleep(0.05)
+        raise RuntimeError(f"MCP test server did not listen on {self.port} within {wait} s")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+    def restart(self) -> "HttpServer":
+        self.stop()
+        return self.start()
+
+
+@contextlib.contextmanager
+def serve_http(transport: str, *extra: str) -> Iterator[HttpServer]:
+    server = HttpServer(transport, *extra).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

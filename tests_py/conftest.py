@@ -1,0 +1,58 @@
+"""Fixtures: real FastMCP servers on 127.0.0.1 and a hub per test."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from services.hub import McpHub  # noqa: E402
+from services.server_spec import RetryPolicy, ServerSpec, build_server_spec  # noqa: E402
+from testing.mcp_servers import HttpServer, serve_http, server_argv  # noqa: E402
+
+FAST_RETRY = RetryPolicy(attempts=3, initial_delay=0.05, max_delay=0.2)
+
+
+@pytest.fixture
+def hub() -> Iterator[McpHub]:
+    hub = McpHub()
+    yield hub
+    hub.shutdown()
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[HttpServer]:
+    with serve_http("streamable-http") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def sse_server() -> Iterator[HttpServer]:
+    with serve_http("sse") as server:
+        yield server
+
+
+def stdio_spec(key: str = "stdio", *extra: str, **fields: Any) -> ServerSpec:
+    argv = server_argv("stdio", *extra)
+    fields.setdefault("retry", FAST_RETRY)
+    return build_server_spec(key=key, name=fields.pop("name", key), transport="stdio", command=argv[0], args=tuple(argv[1:]), **fields)
+
+
+def http_spec(server: HttpServer, key: str | None = None, **fields: Any) -> ServerSpec:
+    fields.setdefault("retry", FAST_RETRY)
+    transport = "sse" if server.transport == "sse" else "streamable_http"
+    key = key or transport
+    return build_server_spec(key=key, name=fields.pop("name", key), transport=transport, url=server.url, **fields)
+
+
+@pytest.fixture(params=["stdio", "sse", "streamable_http"])
+def any_spec(request: pytest.FixtureRequest, http_server: HttpServer, sse_server: HttpServer) -> ServerSpec:
+    if request.param == "stdio":
+        return stdio_spec()
+    return http_spec(sse_server if request.param == "sse" else http_server)

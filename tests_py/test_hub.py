@@ -1,0 +1,310 @@
+"""The hub against real FastMCP servers over stdio, SSE and streamable HTTP on 127.0.0.1."""
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FAST_RETRY, http_spec, stdio_spec
+from services.errors import ErrorCode, McpError
+from services.hub import McpHub, get_hub
+from services.server_spec import build_server_spec
+from services.tool_result import ImagePart, ResourcePart, StructuredPart
+from testing.mcp_servers import HttpServer, free_port, serve_http
+
+
+def test_test_connection_reports_server_and_tools(hub: McpHub, any_spec) -> None:
+    report = hub.test_connection(any_spec)
+    assert report.server.name == "test-server"
+    assert report.server.version
+    assert report.server.protocol_version.startswith("20")
+    assert "tools" in report.server.capabilities
+    names = {tool.name for tool in report.tools}
+    assert {"echo", "add", "slow", "weather"} <= names
+    assert report.latency_ms > 0
+    add = next(t for t in report.tools if t.name == "add")
+    assert add.annotations.read_only is True and add.annotations.idempotent is True
+    assert add.input_schema["required"] == ["a", "b"]
+    weather = next(t for t in report.tools if t.name == "weather")
+    assert weather.output_schema and "celsius" in weather.output_schema["properties"]
+
+
+def test_call_tool_answers_over_every_transport(hub: McpHub, any_spec) -> None:
+    result = hub.call_tool(any_spec, "add", {"a": 2, "b": 40})
+    assert not result.is_error
+    assert result.text_for_model().startswith("42")
+
+
+def test_tool_error_comes_back_as_error_result(hub: McpHub, http_server: HttpServer) -> None:
+    result = hub.call_tool(http_spec(http_server), "fail", {"reason": "disk full"})
+    assert result.is_error
+    assert "disk full" in result.text_for_model()
+
+
+def test_image_resource_and_structured_results_are_typed(hub: McpHub, http_server: HttpServer) -> None:
+    spec = http_spec(http_server)
+    image = hub.call_tool(spec, "image", {}).parts[0]
+    assert isinstance(image, ImagePart) and image.mime_type == "image/png"
+    assert base64.b64decode(image.data).startswith(b"\x89PNG")
+    resource = hub.call_tool(spec, "resource", {}).parts[0]
+    assert isinstance(resource, ResourcePart) and resource.text == "the notes" and resource.uri == "file:///notes.txt"
+    weather = hub.call_tool(spec, "weather", {"city": "Taipei"})
+    structured = [p for p in weather.parts if isinstance(p, StructuredPart)]
+    assert structured[0].data == {"city": "Taipei", "celsius": 21.5}
+
+
+def test_text_for_model_is_capped_with_a_marker(hub: McpHub, http_server: HttpServer) -> None:
+    result = hub.call_tool(http_spec(http_server), "big", {"chars": 50_000})
+    text = result.text_for_model(limit=1000)
+    assert text.startswith("x" * 1000)
+    assert "truncated: 49000 more characters" in text
+    assert len(text) < 1100
+
+
+def test_bearer_token_required(hub: McpHub) -> None:
+    with serve_http("streamable-http", "--token", "s3cret") as server:
+        with pytest.raises(McpError) as info:
+            hub.test_connection(http_spec(server, key="no-token"))
+        assert info.value.code is ErrorCode.MCP_AUTH_FAILED
+        assert "HTTP 401" in info.value.message and "token" in info.value.message
+        wrong = http_spec(server, key="wrong", auth_type="bearer", token="nope")
+        with pytest.raises(McpError) as info:
+            hub.call_tool(wrong, "echo", {"text": "hi"})
+        assert info.value.code is ErrorCode.MCP_AUTH_FAILED
+        good = http_spec(server, key="good", auth_type="bearer", token="s3cret")
+        assert hub.call_tool(good, "echo", {"text": "hi"}).text_for_model() == "hi"
+
+
+def test_slow_tool_times_out_and_server_is_told_to_cancel(hub: McpHub, tmp_path: Path) -> None:
+    with serve_http("streamable-http", "--state-dir", str(tmp_path)) as server:
+        spec = http_spec(server)
+        started = time.monotonic()
+        with pytest.raises(McpError) as info:
+            hub.call_tool(spec, "slow", {"seconds": 30}, timeout=0.5)
+        assert info.value.code is ErrorCode.MCP_TIMEOUT
+        assert time.monotonic() - started < 5
+        _wait_for(lambda: (tmp_path / "slow-cancelled").exists(), "the server to see the cancellation")
+        assert not (tmp_path / "slow-finished").exists()
+        # the session survives a timed-out call
+        assert hub.call_tool(spec, "echo", {"text": "still here"}).text_for_model() == "still here"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable_http"])
+def test_server_dying_mid_call_then_next_call_reconnects(hub: McpHub, transport: str) -> None:
+    server = None
+    if transport == "stdio":
+        spec = stdio_spec("dying")
+    else:
+        server = HttpServer("streamable-http").start()
+        spec = http_spec(server, key="dying")
+    try:
+        first_pid = hub.call_tool(spec, "pid", {}).text_for_model()
+        with pytest.raises(McpError) as info:
+            hub.call_tool(spec, "die", {})
+        assert info.value.code is ErrorCode.MCP_UNREACHABLE
+        assert "lost" in info.value.message
+        if server is not None:
+            server.start()  # same port: an operator restarting the server
+        second_pid = hub.call_tool(spec, "pid", {}).text_for_model()
+        assert second_pid != first_pid
+        assert hub.pool.opened == 2
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def test_restarted_http_server_session_is_reopened_transparently(hub: McpHub) -> None:
+    with serve_http("streamable-http") as server:
+        spec = http_spec(server)
+        assert hub.call_tool(spec, "echo", {"text": "one"}).text_for_model() == "one"
+        server.restart()  # the new process does not know our session id: it answers 404
+        # echo is not retried by annotation here: the terminated session proves the call never ran
+        assert hub.call_tool(spec, "slow", {"seconds": 0}).text_for_model() == "slept 0.0"
+        assert hub.pool.opened == 2
+
+
+def test_pagination_and_cap_at_50_tools(hub: McpHub, caplog: pytest.LogCaptureFixture) -> None:
+    spec = stdio_spec("many", "--tools", "120", "--page-size", "25")
+    with caplog.at_level(logging.WARNING):
+        listing = hub.list_tools(spec)
+    assert listing.total == 132  # 120 numbered + 12 built-in tools, across 6 pages
+    assert len(listing.tools) == 50
+    assert listing.warnings == ["many offers 132 tools; only the first 50 are kept."]
+    assert "only the first 50 are kept" in caplog.text
+
+
+def test_twenty_threads_share_one_pooled_session(hub: McpHub, http_server: HttpServer) -> None:
+    spec = http_spec(http_server, key="shared")
+    results: dict[int, tuple[str, str]] = {}
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            total = hub.call_tool(spec, "add", {"a": i, "b": 1000}).text_for_model()
+            session = hub.call_tool(spec, "session_id", {}).text_for_model()
+            results[i] = (total, session)
+        except BaseException as exc:  # collected to fail the test with the real error
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert {i: float(total.split()[0]) for i, (total, _) in results.items()} == {i: i + 1000.0 for i in range(20)}
+    assert len({session for _, session in results.values()}) == 1
+    assert hub.pool.opened == 1
+
+
+def test_changed_config_gets_a_new_session_and_old_one_closes(hub: McpHub, http_server: HttpServer) -> None:
+    spec = http_spec(http_server, key="srv")
+    first = hub.call_tool(spec, "session_id", {}).text_for_model()
+    changed = http_spec(http_server, key="srv", call_timeout=12)
+    second = hub.call_tool(changed, "session_id", {}).text_for_model()
+    assert first != second
+    assert hub.open_sessions() == 1
+
+
+def test_idle_sessions_are_closed(http_server: HttpServer) -> None:
+    hub = McpHub(idle_timeout=0.5)
+    try:
+        hub.call_tool(http_spec(http_server), "echo", {"text": "x"})
+        assert hub.open_sessions() == 1
+        _wait_for(lambda: hub.open_sessions() == 0, "the idle session to close", timeout=10)
+    finally:
+        hub.shutdown()
+
+
+def test_open_sessions_are_bounded(http_server: HttpServer) -> None:
+    hub = McpHub(max_sessions=2)
+    try:
+        for key in ("a", "b", "c"):
+            hub.call_tool(http_spec(http_server, key=key), "echo", {"text": key})
+        assert len(hub.pool._sessions) == 2
+        assert hub.pool.get("a") is None  # least recently used went first
+    finally:
+        hub.shutdown()
+
+
+def test_connection_refused_is_retried_then_reported(hub: McpHub, caplog: pytest.LogCaptureFixture) -> None:
+    spec = build_server_spec(key="down", name="down", url=f"http://127.0.0.1:{free_port()}/mcp", retry=FAST_RETRY)
+    with caplog.at_level(logging.INFO, logger="services.session_pool"):
+        with pytest.raises(McpError) as info:
+            hub.call_tool(spec, "echo", {"text": "x"})
+    assert info.value.code is ErrorCode.MCP_UNREACHABLE
+    assert "Cannot connect to down" in info.value.message
+    assert caplog.text.count("MCP connect retry") == 2
+    assert hub.pool.opened == 3
+
+
+def test_wrong_path_is_a_protocol_error(hub: McpHub, http_server: HttpServer) -> None:
+    spec = build_server_spec(key="bad", name="bad", url=http_server.url.replace("/mcp", "/nope"), retry=FAST_RETRY)
+    with pytest.raises(McpError) as info:
+        hub.test_connection(spec)
+    assert info.value.code is ErrorCode.MCP_PROTOCOL_ERROR
+    assert "HTTP 404" in info.value.message and "/mcp" in info.value.message
+
+
+def test_stdio_child_gets_only_its_env_and_path(hub: McpHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGPASSWORD", "odoo-db-secret")
+    spec = stdio_spec("env", env={"GREETING": "hello", "TOKEN": "${PGPASSWORD}"})
+    names = set(hub.call_tool(spec, "environment", {}).parts[-1].data["result"])  # type: ignore[union-attr]
+    # LC_CTYPE is set by the child Python itself (PEP 538), not inherited
+    assert names - {"LC_CTYPE"} == {"GREETING", "TOKEN", "PATH"}
+    assert hub.call_tool(spec, "echo", {"text": "ok"}).text_for_model() == "ok"
+
+
+def test_stdio_stderr_is_kept(hub: McpHub) -> None:
+    spec = stdio_spec("noisy")
+    hub.call_tool(spec, "echo", {"text": "x"})
+    assert hub.stderr_tail("noisy") == ["test-server starting on stdio"]
+
+
+def test_stdio_command_not_found_is_explained(hub: McpHub) -> None:
+    spec = build_server_spec(key="ghost", name="ghost", transport="stdio", command="no-such-mcp-server", retry=FAST_RETRY)
+    with pytest.raises(McpError) as info:
+        hub.test_connection(spec)
+    assert info.value.code is ErrorCode.MCP_UNREACHABLE
+    assert "cannot start 'no-such-mcp-server'" in info.value.message
+
+
+def test_stdio_server_is_killed_with_its_session(hub: McpHub) -> None:
+    spec = stdio_spec("killed")
+    pid = int(hub.call_tool(spec, "pid", {}).text_for_model())
+    hub.close_server("killed")
+    _wait_for(lambda: not _alive(pid), "the stdio server to exit")
+
+
+def test_debug_log_redacts_secrets(hub: McpHub, caplog: pytest.LogCaptureFixture) -> None:
+    with serve_http("streamable-http", "--token", "s3cret-token") as server:
+        spec = http_spec(server, key="logged", auth_type="bearer", token="s3cret-token", headers={"X-Tenant": "tenant-secret"})
+        with caplog.at_level(logging.DEBUG):
+            hub.call_tool(spec, "echo", {"text": "visible"})
+    assert "MCP -> server=logged POST" in caplog.text
+    assert "visible" in caplog.text
+    assert "s3cret-token" not in caplog.text and "tenant-secret" not in caplog.text
+    assert "'authorization': '***'" in caplog.text.lower()
+
+
+def test_forked_child_uses_its_own_hub(http_server: HttpServer) -> None:
+    parent_hub = get_hub()
+    spec = http_spec(http_server, key="fork")
+    assert parent_hub.call_tool(spec, "echo", {"text": "parent"}).text_for_model() == "parent"
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: must not touch the parent's loop thread, which does not exist here
+        try:
+            child_hub = get_hub()
+            answer = child_hub.call_tool(spec, "echo", {"text": "child"}).text_for_model()
+            ok = child_hub is not parent_hub and child_hub.pid == os.getpid()
+            os.write(write_fd, f"{answer}:{ok}".encode())
+            child_hub.shutdown()
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    _, status = os.waitpid(pid, 0)
+    assert os.read(read_fd, 100).decode() == "child:True"
+    assert status == 0
+    assert parent_hub.call_tool(spec, "echo", {"text": "again"}).text_for_model() == "again"
+
+
+def test_hub_refuses_use_from_a_forked_child(http_server: HttpServer) -> None:
+    parent_hub = get_hub()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            parent_hub.call_tool(http_spec(http_server), "echo", {"text": "x"})
+            os.write(write_fd, b"used")
+        except RuntimeError as exc:
+            os.write(write_fd, str(exc).encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    os.waitpid(pid, 0)
+    assert "belongs to the parent process" in os.read(read_fd, 200).decode()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+        return fh.read().split()[2] != "Z"
+
+
+def _wait_for(condition, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
