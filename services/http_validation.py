@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 from .errors import ConfigError
 
 # RFC 9110 section 5.1: a field name is a token.
-_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # RFC 9110 section 5.5: visible ASCII, spaces and tabs inside, obs-text allowed; never CR, LF or NUL.
-_HEADER_VALUE = re.compile(r"^[\t\x20-\x7e\x80-\xff]*$")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 # Set by httpx and the MCP transport themselves; a user value would break the protocol.
 _RESERVED_HEADERS = frozenset(
     {"host", "content-length", "content-type", "transfer-encoding", "connection", "mcp-session-id", "mcp-protocol-version"}
@@ -41,13 +41,13 @@ def check_url(url: str | None, field: str = "url") -> str:
 
 
 def check_header(name: str, value: str, field: str = "headers") -> None:
-    if not isinstance(name, str) or not _HEADER_NAME.match(name):
+    if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
         raise ConfigError(field, f"header name {name!r} is not a valid HTTP header name (letters, digits and -_. only)")
     if name.lower() in _RESERVED_HEADERS:
         raise ConfigError(field, f"header {name!r} is set by the MCP transport itself; remove it")
     if not isinstance(value, str):
         raise ConfigError(field, f"header {name!r} must have a string value")
-    if not _HEADER_VALUE.match(value):
+    if not _HEADER_VALUE.fullmatch(value):
         raise ConfigError(field, f"header {name!r} has a value with a line break or control character; remove it")
 
 

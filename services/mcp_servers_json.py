@@ -108,7 +108,7 @@ def _transport(entry: dict[str, Any]) -> Transport:
     if "url" in entry:
         # Clients that predate streamable HTTP wrote SSE servers as a bare url ending in /sse.
         return Transport.SSE if str(entry["url"]).rstrip("/").endswith("/sse") else Transport.STREAMABLE_HTTP
-    raise ConfigError("command", "or url is required: give the command to start the server, or its URL")
+    raise ConfigError("command", "is required (or a url): give the command that starts the server, or the server's URL")
 
 
 def _number(value: Any, field: str) -> float:
