@@ -12,10 +12,12 @@ import asyncio
 import atexit
 import concurrent.futures
 import logging
+import contextlib
 import os
+import queue
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -81,6 +83,45 @@ class McpHub:
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise McpError(ErrorCode.MCP_TIMEOUT, f"No answer within {timeout} s.") from None
+
+    def iterate(self, make: Callable[[], AsyncIterator[T]], buffer: int = 64, close_timeout: float = 10.0) -> Iterator[T]:
+        """Run an async generator on the hub's loop and yield its items in this thread, as they come.
+
+        At most `buffer` items wait for the reader (backpressure: the generator is paused, not the
+        loop). When the reader stops early, the generator is closed, which cancels its work, and
+        this returns only once it has finished."""
+        items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        credits_ready: concurrent.futures.Future[asyncio.Semaphore] = concurrent.futures.Future()
+
+        async def produce() -> None:
+            credits = asyncio.Semaphore(buffer)
+            credits_ready.set_result(credits)
+            try:
+                async with contextlib.aclosing(make()) as stream:
+                    async for item in stream:
+                        await credits.acquire()
+                        items.put(("item", item))
+            except Exception as exc:  # handed to the reading thread, which raises it
+                items.put(("error", exc))
+            else:
+                items.put(("end", None))
+
+        task = self.submit(produce())
+        credits = credits_ready.result()
+        try:
+            while True:
+                kind, value = items.get()
+                if kind == "end":
+                    return
+                if kind == "error":
+                    raise value
+                self._loop.call_soon_threadsafe(credits.release)
+                yield value
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
+                    task.result(close_timeout)
 
     # -- coroutines, for code already on the hub's loop (the agent loop) ------------------------
 

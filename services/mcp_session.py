@@ -93,6 +93,10 @@ class McpSession:
         return self._session is not None and not self._lost and self._task is not None and not self._task.done()
 
     @property
+    def client_session(self) -> ClientSession:
+        return self._require_session()
+
+    @property
     def idle_for(self) -> float:
         return 0.0 if self.in_flight else time.monotonic() - self.last_used
 

@@ -308,3 +308,35 @@ def _wait_for(condition, what: str, timeout: float = 10.0) -> None:
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
 
+
+
+def test_iterate_applies_backpressure_and_closes_the_generator(hub: McpHub) -> None:
+    produced: list[int] = []
+    closed: list[bool] = []
+
+    async def numbers():
+        try:
+            for i in range(1000):
+                produced.append(i)
+                yield i
+        finally:
+            closed.append(True)
+
+    stream = hub.iterate(numbers, buffer=8)
+    assert next(stream) == 0
+    time.sleep(0.3)  # a slow reader: the generator must wait, not run ahead
+    assert len(produced) <= 10
+    stream.close()
+    assert closed == [True]
+    assert list(hub.iterate(numbers, buffer=8))[-1] == 999
+
+
+def test_iterate_raises_the_generator_error_in_the_reader(hub: McpHub) -> None:
+    async def broken():
+        yield 1
+        raise McpError(ErrorCode.MCP_PARSE_ERROR, "bad frame")
+
+    stream = hub.iterate(broken)
+    assert next(stream) == 1
+    with pytest.raises(McpError, match="bad frame"):
+        next(stream)
