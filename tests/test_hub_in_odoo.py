@@ -1,0 +1,30 @@
+"""The MCP hub inside a real Odoo process, with the libraries Odoo pins, against real FastMCP servers."""
+from odoo.tests import TransactionCase, tagged
+
+from odoo.addons.ai_mcp.services.hub import get_hub
+from odoo.addons.ai_mcp.services.server_spec import build_server_spec
+from odoo.addons.ai_mcp.testing.mcp_servers import serve_http, server_argv
+
+
+@tagged("post_install", "-at_install")
+class TestHubInOdoo(TransactionCase):
+    def _check(self, spec):
+        hub = get_hub()
+        report = hub.test_connection(spec)
+        self.assertEqual(report.server.name, "test-server")
+        self.assertIn("add", [tool.name for tool in report.tools])
+        try:
+            # through the pooled session, closed before the server goes away
+            result = hub.call_tool(spec, "add", {"a": 2, "b": 3})
+        finally:
+            hub.close_server(spec.key)
+        self.assertTrue(result.text_for_model().startswith("5"), result.text_for_model())
+
+    def test_stdio_server(self):
+        argv = server_argv("stdio")
+        spec = build_server_spec(key="stdio", name="stdio", transport="stdio", command=argv[0], args=argv[1:])
+        self._check(spec)
+
+    def test_streamable_http_server(self):
+        with serve_http("streamable-http") as server:
+            self._check(build_server_spec(key="http", name="http", url=server.url))
