@@ -1,0 +1,376 @@
+"""The server-side agent loop: a bounded tool-call loop that streams typed events.
+
+A round is one model call with tools and the calls it asks for. Rounds run until the model answers
+without tools; before the last allowed round the user is asked whether to go on, and a turn out of
+rounds (or told to stop) gets one last call without tools so the user still gets an answer. Pauses
+(approval, "continue?") end the generator: the persisted history is all a later call needs to
+resume, in any process.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langchain_core.messages import SystemMessage
+from langchain_core.tools import BaseTool
+from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+from mcp import types as mcp_types
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import AiMcpError, ErrorCode, LlmError, McpError
+from .events import (
+    ApprovalRequiredEvent,
+    ConfirmContinueEvent,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    PendingCall,
+    RoundEvent,
+    StartEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    WarningEvent,
+)
+from .hub import McpHub
+from .llm_stream import LlmSettings, ModelReply, make_chat_model, stream_reply
+from .mcp_session import McpSession
+from .prompted_tools import describe_tools, parse_reply
+from .server_spec import ServerSpec
+from .tool_info import ToolInfo
+from .tool_names import ToolNameMap, ToolRef
+from .tool_result import DEFAULT_MODEL_TEXT_LIMIT
+from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
+from .transcript import (
+    HistoryMessage,
+    HistoryToolCall,
+    last_round_wanted_tools,
+    pending_calls,
+    rounds_used,
+    to_langchain,
+)
+
+_logger = logging.getLogger(__name__)
+
+FINAL_CALL_HINT = "Tool use is over for this answer: answer the user now with what you have."
+
+
+class LoopLimits(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    max_rounds: int = Field(5, ge=1, le=20)
+    max_calls_per_round: int = Field(10, ge=1, le=100)
+    call_timeout: float = Field(30.0, gt=0, le=3600)
+    turn_timeout: float = Field(120.0, gt=0, le=7200)
+    per_server_concurrency: int = Field(4, ge=1, le=64)
+    model_text_limit: int = Field(DEFAULT_MODEL_TEXT_LIMIT, ge=100)
+
+
+class AssistantSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    llm: LlmSettings
+    system_prompt: str = ""
+    limits: LoopLimits = LoopLimits()
+    prompted_tools: bool = False
+
+
+class ToolBinding(BaseModel):
+    """A tool this turn may offer (the Odoo layer decides which)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: ServerSpec
+    tool: ToolInfo
+    requires_approval: bool = False
+
+
+class Resume(BaseModel):
+    """The user's answer to a pause: approval per call id, or whether to go on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    approvals: dict[str, bool] = Field(default_factory=dict)
+    go_on: bool | None = None
+
+
+class TurnRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    assistant: AssistantSettings
+    history: list[HistoryMessage] = Field(default_factory=list)
+    tools: list[ToolBinding] = Field(default_factory=list)
+    user_message: str | None = None
+    resume: Resume | None = None
+    conversation_id: int | None = None
+
+
+async def run_turn(request: TurnRequest, hub: McpHub) -> AsyncIterator[Event]:
+    """Events of one turn, or of its resumption. Runs on the hub's loop; closing it cancels
+    the model request and every tool call in flight."""
+    turn = _Turn(request, hub)
+    async with contextlib.aclosing(turn.events()) as events:
+        async for event in events:
+            yield event
+
+
+class _Turn:
+    def __init__(self, request: TurnRequest, hub: McpHub) -> None:
+        self.request = request
+        self.settings = request.assistant
+        self.limits = request.assistant.limits
+        self.hub = hub
+        self.deadline = time.monotonic() + self.limits.turn_timeout
+        self.history = list(request.history)
+        if request.user_message:
+            self.history.append(HistoryMessage(role="user", content=request.user_message))
+        self.round = rounds_used(self.history)
+        self.usage: Counter[str] = Counter()
+        self.tools: dict[str, BoundTool] = {}
+        self.lc_tools: list[BaseTool] = []
+        self.confirmed = False
+        self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
+        self.chat = make_chat_model(self.settings.llm)
+        self.runner = ToolRunner(
+            hub,
+            RunLimits(self.limits.call_timeout, self.limits.per_server_concurrency, self.limits.model_text_limit),
+            self.remaining,
+        )
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    async def events(self) -> AsyncIterator[Event]:
+        yield StartEvent(
+            conversation_id=self.request.conversation_id, assistant=self.settings.name, max_rounds=self.limits.max_rounds
+        )
+        try:
+            async for warning in self._bind_tools():
+                yield warning
+            resume = self.request.resume
+            if resume is not None:
+                async for event in self._resume(resume):
+                    yield event
+                    if isinstance(event, (DoneEvent, ApprovalRequiredEvent)):
+                        return
+            async for event in self._rounds():
+                yield event
+        except AiMcpError as exc:
+            _logger.info("Turn ended: assistant=%s code=%s", self.settings.name, exc.code.value)
+            yield ErrorEvent(code=exc.code.value, message=exc.message)
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    async def _bind_tools(self) -> AsyncIterator[WarningEvent]:
+        servers: dict[str, ServerSpec] = {b.server.key: b.server for b in self.request.tools}
+        opened = await asyncio.gather(*(self._connect(spec) for spec in servers.values()))
+        sessions: dict[str, McpSession] = {}
+        for spec, outcome in zip(servers.values(), opened):
+            if isinstance(outcome, McpError):
+                yield WarningEvent(
+                    code=outcome.code.value,
+                    message=f"{spec.name} is unavailable, so its tools are left out of this answer: {outcome.message}",
+                )
+            else:
+                sessions[spec.key] = outcome
+        bindings = [b for b in self.request.tools if b.server.key in sessions]
+        names = ToolNameMap.build([ToolRef(b.server.key, b.server.name, b.tool.name) for b in bindings])
+        for binding in bindings:
+            model_name = names.model_name(ToolRef(binding.server.key, binding.server.name, binding.tool.name))
+            self.tools[model_name] = BoundTool(model_name, binding.server, binding.tool, binding.requires_approval)
+            self.lc_tools.append(_langchain_tool(sessions[binding.server.key], binding.tool, model_name))
+
+    async def _connect(self, spec: ServerSpec) -> McpSession | McpError:
+        try:
+            return await self.hub.pool.acquire(spec)
+        except McpError as exc:
+            return exc
+
+    # -- rounds --------------------------------------------------------------------------------
+
+    async def _rounds(self) -> AsyncIterator[Event]:
+        while True:
+            if self.round >= self.limits.max_rounds:
+                async for event in self._final_answer():
+                    yield event
+                return
+            if self.round == self.limits.max_rounds - 1 and last_round_wanted_tools(self.history) and not self.confirmed:
+                yield ConfirmContinueEvent(rounds_used=self.round, max_rounds=self.limits.max_rounds)
+                return
+            self.round += 1
+            yield RoundEvent(n=self.round, max=self.limits.max_rounds)
+            reply: ModelReply | None = None
+            async for item in self._model_call(with_tools=True):
+                if isinstance(item, ModelReply):
+                    reply = item
+                else:
+                    yield TextEvent(delta=item)
+            assert reply is not None
+            calls = self._planned_calls(reply)
+            self.history.append(
+                HistoryMessage(
+                    role="assistant",
+                    content=reply.text,
+                    tool_calls=tuple(HistoryToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in calls),
+                )
+            )
+            if not calls:
+                yield self._done()
+                return
+            for call in calls:
+                yield call
+            if reply.finish_reason == "length":
+                # LangChain completes cut-off JSON leniently; running such a call would act on half its arguments.
+                for call in calls:
+                    result = failed(
+                        call,
+                        ErrorCode.LLM_BAD_RESPONSE,
+                        "Not run: the model's output limit cut this call's arguments off. Make a shorter call.",
+                    )
+                    self._record(result)
+                    yield result
+                continue
+            async for event in self._execute(calls, approvals=None):
+                yield event
+                if isinstance(event, ApprovalRequiredEvent):
+                    return
+
+    async def _resume(self, resume: Resume) -> AsyncIterator[Event]:
+        pending = pending_calls(self.history)
+        if pending:
+            calls = [self._call_event(c.id, c.name, c.arguments) for c in pending]
+            async for event in self._execute(calls, approvals=resume.approvals):
+                yield event
+            return
+        if resume.go_on:
+            self.confirmed = True
+            return
+        async for event in self._final_answer():
+            yield event
+
+    async def _final_answer(self) -> AsyncIterator[Event]:
+        async for item in self._model_call(with_tools=False):
+            if isinstance(item, ModelReply):
+                self.history.append(HistoryMessage(role="assistant", content=item.text))
+            else:
+                yield TextEvent(delta=item)
+        yield self._done()
+
+    def _done(self) -> DoneEvent:
+        return DoneEvent(usage=dict(self.usage), rounds=self.round)
+
+    async def _model_call(self, with_tools: bool) -> AsyncIterator[str | ModelReply]:
+        if self.remaining() <= 0:
+            raise LlmError(ErrorCode.LLM_TIMEOUT, f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.")
+        native = not self.settings.prompted_tools
+        messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
+        if not with_tools:
+            messages.append(SystemMessage(FINAL_CALL_HINT))
+        tools = self.lc_tools if with_tools and native else []
+        async with contextlib.aclosing(stream_reply(self.chat, messages, tools)) as stream:
+            async for item in stream:
+                if isinstance(item, ModelReply):
+                    self.usage.update(item.usage)
+                elif self.remaining() <= 0:
+                    raise LlmError(
+                        ErrorCode.LLM_TIMEOUT, f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit."
+                    )
+                yield item
+
+    def _system_prompt(self, with_tools: bool) -> str:
+        prompt = self.settings.system_prompt
+        if self.settings.prompted_tools and with_tools and self.tools:
+            described = describe_tools([(t.model_name, t.info.description, t.info.input_schema) for t in self.tools.values()])
+            prompt = f"{prompt}\n\n{described}".strip()
+        return prompt
+
+    def _planned_calls(self, reply: ModelReply) -> list[ToolCallEvent]:
+        if self.settings.prompted_tools:
+            parsed = parse_reply(reply.text, list(self.tools))
+            return [self._call_event(f"call_{self.round}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
+        calls = [self._call_event(c.get("id") or f"call_{self.round}_{i}", c["name"], c.get("args") or {}) for i, c in enumerate(reply.tool_calls)]
+        for i, bad in enumerate(reply.invalid_tool_calls):
+            call = self._call_event(bad.get("id") or f"bad_{self.round}_{i}", bad.get("name") or "unknown", {})
+            self._invalid_json.add(call.id)
+            calls.append(call)
+        return calls
+
+    def _call_event(self, call_id: str, name: str, arguments: Any) -> ToolCallEvent:
+        tool = self.tools.get(name)
+        return ToolCallEvent(
+            id=call_id,
+            name=name,
+            tool=tool.info.name if tool else name,
+            title=tool.info.display_title if tool else name,
+            server=tool.server.name if tool else "",
+            arguments=arguments if isinstance(arguments, dict) else {"value": arguments},
+            round=self.round,
+            requires_approval=bool(tool and tool.requires_approval),
+        )
+
+    # -- execution -----------------------------------------------------------------------------
+
+    async def _execute(self, calls: list[ToolCallEvent], approvals: dict[str, bool] | None) -> AsyncIterator[Event]:
+        """Run a round's calls. approvals=None means none were asked yet: calls that need one pause the turn."""
+        runnable: list[tuple[ToolCallEvent, BoundTool]] = []
+        for index, call in enumerate(calls):
+            refusal = self._refusal(call, index)
+            if refusal is None:
+                tool = self.tools[call.name]
+                if tool.requires_approval and approvals is not None and not approvals.get(call.id, False):
+                    refusal = failed(call, ErrorCode.TOOL_DENIED, "Not run: this call was denied by the user.")
+                else:
+                    runnable.append((call, tool))
+                    continue
+            self._record(refusal)
+            yield refusal
+        waiting = [call for call, tool in runnable if tool.requires_approval] if approvals is None else []
+        if waiting:
+            yield ApprovalRequiredEvent(
+                calls=[PendingCall(id=c.id, tool=c.tool, title=c.title, server=c.server, arguments=c.arguments) for c in waiting]
+            )
+            return
+        results: dict[str, ToolResultEvent] = {}
+        async with contextlib.aclosing(self.runner.run(runnable)) as finished:
+            async for result in finished:
+                results[result.id] = result
+                yield result
+        for call, _ in runnable:  # the model reads results in the order it asked
+            self._record(results[call.id])
+
+    def _refusal(self, call: ToolCallEvent, index: int) -> ToolResultEvent | None:
+        if index >= self.limits.max_calls_per_round:
+            return failed(
+                call, ErrorCode.LIMIT_EXCEEDED, f"Not run: at most {self.limits.max_calls_per_round} tool calls per round. Call it in the next round."
+            )
+        if call.id in self._invalid_json:
+            return failed(call, ErrorCode.MCP_INVALID_PARAMS, f"The arguments for {call.name} were not valid JSON. Send them as a JSON object.")
+        tool = self.tools.get(call.name)
+        if tool is None:
+            offered = ", ".join(sorted(self.tools)) or "none"
+            return failed(call, ErrorCode.MCP_TOOL_NOT_FOUND, f"The tool {call.name!r} is not offered in this conversation (offered: {offered}).")
+        return check_arguments(tool, call)
+
+    def _record(self, result: ToolResultEvent) -> None:
+        self.history.append(HistoryMessage(role="tool", content=result.model_text, tool_call_id=result.id))
+
+
+def _langchain_tool(session: McpSession, info: ToolInfo, model_name: str) -> BaseTool:
+    """langchain-mcp-adapters turns the MCP tool into the LangChain tool bind_tools sends, on the
+    pooled session. The loop still executes calls through the hub: the adapter's call has no
+    per-call timeout, no cancel notice to the server and no retry policy, and its result loses
+    the error codes and typed parts the events carry."""
+    tool = mcp_types.Tool(
+        name=info.name,
+        title=info.title,
+        description=info.description,
+        inputSchema=info.input_schema,
+        outputSchema=info.output_schema,
+    )
+    return convert_mcp_tool_to_langchain_tool(session.client_session, tool).model_copy(update={"name": model_name})

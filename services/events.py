@@ -1,0 +1,127 @@
+"""The events a turn produces (DESIGN.md section 5), as typed models.
+
+The agent loop yields them, the Odoo layer persists them and streams them as SSE, the widget
+reduces them into what the user sees. `data()` is the JSON payload on the wire.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .tool_result import Part
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    def data(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class StartEvent(_Event):
+    type: Literal["start"] = "start"
+    conversation_id: int | None = None
+    assistant: str
+    max_rounds: int
+
+
+class RoundEvent(_Event):
+    type: Literal["round"] = "round"
+    n: int
+    max: int
+
+
+class TextEvent(_Event):
+    type: Literal["text"] = "text"
+    delta: str
+
+
+class ToolCallEvent(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str  # as the model called it; maps back to (server, tool)
+    tool: str
+    title: str
+    server: str
+    arguments: dict[str, Any]
+    round: int
+    requires_approval: bool = False
+
+
+class ToolResultEvent(_Event):
+    type: Literal["tool_result"] = "tool_result"
+    id: str
+    ok: bool
+    content: list[Part] = Field(default_factory=list)
+    model_text: str  # exactly what the model was given, so history can be rebuilt from events
+    error_code: str | None = None
+    error_message: str | None = None
+    duration_ms: int = 0
+
+
+class PendingCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    tool: str
+    title: str
+    server: str
+    arguments: dict[str, Any]
+
+
+class ApprovalRequiredEvent(_Event):
+    type: Literal["approval_required"] = "approval_required"
+    calls: list[PendingCall]
+
+
+class ConfirmContinueEvent(_Event):
+    type: Literal["confirm_continue"] = "confirm_continue"
+    rounds_used: int
+    max_rounds: int
+
+
+class WarningEvent(_Event):
+    type: Literal["warning"] = "warning"
+    code: str
+    message: str
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+class DoneEvent(_Event):
+    type: Literal["done"] = "done"
+    message_id: int | None = None
+    usage: dict[str, int] = Field(default_factory=dict)
+    rounds: int
+
+
+Event = Annotated[
+    Union[
+        StartEvent,
+        RoundEvent,
+        TextEvent,
+        ToolCallEvent,
+        ToolResultEvent,
+        ApprovalRequiredEvent,
+        ConfirmContinueEvent,
+        WarningEvent,
+        ErrorEvent,
+        DoneEvent,
+    ],
+    Field(discriminator="type"),
+]
+
+_EVENT = TypeAdapter(Event)
+
+# A turn stops at these: it either finished or waits for the user.
+FINAL_TYPES = frozenset({"done", "error", "approval_required", "confirm_continue"})
+
+
+def parse_event(data: dict[str, Any]) -> Event:
+    """Rebuild an event from its persisted or streamed payload."""
+    return _EVENT.validate_python(data)

@@ -1,0 +1,110 @@
+"""One streamed model call through langchain-openai, with failures mapped to LLM_* codes."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import openai
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.tools import BaseTool
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from .errors import ErrorCode, LlmError
+
+_logger = logging.getLogger(__name__)
+
+
+class LlmSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str
+    api_key: SecretStr = SecretStr("")
+    model: str
+    temperature: float | None = Field(None, ge=0, le=2)
+    timeout: float = Field(60.0, gt=0)
+    max_retries: int = Field(1, ge=0, le=5)
+
+
+class ModelReply(BaseModel):
+    """What one model call produced, once its stream ended."""
+
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    invalid_tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
+    return ChatOpenAI(
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key=settings.api_key.get_secret_value() or "not-needed",
+        temperature=settings.temperature,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        streaming=True,
+        stream_usage=True,
+    )
+
+
+async def stream_reply(
+    chat: ChatOpenAI, messages: Sequence[BaseMessage], tools: Sequence[BaseTool] = ()
+) -> AsyncIterator[str | ModelReply]:
+    """Yields text deltas as they arrive, then the whole ModelReply last."""
+    runnable = chat.bind_tools(list(tools)) if tools else chat
+    started = time.monotonic()
+    aggregate: AIMessageChunk | None = None
+    try:
+        async for chunk in runnable.astream(list(messages)):
+            assert isinstance(chunk, AIMessageChunk)
+            aggregate = chunk if aggregate is None else aggregate + chunk
+            if isinstance(chunk.content, str) and chunk.content:
+                yield chunk.content
+    except Exception as exc:  # every failure of the provider ends up as one LLM_* code
+        raise map_llm_error(exc, got_output=aggregate is not None) from exc
+    if aggregate is None:
+        raise LlmError(ErrorCode.LLM_BAD_RESPONSE, "The model sent an empty answer.")
+    _logger.debug("LLM reply: model=%s duration_ms=%d", chat.model_name, (time.monotonic() - started) * 1000)
+    yield _reply(aggregate)
+
+
+def _reply(message: AIMessageChunk) -> ModelReply:
+    usage = message.usage_metadata or {}
+    return ModelReply(
+        text=message.content if isinstance(message.content, str) else "",
+        tool_calls=[dict(call) for call in message.tool_calls],
+        invalid_tool_calls=[dict(call) for call in message.invalid_tool_calls],
+        finish_reason=message.response_metadata.get("finish_reason"),
+        usage={k: int(v) for k, v in usage.items() if k in ("input_tokens", "output_tokens", "total_tokens")},
+    )
+
+
+def map_llm_error(exc: BaseException, got_output: bool = False) -> LlmError:
+    if isinstance(exc, LlmError):
+        return exc
+    if isinstance(exc, openai.APITimeoutError):
+        return LlmError(ErrorCode.LLM_TIMEOUT, "The model did not answer in time.")
+    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        return LlmError(ErrorCode.LLM_AUTH_FAILED, f"The model provider refused the API key ({_status(exc)}). Check the provider's API key.")
+    if isinstance(exc, openai.RateLimitError):
+        wait = exc.response.headers.get("retry-after")
+        hint = f" It asks to retry in {wait} s." if wait else ""
+        return LlmError(ErrorCode.LLM_RATE_LIMITED, f"The model provider is rate limiting (HTTP 429).{hint}")
+    if isinstance(exc, openai.APIConnectionError):
+        if got_output:
+            return LlmError(ErrorCode.LLM_BAD_RESPONSE, "The model's answer was cut off mid-stream; retry.")
+        return LlmError(ErrorCode.LLM_UNREACHABLE, "Cannot reach the model provider; check its base URL.")
+    if isinstance(exc, openai.APIStatusError):
+        return LlmError(ErrorCode.LLM_BAD_RESPONSE, f"The model provider answered with an error ({_status(exc)}): {exc.message}")
+    if isinstance(exc, (json.JSONDecodeError, ValueError, openai.APIError)):
+        return LlmError(ErrorCode.LLM_BAD_RESPONSE, f"The model sent something that could not be read: {exc}")
+    return LlmError(ErrorCode.LLM_BAD_RESPONSE, f"The model call failed: {type(exc).__name__}: {exc}")
+
+
+def _status(exc: openai.APIStatusError) -> str:
+    return f"HTTP {exc.status_code}"

@@ -1,0 +1,128 @@
+"""Runs the tool calls of one round: checked, bounded, concurrent across servers, each a result event."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import jsonschema
+
+from .errors import AiMcpError, ErrorCode
+from .events import ToolCallEvent, ToolResultEvent
+from .hub import McpHub
+from .server_spec import ServerSpec
+from .tool_info import ToolInfo
+from .tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart
+
+_logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BoundTool:
+    """A tool the model may call in this turn, under `model_name`."""
+
+    model_name: str
+    server: ServerSpec
+    info: ToolInfo
+    requires_approval: bool = False
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    call_timeout: float = 30.0
+    per_server: int = 4
+    model_text_limit: int = DEFAULT_MODEL_TEXT_LIMIT
+
+
+def failed(call: ToolCallEvent, code: ErrorCode, message: str, duration_ms: int = 0) -> ToolResultEvent:
+    """A call that produced no tool output; the model reads the message and can correct itself."""
+    return ToolResultEvent(
+        id=call.id,
+        ok=False,
+        content=[TextPart(text=message)],
+        model_text=f"Error {code.value}: {message}",
+        error_code=code.value,
+        error_message=message,
+        duration_ms=duration_ms,
+    )
+
+
+def check_arguments(tool: BoundTool, call: ToolCallEvent) -> ToolResultEvent | None:
+    """Validate against the tool's input schema before anything leaves the process."""
+    schema = tool.info.input_schema
+    try:
+        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        validator_cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        # A server's odd schema is its problem to enforce; ours is only a courtesy check.
+        _logger.info("Tool schema not checkable: server=%s tool=%s error=%s", tool.server.name, tool.info.name, exc.message)
+        return None
+    errors = sorted(validator_cls(schema).iter_errors(call.arguments), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    details = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:5])
+    return failed(call, ErrorCode.MCP_INVALID_PARAMS, f"Invalid arguments for {call.name}: {details}. Fix them and call again.")
+
+
+def _path(error: jsonschema.ValidationError) -> str:
+    return "arguments" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+
+
+class ToolRunner:
+    def __init__(self, hub: McpHub, limits: RunLimits, deadline: Callable[[], float]) -> None:
+        self._hub = hub
+        self._limits = limits
+        self._remaining = deadline
+        self._semaphores: dict[str, asyncio.Semaphore] = {}
+
+    async def run(self, calls: list[tuple[ToolCallEvent, BoundTool]]) -> AsyncIterator[ToolResultEvent]:
+        """Yields each result as it finishes. Closing the iterator cancels what still runs."""
+        results: asyncio.Queue[ToolResultEvent] = asyncio.Queue()
+        tasks = [asyncio.create_task(self._run_one(call, tool, results)) for call, tool in calls]
+        try:
+            for _ in tasks:
+                yield await results.get()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _run_one(self, call: ToolCallEvent, tool: BoundTool, results: asyncio.Queue[ToolResultEvent]) -> None:
+        semaphore = self._semaphores.setdefault(tool.server.key, asyncio.Semaphore(self._limits.per_server))
+        async with semaphore:
+            await results.put(await self._call(call, tool))
+
+    async def _call(self, call: ToolCallEvent, tool: BoundTool) -> ToolResultEvent:
+        timeout = min(self._limits.call_timeout, max(self._remaining(), 0.001))
+        started = time.monotonic()
+        try:
+            result = await self._hub.acall_tool(
+                tool.server, tool.info.name, call.arguments, timeout=timeout, retry_safe=tool.info.annotations.retry_safe
+            )
+        except AiMcpError as exc:
+            elapsed = _ms(started)
+            _logger.info(
+                "Tool call failed: server=%s tool=%s code=%s duration_ms=%d", tool.server.name, tool.info.name, exc.code.value, elapsed
+            )
+            return failed(call, exc.code, exc.message, elapsed)
+        elapsed = _ms(started)
+        _logger.info("Tool call: server=%s tool=%s ok=%s duration_ms=%d", tool.server.name, tool.info.name, not result.is_error, elapsed)
+        text = result.text_for_model(self._limits.model_text_limit)
+        if result.is_error:
+            return ToolResultEvent(
+                id=call.id,
+                ok=False,
+                content=list(result.parts),
+                model_text=f"Error {ErrorCode.MCP_EXECUTION_ERROR.value}: {text}",
+                error_code=ErrorCode.MCP_EXECUTION_ERROR.value,
+                error_message=text[:500],
+                duration_ms=elapsed,
+            )
+        return ToolResultEvent(id=call.id, ok=True, content=list(result.parts), model_text=text, duration_ms=elapsed)
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+

@@ -1,0 +1,310 @@
+"""The agent loop with the scripted LLM and real FastMCP servers: what a user would see, event by event."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import FAST_RETRY, http_spec, stdio_spec
+from services.agent_loop import AssistantSettings, LoopLimits, Resume, ToolBinding, TurnRequest, run_turn
+from services.events import parse_event
+from services.hub import McpHub
+from services.llm_stream import LlmSettings
+from services.server_spec import ServerSpec, build_server_spec
+from services.events import RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent
+from services.transcript import HistoryMessage, HistoryToolCall, history_from_events
+from testing.mcp_servers import HttpServer, free_port, serve_http
+from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLM]:
+    with ScriptedLLM() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def tools_server() -> Iterator[HttpServer]:
+    with serve_http("streamable-http") as server:
+        yield server
+
+
+def tools_of(hub: McpHub, spec: ServerSpec, approval: frozenset[str] = frozenset()) -> list[ToolBinding]:
+    listing = hub.list_tools(spec)
+    return [ToolBinding(server=spec, tool=t, requires_approval=t.name in approval) for t in listing.tools]
+
+
+def settings(llm: ScriptedLLM, **limits: Any) -> AssistantSettings:
+    return AssistantSettings(
+        name="Helper",
+        llm=LlmSettings(base_url=llm.base_url, api_key="k", model="scripted-model", max_retries=0, timeout=limits.pop("llm_timeout", 10)),
+        system_prompt="You are helpful.",
+        limits=LoopLimits(**limits),
+    )
+
+
+def run(hub: McpHub, request: TurnRequest) -> list[Any]:
+    return list(hub.iterate(lambda: run_turn(request, hub)))
+
+
+def kinds(events: list[Any]) -> list[str]:
+    return [e.type for e in events]
+
+
+def persisted(events: list[Any]) -> list[Any]:
+    """What the Odoo layer stores and reads back: JSON payloads only."""
+    return [parse_event(json.loads(json.dumps(e.data()))) for e in events]
+
+
+def test_three_round_chain_streams_every_step(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    llm.queue(
+        Turn(text="Let me add. ", tool_calls=(ToolCall("add", {"a": 1, "b": 2}),)),
+        Turn(tool_calls=(ToolCall("echo", {"text": "three"}),)),
+        Turn(tool_calls=(ToolCall("weather", {"city": "Taipei"}),)),
+        Turn(text="It is 21.5 °C in Taipei.", chunks=4),
+    )
+    events = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="Weather?"))
+    assert kinds(events) == [
+        "start",
+        "round", "text", "text", "text", "tool_call", "tool_result",
+        "round", "tool_call", "tool_result",
+        "round", "tool_call", "tool_result",
+        "round", "text", "text", "text", "text", "done",
+    ]
+    results = [e for e in events if e.type == "tool_result"]
+    assert [r.ok for r in results] == [True, True, True]
+    assert results[0].model_text == "3.0"
+    assert results[2].content[-1].data == {"city": "Taipei", "celsius": 21.5}
+    assert "".join(e.delta for e in events if e.type == "text") == "Let me add. It is 21.5 °C in Taipei."
+    done = events[-1]
+    assert done.rounds == 4 and done.usage["total_tokens"] > 0
+    # the model saw each result, tied to its call, before the next round
+    last_seen = llm.requests[1]["messages"][-1]
+    assert (last_seen["role"], last_seen["content"], last_seen["tool_call_id"]) == ("tool", "3.0", results[0].id)
+    offered = [t["function"]["name"] for t in llm.requests[0]["tools"]]
+    assert {"add", "echo", "weather"} <= set(offered)
+
+
+def test_calls_to_two_servers_overlap(hub: McpHub, llm: ScriptedLLM, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = stdio_spec("alpha", "--state-dir", str(tmp_path / "a"), name="alpha")
+    with serve_http("streamable-http", "--state-dir", str(tmp_path / "b")) as beta_server:
+        b = http_spec(beta_server, key="beta", name="beta")
+        bindings = [x for x in tools_of(hub, a) + tools_of(hub, b) if x.tool.name == "slow"]
+        llm.queue(Turn(tool_calls=(ToolCall("alpha__slow", {"seconds": 0.6}), ToolCall("beta__slow", {"seconds": 0.6}))), Turn(text="ok"))
+        events = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="both"))
+    assert [e.ok for e in events if e.type == "tool_result"] == [True, True]
+    (a_start, a_end), (b_start, b_end) = (_span(tmp_path / d) for d in ("a", "b"))
+    assert a_start < b_end and b_start < a_end  # they really ran at the same time
+
+
+def _span(state: Path) -> tuple[float, float]:
+    start, end = (state / "slow-finished").read_text().split()
+    return float(start), float(end)
+
+
+def test_per_round_call_limit(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    calls = tuple(ToolCall("add", {"a": i, "b": 0}) for i in range(12))
+    llm.queue(Turn(tool_calls=calls), Turn(text="done"))
+    events = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="many"))
+    results = {e.id: e for e in events if e.type == "tool_result"}
+    assert len(results) == 12
+    assert [r.error_code for r in results.values()].count("LIMIT_EXCEEDED") == 2
+    assert sum(1 for r in results.values() if r.ok) == 10
+
+
+def _always_tools(body: dict) -> Turn:
+    if body.get("tools"):
+        return Turn(tool_calls=(ToolCall("echo", {"text": "again"}),))
+    return Turn(text="Final answer without tools.")
+
+
+def test_round_limit_asks_to_continue_then_resumes_from_history(hub: McpHub, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    with ScriptedLLM(responder=_always_tools) as llm:
+        first = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="loop"))
+        assert kinds(first).count("round") == 4
+        assert first[-1].type == "confirm_continue" and first[-1].rounds_used == 4
+        history = history_from_events(persisted(first), user_message="loop")
+
+        go_on = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), history=history, resume=Resume(go_on=True)))
+        assert [e.n for e in go_on if e.type == "round"] == [5]
+        assert go_on[-1].type == "done" and go_on[-1].rounds == 5
+        assert "Final answer without tools." in "".join(e.delta for e in go_on if e.type == "text")
+        assert "tools" not in llm.requests[-1]  # the closing call offers none
+
+        stop = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), history=history, resume=Resume(go_on=False)))
+        assert kinds(stop)[0] == "start" and kinds(stop)[-1] == "done"
+        assert set(kinds(stop)[1:-1]) == {"text"}  # no round, no tool call: straight to the answer
+        assert stop[-1].rounds == 4
+
+
+def test_approval_pause_and_resume_allow_and_deny(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    bindings = tools_of(hub, spec, approval=frozenset({"echo"}))
+    llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "risky"}, id="c1"), ToolCall("add", {"a": 1, "b": 1}, id="c2"))))
+    paused = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="go"))
+    assert paused[-1].type == "approval_required"
+    assert [(c.id, c.tool, c.arguments) for c in paused[-1].calls] == [("c1", "echo", {"text": "risky"})]
+    assert not [e for e in paused if e.type == "tool_result"]  # nothing ran before the user decided
+    history = history_from_events(persisted(paused), user_message="go")
+
+    llm.queue(Turn(text="Echoed."))
+    allowed = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, history=history, resume=Resume(approvals={"c1": True})))
+    assert {e.id: e.ok for e in allowed if e.type == "tool_result"} == {"c1": True, "c2": True}
+    assert allowed[-1].type == "done"
+
+    llm.queue(Turn(text="Understood."))
+    denied = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, history=history, resume=Resume(approvals={"c1": False})))
+    results = {e.id: e for e in denied if e.type == "tool_result"}
+    assert results["c1"].error_code == "TOOL_DENIED" and results["c2"].ok
+    told = [m for m in llm.requests[-1]["messages"] if m["role"] == "tool" and m["tool_call_id"] == "c1"]
+    assert "denied by the user" in told[0]["content"]
+
+
+def test_truncated_arguments_are_never_run(hub: McpHub, llm: ScriptedLLM, tmp_path: Path) -> None:
+    with serve_http("streamable-http", "--state-dir", str(tmp_path)) as server:
+        spec = http_spec(server)
+        llm.queue(
+            Turn(tool_calls=(ToolCall("slow", '{"seconds": 0.1, "note": "cut he'),), finish_reason="length"),
+            Turn(text="I will be shorter."),
+        )
+        events = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="x"))
+    result = next(e for e in events if e.type == "tool_result")
+    assert not result.ok and result.error_code == "LLM_BAD_RESPONSE" and "cut" in result.error_message
+    assert not (tmp_path / "slow-started").exists()
+    assert events[-1].type == "done"
+    assert any("output limit" in m.get("content", "") for m in llm.requests[-1]["messages"] if m["role"] == "tool")
+
+
+def test_unbound_tool_and_invalid_arguments_go_back_to_the_model(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    bindings = [b for b in tools_of(hub, spec) if b.tool.name == "add"]
+    llm.queue(
+        Turn(tool_calls=(ToolCall("die", {}), ToolCall("add", {"a": "one", "b": 2}))),
+        Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),)),
+        Turn(text="3"),
+    )
+    events = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="x"))
+    results = [e for e in events if e.type == "tool_result"]
+    assert results[0].error_code == "MCP_TOOL_NOT_FOUND" and "not offered" in results[0].error_message
+    assert results[1].error_code == "MCP_INVALID_PARAMS" and "arguments.a" in results[1].error_message
+    assert results[2].ok and results[2].model_text == "3.0"
+    assert events[-1].type == "done"
+
+
+def test_unreachable_server_is_left_out_with_a_warning(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    good = http_spec(tools_server)
+    dead = build_server_spec(key="dead", name="Dead server", url=f"http://127.0.0.1:{free_port()}/mcp", retry=FAST_RETRY)
+    dead_tool = tools_of(hub, good)[0].tool
+    bindings = tools_of(hub, good) + [ToolBinding(server=dead, tool=dead_tool)]
+    llm.queue(Turn(text="Still here."))
+    events = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="x"))
+    warning = next(e for e in events if e.type == "warning")
+    assert warning.code == "MCP_UNREACHABLE" and "Dead server is unavailable" in warning.message
+    assert events[-1].type == "done"
+    offered = [t["function"]["name"] for t in llm.requests[0]["tools"]]
+    assert len(offered) == len(set(offered)) == len(bindings) - 1
+
+
+@pytest.mark.parametrize(
+    ("turn", "code"),
+    [
+        (Turn(status=500), "LLM_BAD_RESPONSE"),
+        (Turn(status=401), "LLM_AUTH_FAILED"),
+        (Turn(status=429, retry_after=7), "LLM_RATE_LIMITED"),
+        (Turn(text="partial answer", malformed_after=1), "LLM_BAD_RESPONSE"),
+        (Turn(text="partial answer", disconnect_after=1), "LLM_BAD_RESPONSE"),
+        (Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),), disconnect_after=1), "LLM_BAD_RESPONSE"),
+        (Turn(text="late", latency=3), "LLM_TIMEOUT"),
+    ],
+)
+def test_llm_failures_end_the_turn_with_a_code(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer, turn: Turn, code: str) -> None:
+    llm.queue(turn)
+    events = run(hub, TurnRequest(assistant=settings(llm, llm_timeout=1), tools=tools_of(hub, http_spec(tools_server)), user_message="x"))
+    assert events[-1].type == "error"
+    assert events[-1].code == code
+    if code == "LLM_RATE_LIMITED":
+        assert "retry in 7" in events[-1].message
+
+
+def test_unreachable_llm(hub: McpHub) -> None:
+    llm = LlmSettings(base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", max_retries=0)
+    events = run(hub, TurnRequest(assistant=AssistantSettings(name="A", llm=llm), user_message="x"))
+    assert events[-1].type == "error" and events[-1].code == "LLM_UNREACHABLE"
+
+
+def test_consumer_disconnect_cancels_everything(hub: McpHub, llm: ScriptedLLM, tmp_path: Path) -> None:
+    with serve_http("streamable-http", "--state-dir", str(tmp_path)) as server:
+        spec = http_spec(server)
+        bindings = tools_of(hub, spec)
+        baseline = _task_names(hub)
+        llm.queue(Turn(tool_calls=(ToolCall("slow", {"seconds": 30}),)))
+        stream = hub.iterate(lambda: run_turn(TurnRequest(assistant=settings(llm), tools=bindings, user_message="x"), hub))
+        for event in stream:
+            if event.type == "tool_call":
+                break
+        _wait(lambda: (tmp_path / "slow-started").exists())
+        stream.close()  # the browser went away
+        _wait(lambda: (tmp_path / "slow-cancelled").exists())
+        assert _task_names(hub) == baseline  # no task of the turn outlives it
+        assert not (tmp_path / "slow-finished").exists()
+
+
+def test_prompted_tools_for_models_without_function_calling(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    assistant = settings(llm).model_copy(update={"prompted_tools": True})
+    llm.queue(
+        Turn(text='I will add.\n```json\n{"tool_calls": [{"name": "add", "arguments": {"a": 20, "b": 22}}]}\n```'),
+        Turn(text="<echo><text>forty-two</text></echo>"),
+        Turn(text="The answer is 42."),
+    )
+    events = run(hub, TurnRequest(assistant=assistant, tools=tools_of(hub, spec), user_message="add"))
+    results = [e for e in events if e.type == "tool_result"]
+    assert [r.model_text for r in results] == ["42.0", "forty-two"]
+    assert "tools" not in llm.requests[0]
+    assert "tool_calls" in llm.requests[0]["messages"][0]["content"]  # described in the system prompt
+    assert "Result of add" in llm.requests[1]["messages"][-1]["content"]
+    assert events[-1].type == "done"
+
+
+def _task_names(hub: McpHub) -> list[str]:
+    async def names() -> list[str]:
+        current = asyncio.current_task()
+        return sorted(t.get_name() for t in asyncio.all_tasks() if t is not current and not t.get_name().startswith("mcp-session"))
+
+    return hub.run(names())
+
+
+def _wait(condition: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def test_history_round_trip_keeps_what_the_model_saw() -> None:
+    events = [
+        RoundEvent(n=1, max=5),
+        TextEvent(delta="Checking"),
+        ToolCallEvent(id="c1", name="add", tool="add", title="add", server="s", arguments={"a": 1}, round=1),
+        ToolResultEvent(id="c1", ok=True, model_text="1"),
+        RoundEvent(n=2, max=5),
+        TextEvent(delta="One."),
+    ]
+    assert history_from_events(persisted(events), user_message="q") == [
+        HistoryMessage(role="user", content="q"),
+        HistoryMessage(role="assistant", content="Checking", tool_calls=(HistoryToolCall(id="c1", name="add", arguments={"a": 1}),)),
+        HistoryMessage(role="tool", content="1", tool_call_id="c1"),
+        HistoryMessage(role="assistant", content="One."),
+    ]
