@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # ODOO_* are set here for the scripts that source this file
 # Shared by scripts/run, scripts/test and .ci/run: find an Odoo 18 that is already installed, put our
 # requirements into its Python without moving Odoo's pins, start PostgreSQL, link the checkout as
 # `ai_mcp`. Nothing here installs Odoo.
