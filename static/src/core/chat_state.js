@@ -1,0 +1,277 @@
+/** @odoo-module */
+/**
+ * The chat widget's view state, built from the turn events of DESIGN.md section 5.
+ *
+ * An event is the JSON payload of services/events.py (`data()`: snake_case keys, `type` included)
+ * plus `seq`, the event's sequence number in the conversation (the SSE `id:` line, from 1 up).
+ * It is not called `id` because tool_call and tool_result payloads carry an `id` of their own: the
+ * call's. `eventFromSse` builds one from what SseParser yields; persisted events must have the same
+ * shape so that `fromHistory` rebuilds exactly what the stream showed.
+ *
+ * Status, for the widget's indicator ("Round N/maxRounds" whenever round > 0 and the turn streams):
+ *   idle                   nothing running; the composer is open
+ *   thinking               the model is answering: after sending, `start`, `round`, and once every
+ *                          tool call of the round has its result (the next model call is under way)
+ *   running_tools          at least one tool block of the current turn is still running
+ *   awaiting_approval      `pendingApproval` holds the calls the user must allow or deny; calls of the
+ *                          same round that need no approval wait too and keep status "running"
+ *   awaiting_confirmation  `confirm` holds { roundsUsed, maxRounds }: go on or answer now
+ *   error                  `error` holds { code, message }; the turn ended
+ *
+ * A turn's assistant message collects its text and tool blocks in stream order and is continued,
+ * not replaced, when the turn resumes after an approval or a confirmation. Tool blocks carry `key`,
+ * unique in the conversation (call ids are only unique within a turn), for t-key and toggleTool.
+ */
+
+const STREAMING = new Set(["thinking", "running_tools"]);
+
+export function initialState() {
+    return {
+        conversationId: null,
+        assistant: null,
+        messages: [],
+        status: "idle",
+        round: 0,
+        maxRounds: 5,
+        pendingApproval: null,
+        confirm: null,
+        error: null,
+        warnings: [],
+        lastEventId: 0,
+        usage: null,
+    };
+}
+
+/** The event SseParser yields ({ event, data, id }) as `reduce` takes it. */
+export function eventFromSse(message) {
+    return { type: message.event, ...message.data, seq: message.id };
+}
+
+export function userMessage(state, text) {
+    return {
+        ...state,
+        messages: [...state.messages, { role: "user", text }],
+        status: "thinking",
+        round: 0,
+        pendingApproval: null,
+        confirm: null,
+        error: null,
+        warnings: [],
+        usage: null,
+    };
+}
+
+export function reduce(state, event) {
+    const seq = typeof event.seq === "number" ? event.seq : null;
+    if (seq !== null && seq <= state.lastEventId) {
+        return state; // already applied: a replay after a reconnect overlaps what was streamed
+    }
+    const handler = Object.hasOwn(HANDLERS, event.type) ? HANDLERS[event.type] : null;
+    // An unknown type comes from a newer server: skip it, but keep its place in the sequence.
+    const next = handler ? handler(state, event) : state;
+    return seq === null ? next : { ...next, lastEventId: seq };
+}
+
+/** The `after` parameter for GET .../events?after=N when a broken stream is read again. */
+export function replayAfter(state) {
+    return state.lastEventId;
+}
+
+/**
+ * Rebuild the view of a stored conversation. `messages`: its user messages as { role: "user", text,
+ * seq }, where `seq` places the message before every event whose seq is greater (the message's own
+ * sequence number, or that of the last event before it); messages of other roles are ignored, the
+ * events carry everything else. `events`: the persisted events in order.
+ */
+export function fromHistory(messages, events) {
+    const users = messages.filter((message) => message.role === "user");
+    let state = initialState();
+    let next = 0;
+    for (const event of events) {
+        for (; next < users.length && users[next].seq < event.seq; next++) {
+            state = userMessage(state, users[next].text);
+        }
+        state = reduce(state, event);
+    }
+    for (; next < users.length; next++) {
+        state = userMessage(state, users[next].text);
+    }
+    return state;
+}
+
+export function toggleTool(state, key) {
+    const toggle = (part) => (part.key === key ? { ...part, expanded: !part.expanded } : part);
+    const messages = state.messages.map((message) =>
+        message.role === "assistant" && message.parts.some((part) => part.key === key)
+            ? { ...message, parts: message.parts.map(toggle) }
+            : message
+    );
+    return { ...state, messages };
+}
+
+/**
+ * The user pressed stop: the request is aborted and the server cancels the turn, so nothing more
+ * arrives for the blocks still running; they end as errors with code CANCELLED rather than spin on.
+ * Outside a streaming turn there is nothing to stop.
+ */
+export function stopped(state) {
+    if (!STREAMING.has(state.status)) {
+        return state;
+    }
+    const messages = interruptRunning(state.messages, "Not finished: you stopped the answer.");
+    return { ...state, status: "idle", messages };
+}
+
+const HANDLERS = {
+    start(state, event) {
+        // A start while calls await approval is the resume after the user's answer: the server now runs
+        // the allowed calls and answers the denied ones with TOOL_DENIED results.
+        const release = (part) => (part.status === "pending_approval" ? { ...part, status: "running" } : part);
+        const messages = state.pendingApproval ? mapCurrentTools(state.messages, release) : state.messages;
+        return {
+            ...state,
+            conversationId: event.conversation_id ?? state.conversationId,
+            assistant: event.assistant,
+            maxRounds: event.max_rounds,
+            messages,
+            status: busyStatus(messages),
+            pendingApproval: null,
+            confirm: null,
+            error: null,
+        };
+    },
+
+    round(state, event) {
+        return { ...state, round: event.n, maxRounds: event.max, status: "thinking" };
+    },
+
+    text(state, event) {
+        if (!event.delta) {
+            return state;
+        }
+        const messages = appendToAnswer(state.messages, (parts) => {
+            const last = parts[parts.length - 1];
+            return last?.kind === "text"
+                ? [...parts.slice(0, -1), { kind: "text", text: last.text + event.delta }]
+                : [...parts, { kind: "text", text: event.delta }];
+        });
+        return { ...state, messages };
+    },
+
+    tool_call(state, event) {
+        const messages = appendToAnswer(state.messages, (parts, index) => [...parts, toolBlock(event, index)]);
+        return { ...state, messages, status: "running_tools" };
+    },
+
+    tool_result(state, event) {
+        const finish = (part) => (part.id === event.id ? withResult(part, event) : part);
+        const messages = mapCurrentTools(state.messages, finish);
+        return { ...state, messages, status: busyStatus(messages) };
+    },
+
+    approval_required(state, event) {
+        const waiting = new Set(event.calls.map((call) => call.id));
+        const messages = mapCurrentTools(state.messages, (part) =>
+            waiting.has(part.id) ? { ...part, status: "pending_approval" } : part
+        );
+        return { ...state, messages, pendingApproval: event.calls, status: "awaiting_approval" };
+    },
+
+    confirm_continue(state, event) {
+        return {
+            ...state,
+            confirm: { roundsUsed: event.rounds_used, maxRounds: event.max_rounds },
+            status: "awaiting_confirmation",
+        };
+    },
+
+    warning(state, event) {
+        // Each resume binds the tools again and repeats the same warnings; one banner is enough.
+        if (state.warnings.some((w) => w.code === event.code && w.message === event.message)) {
+            return state;
+        }
+        return { ...state, warnings: [...state.warnings, { code: event.code, message: event.message }] };
+    },
+
+    error(state, event) {
+        return {
+            ...state,
+            messages: interruptRunning(state.messages, "Not finished: the answer stopped with an error."),
+            error: { code: event.code, message: event.message },
+            status: "error",
+        };
+    },
+
+    done(state, event) {
+        return { ...state, status: "idle", usage: event.usage ?? null, pendingApproval: null, confirm: null };
+    },
+};
+
+function toolBlock(event, messageIndex) {
+    return {
+        kind: "tool",
+        key: `${messageIndex}:${event.id}`,
+        id: event.id,
+        name: event.name,
+        tool: event.tool,
+        title: event.title,
+        server: event.server,
+        arguments: event.arguments,
+        round: event.round,
+        status: "running",
+        durationMs: null,
+        result: null,
+        expanded: false,
+    };
+}
+
+function withResult(part, event) {
+    let status = "done";
+    if (!event.ok) {
+        status = event.error_code === "TOOL_DENIED" ? "denied" : "error";
+    }
+    return {
+        ...part,
+        status,
+        durationMs: event.duration_ms ?? null,
+        result: {
+            ok: event.ok,
+            content: event.content ?? [],
+            errorCode: event.error_code ?? null,
+            errorMessage: event.error_message ?? null,
+        },
+    };
+}
+
+function interruptRunning(messages, errorMessage) {
+    return mapCurrentTools(messages, (part) =>
+        part.status === "running"
+            ? { ...part, status: "error", result: { ok: false, content: [], errorCode: "CANCELLED", errorMessage } }
+            : part
+    );
+}
+
+/** Text and tool calls go to the current turn's answer, which starts at the first of them. */
+function appendToAnswer(messages, update) {
+    const last = messages[messages.length - 1];
+    if (last?.role === "assistant") {
+        return [...messages.slice(0, -1), { ...last, parts: update(last.parts, messages.length - 1) }];
+    }
+    return [...messages, { role: "assistant", parts: update([], messages.length) }];
+}
+
+/** Results, approvals and interruptions concern the current turn only: older turns reuse call ids. */
+function mapCurrentTools(messages, update) {
+    const last = messages[messages.length - 1];
+    if (last?.role !== "assistant") {
+        return messages;
+    }
+    const parts = last.parts.map((part) => (part.kind === "tool" ? update(part) : part));
+    return [...messages.slice(0, -1), { ...last, parts }];
+}
+
+function busyStatus(messages) {
+    const last = messages[messages.length - 1];
+    const running = last?.role === "assistant" && last.parts.some((part) => part.status === "running");
+    return running ? "running_tools" : "thinking";
+}
