@@ -99,7 +99,7 @@ _REFS = st.lists(st.builds(ToolRef, server_key=_TEXT, server_name=_TEXT, tool=_T
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_REFS)
 def test_names_are_valid_unique_and_reversible(refs: list[ToolRef]) -> None:
     name_map = ToolNameMap.build(refs)
@@ -110,7 +110,7 @@ def test_names_are_valid_unique_and_reversible(refs: list[ToolRef]) -> None:
     assert [ref for _, ref in name_map.items()] == refs
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_REFS, st.randoms(use_true_random=False))
 def test_names_depend_only_on_the_set_of_tools(refs: list[ToolRef], rnd) -> None:
     shuffled = list(refs)
