@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from .errors import ErrorCode, McpError
+from .errors import AiMcpError, ErrorCode, McpError
 from .mcp_session import McpSession, ServerInfo, ToolListing
 from .server_spec import ServerSpec
 from .session_pool import SessionPool
@@ -103,6 +103,9 @@ class McpHub:
                         items.put(("item", item))
             except Exception as exc:  # handed to the reading thread, which raises it
                 items.put(("error", exc))
+            except asyncio.CancelledError:
+                items.put(("error", AiMcpError(ErrorCode.CANCELLED, "The hub stopped this stream.")))
+                raise
             else:
                 items.put(("end", None))
 
