@@ -10,6 +10,7 @@ import {
     collect,
     compileSchema,
     errorsByPath,
+    fieldPaths,
     initialState,
     jsonEqual,
     moveItem,
@@ -310,6 +311,17 @@ describe("collect: values from the inputs", () => {
             roundTrip({ ...ADD, additionalProperties: false }, { a: 1, b: 2, c: 1 }).errors[0].code,
             "additionalProperties"
         );
+    });
+
+    test("fieldPaths lists the inputs shown, so errors elsewhere can be shown apart", () => {
+        const desc = compileSchema(ORDER);
+        const state = stateFromValue(desc, { customer: { name: "x" }, lines: [{ sku: "a", qty: 1 }] });
+        const paths = fieldPaths(desc, state);
+        for (const key of ["", "customer", "customer/name", "lines", "lines/0", "lines/0/qty", "tags", "*"]) {
+            assert.ok(paths.has(key), key);
+        }
+        assert.ok(!paths.has("tags/0"));
+        assert.ok(!paths.has("other"));
     });
 
     test("parseArguments reads the stored text", () => {

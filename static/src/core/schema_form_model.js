@@ -446,7 +446,7 @@ function compile(schema, ctx) {
             return {
                 ...desc,
                 kind: "string",
-                multiline: !base.format && !base.pattern && (base.maxLength === undefined || base.maxLength > 200),
+                multiline: typeof base.maxLength === "number" && base.maxLength > 200,
                 format: base.format || "",
             };
         case "number":
@@ -928,6 +928,26 @@ function read(desc, state, path, errors) {
 function expectedTypes(desc) {
     const base = desc.kind === "enum" ? "enum" : desc.kind === "json" ? "json" : desc.kind;
     return desc.nullable ? [base, "null"] : [base];
+}
+
+/**
+ * The path keys of the inputs a form shows for this state (objects that are sent show their
+ * fields, arrays their items); an error at any other path has no input of its own to sit by.
+ */
+export function fieldPaths(desc, state, path = [], out = new Set()) {
+    out.add(pathKey(path));
+    if (!state || state.isNull || state.foreign || (!state.present && !desc.required)) {
+        return out;
+    }
+    if (desc.kind === "object") {
+        for (const field of desc.fields) {
+            fieldPaths(field, state.fields?.[field.key], [...path, field.key], out);
+        }
+        out.add(pathKey([...path, "*"]));
+    } else if (desc.kind === "array") {
+        (state.items || []).forEach((item, i) => fieldPaths(desc.item, item, [...path, i], out));
+    }
+    return out;
 }
 
 /** Errors grouped by field: { "a/0/b": [error...] } ("" for the root, "a/*" for extra properties). */
