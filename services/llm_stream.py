@@ -9,6 +9,7 @@ from typing import Any
 
 import openai
 from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -49,6 +50,8 @@ def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
         max_retries=settings.max_retries,
         streaming=True,
         stream_usage=True,
+        # its per-chunk asyncio.wait_for costs a task per chunk; `timeout` already bounds each read
+        stream_chunk_timeout=None,
     )
 
 
@@ -58,19 +61,20 @@ async def stream_reply(
     """Yields text deltas as they arrive, then the whole ModelReply last."""
     runnable = chat.bind_tools(list(tools)) if tools else chat
     started = time.monotonic()
-    aggregate: AIMessageChunk | None = None
+    chunks: list[AIMessageChunk] = []
     try:
         async for chunk in runnable.astream(list(messages)):
             assert isinstance(chunk, AIMessageChunk)
-            aggregate = chunk if aggregate is None else aggregate + chunk
+            chunks.append(chunk)
             if isinstance(chunk.content, str) and chunk.content:
                 yield chunk.content
     except Exception as exc:  # every failure of the provider ends up as one LLM_* code
-        raise map_llm_error(exc, got_output=aggregate is not None) from exc
-    if aggregate is None:
+        raise map_llm_error(exc, got_output=bool(chunks)) from exc
+    if not chunks:
         raise LlmError(ErrorCode.LLM_BAD_RESPONSE, "The model sent an empty answer.")
     _logger.debug("LLM reply: model=%s duration_ms=%d", chat.model_name, (time.monotonic() - started) * 1000)
-    yield _reply(aggregate)
+    # merged once at the end: adding chunk by chunk re-parses the partial tool-call JSON every time
+    yield _reply(add_ai_message_chunks(chunks[0], *chunks[1:]))
 
 
 def _reply(message: AIMessageChunk) -> ModelReply:

@@ -285,13 +285,23 @@ def _arguments_from_string(raw: str) -> Any:
 
 def _read_xml(text: str, match: re.Match[str]) -> tuple[list[ParsedCall] | None, int]:
     name = match.group("tool")
-    close = re.compile(rf"</{re.escape(name)}\s*>").search(text, match.end())
+    close = _closing_tag(text, name, match.end())
     if close is None:
         # An unclosed call tag: the reply was cut inside a call, and whatever follows is part of it.
         return None, len(text)
     body = text[match.end():close.start()]
     arguments = {param.group("param"): _xml_value(param.group("value")) for param in _XML_PARAM.finditer(body)}
     return [ParsedCall(name=name, arguments=arguments)], close.end()
+
+
+def _closing_tag(text: str, name: str, start: int) -> re.Match[str] | None:
+    """The tag that closes the call: a parameter may share the tool's name, so count nesting."""
+    depth = 1
+    for tag in re.compile(rf"<(?P<slash>/?){re.escape(name)}\s*>").finditer(text, start):
+        depth += -1 if tag.group("slash") else 1
+        if depth == 0:
+            return tag
+    return None
 
 
 def _xml_value(raw: str) -> Any:

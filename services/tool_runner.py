@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -51,19 +53,28 @@ def failed(call: ToolCallEvent, code: ErrorCode, message: str, duration_ms: int 
 
 def check_arguments(tool: BoundTool, call: ToolCallEvent) -> ToolResultEvent | None:
     """Validate against the tool's input schema before anything leaves the process."""
-    schema = tool.info.input_schema
-    try:
-        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        validator_cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        # A server's odd schema is its problem to enforce; ours is only a courtesy check.
-        _logger.info("Tool schema not checkable: server=%s tool=%s error=%s", tool.server.name, tool.info.name, exc.message)
+    validator = _validator(json.dumps(tool.info.input_schema, sort_keys=True))
+    if validator is None:
         return None
-    errors = sorted(validator_cls(schema).iter_errors(call.arguments), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator.iter_errors(call.arguments), key=lambda e: list(e.absolute_path))
     if not errors:
         return None
     details = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:5])
     return failed(call, ErrorCode.MCP_INVALID_PARAMS, f"Invalid arguments for {call.name}: {details}. Fix them and call again.")
+
+
+@functools.lru_cache(maxsize=2048)
+def _validator(schema_json: str) -> jsonschema.protocols.Validator | None:
+    """Checking a schema against its meta-schema costs far more than validating arguments: once per schema."""
+    schema = json.loads(schema_json)
+    validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        validator_cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        # A server's odd schema is its own to enforce; ours is only a courtesy check.
+        _logger.info("Tool schema not checkable, arguments passed as sent: error=%s", exc.message)
+        return None
+    return validator_cls(schema)
 
 
 def _path(error: jsonschema.ValidationError) -> str:

@@ -109,6 +109,7 @@ def test_server_dying_mid_call_then_next_call_reconnects(hub: McpHub, transport:
         assert info.value.code is ErrorCode.MCP_UNREACHABLE
         assert "lost" in info.value.message
         if server is not None:
+            server.process.wait(10)  # the old process must have let go of the port
             server.start()  # same port: an operator restarting the server
         second_pid = hub.call_tool(spec, "pid", {}).text_for_model()
         assert second_pid != first_pid
