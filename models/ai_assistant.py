@@ -1,0 +1,204 @@
+import logging
+
+from pydantic import ValidationError as PydanticValidationError
+
+from odoo import _, api, fields, models
+from odoo.exceptions import ValidationError
+
+from ..services.agent_loop import AssistantSettings, LoopLimits, ToolBinding
+from ..services.errors import AiMcpError
+from ..services.server_spec import config_error_from
+from ..services.tool_names import ToolNameMap, ToolRef
+
+_logger = logging.getLogger(__name__)
+
+MAX_SERVERS = 10  # PRD NFR-4
+
+
+class AiAssistant(models.Model):
+    _name = "ai.assistant"
+    _description = "AI Assistant"
+    _inherit = ["mail.thread"]
+    _order = "name, id"
+
+    # -- identity and model ----------------------------------------------------------------------
+    name = fields.Char(required=True, tracking=True)
+    active = fields.Boolean(default=True, tracking=True)
+    provider_id = fields.Many2one("ai.provider", string="Provider", required=True, ondelete="restrict", tracking=True)
+    model = fields.Char(tracking=True, help="The model to use; empty means the provider's default model.")
+    system_prompt = fields.Text()
+    temperature = fields.Float(default=0.2, help="From 0 (focused) to 2 (creative).")
+    prompted_tools = fields.Boolean(
+        string="Tools in the Prompt",
+        help="For models without native function calling: tools are described in the system prompt and the "
+        "model's calls are read from its text.",
+    )
+
+    # -- limits ----------------------------------------------------------------------------------
+    max_rounds = fields.Integer(string="Max Tool Rounds", default=5, help="Model calls with tools per answer.")
+    max_calls_per_round = fields.Integer(default=10, help="Tool calls run per round; the rest get an error result.")
+    call_timeout = fields.Float(string="Tool Call Timeout", default=30.0, help="Seconds one tool call may take.")
+    turn_timeout = fields.Float(string="Answer Timeout", default=120.0, help="Seconds a whole answer may take.")
+
+    # -- who may chat ----------------------------------------------------------------------------
+    group_ids = fields.Many2many(
+        "res.groups", "ai_assistant_res_groups_rel", "assistant_id", "group_id", string="Allowed Groups",
+        help="Only members of these groups may chat with the assistant; empty means every AI user.",
+    )
+
+    # -- tools -----------------------------------------------------------------------------------
+    mcp_server_ids = fields.Many2many(
+        "mcp.server", "ai_assistant_mcp_server_rel", "assistant_id", "server_id", string="MCP Servers",
+        domain=[("scope", "=", "system")],
+        help=f"System MCP servers whose tools the assistant may use (at most {MAX_SERVERS}).",
+    )
+    mcp_tool_disabled_ids = fields.Many2many(
+        "mcp.tool", "ai_assistant_mcp_tool_disabled_rel", "assistant_id", "tool_id", string="Disabled Tools",
+        domain="[('server_id', 'in', mcp_server_ids)]",
+        help="Tools of the chosen servers this assistant must not use.",
+    )
+    tool_preview = fields.Text(
+        string="Tools the Model Sees", compute="_compute_tool_preview", groups="ai_mcp.group_ai_manager",
+        help="One line per tool the model is given, with the function name it sees; user servers of a cloud "
+        "service add theirs in that service's conversations.",
+    )
+    tool_count = fields.Integer(compute="_compute_tool_preview")
+
+    @api.depends(
+        "mcp_server_ids", "mcp_server_ids.name", "mcp_server_ids.state", "mcp_server_ids.active",
+        "mcp_server_ids.tool_ids", "mcp_server_ids.tool_ids.enabled", "mcp_server_ids.tool_ids.review_state",
+        "mcp_tool_disabled_ids",
+    )
+    def _compute_tool_preview(self):
+        for assistant in self:
+            refs, notes = assistant._system_tools()
+            names = ToolNameMap.build([ref for ref, _tool in refs])
+            lines = [f"{name}  <- {ref.server_name} / {ref.tool}" for name, ref in names.items()]
+            assistant.tool_preview = "\n".join(lines + notes) or _("No tool: choose connected MCP servers.")
+            assistant.tool_count = len(lines)
+
+    # -- constraints -----------------------------------------------------------------------------
+
+    @api.constrains("mcp_server_ids")
+    def _check_mcp_servers(self):
+        for assistant in self:
+            servers = assistant.sudo().with_context(active_test=False).mcp_server_ids
+            if len(servers) > MAX_SERVERS:
+                raise ValidationError(
+                    _("%(assistant)s: at most %(max)s MCP servers per assistant (%(count)s chosen).",
+                      assistant=assistant.name, max=MAX_SERVERS, count=len(servers))
+                )
+            if any(server.scope != "system" for server in servers):
+                raise ValidationError(
+                    _("%s: assistants use system MCP servers only; user servers come with a cloud service.", assistant.name)
+                )
+
+    @api.constrains("temperature", "max_rounds", "max_calls_per_round", "call_timeout", "turn_timeout")
+    def _check_limits(self):
+        for assistant in self:
+            if not 0 <= assistant.temperature <= 2:
+                raise ValidationError(_("%s: the temperature must be between 0 and 2.", assistant.name))
+            if not 1 <= assistant.max_rounds <= 20:
+                raise ValidationError(_("%s: the tool rounds must be between 1 and 20.", assistant.name))
+            if not 1 <= assistant.max_calls_per_round <= 100:
+                raise ValidationError(_("%s: the tool calls per round must be between 1 and 100.", assistant.name))
+            if not 0 < assistant.call_timeout <= 3600:
+                raise ValidationError(_("%s: the tool call timeout must be between 0 and 3600 seconds.", assistant.name))
+            if not 0 < assistant.turn_timeout <= 7200:
+                raise ValidationError(_("%s: the answer timeout must be between 0 and 7200 seconds.", assistant.name))
+
+    # -- what the chat uses ----------------------------------------------------------------------
+
+    def _user_may_use(self, user=None):
+        """Whether `user` (default: the current user) may chat with this assistant."""
+        self.ensure_one()
+        user = user or self.env.user
+        assistant = self.sudo()
+        if not assistant.active or not user.has_group("ai_mcp.group_ai_user"):
+            return False
+        return not assistant.group_ids or bool(assistant.group_ids & user.groups_id)
+
+    def _assistant_settings(self):
+        """AssistantSettings for the agent loop; the provider's key is decrypted here."""
+        self.ensure_one()
+        assistant = self.sudo()
+        llm = assistant.provider_id._llm_settings(model=assistant.model, temperature=assistant.temperature)
+        try:
+            return AssistantSettings(
+                name=assistant.name,
+                llm=llm,
+                system_prompt=assistant.system_prompt or "",
+                limits=LoopLimits(
+                    max_rounds=assistant.max_rounds,
+                    max_calls_per_round=assistant.max_calls_per_round,
+                    call_timeout=assistant.call_timeout,
+                    turn_timeout=assistant.turn_timeout,
+                ),
+                prompted_tools=assistant.prompted_tools,
+            )
+        except PydanticValidationError as exc:
+            raise config_error_from(exc) from None
+
+    def _tool_bindings(self, cloud_service=None, warnings=None):
+        """The tools a turn may offer (DESIGN.md section 2): usable tools of the assistant's active,
+        connected system servers minus its disabled tools, plus usable tools of the active,
+        connected user servers of `cloud_service` when the current user owns it or is a member.
+
+        A server whose configuration cannot be used now (e.g. its URL resolves to a forbidden
+        address) is left out; why is appended to `warnings` when a list is given."""
+        self.ensure_one()
+        bindings = []
+        selected = list(self._system_tools()[0])
+        if cloud_service:
+            service = cloud_service.sudo()
+            if service._user_may_use(self.env.user):
+                for server in service.user_mcp_server_ids.filtered(lambda s: s.scope == "user"):
+                    if server.active and server.state == "connected":
+                        selected.extend((None, tool) for tool in server.tool_ids if tool._is_usable())
+            elif warnings is not None:
+                warnings.append(_("You may not use the tools of %s; its servers are left out.", service.name))
+        specs = {}
+        for _ref, tool in selected:
+            server = tool.server_id
+            if server.id not in specs:
+                try:
+                    specs[server.id] = server._server_spec()
+                except AiMcpError as exc:
+                    specs[server.id] = None
+                    _logger.info("MCP server left out of a turn: server=%s error=%s", server.name, exc)
+                    if warnings is not None:
+                        warnings.append(_("%(server)s is left out: %(error)s", server=server.name, error=exc.message))
+            if specs[server.id] is not None:
+                bindings.append(
+                    ToolBinding(server=specs[server.id], tool=tool._tool_info(), requires_approval=tool.requires_approval)
+                )
+        return bindings
+
+    def _system_tools(self):
+        """([(ToolRef, mcp.tool)], notes): the system tools the model is given, and why others are not."""
+        self.ensure_one()
+        assistant = self.sudo()
+        disabled = set(assistant.mcp_tool_disabled_ids._origin.ids)
+        refs = []
+        notes = []
+        for server in assistant.mcp_server_ids:
+            if not server.active or server.scope != "system":
+                continue
+            if server.state != "connected":
+                notes.append(_("(%s is not connected: test it or sync its tools to offer them.)", server.name))
+                continue
+            for tool in server.tool_ids.sorted("name"):
+                if tool._origin.id in disabled or not tool.enabled:
+                    continue
+                if tool.review_state != "approved":
+                    notes.append(_("(%(tool)s of %(server)s changed since it was approved: left out until reviewed.)",
+                                   tool=tool.name, server=server.name))
+                    continue
+                refs.append((ToolRef(server._origin._server_key(), server.name, tool.name), tool._origin))
+        return refs, notes
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_test_provider(self):
+        self.ensure_one()
+        return self.provider_id._test_model(self.model or self.provider_id.default_model)

@@ -1,0 +1,45 @@
+from odoo import api, fields, models
+
+
+class CloudService(models.Model):
+    _name = "cloud.service"
+    _description = "Cloud Service"
+    _inherit = ["mail.thread"]
+    _order = "name, id"
+
+    name = fields.Char(required=True, tracking=True)
+    active = fields.Boolean(default=True)
+    owner_id = fields.Many2one(
+        "res.users", string="Owner", required=True, default=lambda self: self.env.user, index=True, tracking=True,
+        ondelete="cascade",
+    )
+    member_ids = fields.Many2many(
+        "res.users", "cloud_service_member_rel", "service_id", "user_id", string="Members",
+        help="Members chat about this service with its servers' tools; only the owner changes the service.",
+    )
+    user_mcp_server_ids = fields.One2many(
+        "mcp.server", "cloud_service_id", string="MCP Servers",
+        domain=[("scope", "=", "user")],
+        context={"default_scope": "user"},
+    )
+    user_mcp_server_count = fields.Integer(string="MCP Server Count", compute="_compute_user_mcp_server_count")
+
+    @api.depends("user_mcp_server_ids")
+    def _compute_user_mcp_server_count(self):
+        for service in self:
+            service.user_mcp_server_count = len(service.user_mcp_server_ids)
+
+    def write(self, vals):
+        result = super().write(vals)
+        if not self.env.su:
+            # record rules are checked before a write; check again so an owner cannot hand a service
+            # (and the servers attached to it) to someone else
+            self.check_access("write")
+        return result
+
+    def _user_may_use(self, user=None):
+        """Whether `user` (default: the current user) may chat with this service's tools."""
+        self.ensure_one()
+        user = user or self.env.user
+        service = self.sudo()
+        return service.active and (user == service.owner_id or user in service.member_ids)

@@ -1,0 +1,592 @@
+import json
+import logging
+import os
+import shlex
+
+from odoo import _, api, fields, models
+from odoo.exceptions import AccessError, ValidationError
+from odoo.modules import module as odoo_module
+from odoo.tools import str2bool
+
+from ..services import hub as hub_module
+from ..services.errors import AiMcpError, ConfigError, ErrorCode
+from ..services.http_validation import check_url, parse_headers_json
+from ..services.server_spec import build_server_spec
+from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
+from .notify import error_text, notification
+
+_logger = logging.getLogger(__name__)
+
+ALLOW_STDIO_PARAM = "ai_mcp.allow_stdio"
+STDERR_TAIL_LINES = 40
+# a change to one of these makes "connected" stale: the server must be tested again
+CONNECTION_FIELDS = frozenset(
+    {"transport", "url", "auth_type", "api_key_header", "api_key", "headers", "command", "args", "env_vars", "cwd"}
+)
+
+
+class McpServer(models.Model):
+    _name = "mcp.server"
+    _description = "MCP Server"
+    _inherit = ["mail.thread", "ai.secret.mixin"]
+    _order = "sequence, name, id"
+    _secret_fields = ("api_key", "headers", "env_vars")
+
+    # -- identity --------------------------------------------------------------------------------
+    name = fields.Char(required=True, tracking=True)
+    description = fields.Text()
+    active = fields.Boolean(default=True, tracking=True)
+    sequence = fields.Integer(default=10)
+
+    # -- scope and ownership ---------------------------------------------------------------------
+    scope = fields.Selection(
+        [("system", "System"), ("user", "User")],
+        default=lambda self: self._default_scope(),
+        required=True,
+        tracking=True,
+        help="System servers are configured by AI managers and given to assistants; user servers belong to "
+        "the owner of a cloud service and serve only that service's conversations.",
+    )
+    cloud_service_id = fields.Many2one("cloud.service", string="Cloud Service", ondelete="cascade", index=True)
+    owner_id = fields.Many2one(
+        "res.users",
+        string="Owner",
+        compute="_compute_owner_id",
+        store=True,
+        readonly=False,
+        precompute=True,
+        index=True,
+        ondelete="cascade",
+        help="For user servers, the owner of their cloud service.",
+    )
+
+    # -- transport -------------------------------------------------------------------------------
+    transport = fields.Selection(
+        [("streamable_http", "Streamable HTTP"), ("sse", "SSE"), ("stdio", "stdio")],
+        default="streamable_http",
+        required=True,
+        tracking=True,
+    )
+    url = fields.Char(string="URL", tracking=True, help="The MCP endpoint, e.g. https://mcp.example.com/mcp")
+    auth_type = fields.Selection(
+        [("none", "None"), ("bearer", "Bearer token"), ("api_key", "API key header"), ("headers", "Custom headers")],
+        string="Authentication",
+        default="none",
+        required=True,
+        tracking=True,
+    )
+    api_key_header = fields.Char(string="API Key Header", default="X-API-Key")
+    api_key = fields.Char(
+        string="Token / API Key",
+        compute="_compute_api_key",
+        inverse="_inverse_api_key",
+        copy=False,
+        help="Write-only: the bearer token or API key. Leave empty to keep the stored one.",
+    )
+    api_key_set = fields.Boolean(string="Token Set", compute="_compute_secrets_set")
+    headers = fields.Text(
+        string="Headers",
+        compute="_compute_headers",
+        inverse="_inverse_headers",
+        copy=False,
+        help='Write-only: a JSON object of header names and values, e.g. {"X-Org": "acme"}. '
+        "Leave empty to keep the stored headers.",
+    )
+    headers_set = fields.Boolean(string="Headers Set", compute="_compute_secrets_set")
+
+    # -- stdio -----------------------------------------------------------------------------------
+    command = fields.Char(tracking=True, help="The program to run, e.g. npx or /usr/bin/python3")
+    args = fields.Text(string="Arguments", help="One argument per line; nothing is expanded by a shell.")
+    # not "env": that name is the recordset's Environment
+    env_vars = fields.Text(
+        string="Environment",
+        compute="_compute_env_vars",
+        inverse="_inverse_env_vars",
+        copy=False,
+        help='Write-only: a JSON object of environment variables, e.g. {"API_TOKEN": "..."}. The process '
+        "gets only these plus PATH. Leave empty to keep the stored ones.",
+    )
+    env_vars_set = fields.Boolean(string="Environment Set", compute="_compute_secrets_set")
+    cwd = fields.Char(string="Working Directory")
+    command_preview = fields.Char(compute="_compute_command_preview", help="The exact command line that will run.")
+
+    # -- limits ----------------------------------------------------------------------------------
+    connect_timeout = fields.Float(default=10.0, help="Seconds to connect and initialize.")
+    call_timeout = fields.Float(default=30.0, help="Seconds a tool call may take.")
+
+    # -- tools -----------------------------------------------------------------------------------
+    tool_ids = fields.One2many("mcp.tool", "server_id", string="Tools")
+    tool_count = fields.Integer(compute="_compute_tool_count")
+
+    # -- status ----------------------------------------------------------------------------------
+    state = fields.Selection(
+        [("draft", "Not connected"), ("connected", "Connected"), ("error", "Error")],
+        default="draft",
+        required=True,
+        readonly=True,
+        copy=False,
+        tracking=True,
+    )
+    last_error = fields.Text(readonly=True, copy=False)
+    last_error_code = fields.Char(readonly=True, copy=False)
+    last_sync = fields.Datetime(readonly=True, copy=False)
+    last_latency_ms = fields.Integer(string="Latency (ms)", readonly=True, copy=False)
+    server_name = fields.Char(readonly=True, copy=False)
+    server_version = fields.Char(readonly=True, copy=False)
+    protocol_version = fields.Char(readonly=True, copy=False)
+    last_stderr = fields.Text(string="Last Output", readonly=True, copy=False)
+    stderr_tail = fields.Text(string="Output (stderr)", compute="_compute_stderr_tail")
+
+    # -- defaults and computes -------------------------------------------------------------------
+
+    @api.model
+    def _default_scope(self):
+        if self.env.context.get("default_cloud_service_id") or not self.env.user.has_group("ai_mcp.group_ai_manager"):
+            return "user"
+        return "system"
+
+    @api.depends("scope", "cloud_service_id.owner_id")
+    def _compute_owner_id(self):
+        for server in self:
+            if server.scope == "user" and server.cloud_service_id:
+                server.owner_id = server.cloud_service_id.owner_id
+            elif not server.owner_id:
+                server.owner_id = self.env.user
+
+    def _compute_api_key(self):
+        self._secret_compute("api_key")
+
+    def _inverse_api_key(self):
+        self._secret_inverse("api_key")
+
+    def _compute_headers(self):
+        self._secret_compute("headers")
+
+    def _inverse_headers(self):
+        self._secret_inverse("headers")
+
+    def _compute_env_vars(self):
+        self._secret_compute("env_vars")
+
+    def _inverse_env_vars(self):
+        self._check_stdio_allowed(self.filtered(lambda s: s.transport == "stdio"))
+        self._secret_inverse("env_vars")
+
+    def _secret_normalize(self, fname, value):
+        if fname == "headers":
+            return json.dumps(parse_headers_json(value, field="headers"))
+        if fname == "env_vars":
+            return json.dumps(_parse_env(value))
+        return super()._secret_normalize(fname, value)
+
+    @api.depends("transport", "command", "args", "cwd")
+    def _compute_command_preview(self):
+        for server in self:
+            if server.transport != "stdio" or not server.command:
+                server.command_preview = False
+                continue
+            names = sorted(server._env_names())
+            env = " ".join(f"{shlex.quote(name)}=***" for name in names)
+            preview = " ".join(filter(None, [env, shlex.join([server.command.strip(), *server._arg_list()])]))
+            if server.cwd:
+                preview = f"cd {shlex.quote(server.cwd)} && {preview}"
+            server.command_preview = preview
+
+    def _env_names(self):
+        """Names of the stored environment variables (never their values)."""
+        self.ensure_one()
+        if not isinstance(self._origin.id, int) or not self._origin.env_vars_set:
+            return []
+        try:
+            return list(json.loads(self._origin.sudo()._secret_value("env_vars")))
+        except (ConfigError, ValueError):
+            return ["?"]
+
+    def _arg_list(self):
+        return [line.strip() for line in (self.args or "").splitlines() if line.strip()]
+
+    @api.depends("tool_ids")
+    def _compute_tool_count(self):
+        groups = self.env["mcp.tool"]._read_group([("server_id", "in", self.ids)], ["server_id"], ["__count"])
+        counts = {server.id: count for server, count in groups}
+        for server in self:
+            server.tool_count = counts.get(server.id, 0)
+
+    @api.depends("transport", "last_stderr")
+    def _compute_stderr_tail(self):
+        hub = hub_module._hub  # never start the hub just to show a form
+        for server in self:
+            lines = []
+            if server.transport == "stdio" and isinstance(server.id, int) and hub is not None:
+                lines = hub.stderr_tail(server._server_key()) if hub.pid == os.getpid() else []
+            server.stderr_tail = "\n".join(lines[-STDERR_TAIL_LINES:]) if lines else server.last_stderr
+
+    # -- constraints -----------------------------------------------------------------------------
+
+    @api.constrains("transport", "command", "args", "cwd", "scope")
+    def _check_transport(self):
+        stdio = self.filtered(lambda s: s.transport == "stdio")
+        self._check_stdio_allowed(stdio)
+        for server in stdio:
+            if server.scope != "system":
+                raise ValidationError(_("%s: stdio servers run on the Odoo server, so only system servers may use them.", server.name))
+            if not (server.command or "").strip():
+                raise ValidationError(_("%s: a stdio server needs a command, e.g. npx or /usr/bin/python3.", server.name))
+
+    @api.model
+    def _check_stdio_allowed(self, stdio_servers):
+        if not stdio_servers:
+            return
+        if not self.env.su and not self.env.user.has_group("base.group_system"):
+            raise AccessError(_("Only system administrators may configure stdio MCP servers: they run programs on the Odoo server."))
+        if not self._stdio_enabled():
+            raise ValidationError(
+                _("stdio MCP servers are turned off. A system administrator can allow them with the system parameter %s.", ALLOW_STDIO_PARAM)
+            )
+
+    @api.constrains("url", "transport", "scope")
+    def _check_url(self):
+        for server in self:
+            if server.transport == "stdio":
+                continue
+            try:
+                if server.scope == "user":
+                    check_public_url(server.url, self._allowed_hosts())
+                else:
+                    check_url(server.url)
+            except ConfigError as exc:
+                raise ValidationError(_("%(server)s: %(problem)s", server=server.name, problem=exc.message)) from None
+
+    @api.constrains("scope", "cloud_service_id", "owner_id")
+    def _check_scope(self):
+        for server in self:
+            if server.scope == "user":
+                if not server.cloud_service_id:
+                    raise ValidationError(_("%s: a user server belongs to a cloud service; choose one.", server.name))
+                if server.owner_id != server.cloud_service_id.owner_id:
+                    raise ValidationError(_("%s: a user server is owned by the owner of its cloud service.", server.name))
+            elif server.cloud_service_id:
+                raise ValidationError(_("%s: only user servers belong to a cloud service.", server.name))
+
+    @api.constrains("connect_timeout", "call_timeout")
+    def _check_timeouts(self):
+        for server in self:
+            if not 0 < server.connect_timeout <= 300:
+                raise ValidationError(_("%s: the connect timeout must be between 0 and 300 seconds.", server.name))
+            if not 0 < server.call_timeout <= 3600:
+                raise ValidationError(_("%s: the call timeout must be between 0 and 3600 seconds.", server.name))
+
+    # -- CRUD ------------------------------------------------------------------------------------
+
+    @api.model_create_multi
+    def create(self, vals_list):
+        self._check_scope_change(vals_list)
+        return super().create(vals_list)
+
+    def write(self, vals):
+        self._check_scope_change([vals])
+        # an empty secret keeps the stored one: it changes nothing
+        changed = {f for f, v in vals.items() if f in CONNECTION_FIELDS and (v or f not in self._secret_fields)}
+        reset = bool(changed) and not self.env.context.get("ai_mcp_keep_state")
+        result = super().write(vals)
+        if not self.env.su:
+            # record rules are checked before a write; check again so nobody moves a record out of their reach
+            self.check_access("write")
+        if reset or "active" in vals:
+            self._close_sessions()
+            if reset:
+                self.filtered(lambda s: s.state != "draft").with_context(ai_mcp_keep_state=True).write(
+                    {"state": "draft", "last_error": False, "last_error_code": False}
+                )
+        return result
+
+    def unlink(self):
+        self._close_sessions()
+        return super().unlink()
+
+    @api.model
+    def _check_scope_change(self, vals_list):
+        if self.env.su or self.env.user.has_group("ai_mcp.group_ai_manager"):
+            return
+        for vals in vals_list:
+            if vals.get("scope") == "system":
+                raise AccessError(_("Only AI managers may add or change system MCP servers."))
+
+    def _close_sessions(self):
+        """Drop the pooled sessions of these servers once the transaction is committed."""
+        keys = [server._server_key() for server in self if isinstance(server.id, int)]
+        if not keys:
+            return
+
+        def close():
+            hub = hub_module._hub
+            if hub is None or hub.pid != os.getpid():
+                return
+            for key in keys:
+                try:
+                    hub.close_server(key)
+                except AiMcpError:
+                    _logger.info("MCP session of %s did not close cleanly", key)
+
+        self.env.cr.postcommit.add(close)
+
+    # -- the spec the hub connects with ----------------------------------------------------------
+
+    def _server_key(self):
+        """The pool key: stable for the record, distinct across databases served by one process."""
+        self.ensure_one()
+        return f"{self.env.cr.dbname}/mcp.server/{self._origin.id or self.id}"
+
+    def _server_spec(self):
+        """The hub's ServerSpec for this server, secrets decrypted. Raises ConfigError (also when a
+        user URL now resolves to a forbidden address, or stdio servers were turned off)."""
+        self.ensure_one()
+        server = self.sudo()
+        transport = server.transport
+        if transport == "stdio":
+            if server.scope != "system":
+                raise ConfigError("transport", "stdio is allowed for system servers only")
+            if not self._stdio_enabled():
+                raise ConfigError(
+                    "transport",
+                    f"stdio servers are turned off; a system administrator can allow them with the system parameter {ALLOW_STDIO_PARAM}",
+                )
+        elif server.scope == "user":
+            check_public_url(server.url, self._allowed_hosts())
+        token = server._secret_value("api_key") if server.auth_type in ("bearer", "api_key") else None
+        headers = {}
+        if server.auth_type == "headers":
+            headers = parse_headers_json(server._secret_value("headers") or "{}")
+        env = {}
+        if transport == "stdio":
+            env = _parse_env(server._secret_value("env_vars") or "{}")
+        return build_server_spec(
+            key=server._server_key(),
+            name=server.name,
+            transport=transport,
+            url=server.url if transport != "stdio" else None,
+            auth_type=server.auth_type,
+            token=token or None,
+            api_key_header=(server.api_key_header or "X-API-Key").strip(),
+            headers=headers,
+            connect_timeout=server.connect_timeout,
+            call_timeout=server.call_timeout,
+            command=server.command if transport == "stdio" else None,
+            args=tuple(server._arg_list()) if transport == "stdio" else (),
+            env=env,
+            cwd=(server.cwd or None) if transport == "stdio" else None,
+        )
+
+    @api.model
+    def _stdio_enabled(self):
+        return str2bool(self.env["ir.config_parameter"].sudo().get_param(ALLOW_STDIO_PARAM) or "", default=False)
+
+    @api.model
+    def _allowed_hosts(self):
+        return (self.env["ir.config_parameter"].sudo().get_param(ALLOWED_HOSTS_PARAM) or "").replace(";", ",").split(",")
+
+    # -- connect and sync ------------------------------------------------------------------------
+
+    def _connect(self):
+        """Connect afresh and list the tools: a hub ConnectionReport. Raises AiMcpError."""
+        self.ensure_one()
+        return hub_module.get_hub().test_connection(self._server_spec())
+
+    def _record_success(self, report, synced=False):
+        values = {
+            "state": "connected",
+            "last_error": False,
+            "last_error_code": False,
+            "last_latency_ms": report.latency_ms,
+            "server_name": report.server.name,
+            "server_version": report.server.version,
+            "protocol_version": report.server.protocol_version,
+            "last_stderr": "\n".join(report.stderr_tail[-STDERR_TAIL_LINES:]) or False,
+        }
+        if synced:
+            values["last_sync"] = fields.Datetime.now()
+        self.with_context(ai_mcp_keep_state=True).write(values)
+
+    def _record_error(self, error):
+        self.with_context(ai_mcp_keep_state=True).write(
+            {"state": "error", "last_error": error.message, "last_error_code": error.code.value}
+        )
+
+    def action_test_connection(self):
+        self.ensure_one()
+        try:
+            report = self._connect()
+        except AiMcpError as exc:
+            self._record_error(exc)
+            return notification(_("Connection to %s failed", self.name), error_text(exc), "danger", sticky=True)
+        first = not self.last_sync
+        if first:
+            # the first successful connection discovers the tools, as an admin expects
+            self._apply_tools(report.tools, first_sync=True)
+        self._record_success(report, synced=first)
+        message = _(
+            "%(name)s %(version)s, protocol %(protocol)s: %(count)s tools, answered in %(latency)s ms.",
+            name=report.server.name,
+            version=report.server.version,
+            protocol=report.server.protocol_version,
+            count=report.total_tools,
+            latency=report.latency_ms,
+        )
+        if first:
+            message = f"{message} {_('Tools discovered.')}"
+        if report.warnings:
+            message = f"{message} {' '.join(report.warnings)}"
+        return notification(_("Connected to %s", self.name), message, "success")
+
+    def action_sync_tools(self):
+        results = [server._sync_tools() for server in self]
+        failed = [r for r in results if r.get("error")]
+        if len(self) == 1:
+            result = results[0]
+            if failed:
+                return notification(_("Sync of %s failed", self.name), result["error"], "danger", sticky=True)
+            return notification(_("Tools of %s synced", self.name), result["summary"], "success", sticky=bool(result["changed"]))
+        message = _("%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed))
+        return notification(_("Tools synced"), message, "warning" if failed else "success")
+
+    def _sync_tools(self):
+        """Connect, list the tools and bring the mcp.tool records in line. Never raises for a
+        server that fails: it is marked `error` and the result says why."""
+        self.ensure_one()
+        try:
+            report = self._connect()
+        except AiMcpError as exc:
+            self._record_error(exc)
+            return {"error": error_text(exc), "changed": 0}
+        first = not self.last_sync
+        counts = self._apply_tools(report.tools, first_sync=first)
+        self._record_success(report, synced=True)
+        summary = _(
+            "%(created)s new, %(updated)s updated, %(removed)s no longer offered.",
+            created=counts["created"],
+            updated=counts["updated"],
+            removed=counts["removed"],
+        )
+        if counts["changed"]:
+            summary = f"{summary} " + _(
+                "%(changed)s changed or new tools are set aside until reviewed: open them and accept the change.",
+                changed=counts["changed"],
+            )
+        if report.warnings:
+            summary = f"{summary} {' '.join(report.warnings)}"
+        return {"summary": summary, **counts}
+
+    def _apply_tools(self, infos, first_sync=False):
+        """Create, update and deactivate this server's mcp.tool records from a listing.
+
+        The admin's choices (enabled, requires approval) are kept. A tool whose description or
+        schemas differ from what was approved is set aside (review_state 'changed'); so is a tool
+        that appears after the first sync, which nobody reviewed yet."""
+        self.ensure_one()
+        Tool = self.env["mcp.tool"].with_context(active_test=False)
+        existing = {tool.name: tool for tool in Tool.search([("server_id", "=", self.id)])}
+        counts = {"created": 0, "updated": 0, "removed": 0, "changed": 0}
+        changed_names = []
+        to_create = []
+        for info in infos:
+            values = Tool._values_from_info(info)
+            tool = existing.pop(info.name, None)
+            if tool is None:
+                values.update(
+                    name=info.name,
+                    server_id=self.id,
+                    approved_hash=values["content_hash"] if first_sync else False,
+                    requires_approval=Tool._default_requires_approval(info.annotations),
+                )
+                to_create.append(values)
+                counts["created"] += 1
+                if not first_sync:
+                    changed_names.append(info.name)
+                continue
+            if not tool.active:
+                values["active"] = True
+            was_changed = tool.review_state == "changed"
+            tool.write(values)
+            counts["updated"] += 1
+            if tool.review_state == "changed" and not was_changed:
+                changed_names.append(info.name)
+        if to_create:
+            Tool.create(to_create)
+        gone = Tool.browse([t.id for t in existing.values() if t.active])
+        if gone:
+            gone.write({"active": False})
+            counts["removed"] = len(gone)
+        counts["changed"] = len(changed_names)
+        if changed_names:
+            self.message_post(
+                body=_(
+                    "These tools are new or changed their description or schemas since they were approved, and are "
+                    "set aside until reviewed: %s",
+                    ", ".join(changed_names),
+                )
+            )
+        return counts
+
+    @api.model
+    def _cron_sync_all(self):
+        """Sync every active server; one that fails is marked `error` and the others go on."""
+        servers = self.search([])
+        cron = self.env["ir.cron"]
+        for done, server in enumerate(servers, start=1):
+            try:
+                with self.env.cr.savepoint():
+                    result = server._sync_tools()
+                if result.get("error"):
+                    _logger.warning("MCP sync failed: server=%s (id %s) %s", server.name, server.id, result["error"])
+            except Exception as exc:  # a bug or a database error must not stop the other servers
+                _logger.exception("MCP sync crashed: server=%s (id %s)", server.name, server.id)
+                server._record_error(AiMcpError(ErrorCode.MCP_PROTOCOL_ERROR, f"Sync failed unexpectedly: {exc}"))
+            if not odoo_module.current_test:
+                self.env.cr.commit()  # each server's result stands on its own
+            cron._notify_progress(done=done, remaining=len(servers) - done)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_clear_api_key(self):
+        self._secret_clear("api_key")
+        return self._after_clear()
+
+    def action_clear_headers(self):
+        self._secret_clear("headers")
+        return self._after_clear()
+
+    def action_clear_env_vars(self):
+        self._secret_clear("env_vars")
+        return self._after_clear()
+
+    def _after_clear(self):
+        self._close_sessions()
+        self.filtered(lambda s: s.state != "draft").with_context(ai_mcp_keep_state=True).write({"state": "draft"})
+        return True
+
+    def action_open_tools(self):
+        self.ensure_one()
+        return {
+            "type": "ir.actions.act_window",
+            "name": _("Tools of %s", self.name),
+            "res_model": "mcp.tool",
+            "view_mode": "list,form",
+            "domain": [("server_id", "=", self.id)],
+            "context": {"default_server_id": self.id},
+        }
+
+
+def _parse_env(text):
+    """A JSON object of strings, e.g. {"API_TOKEN": "..."}; raises ConfigError naming `env_vars`."""
+    if not text or not str(text).strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError("env_vars", f'is not valid JSON ({exc.msg}); expected e.g. {{"API_TOKEN": "..."}}') from None
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ConfigError("env_vars", 'must be a JSON object of strings, e.g. {"API_TOKEN": "..."}')
+    for name in data:
+        if not name or "=" in name or "\x00" in name:
+            raise ConfigError("env_vars", f"variable name {name!r} is invalid; use letters, digits and _")
+    return data
