@@ -19,7 +19,13 @@
             "cryptography",
         ],
     },
-    "data": [],
+    "data": [
+        "security/ai_mcp_groups.xml",
+        "security/ir.model.access.csv",
+        "security/ai_mcp_rules.xml",
+        "data/ir_config_parameter.xml",
+        "data/ir_cron.xml",
+    ],
     "application": True,
     "installable": True,
 }
