@@ -1,0 +1,62 @@
+"""Users, records and helpers shared by the model, security and sync tests."""
+from odoo.tests import TransactionCase, new_test_user
+
+from odoo.addons.ai_mcp.services import hub as hub_module
+
+# A public address: saving a user server with it needs no DNS and passes the URL guard.
+PUBLIC_URL = "https://93.184.216.34/mcp"
+DEAD_SYSTEM_URL = "http://127.0.0.1:9/mcp"
+
+
+class AiMcpCase(TransactionCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.env = cls.env(context=dict(cls.env.context, tracking_disable=True, mail_notrack=True))
+        # export rights too, so that the export path is tested for secrets
+        user_groups = "base.group_user,base.group_allow_export,ai_mcp.group_ai_user"
+        cls.manager = new_test_user(cls.env, "ai_manager", groups=f"{user_groups},ai_mcp.group_ai_manager", name="AI Manager")
+        cls.user1 = new_test_user(cls.env, "ai_user1", groups=user_groups, name="AI User 1")
+        cls.user2 = new_test_user(cls.env, "ai_user2", groups=user_groups, name="AI User 2")
+        cls.member = new_test_user(cls.env, "ai_member", groups=user_groups, name="Member")
+        cls.outsider = new_test_user(cls.env, "no_ai", groups="base.group_user", name="Not an AI user")
+        cls.admin = cls.env.ref("base.user_admin")
+        cls.Server = cls.env["mcp.server"]
+        cls.Tool = cls.env["mcp.tool"]
+        cls.Service = cls.env["cloud.service"]
+        cls.set_param("ai_mcp.allowed_hosts", False)
+        cls.set_param("ai_mcp.allow_stdio", "False")
+
+    @classmethod
+    def set_param(cls, key, value):
+        cls.env["ir.config_parameter"].sudo().set_param(key, value)
+
+    @classmethod
+    def system_server(cls, name="System", **values):
+        return cls.Server.create({"name": name, "scope": "system", "url": DEAD_SYSTEM_URL, **values})
+
+    @classmethod
+    def service_of(cls, user, name="Service", members=()):
+        return cls.Service.with_user(user).create(
+            {"name": name, "member_ids": [(6, 0, [m.id for m in members])]}
+        ).sudo()
+
+    @classmethod
+    def user_server(cls, service, name="Mine", **values):
+        owner = service.owner_id
+        return cls.Server.with_user(owner).create(
+            {"name": name, "scope": "user", "cloud_service_id": service.id, "url": PUBLIC_URL, **values}
+        ).sudo()
+
+    @classmethod
+    def tool(cls, server, name, **values):
+        """A discovered tool, approved, as a sync leaves it."""
+        values = {"name": name, "server_id": server.id, "content_hash": f"h-{name}", "approved_hash": f"h-{name}",
+                  "description": f"{name} tool", "requires_approval": False, "input_schema": '{"type": "object", "properties": {}}', **values}
+        return cls.Tool.sudo().create(values)
+
+    def close_pooled(self, *servers):
+        hub = hub_module._hub
+        if hub is not None:
+            for server in servers:
+                hub.close_server(server._server_key())
