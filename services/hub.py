@@ -84,12 +84,19 @@ class McpHub:
             future.cancel()
             raise McpError(ErrorCode.MCP_TIMEOUT, f"No answer within {timeout} s.") from None
 
-    def iterate(self, make: Callable[[], AsyncIterator[T]], buffer: int = 64, close_timeout: float = 10.0) -> Iterator[T]:
+    def iterate(
+        self,
+        make: Callable[[], AsyncIterator[T]],
+        buffer: int = 64,
+        close_timeout: float = 10.0,
+        idle_every: float | None = None,
+    ) -> Iterator[T | None]:
         """Run an async generator on the hub's loop and yield its items in this thread, as they come.
 
         At most `buffer` items wait for the reader (backpressure: the generator is paused, not the
         loop). When the reader stops early, the generator is closed, which cancels its work, and
-        this returns only once it has finished."""
+        this returns only once it has finished. With `idle_every`, None is yielded whenever nothing
+        came for that many seconds, so a streaming response can send a heartbeat."""
         items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         credits_ready: concurrent.futures.Future[asyncio.Semaphore] = concurrent.futures.Future()
 
@@ -113,7 +120,11 @@ class McpHub:
         credits = credits_ready.result()
         try:
             while True:
-                kind, value = items.get()
+                try:
+                    kind, value = items.get(timeout=idle_every)
+                except queue.Empty:
+                    yield None
+                    continue
                 if kind == "end":
                     return
                 if kind == "error":

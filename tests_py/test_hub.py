@@ -1,6 +1,7 @@
 """The hub against real FastMCP servers over stdio, SSE and streamable HTTP on 127.0.0.1."""
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import os
@@ -341,3 +342,14 @@ def test_iterate_raises_the_generator_error_in_the_reader(hub: McpHub) -> None:
     assert next(stream) == 1
     with pytest.raises(McpError, match="bad frame"):
         next(stream)
+
+
+def test_iterate_reports_idle_gaps_for_heartbeats(hub: McpHub) -> None:
+    async def slow_pair():
+        yield "first"
+        await asyncio.sleep(0.35)
+        yield "second"
+
+    seen = list(hub.iterate(slow_pair, idle_every=0.1))
+    assert seen[0] == "first" and seen[-1] == "second"
+    assert 2 <= seen.count(None) <= 4
