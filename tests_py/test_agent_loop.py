@@ -310,3 +310,25 @@ def test_history_round_trip_keeps_what_the_model_saw() -> None:
         HistoryMessage(role="tool", content="1", tool_call_id="c1"),
         HistoryMessage(role="assistant", content="One."),
     ]
+
+
+def test_calls_to_one_server_respect_its_concurrency_limit(hub: McpHub, llm: ScriptedLLM, tmp_path: Path) -> None:
+    with serve_http("streamable-http", "--state-dir", str(tmp_path)) as server:
+        spec = http_spec(server)
+        llm.queue(Turn(tool_calls=(ToolCall("slow", {"seconds": 0.4}), ToolCall("slow", {"seconds": 0.4}))), Turn(text="ok"))
+        events = run(hub, TurnRequest(assistant=settings(llm, per_server_concurrency=1), tools=tools_of(hub, spec), user_message="x"))
+    assert [e.ok for e in events if e.type == "tool_result"] == [True, True]
+    spans = sorted(tuple(map(float, line.split())) for line in (tmp_path / "slow-finished").read_text().splitlines())
+    assert spans[1][0] >= spans[0][1]  # the second started only after the first finished
+
+
+def test_turn_time_limit_bounds_tools_and_ends_the_turn(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    llm.queue(Turn(tool_calls=(ToolCall("slow", {"seconds": 20}),)))
+    started = time.monotonic()
+    events = run(hub, TurnRequest(assistant=settings(llm, turn_timeout=1.0), tools=tools_of(hub, spec), user_message="x"))
+    assert time.monotonic() - started < 10
+    result = next(e for e in events if e.type == "tool_result")
+    assert result.error_code == "MCP_TIMEOUT"
+    assert events[-1].type == "error" and events[-1].code == "LLM_TIMEOUT"
+    assert "1 s limit" in events[-1].message
