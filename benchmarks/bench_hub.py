@@ -28,24 +28,25 @@ from pathlib import Path
 # Run as a plain script: put the repository root on sys.path so `services` and `testing` import.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import asyncio  # noqa: E402
 import contextlib  # noqa: E402
 import os  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Awaitable, Callable, Iterator  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from typing import IO, Any, AsyncContextManager  # noqa: E402
+from typing import IO, Any  # noqa: E402
 
 from langchain_mcp_adapters.client import MultiServerMCPClient  # noqa: E402
 from langchain_mcp_adapters.sessions import Connection  # noqa: E402
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp import StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from services.hub import McpHub  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
 from testing.mcp_servers import serve_http, server_argv  # noqa: E402
+
+from benchmarks.raw_session import RawSession  # noqa: E402
 
 TEXT = "ping"
 ARGS: dict[str, Any] = {"text": TEXT}
@@ -66,46 +67,6 @@ Call = Callable[[], Awaitable[object]]
 # -- the raw SDK session --------------------------------------------------------------------
 
 
-class RawSession:
-    """A plain SDK ClientSession opened once. anyio wants its contexts left by the task that
-    entered them, so an owner task on the hub loop holds them open while other tasks call through
-    the session (the SDK allows that), the same arrangement the hub's McpSession uses."""
-
-    def __init__(self, transport: Callable[[], AsyncContextManager[tuple[Any, ...]]]) -> None:
-        self._transport = transport
-        self._session: ClientSession | None = None
-        self._stop: asyncio.Event | None = None
-        self._task: asyncio.Task[None] | None = None
-
-    @property
-    def session(self) -> ClientSession:
-        assert self._session is not None, "open() first"
-        return self._session
-
-    async def open(self) -> None:
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._stop = asyncio.Event()
-        self._task = asyncio.create_task(self._own(ready, self._stop))
-        await ready
-
-    async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        try:
-            async with self._transport() as streams, ClientSession(streams[0], streams[1]) as session:
-                await session.initialize()
-                self._session = session
-                ready.set_result(None)
-                await stop.wait()
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-            raise
-        finally:
-            self._session = None
-
-    async def close(self) -> None:
-        if self._stop is not None and self._task is not None:
-            self._stop.set()
-            await asyncio.wait([self._task], timeout=10)
 
 
 # -- what one measured call is, per method ----------------------------------------------------

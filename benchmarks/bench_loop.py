@@ -42,7 +42,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
-import asyncio  # noqa: E402
 import cProfile  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
@@ -50,13 +49,13 @@ import pstats  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Awaitable, Callable  # noqa: E402
-from typing import Any, AsyncContextManager  # noqa: E402
+from typing import Any  # noqa: E402
 
 import openai  # noqa: E402
-from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from services.agent_loop import AssistantSettings, LoopLimits, ToolBinding, TurnRequest, run_turn  # noqa: E402
+from benchmarks.raw_session import RawSession  # noqa: E402
 from services.events import DoneEvent, Event, ToolResultEvent  # noqa: E402
 from services.hub import McpHub  # noqa: E402
 from services.llm_stream import LlmSettings  # noqa: E402
@@ -97,46 +96,6 @@ def responder(body: dict[str, Any]) -> Turn:
 # -- the bare loop -----------------------------------------------------------------------------
 
 
-class RawSession:
-    """A plain SDK ClientSession opened once. anyio wants its contexts left by the task that
-    entered them, so an owner task on the hub loop holds them open while other tasks call through
-    it (the same arrangement as bench_hub.py and the hub's McpSession)."""
-
-    def __init__(self, transport: Callable[[], AsyncContextManager[tuple[Any, ...]]]) -> None:
-        self._transport = transport
-        self._session: ClientSession | None = None
-        self._stop: asyncio.Event | None = None
-        self._task: asyncio.Task[None] | None = None
-
-    @property
-    def session(self) -> ClientSession:
-        assert self._session is not None, "open() first"
-        return self._session
-
-    async def open(self) -> None:
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._stop = asyncio.Event()
-        self._task = asyncio.create_task(self._own(ready, self._stop))
-        await ready
-
-    async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        try:
-            async with self._transport() as streams, ClientSession(streams[0], streams[1]) as session:
-                await session.initialize()
-                self._session = session
-                ready.set_result(None)
-                await stop.wait()
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-            raise
-        finally:
-            self._session = None
-
-    async def close(self) -> None:
-        if self._stop is not None and self._task is not None:
-            self._stop.set()
-            await asyncio.wait([self._task], timeout=10)
 
 
 class BareLoop:
@@ -314,19 +273,6 @@ def compare_bodies(ours: list[dict[str, Any]], bare: list[dict[str, Any]]) -> st
 
 
 # -- profile -------------------------------------------------------------------------------------
-
-
-async def profiled_turns(request: TurnRequest, hub: McpHub, turns: int) -> cProfile.Profile:
-    """cProfile of `turns` of our turns on the hub loop's thread (so the SDK and httpx tasks the
-    turn wakes on this loop are in it too)."""
-    profile = cProfile.Profile()
-    profile.enable()
-    try:
-        for _ in range(turns):
-            check_ours(await our_turn(request, hub))
-    finally:
-        profile.disable()
-    return profile
 
 
 # Where our loop's own time goes, by suspect: (label, file name, function name) as pstats names
