@@ -1,0 +1,228 @@
+/** @odoo-module */
+/**
+ * What the chat components show of the reducer's state (chat_state.js), as plain functions with no
+ * Odoo import, tested by node (static/tests/chat_view.test.mjs). Words the user reads are not made
+ * here: the components translate them; these functions return codes and data.
+ *
+ * Tool output is untrusted (DESIGN.md section 6): nothing here builds HTML. Images become data URIs
+ * only for the four raster types a browser shows without running anything, from data that is
+ * strictly base64; anything else is described, never loaded.
+ */
+
+export const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+/** The events after which the server sends nothing more for the request (services/events.py). */
+export const FINAL_TYPES = new Set(["done", "error", "approval_required", "confirm_continue"]);
+
+/** Errors that happened in the browser, not in the turn: the server may not even know of them. */
+export const LOCAL_ERRORS = new Set(["NETWORK_ERROR", "HTTP_ERROR"]);
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** `data:<mime>;base64,<data>` for an image part of an allowed type, else null. */
+export function imageDataUri(part) {
+    const mime = typeof part?.mime_type === "string" ? part.mime_type.trim().toLowerCase() : "";
+    const data = typeof part?.data === "string" ? part.data.replace(/\s+/g, "") : "";
+    if (!IMAGE_TYPES.has(mime) || !data || data.length % 4 !== 0 || !BASE64.test(data)) {
+        return null;
+    }
+    return `data:${mime};base64,${data}`;
+}
+
+/** Indented JSON for arguments and structured results; never throws (cycles, BigInt...). */
+export function prettyJson(value) {
+    if (value === undefined) {
+        return "";
+    }
+    try {
+        return JSON.stringify(value, null, 2) ?? String(value);
+    } catch {
+        return String(value);
+    }
+}
+
+/** 35 -> "35 ms", 1234 -> "1.2 s", 65000 -> "1 min 5 s"; null or negative -> "". */
+export function formatDuration(ms) {
+    if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) {
+        return "";
+    }
+    if (ms < 1000) {
+        return `${Math.round(ms)} ms`;
+    }
+    if (ms < 60000) {
+        const seconds = ms / 1000;
+        return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s`;
+    }
+    const minutes = Math.floor(ms / 60000);
+    const seconds = Math.round((ms % 60000) / 1000);
+    return seconds ? `${minutes} min ${seconds} s` : `${minutes} min`;
+}
+
+/**
+ * A tool result's typed parts (services/tool_result.py) as items to show, each with a `kind`:
+ *   text      { text }                       plain text, shown escaped
+ *   json      { json }                       indented JSON: structured content, or a text part that is a
+ *                                            JSON object or array
+ *   image     { src, mimeType }              a data URI from imageDataUri
+ *   blocked   { type, mimeType, bytes }      an image of another type, audio, a binary resource: described
+ *   resource  { uri, mimeType, text }        an embedded text resource
+ *   link      { uri, name, description, href }  a resource link; href only for http(s) URIs
+ * A text part repeating the structured content (as MCP servers are told to do) is shown once.
+ */
+export function resultItems(content) {
+    const parts = Array.isArray(content) ? content.filter((part) => part && typeof part === "object") : [];
+    const structured = parts.filter((part) => part.type === "structured").map((part) => canonicalJson(part.data));
+    const items = [];
+    for (const part of parts) {
+        const item = resultItem(part, structured);
+        if (item) {
+            items.push({ ...item, index: items.length });
+        }
+    }
+    return items;
+}
+
+function resultItem(part, structured) {
+    switch (part.type) {
+        case "text": {
+            const text = String(part.text ?? "");
+            const json = parseJsonValue(text);
+            if (json === undefined) {
+                return { kind: "text", text };
+            }
+            if (structured.includes(canonicalJson(json))) {
+                return null; // the same data follows as structured content
+            }
+            return { kind: "json", json: prettyJson(json) };
+        }
+        case "structured":
+            return { kind: "json", json: prettyJson(part.data) };
+        case "image": {
+            const src = imageDataUri(part);
+            return src
+                ? { kind: "image", src, mimeType: part.mime_type.trim().toLowerCase() }
+                : { kind: "blocked", type: "image", mimeType: String(part.mime_type ?? ""), bytes: base64Bytes(part.data) };
+        }
+        case "audio":
+            return { kind: "blocked", type: "audio", mimeType: String(part.mime_type ?? ""), bytes: base64Bytes(part.data) };
+        case "resource":
+            if (typeof part.text === "string") {
+                return { kind: "resource", uri: String(part.uri ?? ""), mimeType: part.mime_type ?? null, text: part.text };
+            }
+            return { kind: "blocked", type: "resource", mimeType: String(part.mime_type ?? ""), bytes: base64Bytes(part.blob), uri: String(part.uri ?? "") };
+        case "resource_link": {
+            const uri = String(part.uri ?? "");
+            return {
+                kind: "link",
+                uri,
+                name: String(part.name ?? uri),
+                description: part.description ?? null,
+                href: /^https?:\/\//i.test(uri) ? uri : null,
+            };
+        }
+        default:
+            // A part type from a newer server: show what it carries rather than nothing.
+            return { kind: "json", json: prettyJson(part) };
+    }
+}
+
+/** A JSON object or array written as text, else undefined (a number or a word stays text). */
+function parseJsonValue(text) {
+    const trimmed = text.trim();
+    if (!(trimmed.startsWith("{") || trimmed.startsWith("["))) {
+        return undefined;
+    }
+    try {
+        return JSON.parse(trimmed);
+    } catch {
+        return undefined;
+    }
+}
+
+/** JSON with sorted keys, to compare two values whatever the order of their keys. */
+function canonicalJson(value) {
+    const sort = (v) => {
+        if (Array.isArray(v)) {
+            return v.map(sort);
+        }
+        if (v && typeof v === "object") {
+            return Object.fromEntries(Object.keys(v).sort().map((key) => [key, sort(v[key])]));
+        }
+        return v;
+    };
+    try {
+        return JSON.stringify(sort(value));
+    } catch {
+        return null;
+    }
+}
+
+function base64Bytes(data) {
+    if (typeof data !== "string") {
+        return null;
+    }
+    const clean = data.replace(/\s+/g, "");
+    const padding = clean.endsWith("==") ? 2 : clean.endsWith("=") ? 1 : 0;
+    return Math.max(0, Math.floor((clean.length * 3) / 4) - padding);
+}
+
+/** Every pending call has an answer (true or false) in `decisions`. */
+export function allDecided(calls, decisions) {
+    return (calls ?? []).every((call) => typeof decisions?.[call.id] === "boolean");
+}
+
+/** The `approvals` of POST /ai_mcp/chat/resume: one boolean per pending call; no answer is a denial. */
+export function approvalsFor(calls, decisions) {
+    return Object.fromEntries((calls ?? []).map((call) => [call.id, decisions?.[call.id] === true]));
+}
+
+/**
+ * An answer that is not a stream: the JSON error of the chat routes ({"error": {code, message}}),
+ * or a bare HTTP status. `message` is null when the server gave none: the caller words it.
+ */
+export function errorFromResponse(status, bodyText) {
+    let error = null;
+    try {
+        error = JSON.parse(bodyText)?.error ?? null;
+    } catch {
+        error = null;
+    }
+    if (error && typeof error === "object" && typeof error.code === "string") {
+        return { code: error.code, message: typeof error.message === "string" ? error.message : null, status };
+    }
+    return { code: "HTTP_ERROR", message: null, status };
+}
+
+/**
+ * What "Retry" does after the turn ended with `error`:
+ *  - the last request was a resume that failed in the browser (the server never answered, or the
+ *    stream broke and could not be read again): the turn still waits for that answer, send it again;
+ *  - otherwise send the last user message again (`fresh` when the failed request never reached the
+ *    server, so the message shown for it must not be shown twice).
+ * Null when there is nothing to retry.
+ */
+export function retryPlan({ lastRequest, error, lastUserText }) {
+    const local = Boolean(error && LOCAL_ERRORS.has(error.code));
+    if (lastRequest?.kind === "resume" && local) {
+        return { kind: "resume", body: lastRequest.body };
+    }
+    if (typeof lastUserText === "string" && lastUserText.trim()) {
+        return { kind: "message", text: lastUserText, replaceLast: lastRequest?.kind === "message" && local && !lastRequest.received };
+    }
+    return null;
+}
+
+/** The text of the last user message in the reducer's messages, or null. */
+export function lastUserText(messages) {
+    for (let i = (messages ?? []).length - 1; i >= 0; i--) {
+        if (messages[i].role === "user") {
+            return messages[i].text;
+        }
+    }
+    return null;
+}
+
+/** The reducer status in which the model or tools are working and the stop button applies. */
+export function isStreamingStatus(status) {
+    return status === "thinking" || status === "running_tools";
+}
