@@ -25,7 +25,24 @@
         "security/ai_mcp_rules.xml",
         "data/ir_config_parameter.xml",
         "data/ir_cron.xml",
+        "views/ai_provider_views.xml",
+        "views/ai_assistant_views.xml",
+        "views/mcp_server_views.xml",
+        "views/mcp_tool_views.xml",
+        "views/cloud_service_views.xml",
+        "views/mcp_tool_try_wizard_views.xml",
+        "views/mcp_server_import_wizard_views.xml",
+        "views/ai_mcp_menus.xml",
     ],
+    "assets": {
+        "web.assets_backend": [
+            "ai_mcp/static/src/core/schema_form_model.js",
+            "ai_mcp/static/src/schema_form/*",
+        ],
+        "web.assets_tests": [
+            "ai_mcp/static/tests/tours/*",
+        ],
+    },
     "application": True,
     "installable": True,
 }

@@ -3,3 +3,7 @@ from . import test_mcp_server_sync
 from . import test_security
 from . import test_secrets
 from . import test_assistant
+from . import test_views
+from . import test_try_wizard
+from . import test_import_wizard
+from . import test_ui_tour

@@ -1,0 +1,91 @@
+/** @odoo-module */
+/**
+ * Opens every screen of the AI app the way an administrator does: the list and a form of
+ * providers, assistants, MCP servers, MCP tools and cloud services, then the Try-it wizard of a
+ * real tool, filled through the form generated from its input schema, and called. Run by
+ * tests/test_ui_tour.py, which creates the records (and a real MCP server) first.
+ */
+import { registry } from "@web/core/registry";
+import { stepUtils } from "@web_tour/tour_service/tour_utils";
+
+function configMenu(xmlid) {
+    return [
+        { trigger: 'button[data-menu-xmlid="ai_mcp.menu_ai_config"]', run: "click" },
+        { trigger: `a[data-menu-xmlid="ai_mcp.${xmlid}"]`, run: "click" },
+    ];
+}
+
+function openRow(text, check) {
+    return [
+        { trigger: `.o_list_view .o_data_row td.o_data_cell:contains("${text}")`, run: "click" },
+        { trigger: `.o_form_view ${check}` },
+    ];
+}
+
+registry.category("web_tour.tours").add("ai_mcp_views_tour", {
+    url: "/odoo",
+    steps: () => [
+        ...stepUtils.goToAppSteps("ai_mcp.menu_ai_root", "Open the AI app"),
+
+        // providers
+        ...configMenu("menu_ai_provider"),
+        ...openRow("Tour provider", '.o_field_widget[name="base_url"]'),
+        { trigger: '.o_form_view .badge:contains("Set")' },
+        { trigger: ".o_form_view .o-mail-Chatter" },
+
+        // assistants
+        ...configMenu("menu_ai_assistant"),
+        ...openRow("Tour assistant", '.o_field_widget[name="provider_id"]'),
+        { trigger: '.o_notebook a:contains("Tools")', run: "click" },
+        { trigger: '.o_field_widget[name="tool_preview"]:contains("Tour server / add")' },
+
+        // servers
+        ...configMenu("menu_mcp_server"),
+        ...openRow("Tour server", '.o_statusbar_status button[aria-checked="true"]:contains("Connected")'),
+        { trigger: '.o_form_view .o_field_widget[name="url"]' },
+        { trigger: '.o_form_view button[name="action_test_connection"]' },
+        { trigger: '.o_form_view button[name="action_sync_tools"]' },
+        { trigger: '.o_form_view .oe_stat_button[name="action_open_tools"]', run: "click" },
+        { trigger: '.o_list_view .o_data_row td.o_data_cell:contains("echo")' },
+
+        // tools: the list, a form, and Try it
+        ...configMenu("menu_mcp_tool"),
+        { trigger: '.o_list_view .o_field_boolean_toggle' },
+        ...openRow("add", '.o_field_widget[name="description"]:contains("Add two numbers")'),
+        { trigger: '.o_notebook a:contains("Input schema")', run: "click" },
+        { trigger: '.o_field_widget[name="input_schema_pretty"] .ace_editor:contains("required")' },
+        { trigger: '.o_form_view button[name="action_try"]', run: "click" },
+        { trigger: '.modal .o_ai_mcp_schema_form [data-path="a"] .o_schema_form_required' },
+        {
+            content: "an invalid number shows its error next to the input",
+            trigger: '.modal .o_ai_mcp_schema_form [data-path="a"] input',
+            run: "edit two",
+        },
+        { trigger: '.modal [data-path="a"] .o_schema_form_error' },
+        { trigger: '.modal .o_ai_mcp_schema_form [data-path="a"] input', run: "edit 2" },
+        { trigger: '.modal .o_ai_mcp_schema_form [data-path="b"] input', run: "edit 3.5" },
+        { trigger: '.modal .o_ai_mcp_schema_form:not(:has(.o_schema_form_error))' },
+        { trigger: '.modal-footer button[name="action_call"]', run: "click" },
+        { trigger: '.modal .o_field_widget[name="result_html"]:contains("5.5")' },
+        { trigger: '.modal [data-path="a"] input:value(2)' },
+        { trigger: '.modal-footer button.btn-secondary:contains("Close")', run: "click" },
+        { trigger: "body:not(:has(.modal))" },
+
+        // cloud services
+        { trigger: 'a[data-menu-xmlid="ai_mcp.menu_cloud_service"], button[data-menu-xmlid="ai_mcp.menu_cloud_service"]', run: "click" },
+        ...openRow("Tour service", '.o_field_widget[name="owner_id"]'),
+        { trigger: '.o_field_widget[name="user_mcp_server_ids"]' },
+
+        // import wizard
+        ...configMenu("menu_mcp_server_import"),
+        {
+            trigger: '.modal .o_field_widget[name="config_text"] textarea',
+            run: 'edit {"mcpServers": {"tour_import": {"url": "https://tour.example.com/mcp"}, "bad": {}}}',
+        },
+        { trigger: '.modal-footer button[name="action_preview"]', run: "click" },
+        { trigger: '.modal .o_data_row:contains("tour_import"):contains("Ready")' },
+        { trigger: '.modal .o_data_row:contains("bad"):contains("Cannot be imported")' },
+        { trigger: '.modal-footer button.btn-secondary:contains("Close")', run: "click" },
+        { trigger: "body:not(:has(.modal))" },
+    ],
+});

@@ -1,0 +1,53 @@
+"""The screens in a real browser: every action of the AI menu, list and form, and the Try-it
+wizard on a real MCP tool (static/tests/tours/ai_mcp_views_tour.js).
+
+Odoo skips browser tests silently when websocket-client or Chrome/Chromium is missing, so the
+test fails instead where they are expected (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
+import os
+import shutil
+
+from odoo.tests import HttpCase, tagged
+
+from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
+
+
+@tagged("post_install", "-at_install")
+class TestUiTour(HttpCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.http = HttpServer("streamable-http").start()
+        cls.addClassCleanup(cls.http.stop)
+
+    def setUp(self):
+        super().setUp()
+        if not os.environ.get("AI_MCP_BROWSER_OPTIONAL"):
+            try:
+                import websocket  # noqa: F401  (Odoo's browser tests need it)
+            except ImportError:
+                self.fail("websocket-client is not installed: the browser tour would be skipped silently")
+            if not any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome", "chrome")):
+                self.fail("no Chromium or Chrome on PATH: the browser tour would be skipped silently")
+        env = self.env(context=dict(self.env.context, tracking_disable=True))
+        provider = env["ai.provider"].create(
+            {"name": "Tour provider", "base_url": "https://llm.example.com/v1", "api_key": "sk-tour"}
+        )
+        self.server = env["mcp.server"].create({"name": "Tour server", "scope": "system", "url": self.http.url})
+        sync = self.server.action_sync_tools()
+        self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
+        env["ai.assistant"].create(
+            {"name": "Tour assistant", "provider_id": provider.id, "mcp_server_ids": [(6, 0, self.server.ids)]}
+        )
+        env["cloud.service"].create({"name": "Tour service"})
+
+    def tearDown(self):
+        hub = hub_module._hub
+        if hub is not None:
+            hub.close_server(self.server._server_key())
+        super().tearDown()
+
+    def test_views_and_try_it_in_the_browser(self):
+        self.start_tour("/odoo", "ai_mcp_views_tour", login="admin", timeout=180)
+        imported = self.env["mcp.server"].search([("name", "=", "tour_import")])
+        self.assertFalse(imported, "the tour only previews the import")
