@@ -99,6 +99,8 @@ class McpHub:
         came for that many seconds, so a streaming response can send a heartbeat."""
         items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         credits_ready: concurrent.futures.Future[asyncio.Semaphore] = concurrent.futures.Future()
+        # a cancelled concurrent future reports "done" at once; this says the generator really ended
+        finished = threading.Event()
 
         async def produce() -> None:
             credits = asyncio.Semaphore(buffer)
@@ -115,6 +117,8 @@ class McpHub:
                 raise
             else:
                 items.put(("end", None))
+            finally:
+                finished.set()
 
         task = self.submit(produce())
         credits = credits_ready.result()
@@ -132,10 +136,9 @@ class McpHub:
                 self._loop.call_soon_threadsafe(credits.release)
                 yield value
         finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
-                    task.result(close_timeout)
+            task.cancel()
+            if not finished.wait(close_timeout):
+                _logger.warning("MCP hub: a stream still closing after %.0f s", close_timeout)
 
     # -- coroutines, for code already on the hub's loop (the agent loop) ------------------------
 

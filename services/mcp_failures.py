@@ -89,7 +89,7 @@ def map_jsonrpc_error(error: mcp_types.ErrorData, server: str) -> McpError:
     if code == mcp_types.INVALID_PARAMS:
         return McpError(ErrorCode.MCP_INVALID_PARAMS, f"{server}: {error.message}")
     if code == mcp_types.PARSE_ERROR:
-        return McpError(ErrorCode.MCP_PARSE_ERROR, f"{server} could not read our request: {error.message}")
+        return McpError(ErrorCode.MCP_PARSE_ERROR, f"{server}: {error.message}")
     if code == mcp_types.INVALID_REQUEST:
         return McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{server}: {error.message}")
     return McpError(ErrorCode.MCP_EXECUTION_ERROR, f"{server}: {error.message}")

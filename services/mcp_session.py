@@ -128,6 +128,7 @@ class McpSession:
                         streams[0],
                         streams[1],
                         read_timeout_seconds=timedelta(seconds=self.spec.call_timeout),
+                        message_handler=self._on_message,
                         client_info=CLIENT_INFO,
                     )
                 )
@@ -207,15 +208,32 @@ class McpSession:
 
     def _answer_lost(self, request_id: int) -> None:
         """The response stream of `request_id` broke: fail that request now, rebuild the session next time."""
-        session = self._session
         self._lost = True
-        stream = session._response_streams.get(request_id) if session else None
-        if stream is None:
+        self._fail_pending([request_id], CONNECTION_CLOSED, "the server closed the stream before answering")
+
+    async def _on_message(self, message: Any) -> None:
+        """The SDK hands undecodable server output here, and leaves the request it answered waiting
+        for its full timeout: fail what is pending instead, and rebuild the session next time."""
+        if isinstance(message, Exception):
+            _logger.warning("MCP bad message: server=%s error=%s", self.spec.label(), message)
+            self._lost = True
+            session = self._session
+            pending = list(session._response_streams) if session else []
+            reason = (str(message).splitlines() or [type(message).__name__])[0][:200]
+            self._fail_pending(pending, mcp_types.PARSE_ERROR, f"the server's answer is not valid JSON-RPC ({reason})")
+
+    def _fail_pending(self, request_ids: list[Any], code: int, message: str) -> None:
+        session = self._session
+        if session is None:
             return
-        error = mcp_types.ErrorData(code=CONNECTION_CLOSED, message="the server closed the stream before answering")
-        # the SDK has no public way to fail one pending request; its own receive loop does exactly this
-        with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            stream.send_nowait(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+        error = mcp_types.ErrorData(code=code, message=message)
+        for request_id in request_ids:
+            stream = session._response_streams.get(request_id)
+            if stream is None:
+                continue
+            # the SDK has no public way to fail a pending request; its own receive loop does exactly this
+            with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                stream.send_nowait(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
     async def _log_request(self, request: httpx.Request) -> None:
         body = request.content[:2000].decode(errors="replace") if request.content else ""

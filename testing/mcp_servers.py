@@ -32,7 +32,9 @@ class Weather(BaseModel):
     celsius: float
 
 
-def build_server(name: str, tool_count: int, page_size: int, state_dir: Path | None, variant: bool = False) -> FastMCP:
+def build_server(
+    name: str, tool_count: int, page_size: int, state_dir: Path | None, variant: bool = False, transport: str = "stdio"
+) -> FastMCP:
     mcp = FastMCP(name, log_level="WARNING")
 
     # --variant changes what echo says about itself: a "rug pull" for the tool review tests
@@ -106,6 +108,14 @@ def build_server(name: str, tool_count: int, page_size: int, state_dir: Path | N
         return str(id(ctx.session))
 
     @mcp.tool()
+    def garble() -> str:
+        """Answers with bytes that are not JSON-RPC (over HTTP the server's middleware does it)."""
+        if transport == "stdio":
+            sys.stdout.write("this is not json-rpc\n")
+            sys.stdout.flush()
+        return "garbled"
+
+    @mcp.tool()
     def big(chars: int) -> str:
         """A long text."""
         return "x" * chars
@@ -157,6 +167,38 @@ def _bearer_guard(app: Any, token: str) -> Any:
     return guarded
 
 
+def _garbler(app: Any) -> Any:
+    """Answers a tools/call of `garble` with a body that is not JSON-RPC, as a broken server would."""
+
+    async def garbling(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        if b'"name":"garble"' in body.replace(b" ", b""):
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": b"{this is not json-rpc"})
+            return
+
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # later reads wait for the disconnect, as the app expects
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return garbling
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
@@ -170,13 +212,14 @@ def main() -> None:
     opts = parser.parse_args()
     sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
-    mcp = build_server(opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant)
+    mcp = build_server(opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant, opts.transport)
     if opts.transport == "stdio":
         mcp.run("stdio")
         return
     import uvicorn
 
     app = mcp.streamable_http_app() if opts.transport == "streamable-http" else mcp.sse_app()
+    app = _garbler(app)
     if opts.token:
         app = _bearer_guard(app, opts.token)
     uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning", lifespan="on")

@@ -131,12 +131,13 @@ def test_restarted_http_server_session_is_reopened_transparently(hub: McpHub) ->
 
 
 def test_pagination_and_cap_at_50_tools(hub: McpHub, caplog: pytest.LogCaptureFixture) -> None:
+    built_in = hub.list_tools(stdio_spec("few")).total
     spec = stdio_spec("many", "--tools", "120", "--page-size", "25")
     with caplog.at_level(logging.WARNING):
         listing = hub.list_tools(spec)
-    assert listing.total == 132  # 120 numbered + 12 built-in tools, across 6 pages
+    assert listing.total == built_in + 120  # across ceil(total / 25) pages
     assert len(listing.tools) == 50
-    assert listing.warnings == ["many offers 132 tools; only the first 50 are kept."]
+    assert listing.warnings == [f"many offers {built_in + 120} tools; only the first 50 are kept."]
     assert "only the first 50 are kept" in caplog.text
 
 
@@ -353,3 +354,29 @@ def test_iterate_reports_idle_gaps_for_heartbeats(hub: McpHub) -> None:
     seen = list(hub.iterate(slow_pair, idle_every=0.1))
     assert seen[0] == "first" and seen[-1] == "second"
     assert 2 <= seen.count(None) <= 4
+
+
+@pytest.mark.parametrize("transport", ["stdio", "streamable_http"])
+def test_malformed_json_rpc_fails_fast_with_parse_error(hub: McpHub, http_server: HttpServer, transport: str) -> None:
+    spec = stdio_spec("garbled") if transport == "stdio" else http_spec(http_server, key="garbled")
+    started = time.monotonic()
+    with pytest.raises(McpError) as info:
+        hub.call_tool(spec, "garble", {})
+    assert info.value.code is ErrorCode.MCP_PARSE_ERROR
+    assert "not valid JSON-RPC" in info.value.message
+    assert time.monotonic() - started < 10  # not the 30 s call timeout
+    assert hub.call_tool(spec, "echo", {"text": "after"}).text_for_model() == "after"
+
+
+def test_forbidden_is_an_auth_failure(hub: McpHub) -> None:
+    from services.mcp_failures import from_http_status
+
+    assert from_http_status(403, "srv").code is ErrorCode.MCP_AUTH_FAILED
+
+
+def test_unknown_host_is_unreachable(hub: McpHub) -> None:
+    spec = build_server_spec(key="nxdomain", name="nowhere", url="http://no-such-host.invalid/mcp", retry=FAST_RETRY)
+    with pytest.raises(McpError) as info:
+        hub.test_connection(spec)
+    assert info.value.code is ErrorCode.MCP_UNREACHABLE
+    assert "Cannot connect to nowhere" in info.value.message
