@@ -33,11 +33,18 @@
         "views/mcp_tool_try_wizard_views.xml",
         "views/mcp_server_import_wizard_views.xml",
         "views/ai_mcp_menus.xml",
+        "views/ai_chat_views.xml",
     ],
     "assets": {
         "web.assets_backend": [
             "ai_mcp/static/src/core/schema_form_model.js",
             "ai_mcp/static/src/schema_form/*",
+            "ai_mcp/static/src/core/chat_state.js",
+            "ai_mcp/static/src/core/chat_view.js",
+            "ai_mcp/static/src/core/event_stream.js",
+            "ai_mcp/static/src/core/markdown.js",
+            "ai_mcp/static/src/core/sse_parser.js",
+            "ai_mcp/static/src/chat/**/*",
         ],
         "web.assets_tests": [
             "ai_mcp/static/tests/tours/*",

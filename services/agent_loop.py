@@ -168,23 +168,41 @@ class _Turn:
     # -- tools ---------------------------------------------------------------------------------
 
     async def _bind_tools(self) -> AsyncIterator[WarningEvent]:
-        servers: dict[str, ServerSpec] = {b.server.key: b.server for b in self.request.tools}
-        opened = await asyncio.gather(*(self._connect(spec) for spec in servers.values()))
         sessions: dict[str, McpSession] = {}
-        for spec, outcome in zip(servers.values(), opened):
+        async for item in self._open_sessions():
+            if isinstance(item, WarningEvent):
+                yield item
+            else:
+                sessions[item.spec.key] = item
+        bindings: list[ToolBinding] = []
+        for binding in self.request.tools:
+            if binding.server.key not in sessions:
+                continue
+            problem = binding.tool.schema_problem()
+            if problem:
+                yield WarningEvent(
+                    code=ErrorCode.MCP_PROTOCOL_ERROR.value,
+                    message=f"{binding.server.name}: the tool {binding.tool.name!r} is left out because {problem}.",
+                )
+            else:
+                bindings.append(binding)
+        names = ToolNameMap.build([ToolRef(b.server.key, b.server.name, b.tool.name) for b in bindings])
+        for binding in bindings:
+            model_name = names.model_name(ToolRef(binding.server.key, binding.server.name, binding.tool.name))
+            self.tools[model_name] = BoundTool(model_name, binding.server, binding.tool, binding.requires_approval)
+            self.lc_tools.append(_langchain_tool(sessions[binding.server.key], binding.tool, model_name))
+
+    async def _open_sessions(self) -> AsyncIterator[McpSession | WarningEvent]:
+        """Pooled sessions of the turn's servers, connected together; an unreachable one is a warning."""
+        servers = list({b.server.key: b.server for b in self.request.tools}.values())
+        for spec, outcome in zip(servers, await asyncio.gather(*(self._connect(spec) for spec in servers))):
             if isinstance(outcome, McpError):
                 yield WarningEvent(
                     code=outcome.code.value,
                     message=f"{spec.name} is unavailable, so its tools are left out of this answer: {outcome.message}",
                 )
             else:
-                sessions[spec.key] = outcome
-        bindings = [b for b in self.request.tools if b.server.key in sessions]
-        names = ToolNameMap.build([ToolRef(b.server.key, b.server.name, b.tool.name) for b in bindings])
-        for binding in bindings:
-            model_name = names.model_name(ToolRef(binding.server.key, binding.server.name, binding.tool.name))
-            self.tools[model_name] = BoundTool(model_name, binding.server, binding.tool, binding.requires_approval)
-            self.lc_tools.append(_langchain_tool(sessions[binding.server.key], binding.tool, model_name))
+                yield outcome
 
     async def _connect(self, spec: ServerSpec) -> McpSession | McpError:
         try:

@@ -1,9 +1,12 @@
 """A discovered MCP tool, normalized so the rest of the addon never sees SDK types."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
+
+import jsonschema
 
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,12 +41,31 @@ class ToolInfo(BaseModel):
     def display_title(self) -> str:
         return self.title or self.name
 
+    def schema_problem(self) -> str | None:
+        """Why this tool's input schema cannot be offered to a model, if it cannot: one bad schema
+        makes the provider refuse the whole request."""
+        return _schema_problem(json.dumps(self.input_schema, sort_keys=True))
+
     def content_hash(self) -> str:
         """Digest of what the model is told about the tool: a change means a new review (rug-pull guard)."""
         raw = json.dumps(
             [self.description, self.input_schema, self.output_schema], sort_keys=True, separators=(",", ":")
         )
         return hashlib.sha256(raw.encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=2048)
+def _schema_problem(schema_json: str) -> str | None:
+    # checking against the meta-schema is slow; tools keep their schema across turns
+    schema = json.loads(schema_json)
+    if schema.get("type") != "object":
+        return f"its input schema has type {schema.get('type')!r}; a tool's arguments must be an object"
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return f"its input schema is invalid: {exc.message}"
+    return None
 
 
 def normalize_tool(tool: mcp_types.Tool) -> ToolInfo:

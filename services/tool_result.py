@@ -8,6 +8,9 @@ from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_MODEL_TEXT_LIMIT = 20_000
+# What one part may weigh in an event: events are stored and sent to the browser.
+DISPLAY_TEXT_LIMIT = 100_000
+DISPLAY_BINARY_LIMIT = 2_000_000
 TRUNCATION_MARKER = "\n[... truncated: {omitted} more characters not shown ...]"
 
 
@@ -72,6 +75,27 @@ class ToolResult(BaseModel):
             # The spec has servers repeat structured content as JSON text; say it once.
             parts = [p for p in parts if not isinstance(p, StructuredPart)]
         return truncate("\n".join(_render(part) for part in parts), limit)
+
+
+    def for_display(self, text_limit: int = DISPLAY_TEXT_LIMIT, binary_limit: int = DISPLAY_BINARY_LIMIT) -> list[Part]:
+        """The parts as a user sees them: long texts cut with a marker, oversized media replaced by a note."""
+        return [_display_part(part, text_limit, binary_limit) for part in self.parts]
+
+
+def _display_part(part: _Part, text_limit: int, binary_limit: int) -> _Part:
+    if isinstance(part, TextPart) and len(part.text) > text_limit:
+        return TextPart(text=truncate(part.text, text_limit))
+    if isinstance(part, ResourcePart) and part.text is not None and len(part.text) > text_limit:
+        return part.model_copy(update={"text": truncate(part.text, text_limit)})
+    if isinstance(part, (ImagePart, AudioPart)) and len(part.data) > binary_limit:
+        return TextPart(text=f"[{part.type} {part.mime_type} of {len(part.data) * 3 // 4} bytes, too large to show]")
+    if isinstance(part, ResourcePart) and part.blob is not None and len(part.blob) > binary_limit:
+        return part.model_copy(update={"blob": None, "text": f"[binary resource of {len(part.blob) * 3 // 4} bytes, too large to show]"})
+    if isinstance(part, StructuredPart):
+        dumped = json.dumps(part.data, ensure_ascii=False)
+        if len(dumped) > text_limit:
+            return TextPart(text=truncate(dumped, text_limit))
+    return part
 
 
 def truncate(text: str, limit: int) -> str:

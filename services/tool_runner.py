@@ -125,13 +125,13 @@ class ToolRunner:
             return ToolResultEvent(
                 id=call.id,
                 ok=False,
-                content=list(result.parts),
+                content=result.for_display(),
                 model_text=f"Error {ErrorCode.MCP_EXECUTION_ERROR.value}: {text}",
                 error_code=ErrorCode.MCP_EXECUTION_ERROR.value,
                 error_message=text[:500],
                 duration_ms=elapsed,
             )
-        return ToolResultEvent(id=call.id, ok=True, content=list(result.parts), model_text=text, duration_ms=elapsed)
+        return ToolResultEvent(id=call.id, ok=True, content=result.for_display(), model_text=text, duration_ms=elapsed)
 
 
 def _ms(started: float) -> int:

@@ -332,3 +332,34 @@ def test_turn_time_limit_bounds_tools_and_ends_the_turn(hub: McpHub, llm: Script
     assert result.error_code == "MCP_TIMEOUT"
     assert events[-1].type == "error" and events[-1].code == "LLM_TIMEOUT"
     assert "1 s limit" in events[-1].message
+
+
+def test_tools_with_unusable_schemas_are_left_out_with_a_warning(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    good = tools_of(hub, spec)
+    echo = next(b for b in good if b.tool.name == "echo")
+    broken = [
+        ToolBinding(server=spec, tool=echo.tool.model_copy(update={"name": "odd_type", "input_schema": {"type": "string"}})),
+        ToolBinding(server=spec, tool=echo.tool.model_copy(update={"name": "bad_schema", "input_schema": {"type": "object", "properties": 3}})),
+    ]
+    llm.queue(Turn(text="fine"))
+    events = run(hub, TurnRequest(assistant=settings(llm), tools=good + broken, user_message="x"))
+    warnings = [e.message for e in events if e.type == "warning"]
+    assert any("'odd_type' is left out" in w and "must be an object" in w for w in warnings)
+    assert any("'bad_schema' is left out" in w and "invalid" in w for w in warnings)
+    offered = {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert "odd_type" not in offered and "bad_schema" not in offered and "echo" in offered
+    assert events[-1].type == "done"
+
+
+def test_a_ten_megabyte_result_is_cut_for_the_model_and_the_user(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    llm.queue(Turn(tool_calls=(ToolCall("big", {"chars": 10_000_000}),)), Turn(text="That was long."))
+    events = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="x"))
+    result = next(e for e in events if e.type == "tool_result")
+    assert result.ok
+    assert len(result.model_text) < 21_000 and "truncated" in result.model_text
+    assert len(json.dumps(result.data())) < 250_000  # what is stored and sent to the browser
+    assert "truncated" in result.content[0].text
+    assert len(json.dumps(llm.requests[1])) < 50_000
+    assert events[-1].type == "done"

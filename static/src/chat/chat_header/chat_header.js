@@ -1,0 +1,41 @@
+/** @odoo-module */
+import { Component } from "@odoo/owl";
+import { _t } from "@web/core/l10n/translation";
+
+/**
+ * The conversation's title with the assistant picker and, for users who have cloud services, the
+ * cloud-service picker (whose servers add tools to the conversation). Both are fixed once the
+ * conversation has started.
+ */
+export class ChatHeader extends Component {
+    static template = "ai_mcp.ChatHeader";
+    static props = {
+        title: String,
+        assistants: Array,
+        assistantId: { type: [Number, { value: null }], optional: true },
+        cloudServiceId: { type: [Number, { value: null }], optional: true },
+        locked: Boolean,
+        onAssistantChange: Function,
+        onCloudServiceChange: Function,
+    };
+
+    get assistant() {
+        return this.props.assistants.find((assistant) => assistant.id === this.props.assistantId) || null;
+    }
+
+    get cloudServices() {
+        return this.assistant?.cloud_services || [];
+    }
+
+    get lockedTitle() {
+        return this.props.locked ? _t("Start a new chat to change this") : "";
+    }
+
+    onAssistantChange(ev) {
+        this.props.onAssistantChange(parseInt(ev.target.value, 10) || null);
+    }
+
+    onCloudServiceChange(ev) {
+        this.props.onCloudServiceChange(parseInt(ev.target.value, 10) || null);
+    }
+}

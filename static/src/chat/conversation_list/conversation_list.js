@@ -1,0 +1,42 @@
+/** @odoo-module */
+import { Component } from "@odoo/owl";
+import { _t } from "@web/core/l10n/translation";
+
+const STATE_ICONS = {
+    running: "fa fa-circle-o-notch fa-spin",
+    awaiting_approval: "fa fa-hand-paper-o text-warning",
+    awaiting_confirmation: "fa fa-question-circle text-warning",
+};
+
+/** The user's conversations, newest first, and "New chat". */
+export class ConversationList extends Component {
+    static template = "ai_mcp.ConversationList";
+    static props = {
+        conversations: Array,
+        activeId: { type: [Number, { value: null }], optional: true },
+        disabled: Boolean,
+        onSelect: Function,
+        onNew: Function,
+    };
+
+    name(conversation) {
+        return conversation.name || _t("Untitled conversation");
+    }
+
+    stateIcon(conversation) {
+        return STATE_ICONS[conversation.state] || "";
+    }
+
+    stateLabel(conversation) {
+        const labels = {
+            running: _t("Answering"),
+            awaiting_approval: _t("Waiting for your approval"),
+            awaiting_confirmation: _t("Waiting for your answer"),
+        };
+        return labels[conversation.state] || "";
+    }
+
+    get disabledTitle() {
+        return this.props.disabled ? _t("Stop the answer first") : "";
+    }
+}

@@ -1,0 +1,25 @@
+/** @odoo-module */
+import { Component, markup } from "@odoo/owl";
+
+import { renderMarkdown } from "@ai_mcp/core/markdown";
+import { ToolBlock } from "../tool_block/tool_block";
+
+/**
+ * The conversation's messages (chat_state.js `messages`): the user's as plain text, the
+ * assistant's answers as their parts in stream order, text as safe markdown and tool calls as
+ * ToolBlocks. renderMarkdown escapes every character of the model's text, so its output is the
+ * only HTML marked safe here.
+ */
+export class MessageList extends Component {
+    static template = "ai_mcp.MessageList";
+    static components = { ToolBlock };
+    static props = { messages: Array, onToggleTool: Function };
+
+    markdown(text) {
+        return markup(renderMarkdown(text));
+    }
+
+    partKey(part, index) {
+        return part.kind === "tool" ? `tool:${part.key}` : `text:${index}`;
+    }
+}

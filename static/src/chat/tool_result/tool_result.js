@@ -1,0 +1,29 @@
+/** @odoo-module */
+import { Component } from "@odoo/owl";
+import { _t } from "@web/core/l10n/translation";
+
+import { resultItems } from "@ai_mcp/core/chat_view";
+
+/**
+ * The content of a tool result (typed parts, services/tool_result.py), shown as text, indented
+ * JSON, images from allowed data URIs only, resources and links. Everything is escaped by t-esc.
+ */
+export class ToolResult extends Component {
+    static template = "ai_mcp.ToolResult";
+    static props = { content: { type: Array, optional: true } };
+    static defaultProps = { content: [] };
+
+    get items() {
+        return resultItems(this.props.content);
+    }
+
+    blockedLabel(item) {
+        const kinds = { image: _t("Image"), audio: _t("Audio"), resource: _t("Binary resource") };
+        const what = kinds[item.type] || item.type;
+        const mime = item.mimeType || _t("unknown type");
+        if (typeof item.bytes === "number") {
+            return _t("%(what)s not shown (%(mime)s, %(bytes)s bytes)", { what, mime, bytes: item.bytes });
+        }
+        return _t("%(what)s not shown (%(mime)s)", { what, mime });
+    }
+}
