@@ -74,10 +74,6 @@ class AiProvider(models.Model):
         except PydanticValidationError as exc:
             raise config_error_from(exc) from None
 
-    def action_test_provider(self):
-        self.ensure_one()
-        return self._test_model(self.default_model)
-
     def _test_model(self, model):
         self.ensure_one()
         try:
@@ -91,6 +87,10 @@ class AiProvider(models.Model):
             "success",
             reload=False,
         )
+
+    def action_test_provider(self):
+        self.ensure_one()
+        return self._test_model(self.default_model)
 
     def action_clear_api_key(self):
         return self._secret_clear("api_key")

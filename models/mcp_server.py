@@ -412,43 +412,6 @@ class McpServer(models.Model):
             {"state": "error", "last_error": error.message, "last_error_code": error.code.value}
         )
 
-    def action_test_connection(self):
-        self.ensure_one()
-        try:
-            report = self._connect()
-        except AiMcpError as exc:
-            self._record_error(exc)
-            return notification(_("Connection to %s failed", self.name), error_text(exc), "danger", sticky=True)
-        first = not self.last_sync
-        if first:
-            # the first successful connection discovers the tools, as an admin expects
-            self._apply_tools(report.tools, first_sync=True)
-        self._record_success(report, synced=first)
-        message = _(
-            "%(name)s %(version)s, protocol %(protocol)s: %(count)s tools, answered in %(latency)s ms.",
-            name=report.server.name,
-            version=report.server.version,
-            protocol=report.server.protocol_version,
-            count=report.total_tools,
-            latency=report.latency_ms,
-        )
-        if first:
-            message = f"{message} {_('Tools discovered.')}"
-        if report.warnings:
-            message = f"{message} {' '.join(report.warnings)}"
-        return notification(_("Connected to %s", self.name), message, "success")
-
-    def action_sync_tools(self):
-        results = [server._sync_tools() for server in self]
-        failed = [r for r in results if r.get("error")]
-        if len(self) == 1:
-            result = results[0]
-            if failed:
-                return notification(_("Sync of %s failed", self.name), result["error"], "danger", sticky=True)
-            return notification(_("Tools of %s synced", self.name), result["summary"], "success", sticky=bool(result["changed"]))
-        message = _("%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed))
-        return notification(_("Tools synced"), message, "warning" if failed else "success")
-
     def _sync_tools(self):
         """Connect, list the tools and bring the mcp.tool records in line. Never raises for a
         server that fails: it is marked `error` and the result says why."""
@@ -546,6 +509,43 @@ class McpServer(models.Model):
             cron._notify_progress(done=done, remaining=len(servers) - done)
 
     # -- actions ---------------------------------------------------------------------------------
+
+    def action_test_connection(self):
+        self.ensure_one()
+        try:
+            report = self._connect()
+        except AiMcpError as exc:
+            self._record_error(exc)
+            return notification(_("Connection to %s failed", self.name), error_text(exc), "danger", sticky=True)
+        first = not self.last_sync
+        if first:
+            # the first successful connection discovers the tools, as an admin expects
+            self._apply_tools(report.tools, first_sync=True)
+        self._record_success(report, synced=first)
+        message = _(
+            "%(name)s %(version)s, protocol %(protocol)s: %(count)s tools, answered in %(latency)s ms.",
+            name=report.server.name,
+            version=report.server.version,
+            protocol=report.server.protocol_version,
+            count=report.total_tools,
+            latency=report.latency_ms,
+        )
+        if first:
+            message = f"{message} {_('Tools discovered.')}"
+        if report.warnings:
+            message = f"{message} {' '.join(report.warnings)}"
+        return notification(_("Connected to %s", self.name), message, "success")
+
+    def action_sync_tools(self):
+        results = [server._sync_tools() for server in self]
+        failed = [r for r in results if r.get("error")]
+        if len(self) == 1:
+            result = results[0]
+            if failed:
+                return notification(_("Sync of %s failed", self.name), result["error"], "danger", sticky=True)
+            return notification(_("Tools of %s synced", self.name), result["summary"], "success", sticky=bool(result["changed"]))
+        message = _("%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed))
+        return notification(_("Tools synced"), message, "warning" if failed else "success")
 
     def action_clear_api_key(self):
         self._secret_clear("api_key")
