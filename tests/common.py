@@ -1,7 +1,11 @@
 """Users, records and helpers shared by the model, security and sync tests."""
+import os
+import time
+
 from odoo.tests import TransactionCase, new_test_user
 
 from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 
 # A public address: saving a user server with it needs no DNS and passes the URL guard.
 PUBLIC_URL = "https://93.184.216.34/mcp"
@@ -55,8 +59,84 @@ class AiMcpCase(TransactionCase):
                   "description": f"{name} tool", "requires_approval": False, "input_schema": '{"type": "object", "properties": {}}', **values}
         return cls.Tool.sudo().create(values)
 
+    # -- real MCP servers ------------------------------------------------------------------------
+    # free_port() releases the port before the server binds it, so when several test runs share a
+    # machine another process may take it first: HttpServer.start() would then happily connect to
+    # that process. These helpers wait until our own process listens, and pick another port if not.
+
+    @classmethod
+    def start_server(cls, *extra, transport="streamable-http"):
+        """A started test server; the caller stops it."""
+        for _attempt in range(5):
+            http = HttpServer(transport, *extra)
+            if _start_own(http):
+                return http
+            http.stop()
+        raise RuntimeError("could not start a test MCP server on a port of its own")
+
+    def serve(self, *extra, transport="streamable-http"):
+        """A started test server, stopped when the test ends."""
+        http = self.start_server(*extra, transport=transport)
+        self.addCleanup(http.stop)
+        return http
+
+    def restart_with(self, http, server, *extra):
+        """Restart `http` with other arguments, on its port if still free, else on a new one
+        (then `server` is pointed at it). Returns the running HttpServer."""
+        http.stop()
+        http.extra = extra
+        if _start_own(http):
+            return http
+        http.stop()
+        fresh = self.serve(*extra, transport=http.transport)
+        server.url = fresh.url
+        return fresh
+
     def close_pooled(self, *servers):
         hub = hub_module._hub
         if hub is not None:
             for server in servers:
                 hub.close_server(server._server_key())
+
+
+def _start_own(http, timeout=20.0):
+    """Start `http`; True once its own process listens on its port, False if it could not."""
+    try:
+        http.start()
+    except RuntimeError:
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if http.process.poll() is not None:
+            return False
+        if _listens(http.process.pid, http.port):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _listens(pid, port):
+    """Whether process `pid` holds a listening TCP socket on `port` (Linux /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            return True  # no /proc: trust the connect HttpServer.start() made
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(fields[9])
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in inodes:
+            return True
+    return False

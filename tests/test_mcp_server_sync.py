@@ -4,7 +4,7 @@ import sys
 from odoo.tests import tagged
 from odoo.tools import mute_logger
 
-from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer, free_port, serve_http, server_argv
+from odoo.addons.ai_mcp.testing.mcp_servers import free_port, server_argv
 
 from .common import AiMcpCase
 
@@ -16,7 +16,7 @@ class TestMcpServerSync(AiMcpCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.http = HttpServer("streamable-http").start()
+        cls.http = cls.start_server()
         cls.addClassCleanup(cls.http.stop)
 
     def make_server(self, url=None, **values):
@@ -62,14 +62,14 @@ class TestMcpServerSync(AiMcpCase):
         self.assertFalse(server.tool_ids)
 
     def test_refused_token_is_auth_failed(self):
-        with serve_http("streamable-http", "--token", "right") as guarded:
-            server = self.make_server(url=guarded.url, auth_type="bearer", api_key="wrong")
-            server.action_test_connection()
-            self.assertEqual(server.last_error_code, "MCP_AUTH_FAILED")
-            server.api_key = "right"
-            self.assertEqual(server.state, "draft", "a new token makes 'connected' stale")
-            server.action_test_connection()
-            self.assertEqual(server.state, "connected", server.last_error)
+        guarded = self.serve("--token", "right")
+        server = self.make_server(url=guarded.url, auth_type="bearer", api_key="wrong")
+        server.action_test_connection()
+        self.assertEqual(server.last_error_code, "MCP_AUTH_FAILED")
+        server.api_key = "right"
+        self.assertEqual(server.state, "draft", "a new token makes 'connected' stale")
+        server.action_test_connection()
+        self.assertEqual(server.state, "connected", server.last_error)
 
     # -- sync ------------------------------------------------------------------------------------
 
@@ -117,8 +117,7 @@ class TestMcpServerSync(AiMcpCase):
         self.assertTrue(tools["add"].enabled)
 
     def test_changed_tool_is_set_aside_until_accepted(self):
-        http = HttpServer("streamable-http").start()
-        self.addCleanup(http.stop)
+        http = self.serve()
         server = self.make_server(url=http.url)
         assistant = self.env["ai.assistant"].create({
             "name": "A", "provider_id": self.env["ai.provider"].create({"name": "P"}).id,
@@ -129,8 +128,7 @@ class TestMcpServerSync(AiMcpCase):
         approved = echo.approved_hash
         self.assertIn("echo", [b.tool.name for b in assistant._tool_bindings()])
 
-        http.extra = ("--variant",)
-        http.restart()
+        self.restart_with(http, server, "--variant")
         action = server.action_sync_tools()
         self.assertIn("set aside", action["params"]["message"])
         echo.invalidate_recordset()
@@ -158,16 +156,14 @@ class TestMcpServerSync(AiMcpCase):
         )
 
     def test_disappearing_tool_is_deactivated_and_comes_back_with_the_admin_choices(self):
-        http = HttpServer("streamable-http", "--tools", "3").start()
-        self.addCleanup(http.stop)
+        http = self.serve("--tools", "3")
         server = self.make_server(url=http.url)
         server.action_sync_tools()
         tools = self.tools_by_name(server)
         self.assertTrue({"tool_000", "tool_001", "tool_002"} <= set(tools))
         tools["tool_002"].write({"enabled": False, "requires_approval": True})
 
-        http.extra = ("--tools", "1")
-        http.restart()
+        http = self.restart_with(http, server, "--tools", "1")
         action = server.action_sync_tools()
         self.assertIn("2 no longer offered", action["params"]["message"])
         tools = self.tools_by_name(server)
@@ -176,8 +172,7 @@ class TestMcpServerSync(AiMcpCase):
         self.assertFalse(tools["tool_002"].active)
         self.assertNotIn("tool_001", server.tool_ids.mapped("name"))
 
-        http.extra = ("--tools", "3")
-        http.restart()
+        self.restart_with(http, server, "--tools", "3")
         server.action_sync_tools()
         tools = self.tools_by_name(server)
         self.assertTrue(tools["tool_001"].active)
@@ -186,12 +181,10 @@ class TestMcpServerSync(AiMcpCase):
         self.assertTrue(tools["tool_002"].requires_approval)
 
     def test_tool_appearing_after_the_first_sync_waits_for_review(self):
-        http = HttpServer("streamable-http").start()
-        self.addCleanup(http.stop)
+        http = self.serve()
         server = self.make_server(url=http.url)
         server.action_sync_tools()
-        http.extra = ("--tools", "1")
-        http.restart()
+        self.restart_with(http, server, "--tools", "1")
         server.action_sync_tools()
         new = self.tools_by_name(server)["tool_000"]
         self.assertEqual(new.review_state, "changed")
@@ -200,10 +193,10 @@ class TestMcpServerSync(AiMcpCase):
         self.assertEqual(new.review_state, "approved")
 
     def test_pagination_is_followed(self):
-        with serve_http("streamable-http", "--tools", "30", "--page-size", "7") as paged:
-            server = self.make_server(url=paged.url)
-            server.action_sync_tools()
-            self.assertIn("tool_029", server.tool_ids.mapped("name"))
+        paged = self.serve("--tools", "30", "--page-size", "7")
+        server = self.make_server(url=paged.url)
+        server.action_sync_tools()
+        self.assertIn("tool_029", server.tool_ids.mapped("name"))
 
     # -- cron ------------------------------------------------------------------------------------
 
