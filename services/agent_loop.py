@@ -40,6 +40,7 @@ from .events import (
 from .hub import McpHub
 from .llm_stream import LlmSettings, ModelReply, make_chat_model, stream_reply
 from .mcp_session import McpSession
+from .presets import schema_without
 from .prompted_tools import describe_tools, parse_reply
 from .server_spec import ServerSpec
 from .tool_info import ToolInfo
@@ -89,6 +90,8 @@ class ToolBinding(BaseModel):
     server: ServerSpec
     tool: ToolInfo
     requires_approval: bool = False
+    # resolved preset arguments: hidden from the model, merged over what it sends
+    fixed_arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class Resume(BaseModel):
@@ -189,8 +192,11 @@ class _Turn:
         names = ToolNameMap.build([ToolRef(b.server.key, b.server.name, b.tool.name) for b in bindings])
         for binding in bindings:
             model_name = names.model_name(ToolRef(binding.server.key, binding.server.name, binding.tool.name))
-            self.tools[model_name] = BoundTool(model_name, binding.server, binding.tool, binding.requires_approval)
-            self.lc_tools.append(_langchain_tool(sessions[binding.server.key], binding.tool, model_name))
+            self.tools[model_name] = BoundTool(
+                model_name, binding.server, binding.tool, binding.requires_approval, binding.fixed_arguments
+            )
+            shown = binding.tool.model_copy(update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)})
+            self.lc_tools.append(_langchain_tool(sessions[binding.server.key], shown, model_name))
 
     async def _open_sessions(self) -> AsyncIterator[McpSession | WarningEvent]:
         """Pooled sessions of the turn's servers, connected together; an unreachable one is a warning."""
@@ -304,7 +310,9 @@ class _Turn:
     def _system_prompt(self, with_tools: bool) -> str:
         prompt = self.settings.system_prompt
         if self.settings.prompted_tools and with_tools and self.tools:
-            described = describe_tools([(t.model_name, t.info.description, t.info.input_schema) for t in self.tools.values()])
+            described = describe_tools(
+                [(t.model_name, t.info.description, schema_without(t.info.input_schema, t.fixed_arguments)) for t in self.tools.values()]
+            )
             prompt = f"{prompt}\n\n{described}".strip()
         return prompt
 

@@ -6,8 +6,9 @@ import functools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import jsonschema
 
@@ -29,6 +30,11 @@ class BoundTool:
     server: ServerSpec
     info: ToolInfo
     requires_approval: bool = False
+    fixed_arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def arguments(self, sent: Mapping[str, Any]) -> dict[str, Any]:
+        """What the tool receives: the preset wins over the model."""
+        return {**sent, **self.fixed_arguments}
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,7 @@ def check_arguments(tool: BoundTool, call: ToolCallEvent) -> ToolResultEvent | N
     validator = _validator(json.dumps(tool.info.input_schema, sort_keys=True))
     if validator is None:
         return None
-    errors = sorted(validator.iter_errors(call.arguments), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator.iter_errors(tool.arguments(call.arguments)), key=lambda e: list(e.absolute_path))
     if not errors:
         return None
     details = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:5])
@@ -110,7 +116,7 @@ class ToolRunner:
         started = time.monotonic()
         try:
             result = await self._hub.acall_tool(
-                tool.server, tool.info.name, call.arguments, timeout=timeout, retry_safe=tool.info.annotations.retry_safe
+                tool.server, tool.info.name, tool.arguments(call.arguments), timeout=timeout, retry_safe=tool.info.annotations.retry_safe
             )
         except AiMcpError as exc:
             elapsed = _ms(started)
