@@ -61,6 +61,7 @@ export class ChatAction extends Component {
             cloudServiceId: null,
             busy: false,
             loading: true,
+            listOpen: false, // small screens: the conversation list shown over the chat
         });
         this.request = null;
         this.lastRequest = null;
@@ -239,6 +240,20 @@ export class ChatAction extends Component {
         }
         this.setChat(initialState());
         router.pushState({ active_id: undefined });
+    }
+
+    toggleList() {
+        this.state.listOpen = !this.state.listOpen;
+    }
+
+    selectConversation(id) {
+        this.state.listOpen = false;
+        this.openConversation(id);
+    }
+
+    startNewChat() {
+        this.state.listOpen = false;
+        this.newChat();
     }
 
     onAssistantChange(id) {

@@ -15,6 +15,7 @@ export class ChatHeader extends Component {
         assistantId: { type: [Number, { value: null }], optional: true },
         cloudServiceId: { type: [Number, { value: null }], optional: true },
         locked: Boolean,
+        onToggleList: Function,
         onAssistantChange: Function,
         onCloudServiceChange: Function,
     };

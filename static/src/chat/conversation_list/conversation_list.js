@@ -15,6 +15,7 @@ export class ConversationList extends Component {
         conversations: Array,
         activeId: { type: [Number, { value: null }], optional: true },
         disabled: Boolean,
+        open: { type: Boolean, optional: true },
         onSelect: Function,
         onNew: Function,
     };
