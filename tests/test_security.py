@@ -32,6 +32,11 @@ class TestSecurity(AiMcpCase):
     def as_(self, user, record):
         return record.with_user(user)
 
+    def visible(self, user, candidates):
+        """Which of `candidates` `user` finds by searching (scoped: demo data may exist too)."""
+        Model = candidates.env[candidates._name].with_context(active_test=False).with_user(user)
+        return Model.search([("id", "in", candidates.ids)])
+
     # -- groups ----------------------------------------------------------------------------------
 
     def test_groups(self):
@@ -42,11 +47,11 @@ class TestSecurity(AiMcpCase):
     # -- servers ---------------------------------------------------------------------------------
 
     def test_user_servers_are_visible_to_their_owner_and_managers_only(self):
-        Server = self.Server.with_context(active_test=False)
-        self.assertEqual(Server.with_user(self.user1).search([]), self.mine)
-        self.assertFalse(Server.with_user(self.user2).search([]))
-        self.assertFalse(Server.with_user(self.member).search([]), "members use the tools, they do not see the servers")
-        self.assertEqual(Server.with_user(self.manager).search([]), self.mine | self.system)
+        servers = self.mine | self.system
+        self.assertEqual(self.visible(self.user1, servers), self.mine)
+        self.assertFalse(self.visible(self.user2, servers))
+        self.assertFalse(self.visible(self.member, servers), "members use the tools, they do not see the servers")
+        self.assertEqual(self.visible(self.manager, servers), servers)
         for user in (self.user2, self.member):
             with self.assertRaises(AccessError, msg=user.login):
                 self.as_(user, self.mine).read(["name"])
@@ -107,10 +112,10 @@ class TestSecurity(AiMcpCase):
     # -- tools -----------------------------------------------------------------------------------
 
     def test_tools_follow_their_server(self):
-        Tool = self.Tool.with_context(active_test=False)
-        self.assertEqual(Tool.with_user(self.user1).search([]), self.mine_tool)
-        self.assertFalse(Tool.with_user(self.user2).search([]))
-        self.assertEqual(Tool.with_user(self.manager).search([]), self.mine_tool | self.system_tool)
+        tools = self.mine_tool | self.system_tool
+        self.assertEqual(self.visible(self.user1, tools), self.mine_tool)
+        self.assertFalse(self.visible(self.user2, tools))
+        self.assertEqual(self.visible(self.manager, tools), tools)
         self.as_(self.user1, self.mine_tool).write({"enabled": False})
         self.as_(self.user1, self.mine_tool).action_accept_change()
         for user in (self.user2, self.member):
@@ -126,11 +131,11 @@ class TestSecurity(AiMcpCase):
     # -- cloud services --------------------------------------------------------------------------
 
     def test_cloud_services_are_read_by_owner_and_members_changed_by_owner(self):
-        Service = self.Service
-        self.assertEqual(Service.with_user(self.user1).search([]), self.service1)
-        self.assertEqual(Service.with_user(self.member).search([]), self.service1)
-        self.assertEqual(Service.with_user(self.user2).search([]), self.service2)
-        self.assertEqual(Service.with_user(self.manager).search([]), self.service1 | self.service2)
+        services = self.service1 | self.service2
+        self.assertEqual(self.visible(self.user1, services), self.service1)
+        self.assertEqual(self.visible(self.member, services), self.service1)
+        self.assertEqual(self.visible(self.user2, services), self.service2)
+        self.assertEqual(self.visible(self.manager, services), services)
         self.as_(self.member, self.service1).read(["name", "owner_id", "member_ids"])
         with self.assertRaises(AccessError):
             self.as_(self.user2, self.service1).read(["name"])
@@ -161,16 +166,16 @@ class TestSecurity(AiMcpCase):
         self.as_(self.manager, self.provider).write({"name": "Renamed"})
 
     def test_assistants_are_read_by_allowed_ai_users_only(self):
-        Assistant = self.env["ai.assistant"]
-        self.assertEqual(Assistant.with_user(self.user1).search([]), self.open_assistant)
+        assistants = self.open_assistant | self.restricted_assistant
+        self.assertEqual(self.visible(self.user1, assistants), self.open_assistant)
         self.assertTrue(self.open_assistant._user_may_use(self.user1))
         self.assertFalse(self.restricted_assistant._user_may_use(self.user1))
         with self.assertRaises(AccessError):
             self.as_(self.user1, self.restricted_assistant).read(["name"])
         self.group_x.users = [(4, self.user1.id)]
-        self.assertEqual(Assistant.with_user(self.user1).search([]), self.open_assistant | self.restricted_assistant)
+        self.assertEqual(self.visible(self.user1, assistants), assistants)
         self.assertTrue(self.restricted_assistant._user_may_use(self.user1))
-        self.assertEqual(Assistant.with_user(self.manager).search([]), self.open_assistant | self.restricted_assistant)
+        self.assertEqual(self.visible(self.manager, assistants), assistants)
         with self.assertRaises(AccessError):
             self.as_(self.user1, self.open_assistant).write({"name": "mine"})
         with self.assertRaises(AccessError):
