@@ -4,3 +4,6 @@ from . import mcp_server
 from . import mcp_tool
 from . import ai_provider
 from . import ai_assistant
+from . import ai_conversation
+from . import ai_message
+from . import ai_conversation_event

@@ -1,0 +1,49 @@
+from odoo import api, fields, models
+
+MESSAGE_STATUSES = [
+    ("running", "Running"),
+    ("pending", "Waiting for Approval"),
+    ("done", "Done"),
+    ("error", "Error"),
+    ("denied", "Denied"),
+]
+
+
+class AiMessage(models.Model):
+    """A readable log of a conversation: the user's messages, the assistant's replies (one per
+    model call) and one row per tool call with its outcome. Written by the chat runner as the
+    events happen; the events themselves stay the source of truth for the history."""
+
+    _name = "ai.message"
+    _description = "AI Message"
+    _order = "conversation_id, seq, id"
+
+    conversation_id = fields.Many2one("ai.conversation", required=True, ondelete="cascade", index=True)
+    role = fields.Selection([("user", "User"), ("assistant", "Assistant"), ("tool", "Tool")], required=True)
+    content = fields.Text(help="The user's text, the assistant's text, or the tool result the model was given.")
+    seq = fields.Integer(
+        index=True,
+        help="The event sequence number this message was written at; a user message carries the number of the "
+        "last event before it.",
+    )
+
+    # -- assistant replies -----------------------------------------------------------------------
+    tool_calls = fields.Json(help="The calls the model asked for: [{id, name, arguments}].")
+    usage = fields.Json(help="Token usage of the answer (final reply only).")
+    rounds = fields.Integer(help="Tool rounds the answer took (final reply only).")
+
+    # -- tool calls ------------------------------------------------------------------------------
+    tool_call_id = fields.Char(string="Tool Call ID")
+    tool_name = fields.Char()
+    server_name = fields.Char()
+    arguments = fields.Json()
+    status = fields.Selection(MESSAGE_STATUSES)
+    duration_ms = fields.Integer(string="Duration (ms)")
+    error_code = fields.Char()
+
+    @api.depends("role", "tool_name", "seq")
+    def _compute_display_name(self):
+        labels = dict(self._fields["role"]._description_selection(self.env))
+        for message in self:
+            label = labels.get(message.role, message.role or "")
+            message.display_name = f"{label} {message.tool_name}" if message.tool_name else label

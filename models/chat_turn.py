@@ -1,0 +1,347 @@
+"""Running one turn of a conversation outside the request's transaction.
+
+A streamed response outlives the request's cursor (Odoo closes it once the response object is
+returned, DESIGN.md section 7), and the Discuss path runs after its message is committed. So a
+turn is prepared (access checked, conversation claimed, TurnRequest built) with the request's
+environment, and run by a ChatTurn holding only plain data: it writes every event in short
+transactions on new cursors from the registry, and is consumed as an iterator by the SSE
+controller or by the Discuss bot alike.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from odoo import api, fields
+
+from ..services.errors import AiMcpError, ErrorCode
+from ..services.events import (
+    ErrorEvent,
+    Event,
+    FINAL_TYPES,
+    StartEvent,
+    TextEvent,
+    WarningEvent,
+)
+from ..services.hub import get_hub
+
+_logger = logging.getLogger(__name__)
+
+# Text deltas are written in batches: at the next other event, or once the oldest unwritten
+# delta is this old, or when this many wait. Every other event is written before it is sent.
+TEXT_FLUSH_SECONDS = 0.25
+TEXT_FLUSH_COUNT = 64
+# How often the reader wakes up when nothing comes (disconnect checks, text flushes, heartbeats).
+IDLE_TICK_SECONDS = 0.5
+# A running turn proves it is alive by writing this often; one silent for STALE_AFTER_SECONDS died
+# with its process and may be taken over.
+HEARTBEAT_SECONDS = 15.0
+STALE_AFTER_SECONDS = 90.0
+
+PROVIDER_MENU = "AI > Configuration > Providers"
+INTERNAL_ERROR = "INTERNAL_ERROR"
+TOOLS_LEFT_OUT = "TOOLS_LEFT_OUT"
+
+
+class ChatRefused(Exception):
+    """A chat request that is not served. `status` is the HTTP status the controller answers with;
+    404 is the same for a record that does not exist and one the user may not use."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+def not_found() -> ChatRefused:
+    return ChatRefused(404, "NOT_FOUND", "No such assistant, cloud service or conversation, or you may not use it.")
+
+
+@dataclass
+class ChatTurn:
+    """A claimed turn, ready to run. Plain data only: no recordset, no cursor."""
+
+    registry: Any
+    uid: int
+    context: dict
+    conversation_id: int
+    last_seq: int
+    assistant_name: str
+    max_rounds: int
+    make: Callable[[], AsyncIterator[Event]]
+    provider_hint: str = ""
+    stopped_message: str = "Stopped: the connection to the browser was closed before the answer was finished."
+    final: Event | None = field(default=None, init=False)
+
+    def events(self, idle_every: float = IDLE_TICK_SECONDS) -> Iterator[tuple[int, Event] | None]:
+        """(seq, event) for every event, each written before it is yielded (text deltas at most
+        TEXT_FLUSH_SECONDS later, and always before the turn ends); None when nothing came for
+        `idle_every` seconds. Closing this iterator early cancels the turn: an `error` CANCELLED
+        event is stored and the conversation is idle again."""
+        writer = _Writer(self)
+        stream = get_hub().iterate(self.make, idle_every=idle_every)
+        try:
+            for item in stream:
+                if item is None:
+                    writer.tick()
+                    yield None
+                    continue
+                seq, event = writer.add(self._adjust(item))
+                if event.type in FINAL_TYPES:
+                    self.final = event
+                yield seq, event
+                if self.final is not None:
+                    return
+            # the loop always ends on a final event; should it not, the conversation must not stay running
+            self.final = writer.add(ErrorEvent(code=INTERNAL_ERROR, message="The answer ended unexpectedly."))[1]
+        except GeneratorExit:
+            stream.close()  # cancels the turn on the hub and waits for it to stop
+            if self.final is None:
+                self.final = writer.add(ErrorEvent(code=ErrorCode.CANCELLED.value, message=self.stopped_message))[1]
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever broke, the user is told and the state is released
+            stream.close()
+            if isinstance(exc, AiMcpError):
+                error = ErrorEvent(code=exc.code.value, message=exc.message)
+            else:
+                _logger.exception("AI turn failed: conversation=%s", self.conversation_id)
+                error = ErrorEvent(code=INTERNAL_ERROR, message="The assistant failed unexpectedly; the details are in the server log.")
+            self.final = error
+            yield writer.add(self._adjust(error))
+        finally:
+            stream.close()
+            writer.close()
+
+    def _adjust(self, event: Event) -> Event:
+        if isinstance(event, ErrorEvent) and event.code in (
+            ErrorCode.LLM_UNREACHABLE.value,
+            ErrorCode.LLM_AUTH_FAILED.value,
+        ) and self.provider_hint and PROVIDER_MENU not in event.message:
+            return event.model_copy(update={"message": f"{event.message} {self.provider_hint}"})
+        return event
+
+
+class _Writer:
+    """Persists a turn's events and what they mean for the conversation and its messages."""
+
+    def __init__(self, turn: ChatTurn) -> None:
+        self.turn = turn
+        self.seq = turn.last_seq
+        self.pending: list[tuple[int, Event]] = []
+        self.pending_since = 0.0
+        self.last_write = time.monotonic()
+        # the model reply being streamed: its text, calls and first sequence number
+        self.reply_text: list[str] = []
+        self.reply_calls: list[dict[str, Any]] = []
+        self.reply_seq: int | None = None
+        self.reply_message_id: int | None = None
+        self.tool_messages: dict[str, int] = {}
+        self.closed = False
+
+    # -- events in ---------------------------------------------------------------------------
+
+    def add(self, event: Event) -> tuple[int, Event]:
+        self.seq += 1
+        seq = self.seq
+        if isinstance(event, TextEvent):
+            if not self.pending:
+                self.pending_since = time.monotonic()
+            self.pending.append((seq, event))
+            if len(self.pending) >= TEXT_FLUSH_COUNT or time.monotonic() - self.pending_since >= TEXT_FLUSH_SECONDS:
+                self._write([])
+            return seq, event
+        written = self._write([(seq, event)])
+        return seq, written
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if self.pending and now - self.pending_since >= TEXT_FLUSH_SECONDS:
+            self._write([])
+        elif now - self.last_write >= HEARTBEAT_SECONDS:
+            self._write([])
+
+    def close(self) -> None:
+        if not self.closed and self.pending:
+            self._write([])
+        self.closed = True
+
+    # -- one transaction ---------------------------------------------------------------------
+
+    def _write(self, rows: list[tuple[int, Event]]) -> Event | None:
+        """Writes the waiting text deltas and `rows` in one transaction; returns the last row's
+        event as stored (a `done` gets its message id)."""
+        rows = self.pending + rows
+        self.pending = []
+        stored: Event | None = None
+        turn = self.turn
+        with turn.registry.cursor() as cr:
+            env = api.Environment(cr, turn.uid, dict(turn.context), su=True)
+            now = fields.Datetime.now()
+            state = rounds = None
+            values, params = [], []
+            for seq, event in rows:
+                event, change = self._apply(env, seq, event)
+                if change is not None:
+                    state = change[0] or state
+                    rounds = change[1] if change[1] is not None else rounds
+                values.append("(%s, %s, %s, %s::jsonb, %s, %s, %s, %s)")
+                params += [turn.conversation_id, seq, event.type, json.dumps(event.data()), turn.uid, now, turn.uid, now]
+                stored = event
+            if values:
+                cr.execute(
+                    "INSERT INTO ai_conversation_event"
+                    " (conversation_id, seq, type, payload, create_uid, create_date, write_uid, write_date)"
+                    " VALUES " + ", ".join(values),
+                    params,
+                )
+            env.flush_all()
+            # a turn that ends clears its heartbeat; a running one renews it with every write
+            sets = {"write_date": now, "turn_heartbeat": None if state not in (None, "running") else now}
+            if rows:
+                sets["last_seq"] = rows[-1][0]
+            if rounds is not None:
+                sets["rounds_used"] = rounds
+            if state is not None:
+                sets["state"] = state
+            cr.execute(
+                f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s",
+                [*sets.values(), turn.conversation_id],
+            )
+        self.last_write = time.monotonic()
+        return stored
+
+    def _apply(self, env, seq: int, event: Event) -> tuple[Event, tuple[str, int | None] | None]:
+        """The message log for one event; returns the event to store and (state, rounds) when the
+        event changes the conversation's state."""
+        Message = env["ai.message"]
+        kind = event.type
+        if kind == "text":
+            if self.reply_seq is None:
+                self.reply_seq = seq
+            self.reply_text.append(event.delta)
+            return event, None
+        if kind == "round":
+            self._end_reply(env)
+            return event, (None, event.n)
+        if kind == "tool_call":
+            if self.reply_seq is None:
+                self.reply_seq = seq
+            self.reply_calls.append({"id": event.id, "name": event.name, "arguments": event.arguments})
+            message = Message.create({
+                "conversation_id": self.turn.conversation_id,
+                "role": "tool",
+                "seq": seq,
+                "tool_call_id": event.id,
+                "tool_name": event.tool,
+                "server_name": event.server,
+                "arguments": event.arguments or None,
+                "status": "running",
+            })
+            self.tool_messages[event.id] = message.id
+            return event, None
+        if kind == "tool_result":
+            self._end_reply(env)
+            message = self._tool_message(env, event.id)
+            if message:
+                status = "done" if event.ok else ("denied" if event.error_code == ErrorCode.TOOL_DENIED.value else "error")
+                message.write({
+                    "status": status,
+                    "content": event.model_text,
+                    "duration_ms": event.duration_ms,
+                    "error_code": event.error_code or False,
+                })
+            return event, None
+        if kind == "approval_required":
+            self._end_reply(env)
+            # the calls that need no approval wait with the others
+            waiting = env["ai.message"].search([
+                ("conversation_id", "=", self.turn.conversation_id), ("role", "=", "tool"), ("status", "=", "running"),
+            ])
+            for call in event.calls:
+                waiting |= self._tool_message(env, call.id)
+            waiting.write({"status": "pending"})
+            return event, ("awaiting_approval", None)
+        if kind == "confirm_continue":
+            self._end_reply(env)
+            return event, ("awaiting_confirmation", event.rounds_used)
+        if kind == "done":
+            answer = Message.create({
+                "conversation_id": self.turn.conversation_id,
+                "role": "assistant",
+                "seq": self.reply_seq or seq,
+                "content": "".join(self.reply_text),
+                "tool_calls": self.reply_calls or None,
+                "usage": event.usage or None,
+                "rounds": event.rounds,
+            })
+            self._reset_reply()
+            return event.model_copy(update={"message_id": answer.id}), ("idle", event.rounds)
+        if kind == "error":
+            self._end_reply(env)
+            interrupted = Message.search([
+                ("conversation_id", "=", self.turn.conversation_id),
+                ("role", "=", "tool"),
+                ("status", "in", ("running", "pending")),
+            ])
+            interrupted.write({"status": "error", "error_code": event.code})
+            return event, ("idle", None)
+        return event, None
+
+    def _end_reply(self, env) -> None:
+        """The model reply that was streaming is complete: log it as an assistant message."""
+        if self.reply_seq is None:
+            return
+        env["ai.message"].create({
+            "conversation_id": self.turn.conversation_id,
+            "role": "assistant",
+            "seq": self.reply_seq,
+            "content": "".join(self.reply_text),
+            "tool_calls": self.reply_calls or None,
+        })
+        self._reset_reply()
+
+    def _reset_reply(self) -> None:
+        self.reply_text = []
+        self.reply_calls = []
+        self.reply_seq = None
+
+    def _tool_message(self, env, call_id: str):
+        Message = env["ai.message"]
+        if call_id in self.tool_messages:
+            return Message.browse(self.tool_messages[call_id])
+        # a call of an earlier run of this turn (resumed after an approval)
+        return Message.search([
+            ("conversation_id", "=", self.turn.conversation_id),
+            ("role", "=", "tool"),
+            ("tool_call_id", "=", call_id),
+        ], order="id desc", limit=1)
+
+
+async def turn_events(
+    make: Callable[[], AsyncIterator[Event]] | None,
+    warnings: list[str],
+    failure: AiMcpError | None,
+    start: StartEvent,
+) -> AsyncIterator[Event]:
+    """The loop's events with the tool-binding warnings after `start`; or, when the turn could not
+    even be set up, `start` and the error."""
+    if failure is not None or make is None:
+        yield start
+        error = failure or AiMcpError(ErrorCode.CONFIG_INVALID)
+        yield ErrorEvent(code=error.code.value, message=error.message)
+        return
+    async with contextlib.aclosing(make()) as events:
+        async for event in events:
+            yield event
+            if event.type == "start":
+                for warning in warnings:
+                    yield WarningEvent(code=TOOLS_LEFT_OUT, message=warning)
