@@ -1,0 +1,174 @@
+"""The chat's HTTP surface: JSON in, Server-Sent Events out (DESIGN.md section 5).
+
+Only HTTP lives here: authentication, CSRF, input parsing, SSE framing, heartbeats, and noticing
+that the client went away (closing the turn's iterator cancels the turn). Access checks, the
+conversation's state and everything written live in the models (ai.conversation, chat_turn).
+"""
+import json
+import logging
+import select
+import socket
+import time
+
+from werkzeug.exceptions import NotFound
+
+from odoo import http
+from odoo.http import Response, request
+
+from ..models.chat_turn import ChatRefused
+from ..services.sse import HEARTBEAT, encode_event
+
+_logger = logging.getLogger(__name__)
+
+CSRF_HEADER = "X-CSRF-Token"
+HEARTBEAT_SECONDS = 15.0
+SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
+SSE_HEADERS = [("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
+
+
+class ChatController(http.Controller):
+    # -- streamed turns --------------------------------------------------------------------------
+
+    @http.route("/ai_mcp/chat/stream", type="http", auth="user", methods=["POST"], csrf=False)
+    def chat_stream(self, **_query):
+        """{assistant_id, conversation_id?, cloud_service_id?, message} -> the turn's events."""
+        try:
+            self._check_csrf()
+            body = self._json_body()
+            turn = request.env["ai.conversation"]._chat_send(
+                body.get("assistant_id"),
+                body.get("message"),
+                conversation_id=body.get("conversation_id"),
+                cloud_service_id=body.get("cloud_service_id"),
+            )
+        except ChatRefused as refusal:
+            return _refuse(refusal)
+        return self._stream(turn)
+
+    @http.route("/ai_mcp/chat/resume", type="http", auth="user", methods=["POST"], csrf=False)
+    def chat_resume(self, **_query):
+        """{conversation_id, approvals?: {call_id: bool}, go_on?: bool} -> the rest of the turn."""
+        try:
+            self._check_csrf()
+            body = self._json_body()
+            conversation = request.env["ai.conversation"]._chat_own(body.get("conversation_id"))
+            turn = conversation._chat_resume(approvals=body.get("approvals"), go_on=body.get("go_on"))
+        except ChatRefused as refusal:
+            return _refuse(refusal)
+        return self._stream(turn)
+
+    @http.route("/ai_mcp/chat/<int:conversation_id>/events", type="http", auth="user", methods=["GET"])
+    def chat_events(self, conversation_id, after=None, **_query):
+        """The stored events after `after` (or the Last-Event-ID header), as SSE; then it ends."""
+        try:
+            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
+            start = _sequence(after if after not in (None, "") else request.httprequest.headers.get("Last-Event-ID"))
+        except ChatRefused as refusal:
+            return _refuse(refusal)
+        body = b"".join(encode_event(kind, payload, seq) for seq, kind, payload in conversation._chat_events_after(start))
+        return Response(body, status=200, headers=SSE_HEADERS, content_type=SSE_CONTENT_TYPE)
+
+    # -- JSON for the widget ---------------------------------------------------------------------
+
+    @http.route("/ai_mcp/assistants", type="json", auth="user")
+    def assistants(self):
+        return request.env["ai.conversation"]._chat_assistants()
+
+    @http.route("/ai_mcp/conversations", type="json", auth="user")
+    def conversations(self, limit=50, assistant_id=None):
+        return request.env["ai.conversation"]._chat_conversations(limit=limit, assistant_id=assistant_id)
+
+    @http.route("/ai_mcp/conversation/<int:conversation_id>/history", type="json", auth="user")
+    def conversation_history(self, conversation_id):
+        try:
+            return request.env["ai.conversation"]._chat_own(conversation_id)._chat_history()
+        except ChatRefused:
+            raise NotFound() from None
+
+    @http.route("/ai_mcp/assistant/<int:assistant_id>/discuss", type="json", auth="user")
+    def assistant_discuss(self, assistant_id):
+        """The user's Discuss chat with the assistant (created when needed): {channel_id}."""
+        try:
+            assistant = request.env["ai.conversation"]._chat_assistant(assistant_id)
+        except ChatRefused:
+            raise NotFound() from None
+        channel = assistant.with_env(request.env)._discuss_chat()
+        return {"channel_id": channel.id}
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _check_csrf(self):
+        """A POST with a JSON body carries the token in a header (Odoo only reads form fields)."""
+        token = request.httprequest.headers.get(CSRF_HEADER) or request.httprequest.args.get("csrf_token")
+        if not request.validate_csrf(token):
+            _logger.info("AI chat: CSRF token missing or invalid on %s", request.httprequest.path)
+            raise ChatRefused(403, "CSRF_INVALID", "The session expired or the CSRF token is invalid: reload the page.")
+
+    def _json_body(self):
+        try:
+            body = json.loads(request.httprequest.get_data(as_text=True) or "{}")
+        except ValueError:
+            raise ChatRefused(400, "INVALID_REQUEST", "The request body must be a JSON object.") from None
+        if not isinstance(body, dict):
+            raise ChatRefused(400, "INVALID_REQUEST", "The request body must be a JSON object.")
+        return body
+
+    def _stream(self, turn):
+        """The turn's events as SSE. Runs after the request's cursor is closed: the turn writes
+        with cursors of its own. A client that goes away closes the events, which cancels the turn."""
+        # Odoo hides the raw WSGI environ (and the socket it carries) behind the request wrapper;
+        # its own websocket code reads it the same way. Absent (e.g. prefork), a closed connection
+        # is found at the next write, heartbeats included.
+        sock = getattr(request.httprequest, "_HTTPRequest__environ", {}).get("socket")
+
+        def body():
+            events = turn.events()
+            last_write = time.monotonic()
+            try:
+                for item in events:
+                    if item is None:
+                        if _peer_gone(sock):
+                            return
+                        if time.monotonic() - last_write >= HEARTBEAT_SECONDS:
+                            last_write = time.monotonic()
+                            yield HEARTBEAT
+                        continue
+                    seq, event = item
+                    yield encode_event(event.type, event.data(), seq)
+                    last_write = time.monotonic()
+            finally:
+                events.close()
+
+        return Response(body(), status=200, headers=SSE_HEADERS, content_type=SSE_CONTENT_TYPE, direct_passthrough=True)
+
+
+def _refuse(refusal):
+    return request.make_json_response(refusal.as_dict(), status=refusal.status)
+
+
+def _sequence(value):
+    if value in (None, ""):
+        return 0
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ChatRefused(400, "INVALID_REQUEST", "after / Last-Event-ID must be an event sequence number.") from None
+    if number < 0:
+        raise ChatRefused(400, "INVALID_REQUEST", "after / Last-Event-ID must be an event sequence number.")
+    return number
+
+
+def _peer_gone(sock):
+    """Whether the client closed its end: the socket reads as end-of-file. A request's body was
+    read before streaming, so anything readable now is the close (or data we may ignore)."""
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except (OSError, ValueError):
+        return True
