@@ -4,6 +4,8 @@ from . import mcp_server
 from . import mcp_tool
 from . import ai_provider
 from . import ai_assistant
+from . import ai_assistant_discuss
 from . import ai_conversation
 from . import ai_message
 from . import ai_conversation_event
+from . import discuss_channel
