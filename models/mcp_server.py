@@ -375,6 +375,8 @@ class McpServer(models.Model):
             args=tuple(server._arg_list()) if transport == "stdio" else (),
             env=env,
             cwd=(server.cwd or None) if transport == "stdio" else None,
+            public_only=server.scope == "user",
+            allowed_hosts=tuple(h.strip() for h in self._allowed_hosts() if h.strip()),
         )
 
     @api.model

@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, ConfigDict
 
 from . import stdio_launcher
-from .errors import ErrorCode, McpError
+from .errors import ConfigError, ErrorCode, McpError
 from .http_stream_watch import StreamBreakWatch
 from .mcp_failures import (
     CONNECTION_CLOSED,
@@ -43,6 +43,7 @@ from .redaction import redact_env, redact_headers
 from .server_spec import ServerSpec, Transport
 from .tool_info import ToolInfo, normalize_tool
 from .tool_result import ToolResult, normalize_result
+from .url_guard import check_public_url
 
 _logger = logging.getLogger(__name__)
 
@@ -122,17 +123,24 @@ class McpSession:
         started = time.monotonic()
         try:
             async with contextlib.AsyncExitStack() as stack:
-                streams = await stack.enter_async_context(self._transport(stack))
-                session = await stack.enter_async_context(
-                    ClientSession(
-                        streams[0],
-                        streams[1],
-                        read_timeout_seconds=timedelta(seconds=self.spec.call_timeout),
-                        message_handler=self._on_message,
-                        client_info=CLIENT_INFO,
+                try:
+                    self._guard_address()
+                    streams = await stack.enter_async_context(self._transport(stack))
+                    session = await stack.enter_async_context(
+                        ClientSession(
+                            streams[0],
+                            streams[1],
+                            read_timeout_seconds=timedelta(seconds=self.spec.call_timeout),
+                            message_handler=self._on_message,
+                            client_info=CLIENT_INFO,
+                        )
                     )
-                )
-                init = await self._initialize(session)
+                    init = await self._initialize(session)
+                except Exception as exc:
+                    # tell the waiting callers now: leaving the transport (e.g. its session DELETE
+                    # to a server that stalls) may take long
+                    self._report(exc)
+                    raise
                 self.info = _server_info(init)
                 self._session = session
                 self._ready.set_result(None)
@@ -142,16 +150,31 @@ class McpSession:
                 )
                 await self._stop.wait()
         except Exception as exc:  # the transport's failure is this session's end: report it, never raise
-            self.failure = self._with_stderr(map_exception(exc, self.spec.name))
-            if not self._ready.done():
-                self._ready.set_exception(self.failure)
-            else:
+            if self._ready.done() and self.failure is None:
+                self.failure = self._with_stderr(map_exception(exc, self.spec.name))
                 _logger.warning("MCP session ended: server=%s error=%s", self.spec.label(), self.failure)
+            self._report(exc)
         finally:
             self._session = None
             if not self._ready.done():
                 self._ready.set_exception(McpError(ErrorCode.MCP_UNREACHABLE, f"{self.spec.name}: closed before it was ready."))
             _logger.debug("MCP session closed: server=%s", self.spec.label())
+
+    def _report(self, exc: Exception) -> None:
+        assert self._ready is not None
+        if not self._ready.done():
+            self.failure = self._with_stderr(map_exception(exc, self.spec.name))
+            self._ready.set_exception(self.failure)
+
+    def _guard_address(self) -> None:
+        """A user-given URL is checked again right before connecting: its host may resolve
+        elsewhere than when it was saved (DNS rebinding)."""
+        if not self.spec.public_only:
+            return
+        try:
+            check_public_url(self.spec.url, self.spec.allowed_hosts)
+        except ConfigError as exc:
+            raise McpError(ErrorCode.MCP_UNREACHABLE, f"{self.spec.name}: {exc.problem}") from None
 
     async def _initialize(self, session: ClientSession) -> mcp_types.InitializeResult:
         try:

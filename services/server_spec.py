@@ -60,6 +60,9 @@ class ServerSpec(BaseModel):
     cwd: str | None = None
     max_tools: int = Field(50, ge=1, le=1000)
     retry: RetryPolicy = RetryPolicy()
+    # a user-given URL: checked against the SSRF guard before every connection, not only at save
+    public_only: bool = False
+    allowed_hosts: tuple[str, ...] = ()
 
     @field_validator("url", "command", "cwd")
     @classmethod

@@ -380,3 +380,31 @@ def test_unknown_host_is_unreachable(hub: McpHub) -> None:
         hub.test_connection(spec)
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
     assert "Cannot connect to nowhere" in info.value.message
+
+
+def test_user_urls_are_checked_again_at_every_connect(hub: McpHub, http_server: HttpServer) -> None:
+    guarded = http_spec(http_server, key="user-server", public_only=True)
+    with pytest.raises(McpError) as info:
+        hub.call_tool(guarded, "echo", {"text": "x"})
+    assert info.value.code is ErrorCode.MCP_UNREACHABLE
+    assert "loopback" in info.value.message and "ai_mcp.allowed_hosts" in info.value.message
+    allowed = http_spec(http_server, key="user-server", public_only=True, allowed_hosts=("127.0.0.1",))
+    assert hub.call_tool(allowed, "echo", {"text": "ok"}).text_for_model() == "ok"
+
+
+def test_a_server_that_stalls_after_answering_is_reported_within_the_connect_timeout(hub: McpHub) -> None:
+    import socket as socket_module
+
+    listener = socket_module.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # accepts connections and never answers
+    try:
+        port = listener.getsockname()[1]
+        spec = build_server_spec(key="stall", name="stall", url=f"http://127.0.0.1:{port}/mcp", connect_timeout=1, retry=FAST_RETRY)
+        started = time.monotonic()
+        with pytest.raises(McpError) as info:
+            hub.test_connection(spec)
+        assert info.value.code is ErrorCode.MCP_TIMEOUT
+        assert time.monotonic() - started < 8
+    finally:
+        listener.close()
