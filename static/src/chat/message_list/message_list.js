@@ -13,7 +13,7 @@ import { ToolBlock } from "../tool_block/tool_block";
 export class MessageList extends Component {
     static template = "ai_mcp.MessageList";
     static components = { ToolBlock };
-    static props = { messages: Array, onToggleTool: Function };
+    static props = { messages: Array, paused: { type: Boolean, optional: true }, onToggleTool: Function };
 
     markdown(text) {
         return markup(renderMarkdown(text));

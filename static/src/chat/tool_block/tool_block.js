@@ -7,6 +7,7 @@ import { ToolResult } from "../tool_result/tool_result";
 
 const STATUS_ICONS = {
     running: "fa fa-circle-o-notch fa-spin text-primary",
+    waiting: "fa fa-pause-circle-o text-muted",
     pending_approval: "fa fa-hand-paper-o text-warning",
     done: "fa fa-check-circle text-success",
     error: "fa fa-exclamation-circle text-danger",
@@ -20,7 +21,14 @@ const STATUS_ICONS = {
 export class ToolBlock extends Component {
     static template = "ai_mcp.ToolBlock";
     static components = { ToolResult };
-    static props = { block: Object, onToggle: Function };
+    static props = { block: Object, paused: { type: Boolean, optional: true }, onToggle: Function };
+
+    /** The shown status: a call that was not started because its round waits for an approval is
+     * "waiting", not "running" (the reducer keeps it running: it starts as soon as the turn resumes). */
+    get status() {
+        const status = this.props.block.status;
+        return status === "running" && this.props.paused ? "waiting" : status;
+    }
 
     get title() {
         const block = this.props.block;
@@ -30,16 +38,17 @@ export class ToolBlock extends Component {
     get statusLabel() {
         const labels = {
             running: _t("Running"),
+            waiting: _t("Waiting"),
             pending_approval: _t("Awaiting approval"),
             done: _t("Done"),
             error: _t("Error"),
             denied: _t("Denied"),
         };
-        return labels[this.props.block.status] || this.props.block.status;
+        return labels[this.status] || this.status;
     }
 
     get statusIcon() {
-        return STATUS_ICONS[this.props.block.status] || "fa fa-question-circle text-muted";
+        return STATUS_ICONS[this.status] || "fa fa-question-circle text-muted";
     }
 
     get duration() {
