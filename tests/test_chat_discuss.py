@@ -1,0 +1,137 @@
+"""The assistant in Discuss: the same loop, run after the user's message is committed, answered
+with a message carrying a compact summary of its tool calls."""
+from odoo.tests import tagged
+
+from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
+
+from .chat_common import ChatCase
+
+
+@tagged("post_install", "-at_install")
+class TestChatDiscuss(ChatCase):
+    def setUp(self):
+        super().setUp()
+        self.partner = self.assistant._discuss_partner()
+        self.channel = self.assistant.with_user(self.user)._discuss_chat()
+
+    def say(self, text, user=None, channel=None):
+        """Post as the user, then run what runs once the message is committed (test cursors never
+        commit, so the post-commit hooks are run by hand)."""
+        channel = (channel or self.channel).with_user(user or self.user)
+        channel.message_post(body=text, message_type="comment", subtype_xmlid="mail.mt_comment")
+        self.env.cr.postcommit.run()
+        self.env.invalidate_all()
+        return self.replies(channel)
+
+    def replies(self, channel=None):
+        channel = channel or self.channel
+        return self.env["mail.message"].search(
+            [("model", "=", "discuss.channel"), ("res_id", "=", channel.id), ("author_id", "=", self.partner.id)], order="id"
+        )
+
+    def test_the_assistant_has_a_partner_and_a_chat(self):
+        self.assertEqual(self.partner.name, "Helper")
+        self.assertEqual(self.channel.channel_type, "chat")
+        self.assertEqual(set(self.channel.channel_member_ids.partner_id.ids), {self.partner.id, self.user.partner_id.id})
+        self.assertEqual(self.assistant.with_user(self.user)._discuss_chat(), self.channel, "the same chat again")
+        action = self.assistant.with_user(self.user).action_open_discuss_chat()
+        self.assertEqual(action["params"]["active_id"], f"discuss.channel_{self.channel.id}")
+        self.assistant.name = "Helper 2"
+        self.assertEqual(self.partner.name, "Helper 2")
+
+    def test_reply_with_tool_summary(self):
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("add", {"a": 2, "b": 3}, id="call_add"),)),
+            Turn(text="2 + 3 = 5."),
+        )
+        replies = self.say("What is 2 + 3?")
+        self.assertEqual(len(replies), 1)
+        body = str(replies.body)
+        self.assertIn("2 + 3 = 5.", body)
+        self.assertIn("<details>", body, "mail's sanitizer keeps details/summary")
+        self.assertIn("<summary>", body)
+        self.assertIn("add", body)
+        self.assertIn("Test tools", body)
+        self.assertEqual(replies.message_type, "comment")
+        # the same conversation the widget shows, with everything stored
+        conversation = self.env["ai.conversation"].search([("channel_id", "=", self.channel.id)])
+        self.assertEqual(conversation.user_id, self.user)
+        self.assertEqual(conversation.state, "idle")
+        self.assertEqual(conversation.message_ids.filtered(lambda m: m.role == "user").content, "What is 2 + 3?")
+        events = self.stored_events(conversation.id)
+        self.assertEqual(events.mapped("seq"), list(range(1, len(events) + 1)))
+        self.assertEqual(events[-1].type, "done")
+
+        # the next message continues the same conversation
+        self.llm.queue(Turn(text="You asked for 2 + 3."))
+        replies = self.say("What did I ask?")
+        self.assertIn("You asked for 2 + 3.", str(replies[-1].body))
+        self.assertEqual([m["role"] for m in self.llm.requests[-1]["messages"]], ["system", "user", "assistant", "tool", "assistant", "user"])
+
+    def test_approval_asked_and_answered_in_the_chat(self):
+        self.llm.queue(Turn(tool_calls=(ToolCall("weather", {"city": "Paris"}, id="call_weather"),)))
+        replies = self.say("Weather in Paris?")
+        question = str(replies[-1].body)
+        self.assertIn("weather", question)
+        self.assertIn("Paris", question)
+        self.assertIn("Reply yes to allow, or no to deny.", question)
+        conversation = self.env["ai.conversation"].search([("channel_id", "=", self.channel.id)])
+        self.assertEqual(conversation.state, "awaiting_approval")
+
+        replies = self.say("what?")
+        self.assertIn("Please reply yes", str(replies[-1].body))
+        self.assertEqual(conversation.state, "awaiting_approval")
+
+        self.llm.queue(Turn(text="It is 21.5 °C in Paris."))
+        replies = self.say("Yes!")
+        body = str(replies[-1].body)
+        self.assertIn("It is 21.5 °C in Paris.", body)
+        self.assertIn("<details>", body)
+        self.assertEqual(conversation.state, "idle")
+        tool = conversation.message_ids.filtered(lambda m: m.role == "tool")
+        self.assertEqual(tool.status, "done")
+
+    def test_denied_in_the_chat(self):
+        self.llm.queue(Turn(tool_calls=(ToolCall("weather", {"city": "Paris"}, id="call_weather"),)))
+        self.say("Weather in Paris?")
+        self.llm.queue(Turn(text="I may not look it up."))
+        replies = self.say("no")
+        body = str(replies[-1].body)
+        self.assertIn("I may not look it up.", body)
+        self.assertIn("denied", body)
+
+    def test_continue_question_in_the_chat(self):
+        self.assistant.max_rounds = 2
+        self.llm.queue(Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}, id="call_1"),)))
+        replies = self.say("Add things.")
+        self.assertIn("Reply yes to let me go on", str(replies[-1].body))
+        self.llm.queue(Turn(text="The sum is 3."))
+        replies = self.say("no")
+        self.assertIn("The sum is 3.", str(replies[-1].body))
+        self.assertFalse(self.llm.requests[-1].get("tools"))
+
+    def test_user_not_allowed_gets_a_polite_refusal(self):
+        group = self.env["res.groups"].create({"name": "Helpers only"})
+        self.assistant.group_ids = group
+        channel = self.env["discuss.channel"].with_user(self.other).channel_get([self.partner.id])
+        replies = self.say("hello", user=self.other, channel=channel)
+        self.assertEqual(len(replies), 1)
+        self.assertIn("not allowed to chat with Helper", str(replies.body))
+        self.assertFalse(self.env["ai.conversation"].search([("channel_id", "=", channel.id)]))
+        self.assertFalse(self.llm.requests)
+
+    def test_errors_are_said_in_the_chat(self):
+        self.llm.queue(Turn(status=401))
+        replies = self.say("hello")
+        body = str(replies[-1].body)
+        self.assertIn("LLM_AUTH_FAILED", body)
+        self.assertIn("AI &gt; Configuration &gt; Providers", body)
+
+    def test_other_chats_and_the_assistants_own_messages_are_left_alone(self):
+        colleague = self.env["discuss.channel"].with_user(self.user).channel_get([self.other.partner_id.id])
+        colleague.with_user(self.user).message_post(body="hi", message_type="comment")
+        self.env.cr.postcommit.run()
+        self.assertFalse(self.llm.requests)
+        self.channel.sudo().message_post(body="I speak", author_id=self.partner.id, message_type="comment")
+        self.env.cr.postcommit.run()
+        self.assertFalse(self.llm.requests)
