@@ -31,9 +31,9 @@ class McpServerImportWizard(models.TransientModel):
     )
     error = fields.Text(readonly=True)
     line_ids = fields.One2many("mcp.server.import.line", "wizard_id", string="Servers")
-    ready_count = fields.Integer(compute="_compute_counts")
-    created_count = fields.Integer(compute="_compute_counts")
-    failed_count = fields.Integer(compute="_compute_counts")
+    ready_count = fields.Integer("Servers to create", compute="_compute_counts")
+    created_count = fields.Integer("Servers created", compute="_compute_counts")
+    failed_count = fields.Integer("Not imported", compute="_compute_counts")
 
     @api.depends("line_ids.status", "line_ids.selected")
     def _compute_counts(self):
