@@ -1,8 +1,11 @@
 """What the chat tests share: a scripted LLM, a real FastMCP server over streamable HTTP, an
 assistant bound to it, users, and an SSE client reading the routes as a browser would."""
 import json
+import shutil
 import socket
+import tempfile
 import time
+from pathlib import Path
 import types
 from urllib.parse import urlsplit
 
@@ -21,8 +24,6 @@ class ChatCase(HttpCase):
     """HttpCase: the routes run in the server's threads, on test cursors sharing this test's
     transaction, which is how `registry.cursor()` behaves for the chat runner too."""
 
-    mcp_args = ()
-
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
@@ -30,7 +31,10 @@ class ChatCase(HttpCase):
         cls.llm = ScriptedLLM(api_key="sk-chat")
         cls.llm.start()
         cls.addClassCleanup(cls.llm.close)
-        cls.mcp = HttpServer("streamable-http", *cls.mcp_args).start()
+        # the test server writes what its `slow` tool lived through (started, cancelled, finished) here
+        cls.mcp_state = Path(tempfile.mkdtemp(prefix="ai_mcp_chat_mcp_"))
+        cls.addClassCleanup(shutil.rmtree, cls.mcp_state, True)
+        cls.mcp = HttpServer("streamable-http", "--state-dir", str(cls.mcp_state)).start()
         cls.addClassCleanup(cls.mcp.stop)
 
         cls.user = new_test_user(cls.env, "chat_user", groups=AI_USER_GROUPS, name="Chat User")

@@ -269,6 +269,11 @@ class TestChatStream(ChatCase):
         slow = conversation.message_ids.filtered(lambda m: m.tool_call_id == "call_slow")
         self.assertEqual((slow.status, slow.error_code), ("error", "CANCELLED"))
         self.assertEqual(len(self.llm.requests), 1, "no model call after the cancel")
+        deadline = time.monotonic() + 10
+        while not (self.mcp_state / "slow-cancelled").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertTrue((self.mcp_state / "slow-cancelled").exists(), "the MCP server was told to stop the call")
+        self.assertFalse((self.mcp_state / "slow-finished").exists())
 
         # the conversation goes on, and the model never sees the interrupted call unanswered
         self.llm.queue(Turn(text="Back again."))
