@@ -7,6 +7,7 @@ from . import test_views
 from . import test_try_wizard
 from . import test_import_wizard
 from . import test_ui_tour
+from . import test_chat_tour
 from . import test_chat_stream
 from . import test_chat_resume
 from . import test_chat_json

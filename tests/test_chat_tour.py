@@ -1,0 +1,93 @@
+"""The AI Assistant client action in a real browser (static/tests/tours/ai_mcp_chat_tour.js),
+streaming real turns: the agent loop runs against the scripted OpenAI-compatible LLM and a real
+MCP server over streamable HTTP, through the chat controllers.
+
+The scripted model adds 2 and 3, then (after the user says "go on" at the round limit of 2) echoes
+a text with a tool that requires approval, then answers. The tour reloads the page and expects the
+same blocks, rebuilt from the stored history.
+
+Odoo skips browser tests silently when websocket-client or Chromium is missing, so the test fails
+instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
+import os
+import shutil
+
+from odoo.tests import HttpCase, tagged
+
+from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
+from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+
+ECHO_TEXT = "hello from the tour"
+ANSWER = "**2 + 3 = 5**, and the echo tool said *hello from the tour*."
+
+
+def scripted_model(body):
+    """Round 1: add; round 2 (after "go on"): echo; the last call, made without tools: the answer."""
+    offered = {tool["function"]["name"] for tool in body.get("tools") or []}
+    results = [message for message in body.get("messages", []) if message.get("role") == "tool"]
+    if offered and not results:
+        return Turn(tool_calls=(ToolCall("add", {"a": 2, "b": 3}),))
+    if offered and len(results) == 1:
+        return Turn(tool_calls=(ToolCall("echo", {"text": ECHO_TEXT}),))
+    return Turn(text=ANSWER, chunks=6)
+
+
+@tagged("post_install", "-at_install")
+class TestChatTour(HttpCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.llm = ScriptedLLM(responder=scripted_model)
+        cls.llm.start()
+        cls.addClassCleanup(cls.llm.close)
+        cls.mcp = HttpServer("streamable-http").start()
+        cls.addClassCleanup(cls.mcp.stop)
+
+    def setUp(self):
+        super().setUp()
+        if not os.environ.get("AI_MCP_BROWSER_OPTIONAL"):
+            try:
+                import websocket  # noqa: F401  (Odoo's browser tests need it)
+            except ImportError:
+                self.fail("websocket-client is not installed: the browser tour would be skipped silently")
+            if not any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome", "chrome")):
+                self.fail("no Chromium or Chrome on PATH: the browser tour would be skipped silently")
+        env = self.env(context=dict(self.env.context, tracking_disable=True))
+        provider = env["ai.provider"].create(
+            {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted-model"}
+        )
+        self.server = env["mcp.server"].create({"name": "Tour server", "scope": "system", "url": self.mcp.url})
+        sync = self.server.action_sync_tools()
+        self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
+        tools = {tool.name: tool for tool in self.server.tool_ids}
+        tools["echo"].requires_approval = True
+        tools["add"].requires_approval = False
+        self.assistant = env["ai.assistant"].create(
+            {
+                "name": "Tour assistant",
+                "provider_id": provider.id,
+                "max_rounds": 2,
+                "mcp_server_ids": [(6, 0, self.server.ids)],
+                # only the two tools the script uses: a short tool list keeps the requests small
+                "mcp_tool_disabled_ids": [(6, 0, [t.id for name, t in tools.items() if name not in ("add", "echo")])],
+            }
+        )
+
+    def tearDown(self):
+        hub = hub_module._hub
+        if hub is not None:
+            hub.close_server(self.server._server_key())
+        super().tearDown()
+
+    def test_chat_streams_tool_blocks_dialogs_and_history(self):
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_chat_tour", login="admin", timeout=180)
+
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        self.assertEqual(len(conversation), 1)
+        self.assertEqual(conversation.state, "idle")
+        tool_messages = conversation.message_ids.filtered(lambda m: m.role == "tool").sorted("seq")
+        self.assertEqual(tool_messages.mapped("tool_name"), ["add", "echo"])
+        self.assertEqual(set(tool_messages.mapped("status")), {"done"})
+        # the model was asked three times: add, echo (after "go on"), then the answer without tools
+        self.assertEqual(len(self.llm.requests), 3)
+        self.assertFalse(self.llm.requests[-1].get("tools"))
