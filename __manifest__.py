@@ -51,6 +51,9 @@
             "ai_mcp/static/tests/tours/*",
         ],
     },
+    "demo": [
+        "data/ai_mcp_demo.xml",
+    ],
     "application": True,
     "installable": True,
 }

@@ -9,3 +9,4 @@ from . import ai_conversation
 from . import ai_message
 from . import ai_conversation_event
 from . import discuss_channel
+from . import ai_demo

@@ -12,3 +12,4 @@ from . import test_chat_stream
 from . import test_chat_resume
 from . import test_chat_json
 from . import test_chat_discuss
+from . import test_chat_demo
