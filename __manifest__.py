@@ -35,6 +35,8 @@
         "views/mcp_server_import_wizard_views.xml",
         "views/ai_mcp_menus.xml",
         "views/ai_chat_views.xml",
+        "data/ai_tool_call_cron.xml",
+        "views/ai_tool_call_views.xml",
     ],
     "assets": {
         "web.assets_backend": [

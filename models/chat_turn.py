@@ -259,6 +259,7 @@ class _Writer:
                     "duration_ms": event.duration_ms,
                     "error_code": event.error_code or False,
                 })
+            env["ai.tool.call"]._record_tool_result(self.turn.conversation_id, message, event)  # audit: ai_tool_call.py
             return event, None
         if kind == "approval_required":
             self._end_reply(env)

@@ -12,4 +12,5 @@ from . import test_chat_stream
 from . import test_chat_resume
 from . import test_chat_json
 from . import test_chat_discuss
+from . import test_audit
 from . import test_chat_demo

@@ -1,0 +1,225 @@
+"""Audit and usage of tool calls: one row per tool result a chat turn stored.
+
+Rows are written by the chat runner only (as superuser, in the transaction that stores the
+tool_result event) and removed by the retention cron; nobody edits them. They keep who, where,
+which tool, how long, how it ended and the size of the arguments, never the arguments themselves
+(they may carry secrets the user typed or a preset filled in).
+"""
+import json
+import logging
+from datetime import timedelta
+
+from odoo import _, api, fields, models
+from odoo.modules import module as odoo_module
+
+from ..services.errors import ErrorCode
+
+_logger = logging.getLogger(__name__)
+
+RETENTION_PARAM = "ai_mcp.tool_call_retention_days"
+DEFAULT_RETENTION_DAYS = 90
+GC_BATCH = 1000
+
+STATUSES = [("ok", "OK"), ("error", "Error"), ("denied", "Denied")]
+
+
+class AiToolCall(models.Model):
+    _name = "ai.tool.call"
+    _description = "AI Tool Call"
+    _order = "date desc, id desc"
+    _rec_name = "tool_name"
+
+    date = fields.Datetime(string="Time", required=True, readonly=True, index=True, default=fields.Datetime.now,
+                           help="When the result came back.")
+    user_id = fields.Many2one("res.users", string="User", readonly=True, index=True, ondelete="set null")
+    assistant_id = fields.Many2one("ai.assistant", string="Assistant", readonly=True, index=True, ondelete="set null")
+    cloud_service_id = fields.Many2one(
+        "cloud.service", string="Cloud Service", readonly=True, index="btree_not_null", ondelete="set null"
+    )
+    conversation_id = fields.Many2one(
+        "ai.conversation", string="Conversation", readonly=True, index="btree_not_null", ondelete="set null"
+    )
+
+    # -- the tool: names are kept as they were, the records may be renamed or deleted later ----------
+    server_id = fields.Many2one("mcp.server", string="Server", readonly=True, index=True, ondelete="set null")
+    tool_id = fields.Many2one("mcp.tool", string="Tool", readonly=True, index=True, ondelete="set null")
+    server_name = fields.Char(readonly=True)
+    tool_name = fields.Char(string="Tool Name", readonly=True, index=True)
+    call_id = fields.Char(string="Call ID", readonly=True, help="The id the model gave the call.")
+
+    # -- the outcome -------------------------------------------------------------------------------
+    status = fields.Selection(STATUSES, required=True, readonly=True, index=True)
+    error_code = fields.Char(readonly=True, index="btree_not_null")
+    duration_ms = fields.Integer(string="Duration (ms)", readonly=True, aggregator="avg")
+    max_duration_ms = fields.Integer(
+        string="Max Duration (ms)", compute="_compute_measures", store=True, aggregator="max",
+        help="The duration again, summed up as a maximum in reports.",
+    )
+    argument_bytes = fields.Integer(
+        string="Argument Size (bytes)", readonly=True, aggregator="avg",
+        help="Size of the JSON arguments the model sent (UTF-8); the arguments themselves are not kept.",
+    )
+    error_count = fields.Integer(
+        string="Errors", compute="_compute_measures", store=True, aggregator="sum",
+        help="1 when the call failed: errors per server and day add up in reports.",
+    )
+
+    @api.depends("duration_ms", "status")
+    def _compute_measures(self):
+        for call in self:
+            call.max_duration_ms = call.duration_ms
+            call.error_count = 1 if call.status == "error" else 0
+
+    @api.depends("tool_name", "server_name")
+    def _compute_display_name(self):
+        for call in self:
+            call.display_name = " / ".join(filter(None, [call.server_name, call.tool_name])) or _("Tool call")
+
+    # -- written by the chat runner ------------------------------------------------------------------
+
+    @api.model
+    def _record_tool_result(self, conversation_id, message, event):
+        """Log the ToolResultEvent `event` of conversation `conversation_id`; `message` is the tool
+        ai.message of its call (empty when the call was not stored). Called by the chat runner in
+        the transaction that stores the event. A failure here is logged and never ends the turn."""
+        try:
+            with self.env.cr.savepoint():
+                return self.sudo().create(self._values_from_result(conversation_id, message, event))
+        except Exception:  # noqa: BLE001 - the audit must not break the user's answer
+            _logger.exception("AI tool call not audited: conversation=%s call=%s", conversation_id, event.id)
+            return self.browse()
+
+    @api.model
+    def _values_from_result(self, conversation_id, message, event):
+        conversation = self.env["ai.conversation"].sudo().browse(conversation_id).exists()
+        server_name = (message.server_name or "") if message else ""
+        tool_name = (message.tool_name or "") if message else ""
+        server, tool = self._find_tool(conversation, server_name, tool_name)
+        if event.ok:
+            status = "ok"
+        elif event.error_code == ErrorCode.TOOL_DENIED.value:
+            status = "denied"
+        else:
+            status = "error"
+        return {
+            "date": fields.Datetime.now(),
+            "user_id": conversation.user_id.id or self.env.uid,
+            "assistant_id": conversation.assistant_id.id or False,
+            "cloud_service_id": conversation.cloud_service_id.id or False,
+            "conversation_id": conversation.id or False,
+            "server_id": server.id or False,
+            "tool_id": tool.id or False,
+            "server_name": server_name or server.name or False,
+            "tool_name": tool_name or False,
+            "call_id": event.id,
+            "status": status,
+            "error_code": event.error_code or False,
+            "duration_ms": max(0, int(event.duration_ms or 0)),
+            "argument_bytes": argument_bytes(message.arguments if message else None),
+        }
+
+    @api.model
+    def _find_tool(self, conversation, server_name, tool_name):
+        """(mcp.server, mcp.tool) the call went to: among the servers the conversation could bind
+        (the assistant's, then the cloud service's), the one with that name offering that tool."""
+        Server = self.env["mcp.server"].sudo().with_context(active_test=False)
+        if not conversation or not server_name:
+            return Server, self.env["mcp.tool"]
+        candidates = conversation.assistant_id.sudo().with_context(active_test=False).mcp_server_ids
+        if conversation.cloud_service_id:
+            candidates |= Server.search([("cloud_service_id", "=", conversation.cloud_service_id.id)])
+        named = candidates.filtered(lambda s: s.name == server_name)
+        Tool = self.env["mcp.tool"].sudo().with_context(active_test=False)
+        tools = Tool.search([("server_id", "in", named.ids), ("name", "=", tool_name)], limit=1) if tool_name else Tool
+        return (tools.server_id or named[:1]), tools
+
+    # -- retention -------------------------------------------------------------------------------
+
+    @api.model
+    def _retention_days(self):
+        value = self.env["ir.config_parameter"].sudo().get_param(RETENTION_PARAM)
+        try:
+            return int(value) if value not in (None, False, "") else DEFAULT_RETENTION_DAYS
+        except ValueError:
+            _logger.warning("System parameter %s is not a number of days: %r; keeping %s days",
+                            RETENTION_PARAM, value, DEFAULT_RETENTION_DAYS)
+            return DEFAULT_RETENTION_DAYS
+
+    @api.model
+    def _gc_tool_calls(self, batch=GC_BATCH):
+        """Remove the calls older than the retention (system parameter ai_mcp.tool_call_retention_days,
+        90 by default; 0 or less keeps everything), `batch` rows per transaction."""
+        days = self._retention_days()
+        if days <= 0:
+            return 0
+        limit = fields.Datetime.now() - timedelta(days=days)
+        Calls = self.sudo()
+        removed = 0
+        while True:
+            old = Calls.search([("date", "<", limit)], limit=batch, order="id")
+            if not old:
+                break
+            removed += len(old)
+            old.unlink()
+            if not odoo_module.current_test:
+                self.env.cr.commit()  # a long purge makes progress and holds no lock for long
+            if len(old) < batch:
+                break
+        if removed:
+            _logger.info("AI tool calls older than %s days removed: %s", days, removed)
+        return removed
+
+
+def argument_bytes(arguments):
+    """Bytes of the JSON arguments as compact UTF-8, e.g. {"a":1} is 7."""
+    if arguments is None:
+        return 0
+    try:
+        return len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
+    except (TypeError, ValueError):
+        return 0
+
+
+class McpServer(models.Model):
+    _inherit = "mcp.server"
+
+    tool_call_count = fields.Integer(string="Tool Calls", compute="_compute_tool_call_count")
+
+    def _compute_tool_call_count(self):
+        counts = _count_calls(self.env, "server_id", self.ids)
+        for server in self:
+            server.tool_call_count = counts.get(server.id, 0)
+
+    def action_open_tool_calls(self):
+        self.ensure_one()
+        return _calls_action(self.env, _("Tool calls of %s", self.name), [("server_id", "=", self.id)])
+
+
+class AiAssistant(models.Model):
+    _inherit = "ai.assistant"
+
+    tool_call_count = fields.Integer(string="Tool Calls", compute="_compute_tool_call_count")
+
+    def _compute_tool_call_count(self):
+        counts = _count_calls(self.env, "assistant_id", self.ids)
+        for assistant in self:
+            assistant.tool_call_count = counts.get(assistant.id, 0)
+
+    def action_open_tool_calls(self):
+        self.ensure_one()
+        return _calls_action(self.env, _("Tool calls of %s", self.name), [("assistant_id", "=", self.id)])
+
+
+def _count_calls(env, field, ids):
+    """{record id: calls the current user may read}: the record rule applies, as in the list."""
+    ids = [i for i in ids if isinstance(i, int)]
+    if not ids or not env["ai.tool.call"].has_access("read"):
+        return {}
+    groups = env["ai.tool.call"]._read_group([(field, "in", ids)], [field], ["__count"])
+    return {record.id: count for record, count in groups}
+
+
+def _calls_action(env, name, domain):
+    action = env["ir.actions.act_window"]._for_xml_id("ai_mcp.action_ai_tool_call")
+    action.update(name=name, domain=domain)
+    return action
