@@ -37,6 +37,7 @@
         "views/ai_chat_views.xml",
         "data/ai_tool_call_cron.xml",
         "views/ai_tool_call_views.xml",
+        "views/ai_tool_preset_views.xml",
     ],
     "assets": {
         "web.assets_backend": [

@@ -63,6 +63,10 @@ class AiAssistant(models.Model):
         "service add theirs in that service's conversations.",
     )
     tool_count = fields.Integer(compute="_compute_tool_preview")
+    preset_ids = fields.One2many(
+        "ai.tool.preset", "assistant_id", string="Parameter Presets", groups="ai_mcp.group_ai_manager",
+        help="Arguments fixed per tool: the model neither sees them nor can change them.",
+    )
 
     @api.depends(
         "mcp_server_ids", "mcp_server_ids.name", "mcp_server_ids.state", "mcp_server_ids.active",
@@ -139,10 +143,12 @@ class AiAssistant(models.Model):
         except PydanticValidationError as exc:
             raise config_error_from(exc) from None
 
-    def _tool_bindings(self, cloud_service=None, warnings=None):
+    def _tool_bindings(self, cloud_service=None, warnings=None, conversation=None):
         """The tools a turn may offer (DESIGN.md section 2): usable tools of the assistant's active,
         connected system servers minus its disabled tools, plus usable tools of the active,
         connected user servers of `cloud_service` when the current user owns it or is a member.
+        Each carries its parameter preset resolved for the current user, `cloud_service` and
+        `conversation` (ai.tool.preset).
 
         A server whose configuration cannot be used now (e.g. its URL resolves to a forbidden
         address) is left out; why is appended to `warnings` when a list is given."""
@@ -157,8 +163,13 @@ class AiAssistant(models.Model):
                         selected.extend((None, tool) for tool in server.tool_ids if tool._is_usable())
             elif warnings is not None:
                 warnings.append(_("You may not use the tools of %s; its servers are left out.", service.name))
+        presets = self.env["ai.tool.preset"]._for_turn(
+            self, [tool.id for _ref, tool in selected], cloud_service, conversation, warnings
+        )
         specs = {}
         for _ref, tool in selected:
+            if tool.id in presets.left_out:
+                continue
             server = tool.server_id
             if server.id not in specs:
                 try:
@@ -170,7 +181,10 @@ class AiAssistant(models.Model):
                         warnings.append(_("%(server)s is left out: %(error)s", server=server.name, error=exc.message))
             if specs[server.id] is not None:
                 bindings.append(
-                    ToolBinding(server=specs[server.id], tool=tool._tool_info(), requires_approval=tool.requires_approval)
+                    ToolBinding(
+                        server=specs[server.id], tool=tool._tool_info(), requires_approval=tool.requires_approval,
+                        fixed_arguments=presets.arguments.get(tool.id, {}),
+                    )
                 )
         return bindings
 

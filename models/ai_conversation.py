@@ -333,7 +333,7 @@ class AiConversation(models.Model):
         try:
             settings = assistant._assistant_settings()
             failure = self._provider_problem(settings)
-            tools = assistant.with_env(self.env)._tool_bindings(self.cloud_service_id.with_env(self.env), warnings=warnings)
+            tools = assistant.with_env(self.env)._tool_bindings(self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self)
             request = TurnRequest(
                 assistant=settings,
                 history=history,
