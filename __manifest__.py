@@ -36,8 +36,10 @@
         "views/ai_mcp_menus.xml",
         "views/ai_chat_views.xml",
         "data/ai_tool_call_cron.xml",
+        "data/mcp_server_preset_data.xml",
         "views/ai_tool_call_views.xml",
         "views/ai_tool_preset_views.xml",
+        "views/mcp_server_preset_views.xml",
     ],
     "assets": {
         "web.assets_backend": [

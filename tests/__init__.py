@@ -14,4 +14,5 @@ from . import test_chat_json
 from . import test_chat_discuss
 from . import test_audit
 from . import test_presets
+from . import test_server_presets
 from . import test_chat_demo
