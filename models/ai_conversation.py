@@ -4,7 +4,7 @@ from datetime import timedelta
 import psycopg2.errors
 
 from odoo import _, api, fields, models
-from odoo.exceptions import AccessError
+from odoo.exceptions import AccessError, UserError
 
 from ..services.agent_loop import Resume, TurnRequest, run_turn
 from ..services.errors import AiMcpError, ErrorCode
@@ -67,6 +67,11 @@ class AiConversation(models.Model):
         if not self.env.su and RUNNER_FIELDS & set(vals):
             raise AccessError(_("The state of a conversation changes only by chatting in it."))
         return super().write(vals)
+
+    def unlink(self):
+        if any(conversation.state == "running" and not _stale(conversation.turn_heartbeat) for conversation in self):
+            raise UserError(_("A conversation cannot be deleted while it is answering; stop it or wait for the answer."))
+        return super().unlink()
 
     # -- what the HTTP routes and Discuss ask ----------------------------------------------------
 

@@ -1,5 +1,8 @@
 """The widget's JSON routes: who sees which assistants, cloud services and conversations."""
-from odoo.exceptions import AccessError
+from datetime import timedelta
+
+from odoo import fields
+from odoo.exceptions import AccessError, UserError
 from odoo.tests import tagged
 
 from odoo.addons.ai_mcp.testing.scripted_llm import Turn
@@ -68,3 +71,15 @@ class TestChatJson(ChatCase):
             self.env["ai.conversation.event"].with_user(self.other).search([("conversation_id", "=", conversation.id)]).ids, []
         )
         self.assertTrue(self.env["ai.conversation.event"].with_user(self.user).search([("conversation_id", "=", conversation.id)]))
+
+    def test_a_conversation_answering_cannot_be_deleted(self):
+        self.login(self.user)
+        self.llm.queue(Turn(text="one"))
+        _response, events = self.send("hello")
+        conversation = self.conversation(events[0].data["conversation_id"])
+        conversation.sudo().write({"state": "running", "turn_heartbeat": fields.Datetime.now()})
+        with self.assertRaises(UserError):
+            conversation.with_user(self.user).unlink()
+        conversation.sudo().turn_heartbeat = fields.Datetime.now() - timedelta(minutes=10)
+        conversation.with_user(self.user).unlink()
+        self.assertFalse(conversation.exists())

@@ -3,6 +3,9 @@ everything the turn stored."""
 import socket
 import threading
 import time
+from datetime import timedelta
+
+from odoo import fields
 
 from odoo.tests import tagged
 
@@ -319,3 +322,23 @@ class TestChatStream(ChatCase):
         offered = {tool["function"]["name"] for tool in self.llm.requests[-1]["tools"]}
         self.assertIn("add", offered)
         self.assertNotIn("ghost", offered)
+
+    def test_a_turn_whose_process_died_is_taken_over(self):
+        self.login(self.user)
+        self.llm.queue(Turn(text="first"))
+        _response, events = self.send("first")
+        conversation_id = events[0].data["conversation_id"]
+        conversation = self.conversation(conversation_id)
+        conversation.sudo().write({"state": "running", "turn_heartbeat": fields.Datetime.now()})
+        response = self.post("/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "again"})
+        self.assertEqual(response.status_code, 409, "a live turn is not taken over")
+        conversation.sudo().turn_heartbeat = fields.Datetime.now() - timedelta(minutes=5)
+        self.llm.queue(Turn(text="second"))
+        response, more = self.send("again", conversation_id=conversation_id)
+        self.assertEqual(response.status_code, 200, response.text)
+        stored = self.stored_events(conversation_id)
+        self.assertEqual(stored.mapped("seq"), list(range(1, len(stored) + 1)))
+        interrupted = stored.filtered(lambda e: e.seq == len(events) + 1)
+        self.assertEqual((interrupted.type, interrupted.payload["code"]), ("error", "CANCELLED"))
+        self.assertEqual(more[0].id, len(events) + 2)
+        self.assertEqual(more[-1].event, "done")
