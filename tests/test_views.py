@@ -116,3 +116,22 @@ class TestViews(TransactionCase):
         self.assertEqual(arch.xpath("//field[@name='review_state']")[0].get("widget"), "badge")
         buttons = {b.get("name") for b in arch.xpath("//button")}
         self.assertEqual(buttons, {"action_accept_change", "action_try"})
+
+    def test_an_ai_user_adds_a_server_to_their_cloud_service_through_the_form(self):
+        form = Form(self.env["cloud.service"].with_user(self.user))
+        form.name = "Shop"
+        with form.user_mcp_server_ids.new() as line:
+            line.name = "Shop tools"
+            self.assertEqual(line.scope, "user")
+            line.url = "https://93.184.216.34/mcp"
+            line.auth_type = "bearer"
+            line.api_key = "user-token"
+        service = form.save()
+        server = service.user_mcp_server_ids
+        self.assertEqual((server.name, server.scope, server.owner_id), ("Shop tools", "user", self.user))
+        self.assertTrue(server.api_key_set)
+        self.assertFalse(server.api_key)
+        # the server form opens for its owner, with the tools smart button
+        form = Form(server.with_user(self.user))
+        self.assertEqual(form.tool_count, 0)
+
