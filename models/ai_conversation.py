@@ -361,6 +361,7 @@ class AiConversation(models.Model):
             max_rounds=assistant.max_rounds,
             make=lambda: turn_events(make_loop, warnings, failure, start),
             provider_hint=self._provider_hint(),
+            stopped_message=_("Stopped: the connection to the browser was closed before the answer was finished."),
         )
 
     def _provider_problem(self, settings):
