@@ -105,6 +105,8 @@ class McpSession:
         """Connect and initialize; raises McpError. Concurrent waiters share the one attempt."""
         if self._task is None:
             self._ready = asyncio.get_running_loop().create_future()
+            # every waiter may have been cancelled by the time it fails: mark its failure as seen
+            self._ready.add_done_callback(lambda ready: ready.cancelled() or ready.exception())
             self._task = asyncio.create_task(self._own(), name=f"mcp-session {self.spec.key}")
         assert self._ready is not None
         # shield: a caller that gives up must not cancel the attempt other callers wait on
@@ -237,13 +239,18 @@ class McpSession:
     async def _on_message(self, message: Any) -> None:
         """The SDK hands undecodable server output here, and leaves the request it answered waiting
         for its full timeout: fail what is pending instead, and rebuild the session next time."""
-        if isinstance(message, Exception):
-            _logger.warning("MCP bad message: server=%s error=%s", self.spec.label(), message)
-            self._lost = True
-            session = self._session
-            pending = list(session._response_streams) if session else []
-            reason = (str(message).splitlines() or [type(message).__name__])[0][:200]
-            self._fail_pending(pending, mcp_types.PARSE_ERROR, f"the server's answer is not valid JSON-RPC ({reason})")
+        if not isinstance(message, Exception):
+            return
+        if not isinstance(message, ValueError):  # pydantic's ValidationError and json's errors are ValueErrors
+            # e.g. the server's answer to a request we cancelled, whose id the SDK has forgotten
+            _logger.debug("MCP message ignored: server=%s %s", self.spec.label(), message)
+            return
+        _logger.warning("MCP bad message: server=%s error=%s", self.spec.label(), message)
+        self._lost = True
+        session = self._session
+        pending = list(session._response_streams) if session else []
+        reason = (str(message).splitlines() or [type(message).__name__])[0][:200]
+        self._fail_pending(pending, mcp_types.PARSE_ERROR, f"the server's answer is not valid JSON-RPC ({reason})")
 
     def _fail_pending(self, request_ids: list[Any], code: int, message: str) -> None:
         session = self._session

@@ -408,3 +408,13 @@ def test_a_server_that_stalls_after_answering_is_reported_within_the_connect_tim
         assert time.monotonic() - started < 8
     finally:
         listener.close()
+
+
+def test_a_cancelled_call_does_not_disturb_other_calls_on_the_session(hub: McpHub, http_server: HttpServer) -> None:
+    spec = http_spec(http_server, key="busy")
+    slow = hub.submit(hub.acall_tool(spec, "slow", {"seconds": 1.0}))
+    time.sleep(0.2)
+    with pytest.raises(McpError):
+        hub.call_tool(spec, "slow", {"seconds": 5}, timeout=0.3)  # cancelled on the server, which then answers
+    assert slow.result(10).text_for_model() == "slept 1.0"
+    assert hub.pool.opened == 1  # the session was not thrown away
