@@ -154,13 +154,18 @@ def _mark(state_dir: Path | None, name: str, text: str) -> None:
             fh.write(text + "\n")
 
 
-def _bearer_guard(app: Any, token: str) -> Any:
+def _bearer_guard(app: Any, token: str, forbidden: str = "") -> Any:
+    """401 for a missing or unknown token; 403 for `forbidden`, a token the server knows but
+    refuses (revoked, or without the rights to this endpoint)."""
+
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = dict(scope.get("headers") or [])
-            if headers.get(b"authorization", b"").decode() != f"Bearer {token}":
-                await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
-                await send({"type": "http.response.body", "body": b"unauthorized"})
+            sent = headers.get(b"authorization", b"").decode()
+            if sent != f"Bearer {token}":
+                status, body = (403, b"forbidden") if forbidden and sent == f"Bearer {forbidden}" else (401, b"unauthorized")
+                await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+                await send({"type": "http.response.body", "body": body})
                 return
         await app(scope, receive, send)
 
@@ -207,6 +212,7 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=0, help="extra numbered tools")
     parser.add_argument("--page-size", type=int, default=0)
     parser.add_argument("--token", default="")
+    parser.add_argument("--forbidden-token", default="", help="with --token: this token is answered 403, others 401")
     parser.add_argument("--state-dir", type=Path)
     parser.add_argument("--variant", action="store_true", help="echo with another description")
     opts = parser.parse_args()
@@ -221,7 +227,7 @@ def main() -> None:
     app = mcp.streamable_http_app() if opts.transport == "streamable-http" else mcp.sse_app()
     app = _garbler(app)
     if opts.token:
-        app = _bearer_guard(app, opts.token)
+        app = _bearer_guard(app, opts.token, opts.forbidden_token)
     uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning", lifespan="on")
 
 
