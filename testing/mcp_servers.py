@@ -33,7 +33,13 @@ class Weather(BaseModel):
 
 
 def build_server(
-    name: str, tool_count: int, page_size: int, state_dir: Path | None, variant: bool = False, transport: str = "stdio"
+    name: str,
+    tool_count: int,
+    page_size: int,
+    state_dir: Path | None,
+    variant: bool = False,
+    transport: str = "stdio",
+    bad_tools: bool = False,
 ) -> FastMCP:
     mcp = FastMCP(name, log_level="WARNING")
 
@@ -123,8 +129,8 @@ def build_server(
     for i in range(tool_count):
         mcp.add_tool(_numbered(i), name=f"tool_{i:03d}", description=f"Numbered tool {i}")
 
-    if page_size:
-        _paginate(mcp, page_size)
+    if page_size or bad_tools:
+        _list_tools(mcp, page_size, bad_tools)
     return mcp
 
 
@@ -135,17 +141,33 @@ def _numbered(i: int) -> Any:
     return tool
 
 
-def _paginate(mcp: FastMCP, page_size: int) -> None:
-    """FastMCP lists every tool in one page; real servers page, so this one does too."""
+def _list_tools(mcp: FastMCP, page_size: int, bad_tools: bool) -> None:
+    """tools/list as FastMCP answers it, optionally paged (FastMCP lists every tool in one page;
+    real servers page) and, with `bad_tools`, spoiled as careless servers spoil it."""
     lowlevel = mcp._mcp_server
 
     @lowlevel.list_tools()
-    async def paged(request: types.ListToolsRequest) -> types.ListToolsResult:
+    async def listed(request: types.ListToolsRequest) -> types.ListToolsResult:
         tools = await mcp.list_tools()
+        if bad_tools:
+            tools += _bad_tools(tools)
+        if not page_size:
+            return types.ListToolsResult(tools=tools)
         cursor = request.params.cursor if request and request.params else None
         start = int(cursor or 0)
         end = start + page_size
         return types.ListToolsResult(tools=tools[start:end], nextCursor=str(end) if end < len(tools) else None)
+
+
+def _bad_tools(tools: list[types.Tool]) -> list[types.Tool]:
+    """`echo` listed a second time, and two tools whose input schemas no model accepts: one
+    whose arguments are not an object, one that is not a valid JSON schema."""
+    echo = next(tool for tool in tools if tool.name == "echo")
+    return [
+        echo.model_copy(update={"description": "A second tool named echo."}),
+        types.Tool(name="odd_type", description="Arguments that are not an object.", inputSchema={"type": "string"}),
+        types.Tool(name="bad_schema", description="Not a JSON schema.", inputSchema={"type": "object", "properties": 3}),
+    ]
 
 
 def _mark(state_dir: Path | None, name: str, text: str) -> None:
@@ -215,10 +237,11 @@ def main() -> None:
     parser.add_argument("--forbidden-token", default="", help="with --token: this token is answered 403, others 401")
     parser.add_argument("--state-dir", type=Path)
     parser.add_argument("--variant", action="store_true", help="echo with another description")
+    parser.add_argument("--bad-tools", action="store_true", help="tools/list also gives echo twice and two invalid schemas")
     opts = parser.parse_args()
     sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
-    mcp = build_server(opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant, opts.transport)
+    mcp = build_server(opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant, opts.transport, opts.bad_tools)
     if opts.transport == "stdio":
         mcp.run("stdio")
         return
