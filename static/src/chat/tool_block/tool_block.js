@@ -14,6 +14,18 @@ const STATUS_ICONS = {
     denied: "fa fa-ban text-muted",
 };
 
+/** chat_state.js words the blocks it ends itself in English (it has no access to _t): translate them here. */
+function localMessage(message) {
+    switch (message) {
+        case "Not finished: you stopped the answer.":
+            return _t("Not finished: you stopped the answer.");
+        case "Not finished: the answer stopped with an error.":
+            return _t("Not finished: the answer stopped with an error.");
+        default:
+            return message;
+    }
+}
+
 /**
  * One tool call of an answer (a "tool" part of chat_state.js): a header with the tool's title,
  * server, status and duration that expands to the arguments and the result.
@@ -53,6 +65,10 @@ export class ToolBlock extends Component {
 
     get duration() {
         return this.props.block.result ? formatDuration(this.props.block.durationMs) : "";
+    }
+
+    get errorMessage() {
+        return localMessage(this.props.block.result?.errorMessage);
     }
 
     get argumentsJson() {
