@@ -118,7 +118,7 @@ export function stopped(state) {
     if (!STREAMING.has(state.status)) {
         return state;
     }
-    const messages = interruptRunning(state.messages, "Not finished: you stopped the answer.");
+    const messages = interruptRunning(state.messages, "stopped");
     return { ...state, status: "idle", messages };
 }
 
@@ -196,7 +196,7 @@ const HANDLERS = {
     error(state, event) {
         return {
             ...state,
-            messages: interruptRunning(state.messages, "Not finished: the answer stopped with an error."),
+            messages: interruptRunning(state.messages, "error"),
             error: { code: event.code, message: event.message },
             status: "error",
         };
@@ -243,10 +243,16 @@ function withResult(part, event) {
     };
 }
 
-function interruptRunning(messages, errorMessage) {
+/** Calls still running when the turn ends are marked with why (`interrupted`: "stopped" by the
+ * user, or ended by an "error"); the widget words it in the user's language. */
+function interruptRunning(messages, interrupted) {
     return mapCurrentTools(messages, (part) =>
         part.status === "running"
-            ? { ...part, status: "error", result: { ok: false, content: [], errorCode: "CANCELLED", errorMessage } }
+            ? {
+                  ...part,
+                  status: "error",
+                  result: { ok: false, content: [], errorCode: "CANCELLED", errorMessage: null, interrupted },
+              }
             : part
     );
 }

@@ -14,17 +14,10 @@ const STATUS_ICONS = {
     denied: "fa fa-ban text-muted",
 };
 
-/** chat_state.js words the blocks it ends itself in English (it has no access to _t): translate them here. */
-function localMessage(message) {
-    switch (message) {
-        case "Not finished: you stopped the answer.":
-            return _t("Not finished: you stopped the answer.");
-        case "Not finished: the answer stopped with an error.":
-            return _t("Not finished: the answer stopped with an error.");
-        default:
-            return message;
-    }
-}
+const INTERRUPTED = {
+    stopped: () => _t("Not finished: you stopped the answer."),
+    error: () => _t("Not finished: the answer stopped with an error."),
+};
 
 /**
  * One tool call of an answer (a "tool" part of chat_state.js): a header with the tool's title,
@@ -68,7 +61,8 @@ export class ToolBlock extends Component {
     }
 
     get errorMessage() {
-        return localMessage(this.props.block.result?.errorMessage);
+        const result = this.props.block.result;
+        return result?.interrupted ? INTERRUPTED[result.interrupted]() : result?.errorMessage;
     }
 
     get argumentsJson() {
