@@ -281,6 +281,7 @@ export class SchemaFormField extends Component {
             root: null,
             errors: {},
             orphans: [],
+            allErrors: [],
             jsonMode: false,
             jsonText: "",
             jsonError: "",
@@ -320,9 +321,9 @@ export class SchemaFormField extends Component {
         const result = collect(this.state.desc, this.state.root);
         const shown = fieldPaths(this.state.desc, this.state.root);
         this.state.errors = errorsByPath(result.errors);
-        this.state.orphans = result.errors
-            .filter((e) => !shown.has(pathKey(e.path)))
-            .map((e) => `${e.path.join(".") || _t("arguments")}: ${errorMessage(e)}`);
+        const describe = (e) => `${e.path.join(".") || _t("arguments")}: ${errorMessage(e)}`;
+        this.state.orphans = result.errors.filter((e) => !shown.has(pathKey(e.path))).map(describe);
+        this.state.allErrors = result.errors.map(describe);
         return result;
     }
 
@@ -364,12 +365,16 @@ export class SchemaFormField extends Component {
         if (this.state.jsonMode) {
             const result = collect(this.state.desc, this.state.root);
             this.state.jsonText = toJsonText(result.partial === undefined ? {} : result.partial);
+        } else {
+            // back to the inputs: what they hold decides again (a JSON typo must not linger)
+            this.onChange([]);
         }
     }
 
     onJsonInput(ev) {
         this.state.jsonText = ev.target.value;
-        const value = parseArguments(ev.target.value);
+        // an emptied editor is a paste about to happen, not a wish to clear every input
+        const value = ev.target.value.trim() ? parseArguments(ev.target.value) : undefined;
         if (value === undefined || !isPlainObject(value)) {
             this.state.jsonError = _t('Enter a JSON object, e.g. {"key": "value"}');
             if (this.props.errorField) {
