@@ -112,7 +112,8 @@ class ToolRunner:
             await results.put(await self._call(call, tool))
 
     async def _call(self, call: ToolCallEvent, tool: BoundTool) -> ToolResultEvent:
-        timeout = min(self._limits.call_timeout, max(self._remaining(), 0.001))
+        # the stricter of the assistant's per-call limit and the server's own call timeout, within the turn's time
+        timeout = min(self._limits.call_timeout, tool.server.call_timeout, max(self._remaining(), 0.001))
         started = time.monotonic()
         try:
             result = await self._hub.acall_tool(
