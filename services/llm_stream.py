@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import httpx
 import openai
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import add_ai_message_chunks
@@ -105,6 +106,11 @@ def map_llm_error(exc: BaseException, got_output: bool = False) -> LlmError:
         return LlmError(ErrorCode.LLM_UNREACHABLE, "Cannot reach the model provider; check its base URL.")
     if isinstance(exc, openai.APIStatusError):
         return LlmError(ErrorCode.LLM_BAD_RESPONSE, f"The model provider answered with an error ({_status(exc)}): {exc.message}")
+    if isinstance(exc, httpx.TimeoutException):
+        return LlmError(ErrorCode.LLM_TIMEOUT, "The model did not answer in time.")
+    if isinstance(exc, httpx.TransportError):
+        # raised while reading a stream the provider had started: openai wraps only the request itself
+        return LlmError(ErrorCode.LLM_BAD_RESPONSE, "The model's answer was cut off mid-stream; retry.")
     if isinstance(exc, (json.JSONDecodeError, ValueError, openai.APIError)):
         return LlmError(ErrorCode.LLM_BAD_RESPONSE, f"The model sent something that could not be read: {exc}")
     return LlmError(ErrorCode.LLM_BAD_RESPONSE, f"The model call failed: {type(exc).__name__}: {exc}")
