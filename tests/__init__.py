@@ -16,3 +16,4 @@ from . import test_audit
 from . import test_presets
 from . import test_server_presets
 from . import test_chat_demo
+from . import test_fault_matrix

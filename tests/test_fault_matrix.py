@@ -1,0 +1,528 @@
+"""The fault matrix (issue 6): every failure a chat can meet, driven through POST /ai_mcp/chat/stream
+against real MCP servers and the scripted LLM. Each test checks what the user sees (the event and
+its code), that the conversation is intact afterwards (stored events consecutive and equal to what
+was streamed, messages consistent, state idle), and that the next turn in the same conversation
+works: the model is asked again, calls a tool, and answers.
+
+MCP side: a server killed mid-call, a call that never answers, malformed JSON-RPC, a 10 MB result,
+401, 403, DNS failure, connection refused, invalid tool schemas and duplicate names.
+LLM side: 500, 429 with Retry-After, timeout, the stream cut mid-answer and mid-tool-call, truncated
+arguments (finish_reason=length), a call to a tool that was not offered.
+Client side: the browser leaving mid-turn, two tabs sending at once.
+"""
+import json
+import socket
+import threading
+import time
+
+from odoo.tests import tagged
+
+from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer, free_port
+from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
+
+from .chat_common import ChatCase, text_of, types_of
+
+FINAL = ("done", "error")
+
+
+@tagged("post_install", "-at_install")
+class TestFaultMatrix(ChatCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        # the tools these faults use run without asking (unannotated tools need approval by default)
+        cls.server.tool_ids.write({"requires_approval": False})
+        # a server requiring a token: "good" is accepted, "banned" is known and refused (403), others 401
+        cls.auth_mcp = HttpServer("streamable-http", "--token", "good", "--forbidden-token", "banned").start()
+        cls.addClassCleanup(cls.auth_mcp.stop)
+        # a server whose tool list holds echo twice and two tools with schemas no model accepts
+        cls.bad_mcp = HttpServer("streamable-http", "--bad-tools").start()
+        cls.addClassCleanup(cls.bad_mcp.stop)
+        # a server the tests kill (its `die` tool) and start again on the same port
+        cls.victim_mcp = HttpServer("streamable-http").start()
+        cls.addClassCleanup(cls.victim_mcp.stop)
+
+    def setUp(self):
+        super().setUp()
+        for marker in self.mcp_state.iterdir():
+            marker.unlink()
+        self.login(self.user)
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def add_server(self, name, url, sync=True, **values):
+        server = self.env["mcp.server"].create({"name": name, "scope": "system", "url": url, **values})
+        self.addCleanup(self._close_session, server._server_key())
+        if sync:
+            result = server._sync_tools()
+            self.assertFalse(result.get("error"), result)
+            server.tool_ids.write({"requires_approval": False})
+        return server
+
+    @staticmethod
+    def _close_session(key):
+        if hub_module._hub is not None:
+            hub_module._hub.close_server(key)
+
+    def assistant_with(self, *servers, **values):
+        return self.assistant.copy({"name": f"Faults {servers[0].name}", "mcp_server_ids": [(6, 0, [s.id for s in servers])], **values})
+
+    def chat(self, message, *turns, conversation_id=None, assistant=None):
+        """Queue the model's answers, send, and return the streamed events (status 200 checked)."""
+        self.llm.queue(*turns)
+        body = {"assistant_id": (assistant or self.assistant).id}
+        if conversation_id:
+            body["conversation_id"] = conversation_id
+        response, events = self.send(message, **body)
+        self.assertEqual(response.status_code, 200, response.text)
+        self.assertEqual(events[0].event, "start")
+        self.assertIn(events[-1].event, FINAL, "every turn ends on done or error")
+        return events
+
+    def result_of(self, events, call_id):
+        results = [e.data for e in events if e.event == "tool_result" and e.data["id"] == call_id]
+        self.assertEqual(len(results), 1, f"one result for {call_id}: {types_of(events)}")
+        return results[0]
+
+    def assert_intact(self, conversation_id, streamed=()):
+        """Stored events 1..n with no gap, equal to what was streamed; idle; messages consistent."""
+        conversation = self.conversation(conversation_id)
+        stored = self.stored_events(conversation_id)
+        seqs = stored.mapped("seq")
+        self.assertEqual(seqs, list(range(1, len(seqs) + 1)), "stored events are consecutive")
+        self.assertEqual(conversation.last_seq, len(seqs))
+        self.assertEqual(conversation.state, "idle")
+        by_seq = {event.seq: event for event in stored}
+        for event in streamed:
+            self.assertIn(event.id, by_seq, f"streamed event {event.id} ({event.event}) is stored")
+            self.assertEqual((by_seq[event.id].type, by_seq[event.id].payload), (event.event, event.data))
+        # every turn starts with `start` and ends with done or error before the next one starts
+        kinds = stored.mapped("type")
+        starts = [i for i, kind in enumerate(kinds) if kind == "start"]
+        for index, begin in enumerate(starts):
+            end = starts[index + 1] if index + 1 < len(starts) else len(kinds)
+            self.assertIn(kinds[end - 1], FINAL, f"turn at seq {begin + 1} ends on done/error: {kinds[begin:end]}")
+            self.assertFalse([k for k in kinds[begin:end - 1] if k in FINAL], "one final event per turn")
+        # one user message per turn, stored at the seq just before its `start`
+        messages = conversation.message_ids
+        users = messages.filtered(lambda m: m.role == "user").sorted("seq")
+        self.assertEqual([m.seq + 1 for m in users], [i + 1 for i in starts])
+        # tool messages are settled and match the calls of the assistant messages one to one
+        tools = messages.filtered(lambda m: m.role == "tool")
+        self.assertFalse(tools.filtered(lambda m: m.status not in ("done", "error", "denied")), "no call left running")
+        calls = [call["id"] for m in messages.filtered(lambda m: m.role == "assistant") for call in (m.tool_calls or [])]
+        self.assertEqual(sorted(calls), sorted(tools.mapped("tool_call_id")))
+        stored_calls = [e.payload["id"] for e in stored if e.type == "tool_call"]
+        self.assertEqual(sorted(stored_calls), sorted(calls))
+        # the chat widget can rebuild it
+        history = self.jsonrpc(f"/ai_mcp/conversation/{conversation_id}/history")["result"]
+        self.assertEqual([e["seq"] for e in history["events"]], seqs)
+        self.assertEqual(history["conversation"]["state"], "idle")
+        return conversation
+
+    def assert_next_turn_works(self, conversation_id, assistant=None, tool="echo"):
+        """The same conversation goes on: the model calls a tool that answers, then replies; what
+        the model is sent is a valid chat (every call it made before has its result)."""
+        before = self.conversation(conversation_id).last_seq
+        events = self.chat(
+            "Once more, please.",
+            Turn(tool_calls=(ToolCall(tool, {"text": "again"}, id=f"call_next_{conversation_id}"),)),
+            Turn(text="All good again."),
+            conversation_id=conversation_id,
+            assistant=assistant,
+        )
+        self.assertEqual(events[0].id, before + 1, "the sequence goes on without a gap")
+        self.assertEqual(events[-1].event, "done", types_of(events))
+        result = self.result_of(events, f"call_next_{conversation_id}")
+        self.assertTrue(result["ok"], result)
+        self.assertEqual(result["model_text"], "again")
+        self.assertEqual(text_of(events), "All good again.")
+        for request in self.llm.requests[-2:]:
+            self.assert_valid_chat(request["messages"])
+        self.assert_intact(conversation_id, events)
+
+    def assert_valid_chat(self, messages):
+        """What OpenAI would accept: each assistant tool call answered by a tool message before the
+        next assistant or user message, and no tool message without its call."""
+        open_calls = set()
+        for message in messages:
+            role = message["role"]
+            if role == "tool":
+                self.assertIn(message["tool_call_id"], open_calls, f"tool message without its call: {messages}")
+                open_calls.discard(message["tool_call_id"])
+                continue
+            self.assertFalse(open_calls, f"calls left without a result: {open_calls} in {messages}")
+            if role == "assistant":
+                open_calls = {call["id"] for call in message.get("tool_calls") or []}
+
+    def offered(self, request_index=-1):
+        return {tool["function"]["name"] for tool in self.llm.requests[request_index].get("tools") or []}
+
+    def tool_message(self, conversation_id, call_id):
+        return self.conversation(conversation_id).message_ids.filtered(lambda m: m.tool_call_id == call_id)
+
+    def wait_for_marker(self, name, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while not (self.mcp_state / name).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return (self.mcp_state / name).exists()
+
+    # == MCP side ================================================================================
+
+    def test_mcp_server_killed_mid_call(self):
+        victim = self.add_server("Victim", self.victim_mcp.url)
+        assistant = self.assistant_with(victim)
+        events = self.chat(
+            "Break it.",
+            Turn(tool_calls=(ToolCall("die", {}, id="call_die"),)),
+            Turn(text="The tool server went away."),
+            assistant=assistant,
+        )
+        self.assertEqual(types_of(events), ["start", "round", "tool_call", "tool_result", "round", "text", "done"])
+        result = self.result_of(events, "call_die")
+        self.assertFalse(result["ok"])
+        self.assertEqual(result["error_code"], "MCP_UNREACHABLE")
+        self.assertIn("lost", result["error_message"])
+        self.assertEqual(self.victim_mcp.process.wait(5), 3, "the server really died")
+        conversation_id = events[0].data["conversation_id"]
+        message = self.tool_message(conversation_id, "call_die")
+        self.assertEqual((message.status, message.error_code), ("error", "MCP_UNREACHABLE"))
+        self.assert_intact(conversation_id, events)
+        # the server comes back on the same address: the next turn reconnects on its own
+        self.victim_mcp.start()
+        self.assert_next_turn_works(conversation_id, assistant=assistant)
+
+    def test_mcp_call_that_never_answers_times_out(self):
+        # the same server under another record whose calls may take 1 s
+        hasty = self.add_server("Hasty", self.mcp.url, call_timeout=1.0)
+        assistant = self.assistant_with(hasty)
+        started = time.monotonic()
+        events = self.chat(
+            "Take forever.",
+            Turn(tool_calls=(ToolCall("slow", {"seconds": 30}, id="call_slow"),)),
+            Turn(text="The tool took too long."),
+            assistant=assistant,
+        )
+        self.assertLess(time.monotonic() - started, 10, "the server's 1 s call timeout applies, not 30 s")
+        self.assertEqual(events[-1].event, "done")
+        result = self.result_of(events, "call_slow")
+        self.assertEqual((result["ok"], result["error_code"]), (False, "MCP_TIMEOUT"))
+        self.assertLess(result["duration_ms"], 5000)
+        self.assertTrue(self.wait_for_marker("slow-cancelled"), "the server was told to cancel the call")
+        self.assertFalse((self.mcp_state / "slow-finished").exists())
+        conversation_id = events[0].data["conversation_id"]
+        self.assertEqual(self.tool_message(conversation_id, "call_slow").error_code, "MCP_TIMEOUT")
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id, assistant=assistant)
+
+    def test_mcp_malformed_json_rpc(self):
+        started = time.monotonic()
+        # the MCP SDK logs the unreadable answer as an error of its own
+        with self.assertLogs("mcp.client.streamable_http", "ERROR"):
+            events = self.chat(
+                "Garble.",
+                Turn(tool_calls=(ToolCall("garble", {}, id="call_garble"),)),
+                Turn(text="The server answered nonsense."),
+            )
+        self.assertLess(time.monotonic() - started, 10, "not the 30 s call timeout")
+        self.assertEqual(events[-1].event, "done")
+        result = self.result_of(events, "call_garble")
+        self.assertEqual((result["ok"], result["error_code"]), (False, "MCP_PARSE_ERROR"))
+        self.assertIn("not valid JSON-RPC", result["error_message"])
+        conversation_id = events[0].data["conversation_id"]
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id)
+
+    def test_mcp_ten_megabyte_result_is_cut_for_the_model_and_the_user(self):
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("big", {"chars": 10_000_000}, id="call_big"),)),
+            Turn(text="That was long."),
+        )
+        response = self.post("/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "message": "Big."})
+        self.assertEqual(response.status_code, 200)
+        self.assertLess(len(response.content), 300_000, "what the browser receives stays small")
+        events = self.events_of_bytes(response.content)
+        self.assertEqual(events[-1].event, "done")
+        result = self.result_of(events, "call_big")
+        self.assertTrue(result["ok"])
+        self.assertLess(len(result["model_text"]), 21_000)
+        self.assertIn("truncated", result["model_text"])
+        self.assertTrue(all(len(json.dumps(part)) < 110_000 for part in result["content"]))
+        self.assertIn("truncated", result["content"][0]["text"])
+        self.assertLess(len(json.dumps(self.llm.requests[-1])), 50_000, "the model is sent the cut text")
+        conversation_id = events[0].data["conversation_id"]
+        stored = self.stored_events(conversation_id).filtered(lambda e: e.type == "tool_result")
+        self.assertLess(len(json.dumps(stored.payload)), 250_000, "the stored event stays small")
+        self.assertLess(len(self.tool_message(conversation_id, "call_big").content), 21_000)
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id)
+
+    def _auth_turn(self, token, status):
+        guarded = self.add_server("Guarded", self.auth_mcp.url, auth_type="bearer", api_key="good")
+        assistant = self.assistant_with(guarded)
+        # the server stops accepting what the record sends (a revoked or replaced token); the record
+        # itself still says connected, as it would until its next test or sync
+        guarded.with_context(ai_mcp_keep_state=True).api_key = token
+        self.assertEqual(guarded.state, "connected")
+        events = self.chat("Use the guarded tools.", Turn(text="I cannot use those tools now."), assistant=assistant)
+        self.assertEqual(types_of(events), ["start", "warning", "round", "text", "done"])
+        warning = events[1].data
+        self.assertEqual(warning["code"], "MCP_AUTH_FAILED")
+        self.assertIn(f"HTTP {status}", warning["message"])
+        self.assertIn("Guarded", warning["message"])
+        self.assertFalse(self.offered(), "its tools are left out of the model request")
+        conversation_id = events[0].data["conversation_id"]
+        self.assert_intact(conversation_id, events)
+        # the token is put right: the next turn uses the server's tools
+        guarded.with_context(ai_mcp_keep_state=True).api_key = "good"
+        self.assert_next_turn_works(conversation_id, assistant=assistant)
+
+    def test_mcp_401(self):
+        self._auth_turn("wrong", 401)
+
+    def test_mcp_403(self):
+        self._auth_turn("banned", 403)
+
+    def _unreachable_turn(self, url, expected):
+        dead = self.add_server("Gone", url, sync=False, state="connected")
+        self.env["mcp.tool"].create({
+            "name": "ghost", "server_id": dead.id, "content_hash": "h", "approved_hash": "h", "requires_approval": False,
+            "input_schema": '{"type": "object", "properties": {}}',
+        })
+        assistant = self.assistant_with(self.server, dead)
+        events = self.chat(
+            "Reach it.",
+            Turn(tool_calls=(ToolCall("ghost", {}, id="call_ghost"),)),
+            Turn(text="That server is not reachable."),
+            assistant=assistant,
+        )
+        self.assertEqual(
+            types_of(events), ["start", "warning", "round", "tool_call", "tool_result", "round", "text", "done"]
+        )
+        warning = events[1].data
+        self.assertEqual(warning["code"], "MCP_UNREACHABLE")
+        self.assertIn("Gone is unavailable", warning["message"])
+        self.assertIn(expected, warning["message"])
+        self.assertNotIn("ghost", self.offered(0))
+        self.assertIn("echo", self.offered(0), "the other server's tools are still offered")
+        # the model insists on the tool it was not given: refused, as any tool not offered
+        result = self.result_of(events, "call_ghost")
+        self.assertEqual((result["ok"], result["error_code"]), (False, "MCP_TOOL_NOT_FOUND"))
+        conversation_id = events[0].data["conversation_id"]
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id, assistant=assistant)
+
+    def test_mcp_dns_failure(self):
+        self._unreachable_turn("http://mcp.no-such-host.invalid/mcp", "Cannot connect")
+
+    def test_mcp_connection_refused(self):
+        self._unreachable_turn(f"http://127.0.0.1:{free_port()}/mcp", "Cannot connect")
+
+    def test_mcp_invalid_schemas_and_duplicate_names(self):
+        messy = self.env["mcp.server"].create({"name": "Messy", "scope": "system", "url": self.bad_mcp.url})
+        self.addCleanup(self._close_session, messy._server_key())
+        result = messy._sync_tools()
+        self.assertFalse(result.get("error"), result)
+        self.assertIn("lists the tool 'echo' twice; the first one is kept", result["summary"])
+        self.assertEqual(messy.tool_ids.filtered(lambda t: t.name == "echo").description, "Return the text unchanged.")
+        self.assertIn("odd_type", messy.tool_ids.mapped("name"))
+        messy.tool_ids.write({"requires_approval": False})
+        assistant = self.assistant_with(messy)
+        events = self.chat(
+            "Echo hi.",
+            Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="call_echo"),)),
+            Turn(text="It said hi."),
+            assistant=assistant,
+        )
+        self.assertEqual(events[-1].event, "done")
+        warnings = {w.data["message"]: w.data["code"] for w in events if w.event == "warning"}
+        self.assertEqual(set(warnings.values()), {"MCP_PROTOCOL_ERROR"})
+        self.assertTrue(any("'odd_type' is left out" in message for message in warnings), warnings)
+        self.assertTrue(any("'bad_schema' is left out" in message for message in warnings), warnings)
+        offered = self.offered(0)
+        self.assertNotIn("odd_type", offered)
+        self.assertNotIn("bad_schema", offered)
+        self.assertIn("echo", offered)
+        self.assertEqual(sorted(offered), sorted(set(offered)))
+        self.assertEqual(self.result_of(events, "call_echo")["model_text"], "hi")
+        conversation_id = events[0].data["conversation_id"]
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id, assistant=assistant)
+
+    # == LLM side ================================================================================
+
+    def test_llm_500(self):
+        # the first round works; the model fails on the round after the tool result (twice: the
+        # client retries once)
+        events = self.chat(
+            "Echo and answer.",
+            Turn(tool_calls=(ToolCall("echo", {"text": "x"}, id="call_x"),)),
+            Turn(status=500),
+            Turn(status=500),
+        )
+        self.assertEqual(types_of(events), ["start", "round", "tool_call", "tool_result", "round", "error"])
+        error = events[-1].data
+        self.assertEqual(error["code"], "LLM_BAD_RESPONSE")
+        self.assertIn("HTTP 500", error["message"])
+        conversation_id = events[0].data["conversation_id"]
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id)
+
+    def test_llm_429_says_when_to_retry(self):
+        started = time.monotonic()
+        events = self.chat("Hello?", Turn(status=429, retry_after=2), Turn(status=429, retry_after=2))
+        self.assertEqual(types_of(events), ["start", "round", "error"])
+        error = events[-1].data
+        self.assertEqual(error["code"], "LLM_RATE_LIMITED")
+        self.assertIn("429", error["message"])
+        self.assertIn("retry in 2 s", error["message"])
+        self.assertLess(time.monotonic() - started, 10)
+        conversation_id = events[0].data["conversation_id"]
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id)
+
+    def test_llm_timeout(self):
+        self.provider.timeout = 1.0
+        started = time.monotonic()
+        events = self.chat("Hello?", Turn(text="too late", latency=4), Turn(text="too late", latency=4))
+        self.assertLess(time.monotonic() - started, 8, "the provider's 1 s timeout applies (one retry)")
+        self.assertEqual(types_of(events), ["start", "round", "error"])
+        self.assertEqual(events[-1].data["code"], "LLM_TIMEOUT")
+        conversation_id = events[0].data["conversation_id"]
+        self.assert_intact(conversation_id, events)
+        self.provider.timeout = 60.0
+        self.assert_next_turn_works(conversation_id)
+
+    def test_llm_stream_cut_mid_answer(self):
+        # role chunk, then 6 text chunks: cut after the third text chunk
+        text = "".join(f"part{i} " for i in range(6))
+        events = self.chat("Tell me.", Turn(text=text, chunks=6, disconnect_after=4))
+        self.assertEqual(types_of(events), ["start", "round", "text", "error"])
+        self.assertEqual(text_of(events), "part0 part1 part2 ")
+        error = events[-1].data
+        self.assertEqual(error["code"], "LLM_BAD_RESPONSE")
+        self.assertIn("cut off", error["message"])
+        conversation_id = events[0].data["conversation_id"]
+        conversation = self.assert_intact(conversation_id, events)
+        # what the user saw is kept as the (partial) reply
+        reply = conversation.message_ids.filtered(lambda m: m.role == "assistant")
+        self.assertEqual(reply.content, "part0 part1 part2 ")
+        self.assert_next_turn_works(conversation_id)
+
+    def test_llm_stream_cut_mid_tool_call(self):
+        # role chunk, a text chunk, the call's opening chunk, then one of its 3 argument fragments
+        events = self.chat(
+            "Sleep a bit.",
+            Turn(text="Sure.", chunks=1, tool_calls=(ToolCall("slow", {"seconds": 0.1}, id="call_cut"),), disconnect_after=4),
+        )
+        self.assertEqual(types_of(events), ["start", "round", "text", "error"])
+        self.assertEqual(events[-1].data["code"], "LLM_BAD_RESPONSE")
+        self.assertIn("cut off", events[-1].data["message"])
+        self.assertNotIn("tool_call", [e.event for e in events], "a call the stream did not finish is never shown")
+        time.sleep(0.3)
+        self.assertFalse((self.mcp_state / "slow-started").exists(), "nor run")
+        conversation_id = events[0].data["conversation_id"]
+        self.assertFalse(self.conversation(conversation_id).message_ids.filtered(lambda m: m.role == "tool"))
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id)
+
+    def test_llm_truncated_arguments_are_not_run(self):
+        events = self.chat(
+            "Sleep a bit.",
+            # the output limit cut the JSON off; a lenient parser would read {"seconds": 0.1}
+            Turn(tool_calls=(ToolCall("slow", '{"seconds": 0.1, "no', id="call_cut"),), finish_reason="length"),
+            Turn(text="My call was cut off, sorry."),
+        )
+        self.assertEqual(types_of(events), ["start", "round", "tool_call", "tool_result", "round", "text", "done"])
+        result = self.result_of(events, "call_cut")
+        self.assertEqual((result["ok"], result["error_code"]), (False, "LLM_BAD_RESPONSE"))
+        self.assertIn("Not run", result["error_message"])
+        time.sleep(0.3)
+        self.assertFalse((self.mcp_state / "slow-started").exists(), "the call was never run")
+        conversation_id = events[0].data["conversation_id"]
+        self.assertEqual(self.tool_message(conversation_id, "call_cut").status, "error")
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id)
+
+    def test_llm_calls_a_tool_that_was_not_offered(self):
+        assistant = self.assistant_with(self.server, mcp_tool_disabled_ids=[(6, 0, self.tools["slow"].ids)])
+        events = self.chat(
+            "Sleep a bit.",
+            Turn(tool_calls=(ToolCall("slow", {"seconds": 0.1}, id="call_slow"),)),
+            Turn(text="I may not use that tool."),
+            assistant=assistant,
+        )
+        self.assertNotIn("slow", self.offered(0))
+        self.assertEqual(types_of(events), ["start", "round", "tool_call", "tool_result", "round", "text", "done"])
+        result = self.result_of(events, "call_slow")
+        self.assertEqual((result["ok"], result["error_code"]), (False, "MCP_TOOL_NOT_FOUND"))
+        self.assertIn("not offered", result["error_message"])
+        time.sleep(0.3)
+        self.assertFalse((self.mcp_state / "slow-started").exists(), "refused, never called")
+        conversation_id = events[0].data["conversation_id"]
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id, assistant=assistant)
+
+    # == client side =============================================================================
+
+    def test_browser_disconnects_mid_turn(self):
+        self.llm.queue(
+            Turn(text="Working on it.", tool_calls=(ToolCall("slow", {"seconds": 20}, id="call_slow"),)),
+            Turn(text="never asked"),
+        )
+        body = {"assistant_id": self.assistant.id, "message": "Take your time."}
+        sock, events = self.raw_stream(body, lambda events: any(e.event == "tool_call" for e in events))
+        self.assertTrue(self.wait_for_marker("slow-started"), "the call is running on the server")
+        started = time.monotonic()
+        sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
+        conversation_id = events[0].data["conversation_id"]
+        self.wait_for_state(conversation_id, "idle")
+        self.assertLess(time.monotonic() - started, 10, "the turn was cancelled, not waited for")
+        self.assertTrue(self.wait_for_marker("slow-cancelled"), "the MCP server was told to cancel")
+        self.assertFalse((self.mcp_state / "slow-finished").exists())
+        stored = self.stored_events(conversation_id)
+        self.assertEqual((stored[-1].type, stored[-1].payload["code"]), ("error", "CANCELLED"))
+        self.assertEqual(len(self.llm.requests), 1, "nothing goes on in the background")
+        self.assertEqual(self.tool_message(conversation_id, "call_slow").error_code, "CANCELLED")
+        self.assert_intact(conversation_id, events)
+        self.llm._turns.clear()  # the answer the cancelled turn never asked for
+        self.assert_next_turn_works(conversation_id)
+
+    def test_two_tabs_send_at_once(self):
+        first = self.chat("First.", Turn(text="first"))
+        conversation_id = first[0].data["conversation_id"]
+        # both answers are slow, so whichever tab is second finds the turn running
+        self.llm.queue(Turn(text="one answer", latency=1.0), Turn(text="another answer", latency=1.0))
+        barrier = threading.Barrier(2)
+        outcomes = {}
+
+        def tab(name):
+            barrier.wait()
+            response = self.post(
+                "/ai_mcp/chat/stream",
+                {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": name},
+            )
+            outcomes[name] = (response.status_code, response.headers.get("Content-Type", ""), response.content)
+
+        threads = [threading.Thread(target=tab, args=(name,)) for name in ("tab 1", "tab 2")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        self.assertEqual(sorted(status for status, _type, _body in outcomes.values()), [200, 409])
+        served = next(name for name, outcome in outcomes.items() if outcome[0] == 200)
+        refused = next(name for name, outcome in outcomes.items() if outcome[0] == 409)
+        _status, content_type, body = outcomes[refused]
+        self.assertTrue(content_type.startswith("application/json"))
+        self.assertEqual(json.loads(body)["error"]["code"], "CONVERSATION_BUSY")
+        events = self.events_of_bytes(outcomes[served][2])
+        self.assertEqual(types_of(events), ["start", "round", "text", "done"])
+        self.assertEqual(events[0].id, first[-1].id + 1, "never interleaved: the served turn follows the first")
+        conversation = self.assert_intact(conversation_id, [*first, *events])
+        users = conversation.message_ids.filtered(lambda m: m.role == "user").sorted("seq")
+        self.assertEqual(users.mapped("content"), ["First.", served], "the refused message is not stored")
+        self.assertEqual(len(self.llm.requests), 2, "the refused tab never reached the model")
+        self.llm._turns.clear()  # the refused tab's scripted answer
+        self.assert_next_turn_works(conversation_id)
