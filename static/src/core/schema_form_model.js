@@ -214,9 +214,13 @@ function checkNumber(schema, value, push) {
         push("exclusiveMaximum", { limit: schema.exclusiveMaximum });
     }
     if (typeof schema.multipleOf === "number" && schema.multipleOf > 0) {
-        const quotient = value / schema.multipleOf;
-        if (!Number.isFinite(quotient) || !Number.isInteger(quotient)) {
-            push("multipleOf", { limit: schema.multipleOf });
+        // as Python's jsonschema: an exact remainder for a whole divisor (1e21 is no multiple of
+        // 3, though 1e21 / 3 rounds to a whole float), the float quotient otherwise
+        const m = schema.multipleOf;
+        const quotient = value / m;
+        const failed = Number.isInteger(m) ? value % m !== 0 : !Number.isFinite(quotient) || !Number.isInteger(quotient);
+        if (failed) {
+            push("multipleOf", { limit: m });
         }
     }
 }
@@ -518,8 +522,13 @@ function compileObject(schema, desc, ctx) {
         ...desc,
         kind: "object",
         fields,
-        // offered when the schema invites other keys, or names none at all
-        extra: !closed && (fields.length === 0 || schema.additionalProperties !== undefined || schema.patternProperties !== undefined),
+        // offered when the schema invites other keys, or is a free-form object (no "properties");
+        // `"properties": {}` is a tool that takes no arguments
+        extra:
+            !closed &&
+            (schema.properties === undefined ||
+                schema.additionalProperties !== undefined ||
+                schema.patternProperties !== undefined),
         closed,
     };
 }
