@@ -216,6 +216,31 @@ class TestFaultMatrix(ChatCase):
         self.assert_intact(conversation_id, events)
         self.assert_next_turn_works(conversation_id, assistant=assistant)
 
+    def test_mcp_server_that_accepts_and_never_answers_at_connect(self):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)  # the kernel accepts the connections; nobody ever answers them
+        self.addCleanup(listener.close)
+        mute = self.add_server(
+            "Mute", f"http://127.0.0.1:{listener.getsockname()[1]}/mcp", sync=False, state="connected", connect_timeout=1.0
+        )
+        self.env["mcp.tool"].create({
+            "name": "ghost", "server_id": mute.id, "content_hash": "h", "approved_hash": "h", "requires_approval": False,
+            "input_schema": '{"type": "object", "properties": {}}',
+        })
+        assistant = self.assistant_with(self.server, mute)
+        started = time.monotonic()
+        events = self.chat("Reach it.", Turn(text="That server does not answer."), assistant=assistant)
+        # three attempts of 1 s, 1 s and 2 s apart
+        self.assertLess(time.monotonic() - started, 12, "the server's 1 s connect timeout applies")
+        self.assertEqual(types_of(events), ["start", "warning", "round", "text", "done"])
+        self.assertEqual(events[1].data["code"], "MCP_TIMEOUT")
+        self.assertIn("Mute is unavailable", events[1].data["message"])
+        self.assertNotIn("ghost", self.offered(0))
+        conversation_id = events[0].data["conversation_id"]
+        self.assert_intact(conversation_id, events)
+        self.assert_next_turn_works(conversation_id, assistant=assistant)
+
     def test_mcp_malformed_json_rpc(self):
         started = time.monotonic()
         # the MCP SDK logs the unreadable answer as an error of its own
