@@ -1,1 +1,2 @@
 from . import chat
+from . import hub_stats

@@ -228,6 +228,14 @@ class McpHub:
     def open_sessions(self) -> int:
         return self.pool.open_count()
 
+    def stats(self, timeout: float = 5.0) -> dict[str, Any]:
+        """This process's pool, read on the hub's loop: {pid, open_sessions, max_sessions, ...}."""
+
+        async def read() -> dict[str, Any]:
+            return {"pid": self.pid, **self.pool.stats()}
+
+        return self.run(read(), timeout=timeout)
+
     def shutdown(self, timeout: float = 10.0) -> None:
         """Close every session (stdio servers are killed with theirs) and stop the loop."""
         if os.getpid() != self.pid or not self._loop.is_running():

@@ -29,6 +29,20 @@ class SessionPool:
     def open_count(self) -> int:
         return sum(1 for s in self._sessions.values() if s.alive)
 
+    def stats(self) -> dict[str, float | int]:
+        """What an operator checks: open sessions against the limit, calls in flight, churn.
+        Read it on the pool's loop (McpHub.stats), where the sessions change."""
+        sessions = list(self._sessions.values())
+        return {
+            "open_sessions": sum(1 for s in sessions if s.alive),
+            "pooled_sessions": len(sessions),
+            "max_sessions": self.max_sessions,
+            "calls_in_flight": sum(s.in_flight for s in sessions),
+            "sessions_opened": self.opened,
+            "closing": len(self._closing),
+            "idle_timeout": self.idle_timeout,
+        }
+
     async def acquire(self, spec: ServerSpec) -> McpSession:
         """The live session for this exact config, opening it (with backoff) if needed."""
         current = self._sessions.get(spec.key)

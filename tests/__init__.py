@@ -17,3 +17,4 @@ from . import test_presets
 from . import test_server_presets
 from . import test_chat_demo
 from . import test_fault_matrix
+from . import test_hub_stats

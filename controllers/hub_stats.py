@@ -1,0 +1,43 @@
+"""GET /ai_mcp/hub/stats: the MCP session pool of the Odoo process that answers, for AI managers.
+
+Each Odoo process (each prefork worker, or the one threaded server) has its own hub and pool
+(DESIGN.md section 3), so the answer describes one process: poll it a few times to see every
+worker, or scrape it from each node. A process that has not run a turn yet has no hub, and says so
+without starting one.
+"""
+import os
+import threading
+
+from odoo import http
+from odoo.http import request
+
+from ..services import hub as hub_module
+
+
+class HubStatsController(http.Controller):
+    @http.route("/ai_mcp/hub/stats", type="http", auth="user", methods=["GET"])
+    def hub_stats(self, **_query):
+        if not request.env.user.has_group("ai_mcp.group_ai_manager"):
+            return request.make_json_response(
+                {"error": {"code": "FORBIDDEN", "message": "Only AI managers may read the MCP hub's statistics."}}, status=403
+            )
+        hub = hub_module._hub
+        running = hub is not None and hub.pid == os.getpid()
+        return request.make_json_response({
+            "pid": os.getpid(),
+            "rss_kb": _rss_kb(),
+            "threads": threading.active_count(),
+            "hub": hub.stats() if running else None,
+        }, headers=[("Cache-Control", "no-store")])
+
+
+def _rss_kb():
+    """Resident memory of this process, from /proc (Linux); None elsewhere."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
