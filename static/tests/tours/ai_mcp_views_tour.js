@@ -100,6 +100,16 @@ registry.category("web_tour.tours").add("ai_mcp_views_tour", {
         { trigger: '.modal-footer button.btn-secondary:contains("Close")', run: "click" },
         { trigger: "body:not(:has(.modal))" },
 
+        // a tool without arguments that returns an image: shown from its data URI
+        ...configMenu("menu_mcp_tool"),
+        ...openRow("image", '.o_field_widget[name="description"]:contains("A tiny PNG")'),
+        { trigger: '.o_form_view button[name="action_try"]', run: "click" },
+        { trigger: '.modal .o_ai_mcp_schema_form:contains("This tool takes no arguments.")' },
+        { trigger: '.modal-footer button[name="action_call"]', run: "click" },
+        { trigger: '.modal .o_field_widget[name="result_html"] img[src^="data:image/png;base64,"]' },
+        { trigger: '.modal-footer button.btn-secondary:contains("Close")', run: "click" },
+        { trigger: "body:not(:has(.modal))" },
+
         // cloud services
         { trigger: 'a[data-menu-xmlid="ai_mcp.menu_cloud_service"], button[data-menu-xmlid="ai_mcp.menu_cloud_service"]', run: "click" },
         ...openRow("Tour service", '.o_field_widget[name="owner_id"]'),
