@@ -15,6 +15,7 @@ if str(ROOT) not in sys.path:
 from services.hub import McpHub  # noqa: E402
 from services.server_spec import RetryPolicy, ServerSpec, build_server_spec  # noqa: E402
 from testing.mcp_servers import HttpServer, serve_http, server_argv  # noqa: E402
+from testing.scripted_llm import ScriptedLLM  # noqa: E402
 
 FAST_RETRY = RetryPolicy(attempts=3, initial_delay=0.05, max_delay=0.2)
 
@@ -29,6 +30,19 @@ def hub() -> Iterator[McpHub]:
 @pytest.fixture(scope="module")
 def http_server() -> Iterator[HttpServer]:
     with serve_http("streamable-http") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def tools_server() -> Iterator[HttpServer]:
+    """A server of the module's own, for tests that restart or load theirs."""
+    with serve_http("streamable-http") as server:
+        yield server
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLM]:
+    with ScriptedLLM() as server:
         yield server
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +19,6 @@ from services.events import RoundEvent, TextEvent, ToolCallEvent, ToolResultEven
 from services.transcript import HistoryMessage, HistoryToolCall, history_from_events
 from testing.mcp_servers import HttpServer, free_port, serve_http
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def tools_server() -> Iterator[HttpServer]:
-    with serve_http("streamable-http") as server:
-        yield server
 
 
 def tools_of(hub: McpHub, spec: ServerSpec, approval: frozenset[str] = frozenset()) -> list[ToolBinding]:

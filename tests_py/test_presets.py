@@ -1,7 +1,6 @@
 """Parameter presets: checked when saved, resolved per turn, hidden from the model, never overridden by it."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
@@ -13,7 +12,7 @@ from services.errors import ConfigError
 from services.hub import McpHub
 from services.llm_stream import LlmSettings
 from services.presets import KNOWN_VARIABLES, resolve_preset, schema_without, validate_preset, variables_in
-from testing.mcp_servers import HttpServer, serve_http
+from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "note": {"type": "string"}}, "required": ["a", "b"]}
@@ -48,18 +47,6 @@ def test_fixed_keys_leave_the_model_schema() -> None:
 def test_resolved_presets_contain_no_known_reference(value) -> None:
     values = {name: f"<{name}>" for name in KNOWN_VARIABLES}
     assert variables_in(resolve_preset({"v": value}, values)) & KNOWN_VARIABLES == set()
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def tools_server() -> Iterator[HttpServer]:
-    with serve_http("streamable-http") as server:
-        yield server
 
 
 def test_model_cannot_see_or_override_a_preset(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
