@@ -1,5 +1,6 @@
 """Users, records and helpers shared by the model, security and sync tests."""
 import os
+import shutil
 import time
 
 from odoo.tests import TransactionCase, new_test_user
@@ -140,3 +141,16 @@ def _listens(pid, port):
         if target.startswith("socket:[") and target[8:-1] in inodes:
             return True
     return False
+
+
+def require_browser(case):
+    """Odoo's browser tests skip silently without websocket-client or a Chromium: fail instead,
+    unless AI_MCP_BROWSER_OPTIONAL says a machine without a browser is expected."""
+    if os.environ.get("AI_MCP_BROWSER_OPTIONAL"):
+        return
+    try:
+        import websocket  # noqa: F401
+    except ImportError:
+        case.fail("websocket-client is not installed: the browser tour would be skipped silently")
+    if not any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome", "chrome")):
+        case.fail("no Chromium or Chrome on PATH: the browser tour would be skipped silently")

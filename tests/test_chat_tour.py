@@ -8,13 +8,13 @@ same blocks, rebuilt from the stored history.
 
 Odoo skips browser tests silently when websocket-client or Chromium is missing, so the test fails
 instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
-import os
-import shutil
 
 from odoo.tests import HttpCase, tagged
 
 from odoo.addons.ai_mcp.services import hub as hub_module
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
+
+from .common import require_browser
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 ECHO_TEXT = "hello from the tour"
@@ -45,13 +45,7 @@ class TestChatTour(HttpCase):
 
     def setUp(self):
         super().setUp()
-        if not os.environ.get("AI_MCP_BROWSER_OPTIONAL"):
-            try:
-                import websocket  # noqa: F401  (Odoo's browser tests need it)
-            except ImportError:
-                self.fail("websocket-client is not installed: the browser tour would be skipped silently")
-            if not any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome", "chrome")):
-                self.fail("no Chromium or Chrome on PATH: the browser tour would be skipped silently")
+        require_browser(self)
         env = self.env(context=dict(self.env.context, tracking_disable=True))
         provider = env["ai.provider"].create(
             {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted-model"}

@@ -4,13 +4,13 @@ wizard on a real MCP tool (static/tests/tours/ai_mcp_views_tour.js).
 Odoo skips browser tests silently when websocket-client or Chrome/Chromium is missing, so the
 test fails instead where they are expected (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
 import json
-import os
-import shutil
 
 from odoo.tests import HttpCase, tagged
 
 from odoo.addons.ai_mcp.services import hub as hub_module
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
+
+from .common import require_browser
 
 
 RICH_SCHEMA = {
@@ -40,13 +40,7 @@ class TestUiTour(HttpCase):
 
     def setUp(self):
         super().setUp()
-        if not os.environ.get("AI_MCP_BROWSER_OPTIONAL"):
-            try:
-                import websocket  # noqa: F401  (Odoo's browser tests need it)
-            except ImportError:
-                self.fail("websocket-client is not installed: the browser tour would be skipped silently")
-            if not any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome", "chrome")):
-                self.fail("no Chromium or Chrome on PATH: the browser tour would be skipped silently")
+        require_browser(self)
         env = self.env(context=dict(self.env.context, tracking_disable=True))
         provider = env["ai.provider"].create(
             {"name": "Tour provider", "base_url": "https://llm.example.com/v1", "api_key": "sk-tour"}
