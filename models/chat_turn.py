@@ -236,6 +236,9 @@ class _Writer:
             if self.reply_seq is None:
                 self.reply_seq = seq
             self.reply_calls.append({"id": event.id, "name": event.name, "arguments": event.arguments})
+            # the reply is logged before its first call: a reply without text has the seq of that
+            # call, and (seq, id) must still list the call before its result
+            self._log_reply(env)
             message = Message.create({
                 "conversation_id": self.turn.conversation_id,
                 "role": "tool",
@@ -275,15 +278,9 @@ class _Writer:
             self._end_reply(env)
             return event, ("awaiting_confirmation", event.rounds_used)
         if kind == "done":
-            answer = Message.create({
-                "conversation_id": self.turn.conversation_id,
-                "role": "assistant",
-                "seq": self.reply_seq or seq,
-                "content": "".join(self.reply_text),
-                "tool_calls": self.reply_calls or None,
-                "usage": event.usage or None,
-                "rounds": event.rounds,
-            })
+            if self.reply_seq is None:
+                self.reply_seq = seq
+            answer = self._log_reply(env, usage=event.usage or None, rounds=event.rounds)
             self._reset_reply()
             return event.model_copy(update={"message_id": answer.id}), ("idle", event.rounds)
         if kind == "error":
@@ -301,19 +298,28 @@ class _Writer:
         """The model reply that was streaming is complete: log it as an assistant message."""
         if self.reply_seq is None:
             return
-        env["ai.message"].create({
-            "conversation_id": self.turn.conversation_id,
-            "role": "assistant",
-            "seq": self.reply_seq,
-            "content": "".join(self.reply_text),
-            "tool_calls": self.reply_calls or None,
-        })
+        self._log_reply(env)
         self._reset_reply()
+
+    def _log_reply(self, env, **values):
+        """Creates or brings up to date the assistant message of the reply being streamed."""
+        values.update(content="".join(self.reply_text), tool_calls=self.reply_calls or None)
+        Message = env["ai.message"]
+        if self.reply_message_id is not None:
+            message = Message.browse(self.reply_message_id)
+            message.write(values)
+            return message
+        message = Message.create({
+            "conversation_id": self.turn.conversation_id, "role": "assistant", "seq": self.reply_seq, **values,
+        })
+        self.reply_message_id = message.id
+        return message
 
     def _reset_reply(self) -> None:
         self.reply_text = []
         self.reply_calls = []
         self.reply_seq = None
+        self.reply_message_id = None
 
     def _tool_message(self, env, call_id: str):
         Message = env["ai.message"]
