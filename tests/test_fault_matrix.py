@@ -115,6 +115,12 @@ class TestFaultMatrix(ChatCase):
         self.assertEqual(sorted(calls), sorted(tools.mapped("tool_call_id")))
         stored_calls = [e.payload["id"] for e in stored if e.type == "tool_call"]
         self.assertEqual(sorted(stored_calls), sorted(calls))
+        # in the log's own order (seq, id), each call comes before its result
+        asked = set()
+        for message in messages:  # ai.message _order
+            asked.update(call["id"] for call in (message.tool_calls or []))
+            if message.role == "tool":
+                self.assertIn(message.tool_call_id, asked, f"the result of {message.tool_call_id} is listed before its call")
         # the chat widget can rebuild it
         history = self.jsonrpc(f"/ai_mcp/conversation/{conversation_id}/history")["result"]
         self.assertEqual([e["seq"] for e in history["events"]], seqs)
