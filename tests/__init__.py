@@ -18,3 +18,4 @@ from . import test_server_presets
 from . import test_chat_demo
 from . import test_fault_matrix
 from . import test_hub_stats
+from . import test_i18n
