@@ -1,0 +1,683 @@
+"""50 concurrent conversations of 5 rounds each against a real Odoo, threaded and prefork.
+
+    python benchmarks/bench_load.py
+        installs ai_mcp (no demo data) into a new database, then starts Odoo 18 (ODOO_BIN or
+        /opt/odoo18/odoo-bin, run by ODOO_PYTHON or the .venv next to it) twice on it: threaded
+        (--workers=0), then prefork (--workers=2); drops the database at the end.
+    options: --modes threaded,prefork  --conversations 50  --prefork-workers 2  --waves 2
+
+Each conversation is one turn of 5 rounds: the scripted model (in a process of its own) calls a tool
+until the turn holds 4 tool results, then answers. The assistant's max_rounds is 6, so round 5 runs
+without the "continue?" pause (the pause comes after round max_rounds - 1 when the model still
+wants tools). Tools are echo, add and weather of 4 real FastMCP servers over streamable HTTP (12
+tools offered; every call goes to echo of one of the 4 servers, in turn). 10 users hold the
+conversations.
+
+Measured for each mode:
+  errors  a conversation whose stream is not 200, fails, or does not end with `done` after 5 rounds
+          with 4 successful tool results (or any `error`/`warning` event)
+  lost    a conversation whose stored events (/history) are not exactly the streamed ones, or whose
+          messages (user, 4 x assistant call + tool result, answer) do not match what was streamed
+  added latency per round: the time between two round boundaries seen by the client (`start`,
+          then each `round` event, then `done`) minus the scripted model's own time for that round
+          (measured in the model's server, from the request read to the last byte written) minus the
+          tool's time (tool_result duration_ms: the MCP round trip). What is left is what the loop,
+          the database writes, the SSE route and the WSGI server add. Like bench_sse, the same is
+          measured for the loop alone (run_turn read through hub.iterate in this process) and for
+          Odoo one conversation at a time, beside the 50 concurrent ones.
+  first byte  time from sending to the `start` event: in prefork, the wait for a free worker.
+  hub     GET /ai_mcp/hub/stats (AI managers): each process's open MCP sessions against the pool
+          limit; RSS of every Odoo process from /proc, after warm-up, after each wave.
+The last line is machine-readable and starts with errors= and lost=.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# Run as a plain script: the repository root on sys.path so `services` and `testing` import.
+sys.path.insert(0, str(ROOT))
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import http.client  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import socket  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections import defaultdict  # noqa: E402
+
+from testing.mcp_servers import HttpServer  # noqa: E402
+from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
+
+API_KEY = "bench-load-key"
+MODEL = "scripted-model"
+CONVERSATIONS = 50
+TOOL_ROUNDS = 4  # tool results before the answer: 5 rounds
+ROUNDS = TOOL_ROUNDS + 1
+MAX_ROUNDS = ROUNDS + 1  # no "continue?" pause before round 5
+MCP_SERVERS = 4
+OFFERED_TOOLS = ("echo", "add", "weather")
+USERS = 10
+WARMUP = 4
+SEQUENTIAL = 5
+LLM_LATENCY = 0.2
+ANSWER = " ".join(f"word{i}" for i in range(40))
+ANSWER_CHUNKS = 20
+ANSWER_CHUNK_DELAY = 0.005
+READY_TIMEOUT = 120.0
+STREAM_TIMEOUT = 600.0
+
+
+# -- the scripted model, in a process of its own ------------------------------------------------
+
+
+def responder(body: dict) -> Turn:
+    """A tool call until the turn holds TOOL_ROUNDS tool results, then the answer."""
+    messages = body.get("messages") or []
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+    done = sum(1 for m in messages[last_user:] if m.get("role") == "tool")
+    if done >= TOOL_ROUNDS:
+        return Turn(text=ANSWER, chunks=ANSWER_CHUNKS, chunk_delay=ANSWER_CHUNK_DELAY, latency=LLM_LATENCY)
+    echoes = sorted(t["function"]["name"] for t in body.get("tools") or [] if "echo" in t["function"]["name"])
+    if not echoes:
+        return Turn(text="no echo tool was offered", latency=LLM_LATENCY)
+    marker = _marker(messages)
+    name = echoes[(sum(map(ord, marker)) + done) % len(echoes)]
+    return Turn(tool_calls=(ToolCall(name, {"text": f"{marker} r{done + 1}"}),), latency=LLM_LATENCY)
+
+
+def _marker(messages: list[dict]) -> str:
+    users = [m.get("content") for m in messages if m.get("role") == "user"]
+    return users[-1] if users and isinstance(users[-1], str) else "?"
+
+
+def serve_llm(port: int, timings: Path) -> None:
+    """--serve-llm: the scripted model with the responder above; logs each request's own time."""
+    from testing import scripted_llm
+
+    lock = threading.Lock()
+    original = scripted_llm._Handler._answer
+
+    def timed(handler, body: dict) -> None:
+        started = time.perf_counter()
+        try:
+            original(handler, body)
+        finally:
+            messages = body.get("messages") or []
+            last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
+            round_no = 1 + sum(1 for m in messages[last_user:] if m.get("role") == "assistant")
+            line = json.dumps({"marker": _marker(messages), "round": round_no, "seconds": time.perf_counter() - started})
+            with lock, open(timings, "a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+
+    scripted_llm._Handler._answer = timed
+    with ScriptedLLM(responder=responder, api_key=API_KEY, port=port) as llm:
+        print(llm.base_url, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+
+
+class LlmProcess:
+    def __init__(self, tmp: Path) -> None:
+        self.timings = tmp / "llm_timings.jsonl"
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--serve-llm", str(self.port), "--timings", str(self.timings)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        self.base_url = self.process.stdout.readline().strip()
+        if not self.base_url.startswith("http"):
+            sys.exit("the scripted model did not start")
+
+    def times(self) -> dict[tuple[str, int], float]:
+        result: dict[tuple[str, int], float] = {}
+        if self.timings.exists():
+            for line in self.timings.read_text(encoding="utf-8").splitlines():
+                row = json.loads(line)
+                result[(row["marker"], row["round"])] = row["seconds"]
+        return result
+
+    def stop(self) -> None:
+        self.process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+
+
+# -- Odoo --------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Odoo:
+    """One database holding ai_mcp; odoo-bin started on it in one mode at a time."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.bin = os.environ.get("ODOO_BIN") or "/opt/odoo18/odoo-bin"
+        if not os.path.isfile(self.bin):
+            sys.exit(f"no Odoo 18 at {self.bin}: set ODOO_BIN")
+        root = Path(self.bin).resolve().parent
+        venv = root / ".venv/bin/python"
+        self.python = os.environ.get("ODOO_PYTHON") or (str(venv) if venv.exists() else sys.executable)
+        self.tmp = tmp
+        (tmp / "addons").mkdir()
+        (tmp / "addons" / "ai_mcp").symlink_to(ROOT)
+        addons = [str(tmp / "addons")]
+        if (root / "addons").is_dir() and (root / "odoo" / "release.py").exists():
+            addons.insert(0, str(root / "addons"))
+        self.addons_path = ",".join(addons)
+        self.db = f"ai_mcp_bench_load_{os.getpid()}"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.log: Path = tmp / "install.log"
+
+    def args(self, log: Path) -> list[str]:
+        return [
+            self.python, self.bin, f"--addons-path={self.addons_path}", f"--data-dir={self.tmp / 'data'}",
+            "-d", self.db, f"--db-filter=^{self.db}$", "--http-interface=127.0.0.1", f"--http-port={self.port}",
+            "--max-cron-threads=0", f"--logfile={log}",
+        ]
+
+    def install(self) -> None:
+        print(f"odoo: installing ai_mcp into new database {self.db}", flush=True)
+        subprocess.run([*self.args(self.log), "-i", "ai_mcp", "--without-demo=all", "--stop-after-init"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def start(self, mode: str, extra: list[str]) -> None:
+        self.log = self.tmp / f"odoo-{mode}.log"
+        self.process = subprocess.Popen([*self.args(self.log), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                sys.exit(f"odoo exited with {self.process.returncode}; see {self.log}")
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                conn.request("GET", "/web/login")
+                if conn.getresponse().status == 200:
+                    return
+            time.sleep(0.3)
+        sys.exit(f"odoo did not answer on {self.url} within {READY_TIMEOUT:.0f} s; see {self.log}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        self.process = None
+
+    def drop(self) -> None:
+        subprocess.run(["dropdb", "--if-exists", self.db], check=False, stderr=subprocess.DEVNULL)
+
+    def processes(self) -> dict[int, int]:
+        """{pid: RSS kB} of the Odoo process and its children, from /proc."""
+        if self.process is None:
+            return {}
+        children: dict[int, list[int]] = defaultdict(list)
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    stat = (entry / "stat").read_text()
+                    children[int(stat.rsplit(")", 1)[1].split()[1])].append(int(entry.name))
+        pids, todo = [], [self.process.pid]
+        while todo:
+            pid = todo.pop()
+            pids.append(pid)
+            todo += children.get(pid, [])
+        return {pid: rss for pid in pids if (rss := _rss_kb(pid)) is not None}
+
+    def log_problems(self) -> list[str]:
+        if not self.log.exists():
+            return []
+        return [line for line in self.log.read_text(errors="replace").splitlines() if re.search(r"^\S+ \S+ \d+ (ERROR|CRITICAL) ", line)]
+
+
+def listen_overflows() -> int | None:
+    """The host's count of connections dropped because a listen queue was full (Linux)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        lines = Path("/proc/net/netstat").read_text().splitlines()
+        header, values = next((h.split(), v.split()) for h, v in zip(lines[::2], lines[1::2]) if h.startswith("TcpExt:"))
+        return int(values[header.index("ListenOverflows")])
+    return None
+
+
+def _rss_kb(pid: int) -> int | None:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
+# -- HTTP client -------------------------------------------------------------------------------
+
+
+class Client:
+    """A logged-in web session (cookie, CSRF token)."""
+
+    def __init__(self, url: str, db: str, login: str, password: str) -> None:
+        self.host, self.port = "127.0.0.1", int(url.rsplit(":", 1)[1])
+        self.cookie = ""
+        if not self.jsonrpc("/web/session/authenticate", {"db": db, "login": login, "password": password}).get("uid"):
+            sys.exit(f"cannot log in as {login}")
+        match = re.search(r'csrf_token: "([^"]+)"', self.get("/odoo")[1])
+        if not match:
+            sys.exit("no csrf_token in /odoo")
+        self.csrf = match.group(1)
+
+    def connection(self, timeout: float = 120) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def get(self, path: str) -> tuple[int, str]:
+        conn = self.connection()
+        conn.request("GET", path, headers={"Cookie": self.cookie})
+        response = conn.getresponse()
+        body = response.read().decode()
+        conn.close()
+        return response.status, body
+
+    def jsonrpc(self, path: str, params: dict):
+        conn = self.connection()
+        conn.request("POST", path, json.dumps({"jsonrpc": "2.0", "method": "call", "params": params}),
+                     headers={"Content-Type": "application/json", "Cookie": self.cookie})
+        response = conn.getresponse()
+        cookie = response.getheader("Set-Cookie")
+        if cookie and "session_id=" in cookie:
+            self.cookie = cookie.split(";", 1)[0]
+        data = json.loads(response.read())
+        conn.close()
+        if "error" in data:
+            raise RuntimeError(data["error"].get("data", {}).get("message") or data["error"])
+        return data["result"]
+
+    def call(self, model: str, method: str, *args, **kwargs):
+        return self.jsonrpc(f"/web/dataset/call_kw/{model}/{method}", {"model": model, "method": method, "args": list(args), "kwargs": kwargs})
+
+    def stream(self, assistant_id: int, message: str) -> dict:
+        """One streamed turn: [(seconds since sending, SseEvent)], the status."""
+        from services.sse import SseDecoder
+
+        result: dict = {"message": message, "status": None, "events": [], "error": None}
+        started = time.perf_counter()
+        try:
+            conn = self.connection(STREAM_TIMEOUT)
+            body = json.dumps({"assistant_id": assistant_id, "message": message})
+            conn.request("POST", "/ai_mcp/chat/stream", body,
+                         headers={"Content-Type": "application/json", "Cookie": self.cookie, "X-CSRF-Token": self.csrf})
+            response = conn.getresponse()
+            result["status"] = response.status
+            if response.status != 200:
+                result["error"] = response.read().decode(errors="replace")[:300]
+                return result
+            decoder = SseDecoder()
+            while chunk := response.read1(65536):
+                now = time.perf_counter() - started
+                result["events"] += [(now, event) for event in decoder.feed(chunk)]
+            conn.close()
+        except Exception as exc:  # noqa: BLE001 - counted as an error
+            result["error"] = f"{type(exc).__name__}: {exc}"
+        result["total"] = time.perf_counter() - started
+        return result
+
+
+# -- one conversation: checked and measured ----------------------------------------------------
+
+
+def stream_problem(run: dict) -> str | None:
+    if run["error"] or run["status"] != 200:
+        return f"status={run['status']} {run['error']}"
+    kinds = [event.event for _t, event in run["events"]]
+    if not kinds or kinds[-1] != "done":
+        return f"ended with {kinds[-3:]}"
+    bad = [event.data for _t, event in run["events"] if event.event in ("error", "warning")]
+    if bad:
+        return f"error/warning events: {bad}"
+    if kinds.count("round") != ROUNDS:
+        return f"{kinds.count('round')} rounds"
+    results = [event.data for _t, event in run["events"] if event.event == "tool_result"]
+    if len(results) != TOOL_ROUNDS or not all(r["ok"] for r in results):
+        return f"tool results: {[(r['ok'], r.get('error_code')) for r in results]}"
+    return None
+
+
+def stored_problem(run: dict, user: Client, admin: Client) -> str | None:
+    """Whether what was stored is exactly what was streamed."""
+    streamed = [event for _t, event in run["events"]]
+    conversation_id = streamed[0].data["conversation_id"]
+    history = user.jsonrpc(f"/ai_mcp/conversation/{conversation_id}/history", {})
+    stored = [(e.pop("seq"), e["type"], e) for e in history["events"]]
+    if [(s, t) for s, t, _p in stored] != [(e.id, e.event) for e in streamed]:
+        return "stored events differ from the streamed ones"
+    for (seq, _type, payload), event in zip(stored, streamed):
+        if payload != event.data:
+            keys = sorted(k for k in set(payload) | set(event.data) if payload.get(k) != event.data.get(k))
+            return f"stored payload of event {seq} ({event.event}) differs from the streamed one in {keys}"
+    if history["conversation"]["state"] != "idle" or history["conversation"]["last_seq"] != streamed[-1].id:
+        return f"conversation {history['conversation']['state']} last_seq {history['conversation']['last_seq']}"
+    messages = admin.call("ai.message", "search_read", [("conversation_id", "=", conversation_id)],
+                          ["role", "content", "tool_call_id", "status", "tool_calls"], order="seq, id")
+    roles = [m["role"] for m in messages]
+    if roles != ["user"] + ["assistant", "tool"] * TOOL_ROUNDS + ["assistant"]:
+        return f"messages {roles}"
+    if messages[0]["content"] != run["message"]:
+        return "the user message differs"
+    results = {e.data["id"]: e.data for e in streamed if e.event == "tool_result"}
+    for call_message, tool_message in zip(messages[1:-1:2], messages[2:-1:2]):
+        call_ids = [c["id"] for c in call_message["tool_calls"] or []]
+        result = results.get(tool_message["tool_call_id"])
+        if call_ids != [tool_message["tool_call_id"]] or result is None:
+            return "a tool message does not match its call"
+        if tool_message["status"] != "done" or tool_message["content"] != result["model_text"]:
+            return "a tool message differs from its streamed result"
+    answer = "".join(e.data["delta"] for e in streamed if e.event == "text")
+    if messages[-1]["content"] != answer:
+        return "the stored answer differs from the streamed text"
+    return None
+
+
+def round_costs(run: dict, llm_times: dict[tuple[str, int], float]) -> list[float] | None:
+    """Per round: client-seen span - the model's own time - the tool's time (seconds)."""
+    events = run["events"]
+    bounds = [events[0][0]] + [t for t, e in events if e.event == "round"][1:] + [events[-1][0]]
+    costs = []
+    for index in range(ROUNDS):
+        low, high = bounds[index], bounds[index + 1]
+        model = llm_times.get((run["message"], index + 1))
+        if model is None:
+            return None
+        tool = sum(e.data["duration_ms"] for t, e in events if e.event == "tool_result" and low <= t <= high) / 1000
+        costs.append(high - low - model - tool)
+    return costs
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def ms(values: list[float], q: float) -> float:
+    return percentile(values, q) * 1000
+
+
+# -- the loop alone ----------------------------------------------------------------------------
+
+
+def direct_costs(llm: LlmProcess, servers: list[HttpServer], runs: int) -> list[float]:
+    """The same turn through run_turn in this process, read as an Odoo request reads it."""
+    from services.agent_loop import AssistantSettings, LoopLimits, ToolBinding, TurnRequest, run_turn
+    from services.hub import get_hub
+    from services.llm_stream import LlmSettings
+    from services.server_spec import build_server_spec
+
+    hub = get_hub()
+    tools = []
+    for index, server in enumerate(servers):
+        spec = build_server_spec(key=f"direct-{index}", name=f"Load tools {index + 1}", url=server.url)
+        tools += [ToolBinding(server=spec, tool=t) for t in hub.list_tools(spec).tools if t.name in OFFERED_TOOLS]
+    settings = AssistantSettings(
+        name="bench", llm=LlmSettings(base_url=llm.base_url, api_key=API_KEY, model=MODEL, temperature=0.0),
+        limits=LoopLimits(max_rounds=MAX_ROUNDS),
+    )
+    collected = []
+    for i in range(runs + 1):
+        message = f"direct {i}"
+        request = TurnRequest(assistant=settings, tools=tools, user_message=message, conversation_id=1)
+        started = time.perf_counter()
+        events = [(time.perf_counter() - started, event) for event in hub.iterate(lambda r=request: run_turn(r, hub))]
+        run = {"message": message, "events": [(t, _Wire(e)) for t, e in events]}
+        if i == 0:
+            continue  # warm-up
+        costs = round_costs(run, llm.times())
+        if costs:
+            collected += costs
+    hub.shutdown()
+    return collected
+
+
+class _Wire:
+    """An Event seen as the SSE client sees it."""
+
+    def __init__(self, event) -> None:
+        self.event = event.type
+        self.data = event.data()
+
+
+# -- one mode ----------------------------------------------------------------------------------
+
+
+class Setup:
+    """Users, provider, servers and the assistant, created once in the database."""
+
+    def __init__(self, admin: Client, llm: LlmProcess, servers: list[HttpServer]) -> None:
+        provider = admin.call("ai.provider", "create", {"name": "bench load", "base_url": llm.base_url, "api_key": API_KEY, "default_model": MODEL})
+        server_ids, disabled = [], []
+        for index, server in enumerate(servers):
+            server_id = admin.call("mcp.server", "create", {"name": f"Load tools {index + 1}", "scope": "system", "url": server.url})
+            admin.call("mcp.server", "action_sync_tools", [server_id])
+            tools = admin.call("mcp.tool", "search_read", [("server_id", "=", server_id)], ["name"])
+            echo = [t["id"] for t in tools if t["name"] == "echo"]
+            admin.call("mcp.tool", "write", echo, {"requires_approval": False})
+            disabled += [t["id"] for t in tools if t["name"] not in OFFERED_TOOLS]
+            server_ids.append(server_id)
+        self.assistant = admin.call("ai.assistant", "create", {
+            "name": "bench load", "provider_id": provider, "temperature": 0.0, "max_rounds": MAX_ROUNDS,
+            "mcp_server_ids": [(6, 0, server_ids)], "mcp_tool_disabled_ids": [(6, 0, disabled)],
+        })
+        groups = admin.call("ir.model.data", "search_read", [("model", "=", "res.groups"), ("name", "in", ["group_user", "group_ai_user"]),
+                                                              ("module", "in", ["base", "ai_mcp"])], ["res_id"])
+        self.logins = [f"load_user_{i}" for i in range(USERS)]
+        for login in self.logins:
+            admin.call("res.users", "create", {"name": login, "login": login, "password": login,
+                                               "groups_id": [(6, 0, [g["res_id"] for g in groups])]})
+
+
+def hub_sample(admin: Client, tries: int = 6) -> dict[int, dict]:
+    """/ai_mcp/hub/stats of every process that answers, two requests at a time (prefork: both workers)."""
+    seen: dict[int, dict] = {}
+
+    def one() -> None:
+        with contextlib.suppress(Exception):
+            status, body = admin.get("/ai_mcp/hub/stats")
+            if status == 200:
+                data = json.loads(body)
+                seen[data["pid"]] = data
+
+    for _ in range(tries):
+        threads = [threading.Thread(target=one) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    return seen
+
+
+def wave(clients: list[Client], assistant: int, label: str, count: int) -> tuple[list[dict], float]:
+    results: list[dict] = [{} for _ in range(count)]
+    barrier = threading.Barrier(count)
+
+    def one(index: int) -> None:
+        barrier.wait()
+        results[index] = {**clients[index % len(clients)].stream(assistant, f"{label} {index}"), "client": index % len(clients)}
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(STREAM_TIMEOUT + 60)
+    return results, time.perf_counter() - started
+
+
+def check(runs: list[dict], clients: list[Client], admin: Client) -> tuple[list[str], list[str]]:
+    errors, lost = [], []
+    for run in runs:
+        problem = stream_problem(run)
+        if problem:
+            errors.append(f"{run['message']}: {problem}")
+            continue
+        try:
+            problem = stored_problem(run, clients[run["client"]], admin)
+        except Exception as exc:  # noqa: BLE001
+            problem = f"could not read it back: {exc}"
+        if problem:
+            lost.append(f"{run['message']}: {problem}")
+    return errors, lost
+
+
+def mb(kb: int) -> float:
+    return kb / 1024
+
+
+def run_mode(mode: str, odoo: Odoo, llm: LlmProcess, servers: list[HttpServer], setup: Setup | None, opts) -> tuple[dict, Setup]:
+    extra = ["--workers=0"] if mode == "threaded" else [f"--workers={opts.prefork_workers}", f"--gevent-port={free_port()}"]
+    backlog = "" if mode == "threaded" else f"; listen backlog 8 x workers = {8 * opts.prefork_workers}"
+    print(f"\n== {mode} ({' '.join(extra)}; limit_time_real 120 s, limit_request 65536: Odoo's defaults{backlog}) ==", flush=True)
+    odoo.start(mode, extra)
+    try:
+        admin = Client(odoo.url, odoo.db, "admin", "admin")
+        setup = setup or Setup(admin, llm, servers)
+        clients = [Client(odoo.url, odoo.db, login, login) for login in setup.logins]
+        rss_start = odoo.processes()
+
+        warm, _wall = wave(clients, setup.assistant, f"{mode} warm-up", WARMUP)
+        sequential = [{**clients[0].stream(setup.assistant, f"{mode} sequential {i}"), "client": 0} for i in range(SEQUENTIAL)]
+        rss_warm = odoo.processes()
+        waves, rss_after, errors, lost, walls = [], [], [], [], []
+        overflows_before = listen_overflows()
+        for number in range(1, opts.waves + 1):
+            runs, wall = wave(clients, setup.assistant, f"{mode} wave {number}", opts.conversations)
+            waves.append(runs)
+            walls.append(wall)
+            rss_after.append(odoo.processes())
+        overflows = None if overflows_before is None else listen_overflows() - overflows_before
+        hubs = hub_sample(admin)
+        llm_times = llm.times()
+        for runs in [warm, sequential, *waves]:
+            e, lo = check(runs, clients, admin)
+            errors += e
+            lost += lo
+        log_problems = odoo.log_problems()
+    finally:
+        odoo.stop()
+
+    def costs(runs: list[dict]) -> list[float]:
+        out = []
+        for run in runs:
+            if not stream_problem(run):
+                out += round_costs(run, llm_times) or []
+        return out
+
+    seq_costs, load_costs = costs(sequential), costs(waves[0])
+    first_bytes = [run["events"][0][0] for run in waves[0] if run.get("events")]
+    totals = [run["total"] for run in waves[0] if "total" in run]
+    for problem in (errors + lost)[:5]:
+        print(f"  problem: {problem}")
+    for line in log_problems[:3]:
+        print(f"  odoo log: {line[:200]}")
+    print(f"{opts.conversations} concurrent conversations x {ROUNDS} rounds, {opts.waves} wave(s): "
+          f"{len(errors)} errors, {len(lost)} lost, {len(log_problems)} ERROR lines in the Odoo log, "
+          f"{'?' if overflows is None else overflows} connections dropped by a full listen queue (host counter)")
+    print(f"  wave 1: wall {walls[0]:.1f} s; per conversation p50 {percentile(totals, 0.5):.1f} s p95 {percentile(totals, 0.95):.1f} s; "
+          f"first byte p50 {ms(first_bytes, 0.5):.0f} ms p95 {ms(first_bytes, 0.95):.0f} ms max {max(first_bytes, default=0) * 1000:.0f} ms")
+    print(f"  added latency per round (route - model - tool), ms: one at a time p50 {ms(seq_costs, 0.5):.1f} p95 {ms(seq_costs, 0.95):.1f}; "
+          f"{opts.conversations} at once p50 {ms(load_costs, 0.5):.1f} p95 {ms(load_costs, 0.95):.1f}")
+    processes = sorted(set(rss_start) | set(rss_warm) | {pid for r in rss_after for pid in r})
+    print("  RSS MB per Odoo process (start / after warm-up / after each wave):")
+    for pid in processes:
+        row = [rss_start.get(pid), rss_warm.get(pid), *(r.get(pid) for r in rss_after)]
+        role = "main" if pid == min(rss_start, default=pid) else "child"
+        print(f"    pid {pid} ({role}): " + " / ".join("-" if v is None else f"{mb(v):.0f}" for v in row))
+    open_sessions = [h["hub"]["open_sessions"] for h in hubs.values() if h.get("hub")]
+    max_sessions = max((h["hub"]["max_sessions"] for h in hubs.values() if h.get("hub")), default=0)
+    for pid, data in sorted(hubs.items()):
+        hub = data.get("hub")
+        print(f"  hub of pid {pid}: " + (f"{hub['open_sessions']} open sessions (limit {hub['max_sessions']}), "
+                                        f"{hub['sessions_opened']} opened in all, {hub['calls_in_flight']} calls in flight" if hub else "not started"))
+    warm_total = sum(rss_warm.values())
+    growth = (sum(rss_after[-1].values()) - sum(rss_after[0].values())) if len(rss_after) > 1 else 0
+    summary = {
+        "errors": len(errors), "lost": len(lost), "log_errors": len(log_problems),
+        "added_p50_ms": ms(load_costs, 0.5), "added_p95_ms": ms(load_costs, 0.95),
+        "seq_added_p50_ms": ms(seq_costs, 0.5), "ttfb_p95_ms": ms(first_bytes, 0.95), "wall_s": walls[0],
+        "open_sessions": max(open_sessions, default=0), "max_sessions": max_sessions,
+        "rss_mb": mb(sum(rss_after[-1].values())), "rss_warm_mb": mb(warm_total), "rss_wave_growth_mb": mb(growth),
+        "hub_processes": len(hubs), "listen_overflows": overflows,
+    }
+    return summary, setup
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="50 concurrent 5-round conversations, threaded and prefork")
+    parser.add_argument("--modes", default="threaded,prefork")
+    parser.add_argument("--conversations", type=int, default=CONVERSATIONS)
+    parser.add_argument("--prefork-workers", type=int, default=2)
+    parser.add_argument("--waves", type=int, default=2, help="waves of concurrent conversations (the first is measured)")
+    parser.add_argument("--keep-logs", type=Path, help="copy the Odoo logs into this folder")
+    parser.add_argument("--serve-llm", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--timings", type=Path, help=argparse.SUPPRESS)
+    opts = parser.parse_args()
+    if opts.serve_llm:
+        serve_llm(opts.serve_llm, opts.timings)
+        return
+
+    started = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="ai_mcp-bench-load."))
+    llm = LlmProcess(tmp)
+    servers = [HttpServer("streamable-http", "--name", f"load-{i + 1}").start() for i in range(MCP_SERVERS)]
+    odoo = Odoo(tmp)
+    results: dict[str, dict] = {}
+    try:
+        loop_costs = direct_costs(llm, servers, SEQUENTIAL)
+        print(f"loop alone (run_turn in this process), added latency per round: p50 {ms(loop_costs, 0.5):.1f} ms "
+              f"p95 {ms(loop_costs, 0.95):.1f} ms", flush=True)
+        odoo.install()
+        setup = None
+        for mode in opts.modes.split(","):
+            results[mode], setup = run_mode(mode, odoo, llm, servers, setup, opts)
+    finally:
+        odoo.stop()
+        odoo.drop()
+        for server in servers:
+            server.stop()
+        llm.stop()
+        if opts.keep_logs:
+            opts.keep_logs.mkdir(parents=True, exist_ok=True)
+            for log in tmp.glob("*.log"):
+                shutil.copy(log, opts.keep_logs / log.name)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print(f"\nrun took {time.monotonic() - started:.0f} s")
+    fields = [
+        f"errors={sum(r['errors'] for r in results.values())}",
+        f"lost={sum(r['lost'] for r in results.values())}",
+        f"log_errors={sum(r['log_errors'] for r in results.values())}",
+        f"loop_added_p50_ms={ms(loop_costs, 0.5):.1f}",
+    ]
+    for mode, r in results.items():
+        fields += [
+            f"{mode}_added_p50_ms={r['added_p50_ms']:.1f}", f"{mode}_added_p95_ms={r['added_p95_ms']:.1f}",
+            f"{mode}_seq_added_p50_ms={r['seq_added_p50_ms']:.1f}", f"{mode}_ttfb_p95_ms={r['ttfb_p95_ms']:.0f}",
+            f"{mode}_wall_s={r['wall_s']:.1f}", f"{mode}_listen_overflows={r['listen_overflows']}", f"{mode}_open_sessions={r['open_sessions']}/{r['max_sessions']}",
+            f"{mode}_rss_mb={r['rss_mb']:.0f}", f"{mode}_rss_wave_growth_mb={r['rss_wave_growth_mb']:.1f}",
+        ]
+    print(" ".join(fields))
+
+
+if __name__ == "__main__":
+    main()
