@@ -47,7 +47,6 @@ import os  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
 import socket  # noqa: E402
-import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
@@ -56,6 +55,9 @@ from collections import defaultdict  # noqa: E402
 
 from testing.mcp_servers import HttpServer  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
+
+from benchmarks import odoo_process  # noqa: E402
+from benchmarks.odoo_process import wait_until_serving  # noqa: E402
 
 API_KEY = "bench-load-key"
 MODEL = "scripted-model"
@@ -198,26 +200,10 @@ class Odoo:
     def start(self, mode: str, extra: list[str]) -> None:
         self.log = self.tmp / f"odoo-{mode}.log"
         self.process = subprocess.Popen([*self.args(self.log), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                sys.exit(f"odoo exited with {self.process.returncode}; see {self.log}")
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
-                conn.request("GET", "/web/login")
-                if conn.getresponse().status == 200:
-                    return
-            time.sleep(0.3)
-        sys.exit(f"odoo did not answer on {self.url} within {READY_TIMEOUT:.0f} s; see {self.log}")
+        wait_until_serving(self.process, self.port, str(self.log), READY_TIMEOUT)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        odoo_process.stop(self.process, grace=30)
         self.process = None
 
     def drop(self) -> None:
@@ -239,6 +225,15 @@ class Odoo:
             pids.append(pid)
             todo += children.get(pid, [])
         return {pid: rss for pid in pids if (rss := _rss_kb(pid)) is not None}
+
+    def roles(self) -> dict[int, str]:
+        """{pid: main | http worker | gevent} of the processes alive now."""
+        roles = {}
+        for pid in self.processes():
+            with contextlib.suppress(OSError):
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                roles[pid] = "main" if pid == self.process.pid else ("gevent" if b"gevent" in argv[:3] else "http worker")
+        return roles
 
     def log_problems(self) -> list[str]:
         if not self.log.exists():
@@ -555,7 +550,8 @@ def run_mode(mode: str, odoo: Odoo, llm: LlmProcess, servers: list[HttpServer], 
         clients = [Client(odoo.url, odoo.db, login, login) for login in setup.logins]
         rss_start = odoo.processes()
 
-        warm, _wall = wave(clients, setup.assistant, f"{mode} warm-up", WARMUP)
+        # every worker loads its registry and opens its MCP sessions before the measured waves
+        warm, _wall = wave(clients, setup.assistant, f"{mode} warm-up", WARMUP if mode == "threaded" else max(WARMUP, opts.prefork_workers))
         sequential = [{**clients[0].stream(setup.assistant, f"{mode} sequential {i}"), "client": 0} for i in range(SEQUENTIAL)]
         rss_warm = odoo.processes()
         waves, rss_after, errors, lost, walls = [], [], [], [], []
@@ -566,6 +562,7 @@ def run_mode(mode: str, odoo: Odoo, llm: LlmProcess, servers: list[HttpServer], 
             walls.append(wall)
             rss_after.append(odoo.processes())
         overflows = None if overflows_before is None else listen_overflows() - overflows_before
+        roles = odoo.roles()
         hubs = hub_sample(admin)
         llm_times = llm.times()
         for runs in [warm, sequential, *waves]:
@@ -601,7 +598,7 @@ def run_mode(mode: str, odoo: Odoo, llm: LlmProcess, servers: list[HttpServer], 
     print("  RSS MB per Odoo process (start / after warm-up / after each wave):")
     for pid in processes:
         row = [rss_start.get(pid), rss_warm.get(pid), *(r.get(pid) for r in rss_after)]
-        role = "main" if pid == min(rss_start, default=pid) else "child"
+        role = roles.get(pid, "exited")
         print(f"    pid {pid} ({role}): " + " / ".join("-" if v is None else f"{mb(v):.0f}" for v in row))
     open_sessions = [h["hub"]["open_sessions"] for h in hubs.values() if h.get("hub")]
     max_sessions = max((h["hub"]["max_sessions"] for h in hubs.values() if h.get("hub")), default=0)

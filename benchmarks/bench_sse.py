@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
-import contextlib  # noqa: E402
 import http.client  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -53,6 +52,9 @@ from services.hub import get_hub  # noqa: E402
 from services.llm_stream import LlmSettings  # noqa: E402
 from services.sse import SseDecoder  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, Turn  # noqa: E402
+
+from benchmarks import odoo_process  # noqa: E402
+from benchmarks.odoo_process import wait_until_serving  # noqa: E402
 
 API_KEY = "bench-key"
 MODEL = "scripted-model"
@@ -114,27 +116,11 @@ class OwnOdoo:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         self.process = subprocess.Popen([*self.base_args(), "--workers=0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                sys.exit(f"odoo exited with {self.process.returncode}; see {self.log}")
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
-                conn.request("GET", "/web/login")
-                if conn.getresponse().status == 200:
-                    print(f"odoo: serving on {self.url}", flush=True)
-                    return
-            time.sleep(0.3)
-        sys.exit(f"odoo did not answer on {self.url} within {READY_TIMEOUT:.0f} s; see {self.log}")
+        wait_until_serving(self.process, self.port, str(self.log), READY_TIMEOUT)
+        print(f"odoo: serving on {self.url}", flush=True)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        odoo_process.stop(self.process, grace=20)
         subprocess.run(["dropdb", "--if-exists", self.db], check=False, stderr=subprocess.DEVNULL)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
