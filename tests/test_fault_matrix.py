@@ -249,13 +249,15 @@ class TestFaultMatrix(ChatCase):
 
     def test_mcp_malformed_json_rpc(self):
         started = time.monotonic()
-        # the MCP SDK logs the unreadable answer as an error of its own
-        with self.assertLogs("mcp.client.streamable_http", "ERROR"):
+        # the MCP SDK logs the unreadable answer as an error of its own; the hub says what it does about it
+        with self.assertLogs("mcp.client.streamable_http", "ERROR"), \
+                self.assertLogs("odoo.addons.ai_mcp.services.mcp_session", "WARNING") as logged:
             events = self.chat(
                 "Garble.",
                 Turn(tool_calls=(ToolCall("garble", {}, id="call_garble"),)),
                 Turn(text="The server answered nonsense."),
             )
+        self.assertTrue(any("MCP bad message" in line for line in logged.output), logged.output)
         self.assertLess(time.monotonic() - started, 10, "not the 30 s call timeout")
         self.assertEqual(events[-1].event, "done")
         result = self.result_of(events, "call_garble")
@@ -353,7 +355,9 @@ class TestFaultMatrix(ChatCase):
     def test_mcp_invalid_schemas_and_duplicate_names(self):
         messy = self.env["mcp.server"].create({"name": "Messy", "scope": "system", "url": self.bad_mcp.url})
         self.addCleanup(self._close_session, messy._server_key())
-        result = messy._sync_tools()
+        with self.assertLogs("odoo.addons.ai_mcp.services.mcp_session", "WARNING") as logged:
+            result = messy._sync_tools()
+        self.assertIn("lists the tool 'echo' twice", logged.output[0])
         self.assertFalse(result.get("error"), result)
         self.assertIn("lists the tool 'echo' twice; the first one is kept", result["summary"])
         self.assertEqual(messy.tool_ids.filtered(lambda t: t.name == "echo").description, "Return the text unchanged.")
