@@ -207,7 +207,7 @@ class Odoo:
         self.process = None
 
     def drop(self) -> None:
-        subprocess.run(["dropdb", "--if-exists", self.db], check=False, stderr=subprocess.DEVNULL)
+        subprocess.run(["dropdb", "--if-exists", "--force", self.db], check=False, stderr=subprocess.DEVNULL)
 
     def processes(self) -> dict[int, int]:
         """{pid: RSS kB} of the Odoo process and its children, from /proc."""
