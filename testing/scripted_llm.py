@@ -462,6 +462,12 @@ class ScriptedLLM:
         with self._lock:
             return list(self._requests)
 
+    def reset(self) -> None:
+        """Forget queued turns and recorded requests, so a server shared by a test class starts each test clean."""
+        with self._lock:
+            self._turns.clear()
+            self._requests.clear()
+
     def queue(self, *turns: Turn) -> None:
         """Append turns; each chat request consumes the oldest one."""
         with self._lock:

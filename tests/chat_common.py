@@ -63,8 +63,7 @@ class ChatCase(HttpCase):
 
     def setUp(self):
         super().setUp()
-        self.llm._turns.clear()
-        self.llm._requests.clear()
+        self.llm.reset()
 
     # -- HTTP ------------------------------------------------------------------------------------
 

@@ -69,8 +69,7 @@ class ChatTurnCase(HttpCase):
 
     def setUp(self):
         super().setUp()
-        self.llm._turns.clear()
-        self.llm._requests.clear()
+        self.llm.reset()
 
     def chat(self, user, message, cloud_service=None, conversation=None):
         """One turn as `user`: (ai.conversation, [event]) once it ended or paused."""
