@@ -5,6 +5,12 @@
         /opt/odoo18/odoo-bin, run by ODOO_PYTHON or the .venv next to it) twice on it: threaded
         (--workers=0), then prefork (--workers=2); drops the database at the end.
     options: --modes threaded,prefork  --conversations 50  --prefork-workers 2  --waves 2
+             --stream-via gevent|http
+
+In prefork the chat stream goes to Odoo's gevent worker, as the reverse proxy of the README routes
+it (next to /websocket); other requests go to the HTTP workers. --stream-via http sends the stream
+to the HTTP workers instead: each turn then holds a worker, and past 8 x workers waiting
+connections the kernel resets them (Odoo's listen backlog).
 
 Each conversation is one turn of 5 rounds: the scripted model (in a process of its own) calls a tool
 until the turn holds 4 tool results, then answers. The assistant's max_rounds is 6, so round 5 runs
@@ -18,15 +24,17 @@ Measured for each mode:
           with 4 successful tool results (or any `error`/`warning` event)
   lost    a conversation whose stored events (/history) are not exactly the streamed ones, or whose
           messages (user, 4 x assistant call + tool result, answer) do not match what was streamed
-  added latency per round: the time between two round boundaries seen by the client (`start`,
-          then each `round` event, then `done`) minus the scripted model's own time for that round
-          (measured in the model's server, from the request read to the last byte written) minus the
-          tool's time (tool_result duration_ms: the MCP round trip). What is left is what the loop,
-          the database writes, the SSE route and the WSGI server add. Like bench_sse, the same is
+  added latency per round: the time from the `start` event to `done` seen by the client, minus
+          the scripted model's own time for each round (measured in the model's server, from the
+          request read to the last byte written), minus the tools' time (tool_result duration_ms:
+          the MCP round trip), divided by the 5 rounds. What is left is what the loop, the database
+          writes, the SSE route and the WSGI server add. Like bench_sse, the same is
           measured for the loop alone (run_turn read through hub.iterate in this process) and for
           Odoo one conversation at a time, beside the 50 concurrent ones.
-  first byte  time from sending to the `start` event: in prefork, the wait for a free worker.
-  hub     GET /ai_mcp/hub/stats (AI managers): each process's open MCP sessions against the pool
+  first byte  time from sending to the `start` event: the wait for a free worker (prefork over
+          HTTP workers) or for the CPU (many turns starting in one process).
+  hub     GET /ai_mcp/hub/stats (AI managers), asked on every port a turn may run behind: each
+          process's open MCP sessions against the pool
           limit; RSS of every Odoo process from /proc, after warm-up, after each wave.
 The last line is machine-readable and starts with errors= and lost=.
 """
@@ -41,23 +49,18 @@ sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
-import http.client  # noqa: E402
 import json  # noqa: E402
-import os  # noqa: E402
-import re  # noqa: E402
 import shutil  # noqa: E402
-import socket  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
 
-from testing.mcp_servers import HttpServer  # noqa: E402
+from testing.mcp_servers import HttpServer, free_port  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
-from benchmarks import odoo_process  # noqa: E402
-from benchmarks.odoo_process import wait_until_serving  # noqa: E402
+from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
 
 API_KEY = "bench-load-key"
 MODEL = "scripted-model"
@@ -156,58 +159,8 @@ class LlmProcess:
 # -- Odoo --------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Odoo:
-    """One database holding ai_mcp; odoo-bin started on it in one mode at a time."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.bin = os.environ.get("ODOO_BIN") or "/opt/odoo18/odoo-bin"
-        if not os.path.isfile(self.bin):
-            sys.exit(f"no Odoo 18 at {self.bin}: set ODOO_BIN")
-        root = Path(self.bin).resolve().parent
-        venv = root / ".venv/bin/python"
-        self.python = os.environ.get("ODOO_PYTHON") or (str(venv) if venv.exists() else sys.executable)
-        self.tmp = tmp
-        (tmp / "addons").mkdir()
-        (tmp / "addons" / "ai_mcp").symlink_to(ROOT)
-        addons = [str(tmp / "addons")]
-        if (root / "addons").is_dir() and (root / "odoo" / "release.py").exists():
-            addons.insert(0, str(root / "addons"))
-        self.addons_path = ",".join(addons)
-        self.db = f"ai_mcp_bench_load_{os.getpid()}"
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen | None = None
-        self.log: Path = tmp / "install.log"
-
-    def args(self, log: Path) -> list[str]:
-        return [
-            self.python, self.bin, f"--addons-path={self.addons_path}", f"--data-dir={self.tmp / 'data'}",
-            "-d", self.db, f"--db-filter=^{self.db}$", "--http-interface=127.0.0.1", f"--http-port={self.port}",
-            "--max-cron-threads=0", f"--logfile={log}",
-        ]
-
-    def install(self) -> None:
-        print(f"odoo: installing ai_mcp into new database {self.db}", flush=True)
-        subprocess.run([*self.args(self.log), "-i", "ai_mcp", "--without-demo=all", "--stop-after-init"], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def start(self, mode: str, extra: list[str]) -> None:
-        self.log = self.tmp / f"odoo-{mode}.log"
-        self.process = subprocess.Popen([*self.args(self.log), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until_serving(self.process, self.port, str(self.log), READY_TIMEOUT)
-
-    def stop(self) -> None:
-        odoo_process.stop(self.process, grace=30)
-        self.process = None
-
-    def drop(self) -> None:
-        subprocess.run(["dropdb", "--if-exists", "--force", self.db], check=False, stderr=subprocess.DEVNULL)
+class BenchOdoo(OdooServer):
+    """The Odoo under load, with the memory and role of each of its processes."""
 
     def processes(self) -> dict[int, int]:
         """{pid: RSS kB} of the Odoo process and its children, from /proc."""
@@ -235,11 +188,6 @@ class Odoo:
                 roles[pid] = "main" if pid == self.process.pid else ("gevent" if b"gevent" in argv[:3] else "http worker")
         return roles
 
-    def log_problems(self) -> list[str]:
-        if not self.log.exists():
-            return []
-        return [line for line in self.log.read_text(errors="replace").splitlines() if re.search(r"^\S+ \S+ \d+ (ERROR|CRITICAL) ", line)]
-
 
 def listen_overflows() -> int | None:
     """The host's count of connections dropped because a listen queue was full (Linux)."""
@@ -258,75 +206,10 @@ def _rss_kb(pid: int) -> int | None:
     return None
 
 
-# -- HTTP client -------------------------------------------------------------------------------
-
-
-class Client:
-    """A logged-in web session (cookie, CSRF token)."""
-
-    def __init__(self, url: str, db: str, login: str, password: str) -> None:
-        self.host, self.port = "127.0.0.1", int(url.rsplit(":", 1)[1])
-        self.cookie = ""
-        if not self.jsonrpc("/web/session/authenticate", {"db": db, "login": login, "password": password}).get("uid"):
-            sys.exit(f"cannot log in as {login}")
-        match = re.search(r'csrf_token: "([^"]+)"', self.get("/odoo")[1])
-        if not match:
-            sys.exit("no csrf_token in /odoo")
-        self.csrf = match.group(1)
-
-    def connection(self, timeout: float = 120) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
-
-    def get(self, path: str) -> tuple[int, str]:
-        conn = self.connection()
-        conn.request("GET", path, headers={"Cookie": self.cookie})
-        response = conn.getresponse()
-        body = response.read().decode()
-        conn.close()
-        return response.status, body
-
-    def jsonrpc(self, path: str, params: dict):
-        conn = self.connection()
-        conn.request("POST", path, json.dumps({"jsonrpc": "2.0", "method": "call", "params": params}),
-                     headers={"Content-Type": "application/json", "Cookie": self.cookie})
-        response = conn.getresponse()
-        cookie = response.getheader("Set-Cookie")
-        if cookie and "session_id=" in cookie:
-            self.cookie = cookie.split(";", 1)[0]
-        data = json.loads(response.read())
-        conn.close()
-        if "error" in data:
-            raise RuntimeError(data["error"].get("data", {}).get("message") or data["error"])
-        return data["result"]
-
-    def call(self, model: str, method: str, *args, **kwargs):
-        return self.jsonrpc(f"/web/dataset/call_kw/{model}/{method}", {"model": model, "method": method, "args": list(args), "kwargs": kwargs})
-
-    def stream(self, assistant_id: int, message: str) -> dict:
-        """One streamed turn: [(seconds since sending, SseEvent)], the status."""
-        from services.sse import SseDecoder
-
-        result: dict = {"message": message, "status": None, "events": [], "error": None}
-        started = time.perf_counter()
-        try:
-            conn = self.connection(STREAM_TIMEOUT)
-            body = json.dumps({"assistant_id": assistant_id, "message": message})
-            conn.request("POST", "/ai_mcp/chat/stream", body,
-                         headers={"Content-Type": "application/json", "Cookie": self.cookie, "X-CSRF-Token": self.csrf})
-            response = conn.getresponse()
-            result["status"] = response.status
-            if response.status != 200:
-                result["error"] = response.read().decode(errors="replace")[:300]
-                return result
-            decoder = SseDecoder()
-            while chunk := response.read1(65536):
-                now = time.perf_counter() - started
-                result["events"] += [(now, event) for event in decoder.feed(chunk)]
-            conn.close()
-        except Exception as exc:  # noqa: BLE001 - counted as an error
-            result["error"] = f"{type(exc).__name__}: {exc}"
-        result["total"] = time.perf_counter() - started
-        return result
+def converse(client: WebClient, assistant_id: int, message: str, port: int | None) -> dict:
+    """One streamed turn, on `port` (the gevent worker's in prefork) or the client's own."""
+    run = client.stream({"assistant_id": assistant_id, "message": message}, port=port, timeout=STREAM_TIMEOUT)
+    return {**run, "message": message}
 
 
 # -- one conversation: checked and measured ----------------------------------------------------
@@ -349,7 +232,7 @@ def stream_problem(run: dict) -> str | None:
     return None
 
 
-def stored_problem(run: dict, user: Client, admin: Client) -> str | None:
+def stored_problem(run: dict, user: WebClient, admin: WebClient) -> str | None:
     """Whether what was stored is exactly what was streamed."""
     streamed = [event for _t, event in run["events"]]
     conversation_id = streamed[0].data["conversation_id"]
@@ -384,19 +267,19 @@ def stored_problem(run: dict, user: Client, admin: Client) -> str | None:
     return None
 
 
-def round_costs(run: dict, llm_times: dict[tuple[str, int], float]) -> list[float] | None:
-    """Per round: client-seen span - the model's own time - the tool's time (seconds)."""
+def added_per_round(run: dict, llm_times: dict[tuple[str, int], float]) -> list[float] | None:
+    """[(`start` to `done` - the model's own time - the tools' time) / rounds] in seconds.
+
+    Whole turns, not single rounds: the loop runs ahead of the route that writes its events (a
+    bounded buffer), so under load one round's boundary can reach the client late and the next
+    early; their sum is exact.
+    """
     events = run["events"]
-    bounds = [events[0][0]] + [t for t, e in events if e.event == "round"][1:] + [events[-1][0]]
-    costs = []
-    for index in range(ROUNDS):
-        low, high = bounds[index], bounds[index + 1]
-        model = llm_times.get((run["message"], index + 1))
-        if model is None:
-            return None
-        tool = sum(e.data["duration_ms"] for t, e in events if e.event == "tool_result" and low <= t <= high) / 1000
-        costs.append(high - low - model - tool)
-    return costs
+    model = [llm_times.get((run["message"], index + 1)) for index in range(ROUNDS)]
+    if None in model:
+        return None
+    tools = sum(e.data["duration_ms"] for _t, e in events if e.event == "tool_result") / 1000
+    return [(events[-1][0] - events[0][0] - sum(model) - tools) / ROUNDS]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -438,7 +321,7 @@ def direct_costs(llm: LlmProcess, servers: list[HttpServer], runs: int) -> list[
         run = {"message": message, "events": [(t, _Wire(e)) for t, e in events]}
         if i == 0:
             continue  # warm-up
-        costs = round_costs(run, llm.times())
+        costs = added_per_round(run, llm.times())
         if costs:
             collected += costs
     hub.shutdown()
@@ -459,7 +342,7 @@ class _Wire:
 class Setup:
     """Users, provider, servers and the assistant, created once in the database."""
 
-    def __init__(self, admin: Client, llm: LlmProcess, servers: list[HttpServer]) -> None:
+    def __init__(self, admin: WebClient, llm: LlmProcess, servers: list[HttpServer]) -> None:
         provider = admin.call("ai.provider", "create", {"name": "bench load", "base_url": llm.base_url, "api_key": API_KEY, "default_model": MODEL})
         server_ids, disabled = [], []
         for index, server in enumerate(servers):
@@ -482,19 +365,20 @@ class Setup:
                                                "groups_id": [(6, 0, [g["res_id"] for g in groups])]})
 
 
-def hub_sample(admin: Client, tries: int = 6) -> dict[int, dict]:
-    """/ai_mcp/hub/stats of every process that answers, two requests at a time (prefork: both workers)."""
+def hub_sample(admin: WebClient, ports: list[int], tries: int = 6) -> dict[int, dict]:
+    """/ai_mcp/hub/stats of every process that answers on the ports, two requests at a time per port
+    (prefork: both HTTP workers, and the gevent worker that ran the turns)."""
     seen: dict[int, dict] = {}
 
-    def one() -> None:
+    def one(port: int) -> None:
         with contextlib.suppress(Exception):
-            status, body = admin.get("/ai_mcp/hub/stats")
+            status, body = admin.get("/ai_mcp/hub/stats", port=port)
             if status == 200:
                 data = json.loads(body)
                 seen[data["pid"]] = data
 
     for _ in range(tries):
-        threads = [threading.Thread(target=one) for _ in range(2)]
+        threads = [threading.Thread(target=one, args=(port,)) for port in ports for _ in range(2)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -502,13 +386,14 @@ def hub_sample(admin: Client, tries: int = 6) -> dict[int, dict]:
     return seen
 
 
-def wave(clients: list[Client], assistant: int, label: str, count: int) -> tuple[list[dict], float]:
+def wave(clients: list[WebClient], assistant: int, label: str, count: int, port: int | None) -> tuple[list[dict], float]:
     results: list[dict] = [{} for _ in range(count)]
     barrier = threading.Barrier(count)
 
     def one(index: int) -> None:
         barrier.wait()
-        results[index] = {**clients[index % len(clients)].stream(assistant, f"{label} {index}"), "client": index % len(clients)}
+        client = index % len(clients)
+        results[index] = {**converse(clients[client], assistant, f"{label} {index}", port), "client": client}
 
     started = time.perf_counter()
     threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
@@ -519,7 +404,7 @@ def wave(clients: list[Client], assistant: int, label: str, count: int) -> tuple
     return results, time.perf_counter() - started
 
 
-def check(runs: list[dict], clients: list[Client], admin: Client) -> tuple[list[str], list[str]]:
+def check(runs: list[dict], clients: list[WebClient], admin: WebClient) -> tuple[list[str], list[str]]:
     errors, lost = [], []
     for run in runs:
         problem = stream_problem(run)
@@ -539,37 +424,42 @@ def mb(kb: int) -> float:
     return kb / 1024
 
 
-def run_mode(mode: str, odoo: Odoo, llm: LlmProcess, servers: list[HttpServer], setup: Setup | None, opts) -> tuple[dict, Setup]:
-    extra = ["--workers=0"] if mode == "threaded" else [f"--workers={opts.prefork_workers}", f"--gevent-port={free_port()}"]
-    backlog = "" if mode == "threaded" else f"; listen backlog 8 x workers = {8 * opts.prefork_workers}"
-    print(f"\n== {mode} ({' '.join(extra)}; limit_time_real 120 s, limit_request 65536: Odoo's defaults{backlog}) ==", flush=True)
-    odoo.start(mode, extra)
+def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServer], setup: Setup | None, opts) -> tuple[dict, Setup]:
+    workers = 0 if mode == "threaded" else opts.prefork_workers
+    odoo.start(mode, workers)
+    # A reverse proxy sends /websocket and the chat stream to the gevent worker (README, operators);
+    # --stream-via http sends the stream to the HTTP workers instead, as Odoo without that rule does.
+    stream_port = odoo.gevent_port if workers and opts.stream_via == "gevent" else None
+    route = "" if not workers else (f"; chat stream to the gevent worker (port {odoo.gevent_port})" if stream_port
+                                    else f"; chat stream to the HTTP workers, listen backlog 8 x workers = {8 * workers}")
+    print(f"\n== {mode} (--workers={workers}; limit_time_real 120 s, limit_request 65536: Odoo's defaults{route}) ==", flush=True)
     try:
-        admin = Client(odoo.url, odoo.db, "admin", "admin")
+        admin = WebClient(odoo.url, odoo.db, "admin", "admin")
         setup = setup or Setup(admin, llm, servers)
-        clients = [Client(odoo.url, odoo.db, login, login) for login in setup.logins]
+        clients = [WebClient(odoo.url, odoo.db, login, login) for login in setup.logins]
         rss_start = odoo.processes()
 
         # every worker loads its registry and opens its MCP sessions before the measured waves
-        warm, _wall = wave(clients, setup.assistant, f"{mode} warm-up", WARMUP if mode == "threaded" else max(WARMUP, opts.prefork_workers))
-        sequential = [{**clients[0].stream(setup.assistant, f"{mode} sequential {i}"), "client": 0} for i in range(SEQUENTIAL)]
+        warm, _wall = wave(clients, setup.assistant, f"{mode} warm-up", max(WARMUP, workers), stream_port)
+        sequential = [{**converse(clients[0], setup.assistant, f"{mode} sequential {i}", stream_port), "client": 0}
+                      for i in range(SEQUENTIAL)]
         rss_warm = odoo.processes()
         waves, rss_after, errors, lost, walls = [], [], [], [], []
         overflows_before = listen_overflows()
         for number in range(1, opts.waves + 1):
-            runs, wall = wave(clients, setup.assistant, f"{mode} wave {number}", opts.conversations)
+            runs, wall = wave(clients, setup.assistant, f"{mode} wave {number}", opts.conversations, stream_port)
             waves.append(runs)
             walls.append(wall)
             rss_after.append(odoo.processes())
         overflows = None if overflows_before is None else listen_overflows() - overflows_before
         roles = odoo.roles()
-        hubs = hub_sample(admin)
+        hubs = hub_sample(admin, [odoo.port] + ([stream_port] if stream_port else []))
         llm_times = llm.times()
         for runs in [warm, sequential, *waves]:
             e, lo = check(runs, clients, admin)
             errors += e
             lost += lo
-        log_problems = odoo.log_problems()
+        log_problems = odoo.log_errors()
     finally:
         odoo.stop()
 
@@ -577,7 +467,7 @@ def run_mode(mode: str, odoo: Odoo, llm: LlmProcess, servers: list[HttpServer], 
         out = []
         for run in runs:
             if not stream_problem(run):
-                out += round_costs(run, llm_times) or []
+                out += added_per_round(run, llm_times) or []
         return out
 
     seq_costs, load_costs = costs(sequential), costs(waves[0])
@@ -625,6 +515,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=CONVERSATIONS)
     parser.add_argument("--prefork-workers", type=int, default=2)
     parser.add_argument("--waves", type=int, default=2, help="waves of concurrent conversations (the first is measured)")
+    parser.add_argument("--stream-via", choices=("gevent", "http"), default="gevent",
+                        help="prefork: the worker the chat stream goes to (a reverse proxy routes it to gevent)")
     parser.add_argument("--keep-logs", type=Path, help="copy the Odoo logs into this folder")
     parser.add_argument("--serve-llm", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--timings", type=Path, help=argparse.SUPPRESS)
@@ -637,26 +529,25 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="ai_mcp-bench-load."))
     llm = LlmProcess(tmp)
     servers = [HttpServer("streamable-http", "--name", f"load-{i + 1}").start() for i in range(MCP_SERVERS)]
-    odoo = Odoo(tmp)
+    try:
+        odoo = BenchOdoo("bench-load", ready_timeout=READY_TIMEOUT)
+    except OdooNotFound as exc:
+        sys.exit(str(exc))
     results: dict[str, dict] = {}
     try:
         loop_costs = direct_costs(llm, servers, SEQUENTIAL)
         print(f"loop alone (run_turn in this process), added latency per round: p50 {ms(loop_costs, 0.5):.1f} ms "
               f"p95 {ms(loop_costs, 0.95):.1f} ms", flush=True)
+        print(f"odoo: installing ai_mcp into new database {odoo.db}", flush=True)
         odoo.install()
         setup = None
         for mode in opts.modes.split(","):
             results[mode], setup = run_mode(mode, odoo, llm, servers, setup, opts)
     finally:
-        odoo.stop()
-        odoo.drop()
+        odoo.close(keep_logs=opts.keep_logs)
         for server in servers:
             server.stop()
         llm.stop()
-        if opts.keep_logs:
-            opts.keep_logs.mkdir(parents=True, exist_ok=True)
-            for log in tmp.glob("*.log"):
-                shutil.copy(log, opts.keep_logs / log.name)
         shutil.rmtree(tmp, ignore_errors=True)
 
     print(f"\nrun took {time.monotonic() - started:.0f} s")

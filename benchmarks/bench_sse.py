@@ -34,27 +34,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
-import http.client  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import re  # noqa: E402
-import shutil  # noqa: E402
-import socket  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
-from urllib.parse import urlsplit  # noqa: E402
 
 from services.agent_loop import AssistantSettings, LoopLimits, TurnRequest, run_turn  # noqa: E402
 from services.hub import get_hub  # noqa: E402
 from services.llm_stream import LlmSettings  # noqa: E402
-from services.sse import SseDecoder  # noqa: E402
+from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, Turn  # noqa: E402
 
-from benchmarks import odoo_process  # noqa: E402
-from benchmarks.odoo_process import wait_until_serving  # noqa: E402
 
 API_KEY = "bench-key"
 MODEL = "scripted-model"
@@ -74,127 +63,17 @@ def responder(_body: dict) -> Turn:
 # -- an Odoo of our own ------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class OwnOdoo:
-    """odoo-bin on a free port with a new database holding ai_mcp, like scripts/lib.sh does it."""
-
-    def __init__(self) -> None:
-        self.bin = os.environ.get("ODOO_BIN") or "/opt/odoo18/odoo-bin"
-        if not os.path.isfile(self.bin):
-            sys.exit(f"no Odoo 18 at {self.bin}: set ODOO_BIN, or pass --url of a running Odoo with ai_mcp")
-        root = Path(self.bin).resolve().parent
-        self.python = os.environ.get("ODOO_PYTHON") or (str(root / ".venv/bin/python") if (root / ".venv/bin/python").exists() else sys.executable)
-        self.tmp = Path(tempfile.mkdtemp(prefix="ai_mcp-bench-sse."))
-        (self.tmp / "addons").mkdir()
-        (self.tmp / "addons" / "ai_mcp").symlink_to(ROOT)
-        addons = [str(self.tmp / "addons")]
-        if (root / "addons").is_dir() and (root / "odoo" / "release.py").exists():
-            addons.insert(0, str(root / "addons"))
-        self.addons_path = ",".join(addons)
-        self.db = f"ai_mcp_bench_sse_{os.getpid()}"
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen | None = None
-        self.log = self.tmp / "odoo.log"
-
-    def base_args(self) -> list[str]:
-        return [
-            self.python, self.bin, f"--addons-path={self.addons_path}", f"--data-dir={self.tmp / 'data'}",
-            "-d", self.db, f"--db-filter=^{self.db}$", "--http-interface=127.0.0.1", f"--http-port={self.port}",
-            "--max-cron-threads=0", f"--logfile={self.log}",
-        ]
-
-    def start(self) -> None:
-        print(f"odoo: installing ai_mcp into new database {self.db} (log {self.log})", flush=True)
-        subprocess.run(
-            [*self.base_args(), "-i", "ai_mcp", "--without-demo=all", "--stop-after-init"], check=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        self.process = subprocess.Popen([*self.base_args(), "--workers=0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until_serving(self.process, self.port, str(self.log), READY_TIMEOUT)
-        print(f"odoo: serving on {self.url}", flush=True)
-
-    def stop(self) -> None:
-        odoo_process.stop(self.process, grace=20)
-        subprocess.run(["dropdb", "--if-exists", self.db], check=False, stderr=subprocess.DEVNULL)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-# -- HTTP client -------------------------------------------------------------------------------
-
-
-class Client:
-    """A logged-in web session: cookie, CSRF token, JSON-RPC."""
-
-    def __init__(self, url: str, db: str, login: str, password: str) -> None:
-        parts = urlsplit(url)
-        self.host, self.port = parts.hostname, parts.port or 80
-        self.cookie = ""
-        result = self.jsonrpc("/web/session/authenticate", {"db": db, "login": login, "password": password})
-        if not result.get("uid"):
-            sys.exit(f"cannot log in as {login}")
-        page = self.get("/odoo")
-        match = re.search(r'csrf_token: "([^"]+)"', page)
-        if not match:
-            sys.exit("no csrf_token in /odoo")
-        self.csrf = match.group(1)
-
-    def connection(self) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection(self.host, self.port, timeout=60)
-
-    def get(self, path: str) -> str:
-        conn = self.connection()
-        conn.request("GET", path, headers={"Cookie": self.cookie})
-        return conn.getresponse().read().decode()
-
-    def jsonrpc(self, path: str, params: dict):
-        conn = self.connection()
-        body = json.dumps({"jsonrpc": "2.0", "method": "call", "params": params})
-        conn.request("POST", path, body, headers={"Content-Type": "application/json", "Cookie": self.cookie})
-        response = conn.getresponse()
-        cookie = response.getheader("Set-Cookie")
-        if cookie and "session_id=" in cookie:
-            self.cookie = cookie.split(";", 1)[0]
-        data = json.loads(response.read())
-        if "error" in data:
-            raise RuntimeError(data["error"])
-        return data["result"]
-
-    def call(self, model: str, method: str, *args, **kwargs):
-        return self.jsonrpc(f"/web/dataset/call_kw/{model}/{method}", {"model": model, "method": method, "args": list(args), "kwargs": kwargs})
-
-    def stream(self, assistant_id: int, message: str) -> dict:
-        """One streamed turn: timings in ms from sending, the events, the status."""
-        conn = self.connection()
-        body = json.dumps({"assistant_id": assistant_id, "message": message})
-        headers = {"Content-Type": "application/json", "Cookie": self.cookie, "X-CSRF-Token": self.csrf}
-        started = time.perf_counter()
-        conn.request("POST", "/ai_mcp/chat/stream", body, headers=headers)
-        response = conn.getresponse()
-        result = {"status": response.status, "events": [], "ttfb": None, "first_text": None, "total": None}
-        if response.status != 200:
-            result["error"] = response.read().decode(errors="replace")[:300]
-            return result
-        decoder = SseDecoder()
-        while True:
-            chunk = response.read1(65536)
-            if not chunk:
-                break
-            now = (time.perf_counter() - started) * 1000
-            if result["ttfb"] is None:
-                result["ttfb"] = now
-            for event in decoder.feed(chunk):
-                result["events"].append(event)
-                if event.event == "text" and result["first_text"] is None:
-                    result["first_text"] = now
-        result["total"] = (time.perf_counter() - started) * 1000
-        conn.close()
-        return result
+def timed_stream(client: WebClient, assistant_id: int, message: str) -> dict:
+    """One streamed turn: timings in ms from sending, the events, the status."""
+    run = client.stream({"assistant_id": assistant_id, "message": message}, timeout=60)
+    timed = run["events"]
+    first_text = next((t for t, event in timed if event.event == "text"), None)
+    return {
+        "status": run["status"], "error": run["error"], "events": [event for _t, event in timed],
+        "ttfb": timed[0][0] * 1000 if timed else None,
+        "first_text": None if first_text is None else first_text * 1000,
+        "total": run["total"] * 1000,
+    }
 
 
 # -- the loop without Odoo ---------------------------------------------------------------------
@@ -244,10 +123,15 @@ def main() -> None:
                 sys.exit("--db is required with --url")
             url, db = opts.url, opts.db
         else:
-            odoo = OwnOdoo()
-            odoo.start()
+            try:
+                odoo = OdooServer("bench-sse", ready_timeout=READY_TIMEOUT)
+            except OdooNotFound as exc:
+                sys.exit(f"{exc}, or pass --url of a running Odoo with ai_mcp")
+            print(f"odoo: installing ai_mcp into new database {odoo.db} (logs in {odoo.tmp})", flush=True)
+            odoo.install()
+            odoo.start("threaded")
             url, db = odoo.url, odoo.db
-        client = Client(url, db, opts.login, opts.password)
+        client = WebClient(url, db, opts.login, opts.password, timeout=60)
         provider = client.call("ai.provider", "create", {"name": "bench scripted", "base_url": llm.base_url, "api_key": API_KEY, "default_model": MODEL})
         assistant = client.call("ai.assistant", "create", {"name": "bench", "provider_id": provider, "temperature": 0.0})
         settings = AssistantSettings(
@@ -258,7 +142,7 @@ def main() -> None:
         for i in range(WARMUP + opts.runs):
             # interleaved, so that both see the same machine
             direct = direct_turn(settings, f"hello {i}")
-            sse = client.stream(assistant, f"hello {i}")
+            sse = timed_stream(client, assistant, f"hello {i}")
             if sse["status"] != 200 or not sse["events"] or sse["events"][-1].event != "done":
                 sys.exit(f"the SSE turn failed: {sse.get('error') or [e.event for e in sse['events']]}")
             if i >= WARMUP:
@@ -272,10 +156,7 @@ def main() -> None:
 
         def one(index: int) -> None:
             barrier.wait()
-            try:
-                results[index] = client.stream(assistant, f"concurrent {index}")
-            except Exception as exc:  # noqa: BLE001 - counted as an error
-                results[index] = {"status": None, "error": repr(exc), "events": []}
+            results[index] = timed_stream(client, assistant, f"concurrent {index}")
 
         started = time.perf_counter()
         threads = [threading.Thread(target=one, args=(i,)) for i in range(opts.concurrent)]
@@ -291,7 +172,7 @@ def main() -> None:
     finally:
         llm.close()
         if odoo is not None:
-            odoo.stop()
+            odoo.close()
 
     d_ttfb, s_ttfb = median(direct_runs, "ttfb"), median(sse_runs, "ttfb")
     d_text, s_text = median(direct_runs, "first_text"), median(sse_runs, "first_text")

@@ -1,0 +1,237 @@
+"""A real Odoo 18 on this machine, started for the HTTP benchmarks and the prefork tests, and a web client.
+
+`OdooServer` installs ai_mcp into a new database and starts odoo-bin on it (threaded or prefork)
+the way scripts/lib.sh finds it: ODOO_BIN or /opt/odoo18/odoo-bin, run by ODOO_PYTHON or the .venv
+next to it. `WebClient` is a logged-in browser session as the chat widget uses it: session cookie,
+CSRF token, JSON-RPC, and the SSE chat stream read event by event.
+"""
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from services.sse import SseDecoder, SseEvent
+from testing.mcp_servers import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_ODOO_BIN = "/opt/odoo18/odoo-bin"
+
+
+class OdooNotFound(RuntimeError):
+    """No odoo-bin to start: the message says which variable to set."""
+
+
+def find_odoo() -> tuple[list[str], str | None]:
+    """(how to start Odoo 18, its addons folder when separate), found as scripts/lib.sh finds it:
+    ODOO_BIN, else /opt/odoo18/odoo-bin, each run by ODOO_PYTHON or the .venv next to it; else
+    `python -m odoo` of ODOO_PYTHON. OdooNotFound otherwise."""
+    odoo_bin = os.environ.get("ODOO_BIN") or (DEFAULT_ODOO_BIN if os.path.isfile(DEFAULT_ODOO_BIN) else "")
+    python = os.environ.get("ODOO_PYTHON")
+    if odoo_bin:
+        if not os.path.isfile(odoo_bin):
+            raise OdooNotFound(f"ODOO_BIN={odoo_bin} does not exist")
+        root = Path(odoo_bin).resolve().parent
+        venv = root / ".venv/bin/python"
+        addons = root / "addons"
+        separate = addons.is_dir() and (root / "odoo" / "release.py").exists()
+        return [python or (str(venv) if venv.exists() else sys.executable), odoo_bin], str(addons) if separate else None
+    if python:
+        found = subprocess.run([python, "-c", "import os, odoo.release as r; print(r.version_info[0], os.path.dirname(os.path.dirname(r.__file__)))"],
+                               capture_output=True, text=True, check=False, cwd="/")
+        major, _, root = found.stdout.strip().partition(" ")
+        if found.returncode == 0 and major == "18":
+            addons = Path(root) / "addons"
+            return [python, "-m", "odoo"], str(addons) if (addons / "web").is_dir() else None
+    raise OdooNotFound(f"no Odoo 18: no ODOO_BIN, no {DEFAULT_ODOO_BIN}, no odoo package importable by ODOO_PYTHON")
+
+
+def wait_until_serving(process: subprocess.Popen[bytes], port: int, log: str, timeout: float) -> None:
+    """Return once /web/login answers 200 on the port; RuntimeError if Odoo died or never answered."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"odoo exited with {process.returncode}; see {log}")
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/web/login")
+            if conn.getresponse().status == 200:
+                return
+        time.sleep(0.3)
+    raise RuntimeError(f"odoo did not answer on port {port} within {timeout:.0f} s; see {log}")
+
+
+def stop_process(process: subprocess.Popen[bytes] | None, grace: float) -> None:
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+class OdooServer:
+    """One new database holding ai_mcp (no demo data); odoo-bin started on it, one mode at a time."""
+
+    def __init__(self, name: str, ready_timeout: float = 120.0) -> None:
+        self.command, odoo_addons = find_odoo()
+        self.ready_timeout = ready_timeout
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"ai_mcp-{name}."))
+        (self.tmp / "addons").mkdir()
+        (self.tmp / "addons" / "ai_mcp").symlink_to(ROOT)
+        self.addons_path = ",".join(filter(None, [odoo_addons, str(self.tmp / "addons")]))
+        self.db = f"ai_mcp_{name.replace('-', '_')}_{os.getpid()}"
+        self.port = free_port()
+        self.gevent_port: int | None = None
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log: Path = self.tmp / "install.log"
+
+    def args(self, log: Path) -> list[str]:
+        return [
+            *self.command, f"--addons-path={self.addons_path}", f"--data-dir={self.tmp / 'data'}",
+            "-d", self.db, f"--db-filter=^{self.db}$", "--http-interface=127.0.0.1", f"--http-port={self.port}",
+            "--max-cron-threads=0", f"--logfile={log}",
+        ]
+
+    def install(self) -> None:
+        subprocess.run([*self.args(self.log), "-i", "ai_mcp", "--without-demo=all", "--stop-after-init"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def start(self, label: str, workers: int = 0, extra: tuple[str, ...] = ()) -> None:
+        """Threaded with workers=0; prefork otherwise, its gevent worker on `gevent_port`."""
+        self.log = self.tmp / f"odoo-{label}.log"
+        mode = ["--workers=0"]
+        self.gevent_port = None
+        if workers:
+            self.gevent_port = free_port()
+            mode = [f"--workers={workers}", f"--gevent-port={self.gevent_port}"]
+        # what Odoo prints before its logging is set up (a gevent worker that cannot import) goes here
+        output = self.log.with_suffix(".out")
+        with open(output, "wb") as out:
+            self.process = subprocess.Popen([*self.args(self.log), *mode, *extra], stdout=out, stderr=subprocess.STDOUT)
+        where = f"{self.log} and {output}"
+        try:
+            wait_until_serving(self.process, self.port, where, self.ready_timeout)
+            if self.gevent_port:
+                # the master starts the gevent worker after the HTTP workers: wait for it too
+                wait_until_serving(self.process, self.gevent_port, where, self.ready_timeout)
+        except RuntimeError as exc:
+            self.stop()
+            tail = output.read_text(errors="replace").strip().splitlines()[-5:]
+            raise RuntimeError("\n".join([str(exc), *tail])) from None
+
+    def stop(self, grace: float = 30) -> None:
+        stop_process(self.process, grace)
+        self.process = None
+
+    def drop(self) -> None:
+        # --force: workers that are still exiting may hold connections
+        subprocess.run(["dropdb", "--if-exists", "--force", self.db], check=False, stderr=subprocess.DEVNULL)
+
+    def close(self, keep_logs: Path | None = None) -> None:
+        self.stop()
+        self.drop()
+        if keep_logs:
+            keep_logs.mkdir(parents=True, exist_ok=True)
+            for log in [*self.tmp.glob("*.log"), *self.tmp.glob("*.out")]:
+                shutil.copy(log, keep_logs / log.name)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def log_errors(self) -> list[str]:
+        """ERROR and CRITICAL records of the running mode's log."""
+        if not self.log.exists():
+            return []
+        return [line for line in self.log.read_text(errors="replace").splitlines() if re.search(r"^\S+ \S+ \d+ (ERROR|CRITICAL) ", line)]
+
+
+class WebClient:
+    """A logged-in web session (cookie, CSRF token) on one Odoo port."""
+
+    def __init__(self, url: str, db: str, login: str, password: str, timeout: float = 120) -> None:
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.timeout = timeout
+        self.cookie = ""
+        if not self.jsonrpc("/web/session/authenticate", {"db": db, "login": login, "password": password}).get("uid"):
+            raise RuntimeError(f"cannot log in as {login}")
+        match = re.search(r'csrf_token: "([^"]+)"', self.get("/odoo")[1])
+        if not match:
+            raise RuntimeError("no csrf_token in /odoo")
+        self.csrf = match.group(1)
+
+    def connection(self, port: int | None = None, timeout: float | None = None) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(self.host, port or self.port, timeout=timeout or self.timeout)
+
+    def get(self, path: str, port: int | None = None) -> tuple[int, str]:
+        conn = self.connection(port)
+        conn.request("GET", path, headers={"Cookie": self.cookie})
+        response = conn.getresponse()
+        body = response.read().decode()
+        conn.close()
+        return response.status, body
+
+    def jsonrpc(self, path: str, params: dict):
+        conn = self.connection()
+        conn.request("POST", path, json.dumps({"jsonrpc": "2.0", "method": "call", "params": params}),
+                     headers={"Content-Type": "application/json", "Cookie": self.cookie})
+        response = conn.getresponse()
+        cookie = response.getheader("Set-Cookie")
+        if cookie and "session_id=" in cookie:
+            self.cookie = cookie.split(";", 1)[0]
+        data = json.loads(response.read())
+        conn.close()
+        if "error" in data:
+            raise RuntimeError(data["error"].get("data", {}).get("message") or data["error"])
+        return data["result"]
+
+    def call(self, model: str, method: str, *args, **kwargs):
+        return self.jsonrpc(f"/web/dataset/call_kw/{model}/{method}", {"model": model, "method": method, "args": list(args), "kwargs": kwargs})
+
+    def stream(self, body: dict, *, path: str = "/ai_mcp/chat/stream", port: int | None = None, timeout: float | None = None,
+               until: Callable[[SseEvent], bool] | None = None) -> dict:
+        """POST one SSE stream as the chat widget does; read it to its end, or until `until(event)` is
+        true and then drop the connection as a closed browser tab does.
+
+        Returns {"status", "events": [(seconds since sending, SseEvent)], "error", "total"}; a
+        connection failure is in "error", not raised.
+        """
+        result: dict = {"status": None, "events": [], "error": None}
+        started = time.perf_counter()
+        try:
+            conn = self.connection(port, timeout)
+            conn.request("POST", path, json.dumps(body),
+                         headers={"Content-Type": "application/json", "Cookie": self.cookie, "X-CSRF-Token": self.csrf})
+            response = conn.getresponse()
+            result["status"] = response.status
+            if response.status != 200:
+                result["error"] = response.read().decode(errors="replace")[:300]
+                return result
+            self._read_events(response, started, result, until)
+            conn.close()
+        except (OSError, http.client.HTTPException) as exc:
+            result["error"] = f"{type(exc).__name__}: {exc}"
+        result["total"] = time.perf_counter() - started
+        return result
+
+    @staticmethod
+    def _read_events(response: http.client.HTTPResponse, started: float, result: dict,
+                     until: Callable[[SseEvent], bool] | None) -> None:
+        decoder = SseDecoder()
+        while chunk := response.read1(65536):
+            now = time.perf_counter() - started
+            for event in decoder.feed(chunk):
+                result["events"].append((now, event))
+                if until is not None and until(event):
+                    return
