@@ -35,6 +35,7 @@ T = TypeVar("T")
 
 DEFAULT_IDLE_TIMEOUT = 300.0
 DEFAULT_MAX_SESSIONS = 32
+DEFAULT_FAILURE_COOLDOWN = 30.0
 
 
 class ConnectionReport(BaseModel):
@@ -51,9 +52,14 @@ class ConnectionReport(BaseModel):
 
 
 class McpHub:
-    def __init__(self, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
+    def __init__(
+        self,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        failure_cooldown: float = DEFAULT_FAILURE_COOLDOWN,
+    ) -> None:
         self.pid = os.getpid()
-        self.pool = SessionPool(idle_timeout=idle_timeout, max_sessions=max_sessions)
+        self.pool = SessionPool(idle_timeout=idle_timeout, max_sessions=max_sessions, failure_cooldown=failure_cooldown)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, name="ai_mcp-hub", daemon=True)
         self._thread.start()
@@ -143,11 +149,13 @@ class McpHub:
     # -- coroutines, for code already on the hub's loop (the agent loop) ------------------------
 
     async def atest_connection(self, spec: ServerSpec) -> ConnectionReport:
-        """Connect afresh (not through the pool) so the answer reflects the server as it is now."""
+        """Connect afresh (not through the pool) so the answer reflects the server as it is now;
+        a success lets the pool retry a server it had given up on for a while."""
         started = time.monotonic()
         session = McpSession(spec)
         try:
             await session.open()
+            self.pool.forget_failure(spec.key)
             listing = await session.list_tools()
             assert session.info is not None
             return ConnectionReport(

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from dataclasses import dataclass
 
 from .errors import ErrorCode, McpError
 from .mcp_session import McpSession
@@ -14,14 +16,28 @@ _logger = logging.getLogger(__name__)
 TRANSIENT = frozenset({ErrorCode.MCP_UNREACHABLE, ErrorCode.MCP_TIMEOUT})
 
 
+@dataclass(frozen=True)
+class _Down:
+    """A configuration whose every connection attempt failed, and until when it is not retried."""
+
+    fingerprint: str
+    failed_at: float
+    until: float
+    error: McpError
+
+
 class SessionPool:
-    def __init__(self, idle_timeout: float = 300.0, max_sessions: int = 32) -> None:
+    def __init__(self, idle_timeout: float = 300.0, max_sessions: int = 32, failure_cooldown: float = 30.0) -> None:
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
+        # A dead server would otherwise cost every turn of every user its whole connect backoff
+        # (seconds) before the model is even asked; within the cooldown it fails at once.
+        self.failure_cooldown = failure_cooldown
         self.opened = 0
         self._sessions: dict[str, McpSession] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self._down: dict[str, _Down] = {}
 
     def get(self, key: str) -> McpSession | None:
         return self._sessions.get(key)
@@ -54,10 +70,39 @@ class SessionPool:
                 return current
             if current is not None:
                 self._retire(spec.key)
+            self._raise_if_down(spec)
             self._make_room()
-            session = await self._open_with_backoff(spec)
+            try:
+                session = await self._open_with_backoff(spec)
+            except McpError as exc:
+                self._mark_down(spec, exc)
+                raise
+            self._down.pop(spec.key, None)
             self._sessions[spec.key] = session
             return session
+
+    def forget_failure(self, key: str) -> None:
+        """Let the next caller connect at once (a connection just succeeded outside the pool)."""
+        self._down.pop(key, None)
+
+    def _raise_if_down(self, spec: ServerSpec) -> None:
+        down = self._down.get(spec.key)
+        if down is None or down.fingerprint != spec.fingerprint():
+            return
+        now = time.monotonic()
+        if now >= down.until:
+            del self._down[spec.key]
+            return
+        raise McpError(
+            down.error.code,
+            f"{down.error.message} (failed {now - down.failed_at:.0f} s ago; tried again in {down.until - now:.0f} s,"
+            " or at once by \"Test connection\")",
+        )
+
+    def _mark_down(self, spec: ServerSpec, error: McpError) -> None:
+        if error.code in TRANSIENT and self.failure_cooldown > 0:
+            now = time.monotonic()
+            self._down[spec.key] = _Down(spec.fingerprint(), now, now + self.failure_cooldown, error)
 
     async def _open_with_backoff(self, spec: ServerSpec) -> McpSession:
         attempt = 0

@@ -147,6 +147,7 @@ class TestFaultMatrix(ChatCase):
         for request in self.llm.requests[-2:]:
             self.assert_valid_chat(request["messages"])
         self.assert_intact(conversation_id, events)
+        return events
 
     def assert_valid_chat(self, messages):
         """What OpenAI would accept: each assistant tool call answered by a tool message before the
@@ -344,7 +345,12 @@ class TestFaultMatrix(ChatCase):
         self.assertEqual((result["ok"], result["error_code"]), (False, "MCP_TOOL_NOT_FOUND"))
         conversation_id = events[0].data["conversation_id"]
         self.assert_intact(conversation_id, events)
-        self.assert_next_turn_works(conversation_id, assistant=assistant)
+        events = self.assert_next_turn_works(conversation_id, assistant=assistant)
+        # the next turn is not held up by the same connection retries: the server is left out at once
+        warning = next(e.data for e in events if e.event == "warning")
+        self.assertEqual(warning["code"], "MCP_UNREACHABLE")
+        self.assertIn("Gone is unavailable", warning["message"])
+        self.assertIn("tried again in", warning["message"])
 
     def test_mcp_dns_failure(self):
         self._unreachable_turn("http://mcp.no-such-host.invalid/mcp", "Cannot connect")

@@ -206,6 +206,66 @@ def test_connection_refused_is_retried_then_reported(hub: McpHub, caplog: pytest
     assert hub.pool.opened == 3
 
 
+def test_a_dead_server_fails_at_once_until_its_cooldown_ends() -> None:
+    server = HttpServer("streamable-http")  # its port is chosen; nothing listens there yet
+    hub = McpHub(failure_cooldown=1.5)
+    try:
+        spec = build_server_spec(key="late", name="late", url=server.url, retry=FAST_RETRY)
+        with pytest.raises(McpError):
+            hub.list_tools(spec)
+        assert hub.pool.opened == 3, "the first caller went through the whole backoff"
+        server.start()
+        with pytest.raises(McpError) as info:
+            hub.list_tools(spec)
+        assert info.value.code is ErrorCode.MCP_UNREACHABLE
+        assert "Cannot connect to late" in info.value.message
+        assert "tried again in" in info.value.message and "Test connection" in info.value.message
+        assert hub.pool.opened == 3, "within the cooldown nobody waits for another attempt"
+        time.sleep(1.6)
+        assert "echo" in {tool.name for tool in hub.list_tools(spec).tools}
+    finally:
+        hub.shutdown()
+        server.stop()
+
+
+def test_test_connection_retries_a_cooling_server_at_once_and_lifts_the_cooldown() -> None:
+    server = HttpServer("streamable-http")
+    hub = McpHub(failure_cooldown=300)
+    try:
+        spec = build_server_spec(key="back", name="back", url=server.url, retry=FAST_RETRY)
+        with pytest.raises(McpError):
+            hub.list_tools(spec)
+        server.start()
+        assert hub.test_connection(spec).server.name == "test-server"
+        assert hub.call_tool(spec, "echo", {"text": "back"}).text_for_model() == "back"
+    finally:
+        hub.shutdown()
+        server.stop()
+
+
+def test_a_changed_configuration_is_tried_at_once(http_server: HttpServer) -> None:
+    hub = McpHub(failure_cooldown=300)
+    try:
+        dead = build_server_spec(key="moved", name="moved", url=f"http://127.0.0.1:{free_port()}/mcp", retry=FAST_RETRY)
+        with pytest.raises(McpError):
+            hub.list_tools(dead)
+        moved = build_server_spec(key="moved", name="moved", url=http_server.url, retry=FAST_RETRY)
+        assert hub.call_tool(moved, "echo", {"text": "here"}).text_for_model() == "here"
+    finally:
+        hub.shutdown()
+
+
+def test_a_refused_credential_is_not_cooled_down(hub: McpHub) -> None:
+    with serve_http("streamable-http", "--token", "right") as guarded:
+        spec = http_spec(guarded, key="auth", auth_type="bearer", token="wrong")
+        for _ in range(2):
+            with pytest.raises(McpError) as info:
+                hub.list_tools(spec)
+            assert info.value.code is ErrorCode.MCP_AUTH_FAILED
+            assert "tried again in" not in info.value.message
+    assert hub.pool.opened == 2, "each caller tried: the admin may have fixed the token"
+
+
 def test_wrong_path_is_a_protocol_error(hub: McpHub, http_server: HttpServer) -> None:
     spec = build_server_spec(key="bad", name="bad", url=http_server.url.replace("/mcp", "/nope"), retry=FAST_RETRY)
     with pytest.raises(McpError) as info:
