@@ -29,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, ConfigDict
 
 from . import stdio_launcher
+from .address_pin import AddressPin, checked_pin
 from .errors import ConfigError, ErrorCode, McpError
 from .http_stream_watch import StreamBreakWatch
 from .mcp_failures import (
@@ -43,7 +44,6 @@ from .redaction import redact_env, redact_headers
 from .server_spec import ServerSpec, Transport
 from .tool_info import ToolInfo, normalize_tool
 from .tool_result import ToolResult, normalize_result
-from .url_guard import check_public_url
 
 _logger = logging.getLogger(__name__)
 
@@ -88,6 +88,7 @@ class McpSession:
         self._ready: asyncio.Future[None] | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._pin: AddressPin | None = None
 
     @property
     def alive(self) -> bool:
@@ -126,7 +127,7 @@ class McpSession:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 try:
-                    self._guard_address()
+                    await self._guard_address()
                     streams = await stack.enter_async_context(self._transport(stack))
                     session = await stack.enter_async_context(
                         ClientSession(
@@ -168,13 +169,14 @@ class McpSession:
             self.failure = self._with_stderr(map_exception(exc, self.spec.name))
             self._ready.set_exception(self.failure)
 
-    def _guard_address(self) -> None:
-        """A user-given URL is checked again right before connecting: its host may resolve
-        elsewhere than when it was saved (DNS rebinding)."""
+    async def _guard_address(self) -> None:
+        """A user-given URL is checked again right before connecting, and the session's requests
+        go to the address checked: its host may resolve elsewhere than when it was saved, or
+        between the check and the connection (DNS rebinding)."""
         if not self.spec.public_only:
             return
         try:
-            check_public_url(self.spec.url, self.spec.allowed_hosts)
+            self._pin = await checked_pin(self.spec.url, self.spec.allowed_hosts)
         except ConfigError as exc:
             raise McpError(ErrorCode.MCP_UNREACHABLE, f"{self.spec.name}: {exc.problem}") from None
 
@@ -226,6 +228,8 @@ class McpSession:
             auth=auth,
             transport=transport,
         )
+        if self._pin is not None:
+            client.event_hooks["request"].append(self._pin)
         if _logger.isEnabledFor(logging.DEBUG):
             client.event_hooks["request"].append(self._log_request)
             client.event_hooks["response"].append(self._log_response)

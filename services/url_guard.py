@@ -58,10 +58,11 @@ _UNIQUE_LOCAL = ipaddress.ip_network("fc00::/7")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
-def check_public_url(url: str | None, allowed_hosts: Collection[str] = (), resolve: Resolver = socket.getaddrinfo) -> None:
+def check_public_url(url: str | None, allowed_hosts: Collection[str] = (), resolve: Resolver = socket.getaddrinfo) -> list[IPAddress]:
     """Raise ConfigError(field="url") unless `url` is http(s) and every address its host resolves
-    to is public, or the host is in `allowed_hosts`. `resolve` is called like socket.getaddrinfo
-    (host, port); IP literals are checked without calling it."""
+    to is public, or the host is in `allowed_hosts`; return those addresses, the ones a connection
+    may use. `resolve` is called like socket.getaddrinfo (host, port); IP literals are checked
+    without calling it."""
     url = check_url(url)
     parts = urlsplit(url)
     host = _normalize_host(parts.hostname or "")
@@ -70,7 +71,8 @@ def check_public_url(url: str | None, allowed_hosts: Collection[str] = (), resol
     hosts, networks = parse_allowed_hosts(allowed_hosts)
     host_allowed = _host_listed(host, hosts)
 
-    for address in _addresses(host, parts.port or (443 if parts.scheme.lower() == "https" else 80), resolve):
+    addresses = _addresses(host, parts.port or (443 if parts.scheme.lower() == "https" else 80), resolve)
+    for address in addresses:
         where = f"{host} is" if _ip(host) is not None else f"{host} resolves to {address},"
         if address in METADATA_ADDRESSES or _embedded_v4(address) in METADATA_ADDRESSES:
             raise ConfigError("url", f"{where} a cloud metadata address, which MCP servers may never reach.")
@@ -84,6 +86,7 @@ def check_public_url(url: str | None, allowed_hosts: Collection[str] = (), resol
                 f"If this server must be reachable, ask an administrator to add {host} to the system parameter "
                 f"{ALLOWED_HOSTS_PARAM}.",
             )
+    return addresses
 
 
 def address_kind(address: IPAddress) -> str | None:

@@ -452,6 +452,59 @@ def test_user_urls_are_checked_again_at_every_connect(hub: McpHub, http_server: 
     assert hub.call_tool(allowed, "echo", {"text": "ok"}).text_for_model() == "ok"
 
 
+@pytest.mark.parametrize("server_fixture", ["http_server", "sse_server"])
+def test_a_user_url_connects_to_the_address_that_was_checked(
+    hub: McpHub, server_fixture: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: the name resolves to an allowed address for the check, then elsewhere."""
+    import socket as socket_module
+
+    server: HttpServer = request.getfixturevalue(server_fixture)
+
+    real_getaddrinfo = socket_module.getaddrinfo
+    answers = iter(["127.0.0.1"])  # the first lookup only; any later one gets a private address
+    asked: list[str] = []
+
+    def rebinding(host, port, *args, **kwargs):
+        if _name(host) != "localhost":
+            return real_getaddrinfo(host, port, *args, **kwargs)
+        asked.append(_name(host))
+        return real_getaddrinfo(next(answers, "10.255.255.1"), port, *args, **kwargs)
+
+    monkeypatch.setattr(socket_module, "getaddrinfo", rebinding)
+    url = server.url.replace("127.0.0.1", "localhost")
+    transport = "sse" if server_fixture == "sse_server" else "streamable_http"
+    spec = build_server_spec(key="rebind", name="rebind", url=url, transport=transport, public_only=True,
+                             allowed_hosts=("127.0.0.1",), connect_timeout=2, retry=FAST_RETRY)
+    assert hub.call_tool(spec, "echo", {"text": "pinned"}).text_for_model() == "pinned"
+    assert hub.call_tool(spec, "add", {"a": 1, "b": 2}).text_for_model() == "3.0"
+    assert asked == ["localhost"], "one lookup, checked; the connections did not look the name up again"
+
+
+def test_a_user_url_whose_name_now_points_inside_is_refused(
+    hub: McpHub, http_server: HttpServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket as socket_module
+
+    real_getaddrinfo = socket_module.getaddrinfo
+
+    def inside(host, port, *args, **kwargs):
+        return real_getaddrinfo("10.0.0.7" if _name(host) == "localhost" else host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket_module, "getaddrinfo", inside)
+    spec = build_server_spec(key="inside", name="inside", url=http_server.url.replace("127.0.0.1", "localhost"),
+                             public_only=True, allowed_hosts=("127.0.0.1",), retry=FAST_RETRY)
+    with pytest.raises(McpError) as info:
+        hub.call_tool(spec, "echo", {"text": "x"})
+    assert info.value.code is ErrorCode.MCP_UNREACHABLE
+    assert "localhost resolves to 10.0.0.7, a private address" in info.value.message
+
+
+def _name(host: str | bytes) -> str:
+    """A host as getaddrinfo gets it: anyio passes it IDNA-encoded."""
+    return host.decode() if isinstance(host, bytes) else host
+
+
 def test_a_server_that_stalls_after_answering_is_reported_within_the_connect_timeout(hub: McpHub) -> None:
     import socket as socket_module
 

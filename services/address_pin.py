@@ -1,0 +1,68 @@
+"""Connections to a user-given URL go to the address the SSRF guard checked.
+
+Checking a host name and then letting the HTTP client look it up again leaves a gap: a DNS server
+under the URL owner's control can answer with a public address for the check and with 127.0.0.1
+for the connection (DNS rebinding). httpx has no resolver hook, so the session resolves once, checks
+every address, and rewrites each request to the first of them; the Host header and the TLS server
+name (httpcore's `sni_hostname` extension) keep the name, so virtual hosts and certificate checks
+work as before.
+"""
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Collection
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from .http_validation import check_url
+from .url_guard import check_public_url
+
+
+class AddressPin:
+    """An httpx request hook sending requests for `host` to `address`."""
+
+    def __init__(self, host: str, address: str) -> None:
+        self.host = host
+        self.address = address
+
+    async def __call__(self, request: httpx.Request) -> None:
+        if request.url.host != self.host:
+            return
+        request.extensions = {**request.extensions, "sni_hostname": self.host}
+        request.url = request.url.copy_with(host=self.address)
+
+
+async def checked_pin(url: str | None, allowed_hosts: Collection[str]) -> AddressPin | None:
+    """Resolve the URL's host off the event loop, check every address (ConfigError as
+    check_public_url raises it) and pin the first; None when the URL holds an IP literal."""
+    parts = urlsplit(check_url(url))
+    host = parts.hostname or ""
+    if _is_ip_literal(host):
+        check_public_url(url, allowed_hosts)
+        return None
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    try:
+        infos: list[Any] = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        failure: Exception | None = None
+    except (OSError, UnicodeError) as exc:
+        infos, failure = [], exc
+
+    def resolved(_host: str, _port: int) -> list[Any]:
+        if failure is not None:
+            raise failure
+        return infos
+
+    addresses = check_public_url(url, allowed_hosts, resolve=resolved)
+    return AddressPin(host, str(addresses[0]))
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
