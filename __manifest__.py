@@ -16,6 +16,7 @@
             "httpx",
             "pydantic",
             "jsonschema",
+            "markdown-it-py",
             "cryptography",
         ],
     },

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from odoo import _, api, models
-from odoo.tools import html2plaintext, plaintext2html
+from odoo.tools import html2plaintext, html_sanitize, plaintext2html
 
 from ..services.events import FINAL_TYPES, ApprovalRequiredEvent, ConfirmContinueEvent, ErrorEvent, WarningEvent
+from ..services.markdown_html import markdown_to_html
 from .chat_turn import ChatRefused, ChatTurn
 
 _logger = logging.getLogger(__name__)
@@ -108,8 +109,8 @@ class DiscussChannel(models.Model):
             member._notify_typing(True)
 
     def _ai_mcp_render(self, outcome):
-        """The reply's HTML: the answer, a compact expandable summary of the tool calls, and the
-        question when the turn waits for the user."""
+        """The reply's HTML: the answer (its Markdown rendered, as in the chat widget), a compact
+        expandable summary of the tool calls, and the question when the turn waits for the user."""
         _ = self.env._
         if outcome is None:
             return plaintext2html(_("Sorry, something went wrong while answering; the details are in the server log."))
@@ -117,7 +118,7 @@ class DiscussChannel(models.Model):
             return plaintext2html(outcome)
         parts = []
         if outcome.reply:
-            parts.append(plaintext2html(outcome.reply))
+            parts.append(Markup(html_sanitize(markdown_to_html(outcome.reply))))
         calls = [(outcome.calls.get(result.id) or self._ai_mcp_stored_call(outcome.conversation_id, result.id), result)
                  for result in outcome.results]
         if calls:

@@ -68,6 +68,25 @@ class TestChatDiscuss(ChatCase):
         self.assertIn("You asked for 2 + 3.", str(replies[-1].body))
         self.assertEqual([m["role"] for m in self.llm.requests[-1]["messages"]], ["system", "user", "assistant", "tool", "assistant", "user"])
 
+    def test_the_answer_markdown_is_rendered_and_its_html_is_not(self):
+        self.llm.queue(Turn(text=(
+            "**2 orders** are late:\n\n- `SO001`\n- SO002\n\n[Open them](https://example.com/orders)"
+            " <script>alert(1)</script> [bad](javascript:alert(1)) ![pixel](https://attacker.example/p.png?d=x)"
+        )))
+        body = str(self.say("Which orders are late?").body)
+        self.assertIn("<strong>2 orders</strong> are late:", body)
+        self.assertIn("<li><code>SO001</code></li>", body)
+        self.assertIn('href="https://example.com/orders"', body)
+        self.assertNotIn("<script", body)
+        self.assertIn("&lt;script&gt;alert(1)&lt;/script&gt;", body, "shown as the text it is")
+        self.assertNotIn("javascript:", body.split("[bad]")[0])
+        self.assertIn("[bad](javascript:alert(1))", body)
+        self.assertNotIn("<img", body, "no image is fetched by the reader's browser")
+        # what the model is sent next time is its own Markdown, not the HTML
+        conversation = self.env["ai.conversation"].search([("channel_id", "=", self.channel.id)])
+        reply = conversation.message_ids.filtered(lambda m: m.role == "assistant")
+        self.assertTrue(reply.content.startswith("**2 orders** are late:"))
+
     def test_approval_asked_and_answered_in_the_chat(self):
         self.llm.queue(Turn(tool_calls=(ToolCall("weather", {"city": "Paris"}, id="call_weather"),)))
         replies = self.say("Weather in Paris?")
