@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from services.sse import SseDecoder  # noqa: E402
 from testing.mcp_servers import serve_http, server_argv  # noqa: E402
 from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
@@ -35,7 +36,8 @@ SIMULTANEOUS = WORKERS + 8 * WORKERS + 12
 
 def responder(body: dict) -> Turn:
     """By the user's message: "both" calls echo on both servers, then answers with their results;
-    "slow" calls slow on the stdio server; anything else is answered in half a second."""
+    "approve" calls add on the HTTP server; "slow" calls slow on the stdio server; anything else is
+    answered in half a second."""
     messages = body.get("messages") or []
     last_user = max(i for i, m in enumerate(messages) if m.get("role") == "user")
     asked = messages[last_user]["content"]
@@ -44,6 +46,9 @@ def responder(body: dict) -> Turn:
     if asked == "both" and not results:
         echoes = [n for n in names if "echo" in n]
         return Turn(text="Asking both.", tool_calls=tuple(ToolCall(n, {"text": f"via {n}"}) for n in echoes))
+    if asked == "approve" and not results:
+        add = next(n for n in names if n.lower().startswith("web") and n.endswith("add"))
+        return Turn(tool_calls=(ToolCall(add, {"a": 2, "b": 3}, id="call_add"),))
     if asked == "slow" and not results:
         slow = next(n for n in names if "slow" in n and "local" in n.lower())
         return Turn(tool_calls=(ToolCall(slow, {"seconds": 30}),))
@@ -186,3 +191,29 @@ def test_closing_the_tab_cancels_the_turn_and_the_stdio_call(odoo: dict, state_d
     follow_up = odoo["user"].stream({"assistant_id": odoo["assistant"], "conversation_id": conversation_id, "message": "still there?"},
                                     port=odoo["server"].gevent_port, timeout=60)
     assert _kinds(follow_up)[-1] == "done", follow_up["error"]
+
+
+def test_an_approval_answered_through_the_gevent_worker_resumes_the_turn(odoo: dict) -> None:
+    admin = odoo["admin"]
+    add = admin.call("mcp.tool", "search", [("name", "=", "add"), ("server_id.name", "=", "Web")])
+    admin.call("mcp.tool", "write", add, {"requires_approval": True})
+    try:
+        asked = _send(odoo, "approve")
+        assert _kinds(asked)[-3:] == ["round", "tool_call", "approval_required"], asked["error"]
+        conversation_id = asked["events"][0][1].data["conversation_id"]
+        assert _history(odoo, conversation_id)["conversation"]["state"] == "awaiting_approval"
+
+        resumed = odoo["user"].stream({"conversation_id": conversation_id, "approvals": {"call_add": True}},
+                                      path="/ai_mcp/chat/resume", port=odoo["server"].gevent_port, timeout=60)
+        assert _kinds(resumed)[-1] == "done", resumed["error"]
+        result = next(e.data for _t, e in resumed["events"] if e.event == "tool_result")
+        assert (result["id"], result["ok"], result["model_text"]) == ("call_add", True, "5.0")
+        assert resumed["events"][0][1].id == asked["events"][-1][1].id + 1, "one sequence across both streams"
+
+        # any process replays them: here an HTTP worker
+        status, replay = odoo["user"].get(f"/ai_mcp/chat/{conversation_id}/events?after=0")
+        assert status == 200
+        replayed = [(e.id, e.event, e.data) for e in SseDecoder().feed(replay.encode())]
+        assert replayed == [(e.id, e.event, e.data) for _t, e in asked["events"] + resumed["events"]]
+    finally:
+        admin.call("mcp.tool", "write", add, {"requires_approval": False})
