@@ -57,6 +57,7 @@ class SessionPool:
             "sessions_opened": self.opened,
             "closing": len(self._closing),
             "idle_timeout": self.idle_timeout,
+            "servers_down": sum(1 for down in self._down.values() if down.until > time.monotonic()),
         }
 
     async def acquire(self, spec: ServerSpec) -> McpSession:

@@ -221,8 +221,10 @@ def test_a_dead_server_fails_at_once_until_its_cooldown_ends() -> None:
         assert "Cannot connect to late" in info.value.message
         assert "tried again in" in info.value.message and "Test connection" in info.value.message
         assert hub.pool.opened == 3, "within the cooldown nobody waits for another attempt"
+        assert hub.stats()["servers_down"] == 1
         time.sleep(1.6)
         assert "echo" in {tool.name for tool in hub.list_tools(spec).tools}
+        assert hub.stats()["servers_down"] == 0
     finally:
         hub.shutdown()
         server.stop()
