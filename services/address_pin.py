@@ -10,7 +10,6 @@ work as before.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 from collections.abc import Collection
 from typing import Any
@@ -19,7 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from .http_validation import check_url
-from .url_guard import check_public_url
+from .url_guard import check_public_url, ip_literal
 
 
 class AddressPin:
@@ -39,14 +38,13 @@ class AddressPin:
 async def checked_pin(url: str | None, allowed_hosts: Collection[str]) -> AddressPin | None:
     """Resolve the URL's host off the event loop, check every address (ConfigError as
     check_public_url raises it) and pin the first; None when the URL holds an IP literal."""
-    parts = urlsplit(check_url(url))
-    host = parts.hostname or ""
-    if _is_ip_literal(host):
+    host = urlsplit(check_url(url)).hostname or ""
+    if ip_literal(host) is not None:
         check_public_url(url, allowed_hosts)
         return None
-    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
     try:
-        infos: list[Any] = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        # the port does not change the addresses: only they are checked and pinned
+        infos: list[Any] = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
         failure: Exception | None = None
     except (OSError, UnicodeError) as exc:
         infos, failure = [], exc
@@ -58,11 +56,3 @@ async def checked_pin(url: str | None, allowed_hosts: Collection[str]) -> Addres
 
     addresses = check_public_url(url, allowed_hosts, resolve=resolved)
     return AddressPin(host, str(addresses[0]))
-
-
-def _is_ip_literal(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True

@@ -73,7 +73,7 @@ def check_public_url(url: str | None, allowed_hosts: Collection[str] = (), resol
 
     addresses = _addresses(host, parts.port or (443 if parts.scheme.lower() == "https" else 80), resolve)
     for address in addresses:
-        where = f"{host} is" if _ip(host) is not None else f"{host} resolves to {address},"
+        where = f"{host} is" if ip_literal(host) is not None else f"{host} resolves to {address},"
         if address in METADATA_ADDRESSES or _embedded_v4(address) in METADATA_ADDRESSES:
             raise ConfigError("url", f"{where} a cloud metadata address, which MCP servers may never reach.")
         if host_allowed or any(address in net for net in networks if net.version == address.version):
@@ -144,7 +144,7 @@ def _host_listed(host: str, hosts: set[str]) -> bool:
 
 
 def _addresses(host: str, port: int, resolve: Resolver) -> list[IPAddress]:
-    literal = _ip(host)
+    literal = ip_literal(host)
     if literal is not None:
         return [literal]
     try:
@@ -153,7 +153,7 @@ def _addresses(host: str, port: int, resolve: Resolver) -> list[IPAddress]:
         raise ConfigError("url", f"the host {host} cannot be resolved ({exc}); check its spelling.") from None
     addresses = []
     for info in infos:
-        address = _ip(str(info[4][0]))
+        address = ip_literal(str(info[4][0]))
         if address is None:
             raise ConfigError("url", f"the host {host} resolves to something that is not an IP address.")
         addresses.append(address)
@@ -162,7 +162,8 @@ def _addresses(host: str, port: int, resolve: Resolver) -> list[IPAddress]:
     return list(dict.fromkeys(addresses))
 
 
-def _ip(text: str) -> IPAddress | None:
+def ip_literal(text: str) -> IPAddress | None:
+    """The address `text` spells (an IPv6 zone such as %eth0 ignored), or None for a host name."""
     try:
         return ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
