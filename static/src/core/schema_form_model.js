@@ -815,6 +815,14 @@ export function collect(desc, state, path = []) {
 function read(desc, state, path, errors) {
     const before = errors.length;
     const push = (code, params = {}, at = path) => errors.push({ path: at, code, params });
+    // an empty number or JSON box: the field is left out, unless the schema requires it
+    const blank = () => {
+        if (desc.required) {
+            push("required");
+            return { present: true };
+        }
+        return { present: false };
+    };
     if (!state) {
         state = initialState(desc);
     }
@@ -837,11 +845,7 @@ function read(desc, state, path, errors) {
             case "integer": {
                 const text = String(state.raw ?? "").trim();
                 if (text === "") {
-                    if (desc.required) {
-                        push("required");
-                        return { present: true };
-                    }
-                    return { present: false };
+                    return blank();
                 }
                 value = parseNumber(text);
                 if (value === undefined) {
@@ -910,11 +914,7 @@ function read(desc, state, path, errors) {
             default: {
                 const text = String(state.raw ?? "").trim();
                 if (text === "") {
-                    if (desc.required) {
-                        push("required");
-                        return { present: true };
-                    }
-                    return { present: false };
+                    return blank();
                 }
                 try {
                     value = JSON.parse(text);
