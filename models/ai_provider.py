@@ -8,7 +8,7 @@ from ..services.http_validation import check_url
 from ..services.llm_ping import ping
 from ..services.llm_stream import LlmSettings
 from ..services.server_spec import config_error_from
-from .notify import error_text, notification
+from .notify import config_error_text, error_text, notification
 
 
 class AiProvider(models.Model):
@@ -51,7 +51,7 @@ class AiProvider(models.Model):
             try:
                 check_url(provider.base_url, field="base_url")
             except ConfigError as exc:
-                raise ValidationError(_("%(provider)s: %(problem)s", provider=provider.name, problem=exc.message)) from None
+                raise ValidationError(_("%(provider)s: %(problem)s", provider=provider.name, problem=config_error_text(provider, exc))) from None
 
     @api.constrains("timeout")
     def _check_timeout(self):
@@ -80,7 +80,7 @@ class AiProvider(models.Model):
             settings = self._llm_settings(model=model)
             latency = ping(settings)
         except AiMcpError as exc:
-            return notification(_("%s did not answer", self.name), error_text(exc), "danger", sticky=True, reload=False)
+            return notification(_("%s did not answer", self.name), error_text(exc, self), "danger", sticky=True, reload=False)
         return notification(
             _("%s answered", self.name),
             _("%(model)s answered in %(latency)s ms.", model=settings.model, latency=latency),

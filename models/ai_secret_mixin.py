@@ -27,6 +27,7 @@ from odoo.tools import SQL
 
 from ..services.errors import AiMcpError, ConfigError
 from ..services.secret_box import SecretBox, SecretBoxError
+from .notify import config_error_text
 
 
 class AiSecretMixin(models.AbstractModel):
@@ -64,6 +65,8 @@ class AiSecretMixin(models.AbstractModel):
                 continue  # empty keeps what is stored
             try:
                 value = record._secret_normalize(fname, value)
+            except ConfigError as exc:
+                raise ValidationError(config_error_text(record, exc)) from None
             except AiMcpError as exc:
                 raise ValidationError(exc.message) from None
             box = box or self._secret_box()

@@ -9,11 +9,11 @@ from odoo.modules import module as odoo_module
 from odoo.tools import str2bool
 
 from ..services import hub as hub_module
-from ..services.errors import AiMcpError, ConfigError, ErrorCode
+from ..services.errors import AiMcpError, ConfigError, ErrorCode, _lt
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.server_spec import build_server_spec
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
-from .notify import error_text, notification
+from .notify import config_error_text, error_text, notification
 
 _logger = logging.getLogger(__name__)
 
@@ -255,7 +255,7 @@ class McpServer(models.Model):
                 else:
                     check_url(server.url)
             except ConfigError as exc:
-                raise ValidationError(_("%(server)s: %(problem)s", server=server.name, problem=exc.message)) from None
+                raise ValidationError(_("%(server)s: %(problem)s", server=server.name, problem=config_error_text(server, exc))) from None
 
     @api.constrains("scope", "cloud_service_id", "owner_id")
     def _check_scope(self):
@@ -345,11 +345,12 @@ class McpServer(models.Model):
         transport = server.transport
         if transport == "stdio":
             if server.scope != "system":
-                raise ConfigError("transport", "stdio is allowed for system servers only")
+                raise ConfigError("transport", _lt("Only system servers may run over stdio. Choose streamable HTTP or SSE."))
             if not self._stdio_enabled():
                 raise ConfigError(
                     "transport",
-                    f"stdio servers are turned off; a system administrator can allow them with the system parameter {ALLOW_STDIO_PARAM}",
+                    _lt("stdio servers are turned off. A system administrator can allow them with the system parameter %(param)s."),
+                    param=ALLOW_STDIO_PARAM,
                 )
         elif server.scope == "user":
             check_public_url(server.url, self._allowed_hosts())
@@ -411,7 +412,11 @@ class McpServer(models.Model):
 
     def _record_error(self, error):
         self.with_context(ai_mcp_keep_state=True).write(
-            {"state": "error", "last_error": error.message, "last_error_code": error.code.value}
+            {
+                "state": "error",
+                "last_error": config_error_text(self, error) if isinstance(error, ConfigError) else error.message,
+                "last_error_code": error.code.value,
+            }
         )
 
     def _sync_tools(self):
@@ -422,7 +427,7 @@ class McpServer(models.Model):
             report = self._connect()
         except AiMcpError as exc:
             self._record_error(exc)
-            return {"error": error_text(exc), "changed": 0}
+            return {"error": error_text(exc, self), "changed": 0}
         first = not self.last_sync
         counts = self._apply_tools(report.tools, first_sync=first)
         self._record_success(report, synced=True)
@@ -518,7 +523,7 @@ class McpServer(models.Model):
             report = self._connect()
         except AiMcpError as exc:
             self._record_error(exc)
-            return notification(_("Connection to %s failed", self.name), error_text(exc), "danger", sticky=True)
+            return notification(_("Connection to %s failed", self.name), error_text(exc, self), "danger", sticky=True)
         first = not self.last_sync
         if first:
             # the first successful connection discovers the tools, as an admin expects
@@ -585,10 +590,10 @@ def _parse_env(text):
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError("env_vars", f'is not valid JSON ({exc.msg}); expected e.g. {{"API_TOKEN": "..."}}') from None
+        raise ConfigError("env_vars", _lt('This is not valid JSON (%(error)s). Enter a JSON object, e.g. {"API_TOKEN": "..."}.'), error=exc.msg) from None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ConfigError("env_vars", 'must be a JSON object of strings, e.g. {"API_TOKEN": "..."}')
+        raise ConfigError("env_vars", _lt('This must be a JSON object of strings, e.g. {"API_TOKEN": "..."}.'))
     for name in data:
         if not name or "=" in name or "\x00" in name:
-            raise ConfigError("env_vars", f"variable name {name!r} is invalid; use letters, digits and _")
+            raise ConfigError("env_vars", _lt("The variable name %(name)s is invalid. Use letters, digits and _ only."), name=repr(name))
     return data

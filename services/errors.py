@@ -5,6 +5,7 @@ stored on tool-call records) and a message that says what to do about it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from enum import Enum
 
 
@@ -73,10 +74,37 @@ class LlmError(AiMcpError):
     """A failure talking to the model provider."""
 
 
-class ConfigError(AiMcpError):
-    """Invalid configuration; `field` names what to correct."""
+class Lt(str):
+    """An English message that the Odoo layer translates when it shows it."""
 
-    def __init__(self, field: str, problem: str) -> None:
+
+def _lt(message: str) -> Lt:
+    """Mark `message` for translation without translating it. services/ never imports odoo, so
+    this is not Odoo's `_lt`; it only carries the same name, the keyword Odoo's translation export
+    looks for, so that the message lands in i18n/ai_mcp.pot."""
+    return Lt(message)
+
+
+class ConfigError(AiMcpError):
+    """Invalid configuration; `field` names what to correct.
+
+    `problem` completes a sentence whose subject is the field ("must start with http://"); when
+    it is marked with `_lt`, `params` fill its %(name)s placeholders after translation."""
+
+    def __init__(self, field: str, problem: str, **params: object) -> None:
         self.field = field
-        self.problem = problem
-        super().__init__(ErrorCode.CONFIG_INVALID, f"{field}: {problem}")
+        self.template = problem
+        self.params = params
+        self.problem = problem % params if isinstance(problem, Lt) else problem
+        super().__init__(ErrorCode.CONFIG_INVALID, f"{field}: {self.problem}")
+
+    def translated(self, translate: Callable[[str], str]) -> str:
+        """The problem in the user's language; `translate` is Odoo's `env._`. Parameters marked
+        with `_lt` (an address kind) are translated too."""
+        if not isinstance(self.template, Lt):
+            return self.problem
+        return translate(self.template) % _translated_params(self.params, translate)
+
+
+def _translated_params(params: Mapping[str, object], translate: Callable[[str], str]) -> dict[str, object]:
+    return {name: translate(value) if isinstance(value, Lt) else value for name, value in params.items()}

@@ -5,7 +5,7 @@ import json
 import re
 from urllib.parse import urlsplit
 
-from .errors import ConfigError
+from .errors import ConfigError, _lt
 
 # RFC 9110 section 5.1: a field name is a token.
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -20,35 +20,45 @@ _RESERVED_HEADERS = frozenset(
 def check_url(url: str | None, field: str = "url") -> str:
     """Return the URL stripped, or raise ConfigError naming `field`."""
     if not url or not url.strip():
-        raise ConfigError(field, "is required for HTTP transports, e.g. https://mcp.example.com/mcp")
+        raise ConfigError(field, _lt("An address is required. Enter it in full, e.g. https://mcp.example.com/mcp."))
     url = url.strip()
     if any(ch.isspace() for ch in url):
-        raise ConfigError(field, "must not contain spaces; percent-encode them as %20")
+        raise ConfigError(field, _lt("The address must not contain spaces. Percent-encode them as %%20."))
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https"):
-        raise ConfigError(field, f"must start with http:// or https:// (got {parts.scheme or 'no scheme'!r})")
+        if parts.scheme:
+            raise ConfigError(
+                field,
+                _lt("The address must start with http:// or https://, not %(scheme)s://. Enter it in full, e.g. https://mcp.example.com/mcp."),
+                scheme=parts.scheme,
+            )
+        raise ConfigError(field, _lt("The address must start with http:// or https://. Enter it in full, e.g. https://mcp.example.com/mcp."))
     try:
         port = parts.port
     except ValueError:
-        raise ConfigError(field, "has an invalid port; use a number from 1 to 65535") from None
+        raise ConfigError(field, _lt("The address has an invalid port. Use a number from 1 to 65535.")) from None
     if not parts.hostname:
-        raise ConfigError(field, "has no host name, e.g. https://mcp.example.com/mcp")
+        raise ConfigError(field, _lt("The address has no host name. Enter it in full, e.g. https://mcp.example.com/mcp."))
     if port == 0:
-        raise ConfigError(field, "has an invalid port; use a number from 1 to 65535")
+        raise ConfigError(field, _lt("The address has an invalid port. Use a number from 1 to 65535."))
     if parts.username or parts.password:
-        raise ConfigError(field, "must not embed a user or password; use the authentication fields instead")
+        raise ConfigError(field, _lt("The address must not embed a user or password. Use the authentication fields instead."))
     return url
 
 
 def check_header(name: str, value: str, field: str = "headers") -> None:
     if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
-        raise ConfigError(field, f"header name {name!r} is not a valid HTTP header name (letters, digits and -_. only)")
+        raise ConfigError(
+            field, _lt("%(name)s is not a valid HTTP header name. Use only letters, digits and the characters -_. in it."), name=repr(name)
+        )
     if name.lower() in _RESERVED_HEADERS:
-        raise ConfigError(field, f"header {name!r} is set by the MCP transport itself; remove it")
+        raise ConfigError(field, _lt("The header %(name)s is set by the MCP transport itself. Remove it."), name=repr(name))
     if not isinstance(value, str):
-        raise ConfigError(field, f"header {name!r} must have a string value")
+        raise ConfigError(field, _lt("The header %(name)s must have a string value. Put the value in quotes."), name=repr(name))
     if not _HEADER_VALUE.fullmatch(value):
-        raise ConfigError(field, f"header {name!r} has a value with a line break or control character; remove it")
+        raise ConfigError(
+            field, _lt("The header %(name)s has a value with a line break or control character. Remove it."), name=repr(name)
+        )
 
 
 def check_headers(headers: dict[str, str], field: str = "headers") -> dict[str, str]:
@@ -65,8 +75,12 @@ def parse_headers_json(text: str | None, field: str = "headers") -> dict[str, st
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
-            field, f'is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); expected e.g. {{"X-Org": "acme"}}'
+            field,
+            _lt('This is not valid JSON (%(error)s at line %(line)s, column %(column)s). Enter a JSON object, e.g. {"X-Org": "acme"}.'),
+            error=exc.msg,
+            line=exc.lineno,
+            column=exc.colno,
         ) from None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ConfigError(field, 'must be a JSON object of strings, e.g. {"X-Org": "acme"}')
+        raise ConfigError(field, _lt('This must be a JSON object of strings, e.g. {"X-Org": "acme"}.'))
     return check_headers(data, field)

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
-from .errors import ConfigError
+from .errors import ConfigError, _lt
 from .http_validation import check_headers, check_url
 
 
@@ -86,18 +86,22 @@ class ServerSpec(BaseModel):
     def _env_names(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
         for name in value:
             if not name or "=" in name or "\x00" in name:
-                raise ConfigError("env", f"variable name {name!r} is invalid; use letters, digits and _")
+                raise ConfigError("env", _lt("The variable name %(name)s is invalid. Use letters, digits and _ only."), name=repr(name))
         return value
 
     @model_validator(mode="after")
     def _transport_fields(self) -> ServerSpec:
         if self.transport is Transport.STDIO:
             if not self.command or not self.command.strip():
-                raise ConfigError("command", "is required for stdio servers, e.g. npx or /usr/bin/python3")
+                raise ConfigError("command", _lt("A command is required for stdio servers, e.g. npx or /usr/bin/python3."))
         else:
             check_url(self.url)
         if self.auth_type in (AuthType.BEARER, AuthType.API_KEY) and not self.token:
-            raise ConfigError("token", f"is required with authentication {self.auth_type.value!r}; enter it or choose no authentication")
+            raise ConfigError(
+                "token",
+                _lt("A token is required with authentication %(auth)s. Enter it, or choose no authentication."),
+                auth=repr(self.auth_type.value),
+            )
         return self
 
     def http_headers(self) -> dict[str, str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import ConfigError
+from .errors import ConfigError, _lt
 from .http_validation import check_url
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -67,26 +67,66 @@ def check_public_url(url: str | None, allowed_hosts: Collection[str] = (), resol
     parts = urlsplit(url)
     host = _normalize_host(parts.hostname or "")
     if host in METADATA_HOSTS:
-        raise ConfigError("url", f"{host} is a cloud metadata service, which MCP servers may never reach.")
+        raise ConfigError(
+            "url", _lt("%(host)s is a cloud metadata service, which MCP servers may never reach. Enter the MCP server's own address."), host=host
+        )
     hosts, networks = parse_allowed_hosts(allowed_hosts)
     host_allowed = _host_listed(host, hosts)
 
     addresses = _addresses(host, parts.port or (443 if parts.scheme.lower() == "https" else 80), resolve)
+    literal = ip_literal(host) is not None
     for address in addresses:
-        where = f"{host} is" if ip_literal(host) is not None else f"{host} resolves to {address},"
         if address in METADATA_ADDRESSES or _embedded_v4(address) in METADATA_ADDRESSES:
-            raise ConfigError("url", f"{where} a cloud metadata address, which MCP servers may never reach.")
+            raise _refusal(host, address, literal, "cloud metadata")
         if host_allowed or any(address in net for net in networks if net.version == address.version):
             continue
         kind = address_kind(address)
         if kind:
-            raise ConfigError(
-                "url",
-                f"{where} a {kind} address, which servers added by users may not reach. "
-                f"If this server must be reachable, ask an administrator to add {host} to the system parameter "
-                f"{ALLOWED_HOSTS_PARAM}.",
-            )
+            raise _refusal(host, address, literal, kind)
     return addresses
+
+
+# What each kind of address is called in a sentence, article included.
+KIND_PHRASES = {
+    "cloud metadata": _lt("a cloud metadata address"),
+    "loopback": _lt("a loopback address"),
+    "link-local": _lt("a link-local address"),
+    "unique-local": _lt("a unique-local address"),
+    "unspecified": _lt("an unspecified address"),
+    "multicast": _lt("a multicast address"),
+    "shared (carrier-grade NAT)": _lt("a shared (carrier-grade NAT) address"),
+    "private": _lt("a private address"),
+    "reserved": _lt("a reserved address"),
+}
+
+
+def _refusal(host: str, address: IPAddress, literal: bool, kind: str) -> ConfigError:
+    params = {"host": host, "address": str(address), "kind": KIND_PHRASES[kind], "param": ALLOWED_HOSTS_PARAM}
+    if kind == "cloud metadata":
+        if literal:
+            return ConfigError("url", _lt("%(host)s is %(kind)s, which MCP servers may never reach. Enter the MCP server's own address."), **params)
+        return ConfigError(
+            "url",
+            _lt("%(host)s resolves to %(address)s, %(kind)s, which MCP servers may never reach. Enter the MCP server's own address."),
+            **params,
+        )
+    if literal:
+        return ConfigError(
+            "url",
+            _lt(
+                "%(host)s is %(kind)s, which servers added by users may not reach. If this server must be reachable, "
+                "ask an administrator to add %(host)s to the system parameter %(param)s."
+            ),
+            **params,
+        )
+    return ConfigError(
+        "url",
+        _lt(
+            "%(host)s resolves to %(address)s, %(kind)s, which servers added by users may not reach. If this server must be "
+            "reachable, ask an administrator to add %(host)s to the system parameter %(param)s."
+        ),
+        **params,
+    )
 
 
 def address_kind(address: IPAddress) -> str | None:
@@ -150,15 +190,15 @@ def _addresses(host: str, port: int, resolve: Resolver) -> list[IPAddress]:
     try:
         infos = list(resolve(host, port))
     except (OSError, UnicodeError) as exc:
-        raise ConfigError("url", f"the host {host} cannot be resolved ({exc}); check its spelling.") from None
+        raise ConfigError("url", _lt("The host %(host)s cannot be resolved (%(reason)s). Check its spelling."), host=host, reason=str(exc)) from None
     addresses = []
     for info in infos:
         address = ip_literal(str(info[4][0]))
         if address is None:
-            raise ConfigError("url", f"the host {host} resolves to something that is not an IP address.")
+            raise ConfigError("url", _lt("The host %(host)s resolves to something that is not an IP address. Check its DNS records."), host=host)
         addresses.append(address)
     if not addresses:
-        raise ConfigError("url", f"the host {host} does not resolve to any address; check its spelling.")
+        raise ConfigError("url", _lt("The host %(host)s does not resolve to any address. Check its spelling."), host=host)
     return list(dict.fromkeys(addresses))
 
 

@@ -52,7 +52,7 @@ def test_import_reads_every_supported_field() -> None:
 def test_each_bad_entry_gets_its_own_error_and_the_rest_import() -> None:
     entries = _by_name(json.dumps(CLAUDE_DESKTOP))
     assert "command: is required (or a url)" in entries["no-target"].error
-    assert entries["bad-url"].error.startswith("bad-url: url: must start with http:// or https://")
+    assert entries["bad-url"].error.startswith("bad-url: url: The address must start with http:// or https://")
     assert "timeout: must be a number of seconds" in entries["bad-timeout"].error
     assert "'pigeon' is not a transport" in entries["bad-type"].error
     assert "must be an object" in entries["not-an-object"].error

@@ -139,3 +139,13 @@ def test_names_outside_the_token_alphabet_are_refused(name: str) -> None:
     with pytest.raises(ConfigError) as info:
         check_header(name, "v")
     assert "not a valid HTTP header name" in info.value.message
+
+
+def test_url_messages_are_sentences_that_say_how_to_fix_them() -> None:
+    with pytest.raises(ConfigError) as info:
+        build_server_spec(key="k", name="n", url="https://host/my mcp")
+    assert info.value.problem == "The address must not contain spaces. Percent-encode them as %20."
+    with pytest.raises(ConfigError) as info:
+        build_server_spec(key="k", name="n", url="ftp://host/mcp")
+    assert info.value.problem == "The address must start with http:// or https://, not ftp://. Enter it in full, e.g. https://mcp.example.com/mcp."
+    assert info.value.translated(lambda text: text.replace("The address", "地址")).startswith("地址 must start")

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from services.errors import ConfigError, ErrorCode
-from services.url_guard import address_kind, check_public_url, parse_allowed_hosts
+from services.url_guard import KIND_PHRASES, address_kind, check_public_url, parse_allowed_hosts
 
 
 def resolver(*addresses: str):
@@ -74,7 +74,7 @@ def test_public_host_passes_and_is_resolved_with_its_port() -> None:
 )
 def test_non_public_resolutions_are_refused_with_the_fix(address: str, kind: str) -> None:
     error = refused("https://innocent.example.com/mcp", resolve=resolver(address))
-    assert f"a {kind} address" in error.message
+    assert f"innocent.example.com resolves to {ipaddress.ip_address(address.split('%')[0])}, {KIND_PHRASES[kind]}," in error.message
     assert "innocent.example.com" in error.message
     assert "ai_mcp.allowed_hosts" in error.message
     assert "administrator" in error.message
@@ -196,3 +196,22 @@ def test_verdict_matches_the_standard_library_for_ipv4(address: ipaddress.IPv4Ad
         assert kind in (None, "cloud metadata", "multicast")
     else:
         assert kind is not None
+
+
+@pytest.mark.parametrize("url", ["http://0.0.0.0/mcp", "http://[::]/mcp", "http://127.0.0.1/mcp", "http://224.0.0.1/mcp"])
+def test_refusals_read_as_sentences_that_name_the_fix(url: str) -> None:
+    message = refused(url).problem
+    assert " a unspecified" not in message and " a a" not in message
+    sentences = [s for s in message.split(". ") if s]
+    assert len(sentences) == 2 and message.endswith("ai_mcp.allowed_hosts.")
+    assert sentences[1].startswith("If this server must be reachable, ask an administrator to add")
+
+
+def test_unspecified_address_takes_an() -> None:
+    assert "0.0.0.0 is an unspecified address, which servers added by users may not reach." in refused("http://0.0.0.0/").message
+
+
+def test_refusal_translates_its_sentence_and_the_kind_of_address() -> None:
+    error = refused("http://0.0.0.0/mcp")
+    table = {error.template: "«%(host)s» %(kind)s · %(param)s", KIND_PHRASES["unspecified"]: "未指定地址"}
+    assert error.translated(lambda text: table.get(text, text)) == "«0.0.0.0» 未指定地址 · ai_mcp.allowed_hosts"
