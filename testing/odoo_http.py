@@ -84,12 +84,12 @@ def stop_process(process: subprocess.Popen[bytes] | None, grace: float) -> None:
 class OdooServer:
     """One new database holding ai_mcp (no demo data); odoo-bin started on it, one mode at a time."""
 
-    def __init__(self, name: str, ready_timeout: float = 120.0) -> None:
+    def __init__(self, name: str, ready_timeout: float = 120.0, module: Path = ROOT) -> None:
         self.command, odoo_addons = find_odoo()
         self.ready_timeout = ready_timeout
         self.tmp = Path(tempfile.mkdtemp(prefix=f"ai_mcp-{name}."))
         (self.tmp / "addons").mkdir()
-        (self.tmp / "addons" / "ai_mcp").symlink_to(ROOT)
+        self.use_module(module)
         self.addons_path = ",".join(filter(None, [odoo_addons, str(self.tmp / "addons")]))
         self.db = f"ai_mcp_{name.replace('-', '_')}_{os.getpid()}"
         self.port = free_port()
@@ -97,6 +97,12 @@ class OdooServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
         self.log: Path = self.tmp / "install.log"
+
+    def use_module(self, module: Path) -> None:
+        """Serve `module` (a folder holding some version of ai_mcp) as ai_mcp from now on."""
+        link = self.tmp / "addons" / "ai_mcp"
+        link.unlink(missing_ok=True)
+        link.symlink_to(module)
 
     def args(self, log: Path) -> list[str]:
         return [
@@ -108,6 +114,20 @@ class OdooServer:
     def install(self) -> None:
         subprocess.run([*self.args(self.log), "-i", "ai_mcp", "--without-demo=all", "--stop-after-init"], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def update(self, log: Path) -> subprocess.CompletedProcess[bytes]:
+        """`-u ai_mcp` as an operator runs it after pulling a new version."""
+        return subprocess.run([*self.args(log), "-u", "ai_mcp", "--stop-after-init"], check=False, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT)
+
+    def shell(self, script: str) -> str:
+        """What `script` prints when `odoo-bin shell` runs it on the database (as `env`)."""
+        done = subprocess.run([*self.command, "shell", f"--addons-path={self.addons_path}", f"--data-dir={self.tmp / 'data'}",
+                               "-d", self.db, "--no-http", f"--logfile={self.tmp / 'shell.log'}"],
+                              input=script.encode(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+        if done.returncode:
+            raise RuntimeError(f"odoo shell exited with {done.returncode}: {done.stdout.decode(errors='replace')[-2000:]}")
+        return done.stdout.decode()
 
     def start(self, label: str, workers: int = 0, extra: tuple[str, ...] = ()) -> None:
         """Threaded with workers=0; prefork otherwise, its gevent worker on `gevent_port`."""
