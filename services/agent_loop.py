@@ -47,6 +47,7 @@ from .tool_info import ToolInfo
 from .tool_names import ToolNameMap, ToolRef
 from .tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
+from .turn_control import TurnControl
 from .transcript import (
     HistoryMessage,
     HistoryToolCall,
@@ -114,13 +115,20 @@ class TurnRequest(BaseModel):
     conversation_id: int | None = None
 
 
-async def run_turn(request: TurnRequest, hub: McpHub) -> AsyncIterator[Event]:
+async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | None = None) -> AsyncIterator[Event]:
     """Events of one turn, or of its resumption. Runs on the hub's loop; closing it cancels
-    the model request and every tool call in flight."""
+    the model request and every tool call in flight. `control` lets another thread cancel one
+    call while the turn runs."""
     turn = _Turn(request, hub)
-    async with contextlib.aclosing(turn.events()) as events:
-        async for event in events:
-            yield event
+    if control is not None:
+        control.attach(asyncio.get_running_loop(), turn.runner.cancel)
+    try:
+        async with contextlib.aclosing(turn.events()) as events:
+            async for event in events:
+                yield event
+    finally:
+        if control is not None:
+            control.detach()
 
 
 class _Turn:
@@ -363,10 +371,11 @@ class _Turn:
             )
             return
         results: dict[str, ToolResultEvent] = {}
-        async with contextlib.aclosing(self.runner.run(runnable)) as finished:
-            async for result in finished:
-                results[result.id] = result
-                yield result
+        async with contextlib.aclosing(self.runner.run(runnable)) as running:
+            async for event in running:
+                if isinstance(event, ToolResultEvent):
+                    results[event.id] = event
+                yield event
         for call, _ in runnable:  # the model reads results in the order it asked
             self._record(results[call.id])
 

@@ -60,6 +60,27 @@ class ToolResultEvent(_Event):
     duration_ms: int = 0
 
 
+class ToolProgressEvent(_Event):
+    """A running call's `notifications/progress`, coalesced (see call_observer.py)."""
+
+    type: Literal["tool_progress"] = "tool_progress"
+    id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+    elapsed_ms: int = 0
+
+
+class ToolLogEvent(_Event):
+    """A server's `notifications/message` sent while this call ran (see call_observer.py)."""
+
+    type: Literal["tool_log"] = "tool_log"
+    id: str
+    level: str
+    logger: str | None = None
+    message: str
+
+
 class PendingCall(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -107,6 +128,8 @@ Event = Annotated[
         TextEvent,
         ToolCallEvent,
         ToolResultEvent,
+        ToolProgressEvent,
+        ToolLogEvent,
         ApprovalRequiredEvent,
         ConfirmContinueEvent,
         WarningEvent,

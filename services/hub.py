@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from .call_observer import CallObserver
 from .errors import AiMcpError, ErrorCode, McpError
 from .mcp_session import McpSession, ServerInfo, ToolListing
 from .server_spec import ServerSpec
@@ -187,20 +188,22 @@ class McpHub:
         *,
         timeout: float | None = None,
         retry_safe: bool = False,
+        observer: CallObserver | None = None,
     ) -> ToolResult:
         """Call a tool on the pooled session. A lost connection is retried once, and only where a
         second run cannot do harm: the tool is read-only or idempotent, or the server had dropped
-        the session so the request never ran."""
+        the session so the request never ran. `observer` receives the call's progress and log
+        messages."""
         session = await self.pool.acquire(spec)
         try:
-            return await session.call_tool(tool, arguments, timeout)
+            return await session.call_tool(tool, arguments, timeout, observer)
         except McpError as exc:
             if session.alive or exc.code is not ErrorCode.MCP_UNREACHABLE:
                 raise
             if not (retry_safe or session.terminated):
                 raise
             _logger.info("MCP call retry after reconnect: server=%s tool=%s", spec.label(), tool)
-            return await (await self.pool.acquire(spec)).call_tool(tool, arguments, timeout)
+            return await (await self.pool.acquire(spec)).call_tool(tool, arguments, timeout, observer)
 
     async def aclose_server(self, key: str) -> None:
         await self.pool.close(key)

@@ -16,6 +16,7 @@ import sys
 import time
 from collections import deque
 from datetime import timedelta
+from collections.abc import Callable
 from typing import Any, AsyncContextManager
 
 import anyio
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from . import stdio_launcher
 from .address_pin import AddressPin, checked_pin
+from .call_observer import CallObserver
 from .errors import ConfigError, ErrorCode, McpError
 from .http_stream_watch import StreamBreakWatch
 from .mcp_failures import (
@@ -50,7 +52,18 @@ _logger = logging.getLogger(__name__)
 STDERR_LINES = 200
 MAX_LIST_PAGES = 100
 CANCEL_NOTICE_TIMEOUT = 2.0
-CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version="18.0.1.0.0")
+CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version="18.0.1.1.0")
+# MCP's syslog levels (RFC 5424), lowest first, and as Python's
+MCP_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOG_LEVELS = {
+    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
+    "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+}
+LIST_CHANGES = {
+    mcp_types.ToolListChangedNotification: "tools",
+    mcp_types.ResourceListChangedNotification: "resources",
+    mcp_types.PromptListChangedNotification: "prompts",
+}
 
 
 class ServerInfo(BaseModel):
@@ -74,8 +87,9 @@ class ToolListing(BaseModel):
 class McpSession:
     """A session to one server configuration; see the module docstring for who owns what."""
 
-    def __init__(self, spec: ServerSpec) -> None:
+    def __init__(self, spec: ServerSpec, on_list_changed: Callable[[ServerSpec, str], None] | None = None) -> None:
         self.spec = spec
+        self.on_list_changed = on_list_changed
         self.fingerprint = spec.fingerprint()
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self.info: ServerInfo | None = None
@@ -89,6 +103,7 @@ class McpSession:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._pin: AddressPin | None = None
+        self._observers: dict[int, CallObserver] = {}
 
     @property
     def alive(self) -> bool:
@@ -135,10 +150,12 @@ class McpSession:
                             streams[1],
                             read_timeout_seconds=timedelta(seconds=self.spec.call_timeout),
                             message_handler=self._on_message,
+                            logging_callback=self._on_log,
                             client_info=CLIENT_INFO,
                         )
                     )
                     init = await self._initialize(session)
+                    await self._set_log_level(session, init)
                 except Exception as exc:
                     # tell the waiting callers now: leaving the transport (e.g. its session DELETE
                     # to a server that stalls) may take long
@@ -189,6 +206,32 @@ class McpSession:
                 # the SDK reports a 404 on the very first POST as a terminated session
                 raise from_http_status(404, self.spec.name) from None
             raise
+
+    async def _set_log_level(self, session: ClientSession, init: mcp_types.InitializeResult) -> None:
+        """Ask for the server's log messages at the configured level, where it offers logging."""
+        if not self.spec.log_level or init.capabilities.logging is None:
+            return
+        try:
+            with anyio.fail_after(self.spec.connect_timeout):
+                await session.set_logging_level(self.spec.log_level)
+        except (SdkMcpError, TimeoutError) as exc:
+            # a server that refuses the level still serves its tools
+            _logger.info("MCP logging/setLevel refused: server=%s level=%s error=%s", self.spec.label(), self.spec.log_level, exc)
+
+    async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
+        """A server log message goes to Odoo's log, and to the tool block of the call it belongs to.
+        The protocol does not say which request a log message is about, and a pooled session may
+        serve several users' calls at once: a message is shown in a call only when that call is
+        the only one running on the session."""
+        if self.spec.log_level and MCP_LEVELS.index(params.level) < MCP_LEVELS.index(self.spec.log_level):
+            return  # servers need not honour logging/setLevel; the setting holds all the same
+        observers = list(self._observers.values())
+        shown = len(observers) == 1 and observers[0].log(params.level, params.logger, params.data)
+        _logger.log(
+            LOG_LEVELS.get(params.level, logging.INFO),
+            "MCP server log: server=%s level=%s logger=%s call=%s %s",
+            self.spec.name, params.level, params.logger or "", observers[0].call_id if shown else "-", str(params.data)[:2000],
+        )
 
     def _with_stderr(self, error: McpError) -> McpError:
         if self.spec.transport is not Transport.STDIO or not self.stderr:
@@ -241,8 +284,15 @@ class McpSession:
         self._fail_pending([request_id], CONNECTION_CLOSED, "the server closed the stream before answering")
 
     async def _on_message(self, message: Any) -> None:
-        """The SDK hands undecodable server output here, and leaves the request it answered waiting
-        for its full timeout: fail what is pending instead, and rebuild the session next time."""
+        """List changes are announced to the hub. The SDK also hands undecodable server output
+        here, and leaves the request it answered waiting for its full timeout: fail what is
+        pending instead, and rebuild the session next time."""
+        if isinstance(message, mcp_types.ServerNotification):
+            kind = LIST_CHANGES.get(type(message.root))
+            if kind and self.on_list_changed is not None:
+                _logger.info("MCP list changed: server=%s list=%s", self.spec.label(), kind)
+                self.on_list_changed(self.spec, kind)
+            return
         if not isinstance(message, Exception):
             return
         if not isinstance(message, ValueError):  # pydantic's ValidationError and json's errors are ValueErrors
@@ -357,7 +407,9 @@ class McpSession:
             _logger.warning("MCP tools/list: server=%s %s", self.spec.label(), message)
         return ToolListing(tools=[normalize_tool(t) for t in tools[: self.spec.max_tools]], total=len(tools), warnings=warnings)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None = None) -> ToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], timeout: float | None = None, observer: CallObserver | None = None
+    ) -> ToolResult:
         session = self._require_session()
         timeout = timeout or self.spec.call_timeout
         # send_request takes this id synchronously before its first await, and nothing awaits in
@@ -365,12 +417,23 @@ class McpSession:
         # notifications/cancelled must name.
         request_id = session._request_id
         started = time.monotonic()
+        if observer is not None:
+            self._observers[request_id] = observer
         try:
             raw = await self._request(
-                session.call_tool(name, arguments, read_timeout_seconds=timedelta(seconds=timeout)),
+                session.call_tool(
+                    name,
+                    arguments,
+                    read_timeout_seconds=timedelta(seconds=timeout),
+                    # a progress token goes with the call only when someone watches its progress
+                    progress_callback=observer.progress if observer is not None else None,
+                ),
                 cancel_id=request_id,
             )
         finally:
+            if observer is not None:
+                self._observers.pop(request_id, None)
+                observer.finish()
             _logger.debug(
                 "MCP tools/call: server=%s tool=%s duration_ms=%d", self.spec.name, name, (time.monotonic() - started) * 1000
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
@@ -63,6 +63,8 @@ class ServerSpec(BaseModel):
     # a user-given URL: checked against the SSRF guard before every connection, not only at save
     public_only: bool = False
     allowed_hosts: tuple[str, ...] = ()
+    # the lowest level of the server's log messages to receive (logging/setLevel); None: the server's default
+    log_level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] | None = None
 
     @field_validator("url", "command", "cwd")
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import ErrorCode, McpError
@@ -38,6 +39,8 @@ class SessionPool:
         self._locks: dict[str, asyncio.Lock] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._down: dict[str, _Down] = {}
+        # told, on the hub's loop, when a pooled session's server announces a changed list
+        self.list_changed_listeners: list[Callable[[ServerSpec, str], None]] = []
 
     def get(self, key: str) -> McpSession | None:
         return self._sessions.get(key)
@@ -109,7 +112,7 @@ class SessionPool:
         attempt = 0
         for delay in [*spec.retry.delays(), None]:
             attempt += 1
-            session = McpSession(spec)
+            session = McpSession(spec, on_list_changed=self._list_changed)
             self.opened += 1
             try:
                 await session.open()
@@ -124,6 +127,13 @@ class SessionPool:
                 )
                 await asyncio.sleep(delay)
         raise McpError(ErrorCode.MCP_UNREACHABLE, f"{spec.name}: no connection attempt was allowed.")
+
+    def _list_changed(self, spec: ServerSpec, kind: str) -> None:
+        for listener in self.list_changed_listeners:
+            try:
+                listener(spec, kind)
+            except Exception:  # a listener's failure must not break the session's receive loop
+                _logger.exception("MCP list-changed listener failed: server=%s list=%s", spec.label(), kind)
 
     def _make_room(self) -> None:
         if len(self._sessions) < self.max_sessions:

@@ -12,14 +12,18 @@ from typing import Any
 
 import jsonschema
 
+from .call_observer import CallObserver
 from .errors import AiMcpError, ErrorCode
-from .events import ToolCallEvent, ToolResultEvent
+from .events import ToolCallEvent, ToolLogEvent, ToolProgressEvent, ToolResultEvent
 from .hub import McpHub
 from .server_spec import ServerSpec
 from .tool_info import ToolInfo
 from .tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart
 
 _logger = logging.getLogger(__name__)
+
+CANCELLED_BY_USER = "The user cancelled this call before it finished; there is no result. Go on without it."
+RunnerEvent = ToolResultEvent | ToolProgressEvent | ToolLogEvent
 
 
 @dataclass(frozen=True)
@@ -93,31 +97,70 @@ class ToolRunner:
         self._limits = limits
         self._remaining = deadline
         self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._calls: dict[str, asyncio.Task[ToolResultEvent]] = {}
+        self._cancelled: set[str] = set()
 
-    async def run(self, calls: list[tuple[ToolCallEvent, BoundTool]]) -> AsyncIterator[ToolResultEvent]:
-        """Yields each result as it finishes. Closing the iterator cancels what still runs."""
-        results: asyncio.Queue[ToolResultEvent] = asyncio.Queue()
-        tasks = [asyncio.create_task(self._run_one(call, tool, results)) for call, tool in calls]
+    def cancel(self, call_id: str) -> bool:
+        """Stop one call at the user's request (the server is told); the others go on. False when
+        the call is not running (yet) in this turn."""
+        # a call still waiting for its server's turn is refused when it would start
+        self._cancelled.add(call_id)
+        task = self._calls.get(call_id)
+        if task is None or task.done():
+            return False
+        _logger.info("Tool call cancelled by the user: call=%s", call_id)
+        task.cancel()
+        return True
+
+    async def run(self, calls: list[tuple[ToolCallEvent, BoundTool]]) -> AsyncIterator[RunnerEvent]:
+        """Yields each call's progress and log events while it runs, and each result as it
+        finishes. Closing the iterator cancels what still runs."""
+        events: asyncio.Queue[RunnerEvent] = asyncio.Queue()
+        tasks = [asyncio.create_task(self._run_one(call, tool, events)) for call, tool in calls]
         try:
-            for _ in tasks:
-                yield await results.get()
+            left = len(tasks)
+            while left:
+                event = await events.get()
+                left -= isinstance(event, ToolResultEvent)
+                yield event
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _run_one(self, call: ToolCallEvent, tool: BoundTool, results: asyncio.Queue[ToolResultEvent]) -> None:
+    async def _run_one(self, call: ToolCallEvent, tool: BoundTool, events: asyncio.Queue[RunnerEvent]) -> None:
         semaphore = self._semaphores.setdefault(tool.server.key, asyncio.Semaphore(self._limits.per_server))
         async with semaphore:
-            await results.put(await self._call(call, tool))
+            started = time.monotonic()
+            if call.id in self._cancelled:
+                await events.put(failed(call, ErrorCode.CANCELLED, CANCELLED_BY_USER))
+                return
+            # its own task, so that the user can cancel this call without cancelling the turn
+            task = asyncio.create_task(self._call(call, tool, CallObserver(call.id, events.put_nowait)))
+            self._calls[call.id] = task
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if call.id not in self._cancelled or (current is not None and current.cancelling()):
+                    raise
+                result = failed(call, ErrorCode.CANCELLED, CANCELLED_BY_USER, _ms(started))
+            finally:
+                self._calls.pop(call.id, None)
+            await events.put(result)
 
-    async def _call(self, call: ToolCallEvent, tool: BoundTool) -> ToolResultEvent:
+    async def _call(self, call: ToolCallEvent, tool: BoundTool, observer: CallObserver) -> ToolResultEvent:
         # the stricter of the assistant's per-call limit and the server's own call timeout, within the turn's time
         timeout = min(self._limits.call_timeout, tool.server.call_timeout, max(self._remaining(), 0.001))
         started = time.monotonic()
         try:
             result = await self._hub.acall_tool(
-                tool.server, tool.info.name, tool.arguments(call.arguments), timeout=timeout, retry_safe=tool.info.annotations.retry_safe
+                tool.server,
+                tool.info.name,
+                tool.arguments(call.arguments),
+                timeout=timeout,
+                retry_safe=tool.info.annotations.retry_safe,
+                observer=observer,
             )
         except AiMcpError as exc:
             elapsed = _ms(started)

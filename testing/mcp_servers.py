@@ -40,8 +40,11 @@ def build_server(
     variant: bool = False,
     transport: str = "stdio",
     bad_tools: bool = False,
+    notifying: bool = False,
 ) -> FastMCP:
     mcp = FastMCP(name, log_level="WARNING")
+    if notifying:
+        _notifying_tools(mcp, state_dir)
 
     # --variant changes what echo says about itself: a "rug pull" for the tool review tests
     @mcp.tool(
@@ -132,6 +135,39 @@ def build_server(
     if page_size or bad_tools:
         _list_tools(mcp, page_size, bad_tools)
     return mcp
+
+
+def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
+    """Tools that talk while they run: progress, log messages, a tool list that changes."""
+
+    @mcp.tool()
+    async def progress(steps: int, seconds: float, ctx: Context) -> str:
+        """Report `steps` progress notifications spread over `seconds`, then answer."""
+        started = time.monotonic()
+        for i in range(1, steps + 1):
+            await ctx.report_progress(i, steps, f"step {i} of {steps}")
+            await asyncio.sleep(max(0.0, started + seconds * i / steps - time.monotonic()))
+        _mark(state_dir, "progress-finished", f"{steps}")
+        return f"{steps} steps done"
+
+    @mcp.tool()
+    async def chatty(count: int, ctx: Context) -> str:
+        """Send `count` log messages (info, then one warning) while running."""
+        for i in range(count - 1):
+            await ctx.info(f"working on item {i + 1}")
+        await ctx.warning({"items": count, "note": "last one"})
+        return f"logged {count}"
+
+    @mcp.tool()
+    async def grow(name: str, ctx: Context) -> str:
+        """Add a tool called `name` and tell the client that the tool list changed."""
+
+        def added() -> str:
+            return f"{name} says hello"
+
+        mcp.add_tool(added, name=name, description=f"Added at run time as {name}.")
+        await ctx.session.send_tool_list_changed()
+        return f"added {name}"
 
 
 def _numbered(i: int) -> Any:
@@ -238,10 +274,13 @@ def main() -> None:
     parser.add_argument("--state-dir", type=Path)
     parser.add_argument("--variant", action="store_true", help="echo with another description")
     parser.add_argument("--bad-tools", action="store_true", help="tools/list also gives echo twice and two invalid schemas")
+    parser.add_argument("--notifying", action="store_true", help="also the tools progress, chatty and grow")
     opts = parser.parse_args()
     sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
-    mcp = build_server(opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant, opts.transport, opts.bad_tools)
+    mcp = build_server(
+        opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant, opts.transport, opts.bad_tools, opts.notifying
+    )
     if opts.transport == "stdio":
         mcp.run("stdio")
         return

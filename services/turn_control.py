@@ -1,0 +1,39 @@
+"""Requests from another thread into a running turn: today, cancelling one tool call.
+
+The Odoo layer learns such a request from the database (any worker may have received it) and
+hands it here from the thread that streams the turn; the turn itself runs on the hub's loop.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+
+
+class TurnControl:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cancel: Callable[[str], bool] | None = None
+        self._early: set[str] = set()
+
+    def attach(self, loop: asyncio.AbstractEventLoop, cancel: Callable[[str], bool]) -> None:
+        """Called by the turn when it starts; requests that came before are applied now."""
+        with self._lock:
+            self._loop, self._cancel = loop, cancel
+            early, self._early = self._early, set()
+        for call_id in early:
+            cancel(call_id)
+
+    def detach(self) -> None:
+        with self._lock:
+            self._loop = self._cancel = None
+
+    def cancel_call(self, call_id: str) -> None:
+        """Thread-safe: the call is cancelled on the turn's loop; the server is told."""
+        with self._lock:
+            if self._loop is None or self._cancel is None:
+                self._early.add(call_id)
+                return
+            loop, cancel = self._loop, self._cancel
+        loop.call_soon_threadsafe(cancel, call_id)
