@@ -85,6 +85,16 @@ class ChatController(http.Controller):
         except ChatRefused:
             raise NotFound() from None
 
+    @http.route("/ai_mcp/chat/cancel_call", type="json", auth="user")
+    def chat_cancel_call(self, conversation_id, call_id):
+        """Stop one running tool call of the user's conversation; the worker running the turn,
+        whichever it is, picks the request up from the database. {cancelling: bool}"""
+        try:
+            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
+        except ChatRefused:
+            raise NotFound() from None
+        return {"cancelling": conversation._chat_cancel_call(call_id)}
+
     @http.route("/ai_mcp/assistant/<int:assistant_id>/discuss", type="json", auth="user")
     def assistant_discuss(self, assistant_id):
         """The user's Discuss chat with the assistant (created when needed): {channel_id}."""

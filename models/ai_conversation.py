@@ -11,6 +11,7 @@ from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import ErrorEvent, StartEvent, parse_event
 from ..services.hub import get_hub
 from ..services.transcript import HistoryMessage, history_from_events
+from ..services.turn_control import TurnControl
 from .chat_turn import PROVIDER_MENU, STALE_AFTER_SECONDS, ChatRefused, ChatTurn, not_found, turn_events
 
 _logger = logging.getLogger(__name__)
@@ -144,6 +145,15 @@ class AiConversation(models.Model):
             (self.id, max(0, int(after))),
         )
         return self.env.cr.fetchall()
+
+    def _chat_cancel_call(self, call_id):
+        """Ask the running turn to stop the call `call_id`: True when it was running."""
+        self.ensure_one()
+        call = self.env["ai.message"].sudo().search([
+            ("conversation_id", "=", self.id), ("role", "=", "tool"), ("tool_call_id", "=", str(call_id)), ("status", "=", "running"),
+        ], order="id desc", limit=1)
+        call.write({"status": "cancelling"})
+        return bool(call)
 
     def _pending_call_ids(self):
         """Ids of the calls the last approval_required event asked about."""
@@ -350,7 +360,9 @@ class AiConversation(models.Model):
         except AiMcpError as exc:
             failure = exc
         hub = get_hub()
-        make_loop = (lambda: run_turn(request, hub)) if request is not None and failure is None else None
+        self.env["mcp.server"]._watch_list_changes(hub)
+        control = TurnControl()
+        make_loop = (lambda: run_turn(request, hub, control)) if request is not None and failure is None else None
         return ChatTurn(
             registry=self.env.registry,
             uid=self.env.uid,
@@ -361,6 +373,7 @@ class AiConversation(models.Model):
             max_rounds=assistant.max_rounds,
             make=lambda: turn_events(make_loop, warnings, failure, start),
             provider_hint=self._provider_hint(),
+            control=control,
             stopped_message=_("Stopped: the connection to the browser was closed before the answer was finished."),
         )
 

@@ -6,6 +6,9 @@ MESSAGE_STATUSES = [
     ("done", "Done"),
     ("error", "Error"),
     ("denied", "Denied"),
+    # the user asked to stop the call (any worker may have received it); the running turn stops it
+    ("cancelling", "Cancelling"),
+    ("cancelled", "Cancelled"),
 ]
 
 

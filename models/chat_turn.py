@@ -29,6 +29,7 @@ from ..services.events import (
     WarningEvent,
 )
 from ..services.hub import get_hub
+from ..services.turn_control import TurnControl
 
 _logger = logging.getLogger(__name__)
 
@@ -41,9 +42,13 @@ IDLE_TICK_SECONDS = 0.5
 # A running turn proves it is alive by writing this often; one silent for STALE_AFTER_SECONDS died
 # with its process and may be taken over.
 HEARTBEAT_SECONDS = 15.0
+# How often a turn with calls running looks for the user's requests to cancel one of them.
+CANCEL_POLL_SECONDS = 0.5
 STALE_AFTER_SECONDS = 90.0
 
 PROVIDER_MENU = "AI > Configuration > Providers"
+# a failed call's message status, by error code
+RESULT_STATUSES = {ErrorCode.TOOL_DENIED.value: "denied", ErrorCode.CANCELLED.value: "cancelled"}
 INTERNAL_ERROR = "INTERNAL_ERROR"
 TOOLS_LEFT_OUT = "TOOLS_LEFT_OUT"
 
@@ -79,6 +84,7 @@ class ChatTurn:
     max_rounds: int
     make: Callable[[], AsyncIterator[Event]]
     provider_hint: str = ""
+    control: TurnControl | None = None
     stopped_message: str = "Stopped: the connection to the browser was closed before the answer was finished."
     final: Event | None = field(default=None, init=False)
 
@@ -91,6 +97,9 @@ class ChatTurn:
         stream = get_hub().iterate(self.make, idle_every=idle_every)
         try:
             for item in stream:
+                if self.control is not None:
+                    for call_id in writer.cancel_requests():
+                        self.control.cancel_call(call_id)
                 if item is None:
                     writer.tick()
                     yield None
@@ -145,6 +154,9 @@ class _Writer:
         self.reply_seq: int | None = None
         self.reply_message_id: int | None = None
         self.tool_messages: dict[str, int] = {}
+        self.running: set[str] = set()
+        self.cancels_sent: set[str] = set()
+        self.last_cancel_poll = 0.0
         self.closed = False
 
     # -- events in ---------------------------------------------------------------------------
@@ -161,6 +173,23 @@ class _Writer:
             return seq, event
         written = self._write([(seq, event)])
         return seq, written
+
+    def cancel_requests(self) -> list[str]:
+        """Calls of this turn still running that the user asked to stop since the last look."""
+        watched = sorted(self.running - self.cancels_sent)
+        now = time.monotonic()
+        if not watched or now - self.last_cancel_poll < CANCEL_POLL_SECONDS:
+            return []
+        self.last_cancel_poll = now
+        with self.turn.registry.cursor() as cr:
+            cr.execute(
+                "SELECT tool_call_id FROM ai_message"
+                " WHERE conversation_id = %s AND role = 'tool' AND status = 'cancelling' AND tool_call_id = ANY(%s)",
+                (self.turn.conversation_id, watched),
+            )
+            requested = [call_id for (call_id,) in cr.fetchall()]
+        self.cancels_sent.update(requested)
+        return requested
 
     def tick(self) -> None:
         now = time.monotonic()
@@ -250,12 +279,14 @@ class _Writer:
                 "status": "running",
             })
             self.tool_messages[event.id] = message.id
+            self.running.add(event.id)
             return event, None
         if kind == "tool_result":
             self._end_reply(env)
+            self.running.discard(event.id)
             message = self._tool_message(env, event.id)
             if message:
-                status = "done" if event.ok else ("denied" if event.error_code == ErrorCode.TOOL_DENIED.value else "error")
+                status = "done" if event.ok else RESULT_STATUSES.get(event.error_code, "error")
                 message.write({
                     "status": status,
                     "content": event.model_text,
@@ -288,7 +319,7 @@ class _Writer:
             interrupted = Message.search([
                 ("conversation_id", "=", self.turn.conversation_id),
                 ("role", "=", "tool"),
-                ("status", "in", ("running", "pending")),
+                ("status", "in", ("running", "pending", "cancelling")),
             ])
             interrupted.write({"status": "error", "error_code": event.code})
             return event, ("idle", None)

@@ -113,6 +113,14 @@ class McpServer(models.Model):
     # -- limits ----------------------------------------------------------------------------------
     connect_timeout = fields.Float(default=10.0, help="Seconds to connect and initialize.")
     call_timeout = fields.Float(default=30.0, help="Seconds a tool call may take.")
+    log_level = fields.Selection(
+        [("debug", "Debug"), ("info", "Info"), ("notice", "Notice"), ("warning", "Warning"), ("error", "Error"),
+         ("critical", "Critical"), ("alert", "Alert"), ("emergency", "Emergency")],
+        string="Server Log Level",
+        default="info",
+        help="The server's log messages at this level or above are shown in the tool call that sent them and written "
+        "to Odoo's log. Empty: whatever the server sends.",
+    )
 
     # -- tools -----------------------------------------------------------------------------------
     tool_ids = fields.One2many("mcp.tool", "server_id", string="Tools")
@@ -378,6 +386,7 @@ class McpServer(models.Model):
             cwd=(server.cwd or None) if transport == "stdio" else None,
             public_only=server.scope == "user",
             allowed_hosts=tuple(h.strip() for h in self._allowed_hosts() if h.strip()),
+            log_level=server.log_level or None,
         )
 
     @api.model

@@ -20,3 +20,4 @@ from . import test_fault_matrix
 from . import test_hub_stats
 from . import test_i18n
 from . import test_user_groups
+from . import test_chat_call_notifications

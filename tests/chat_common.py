@@ -24,6 +24,9 @@ class ChatCase(HttpCase):
     """HttpCase: the routes run in the server's threads, on test cursors sharing this test's
     transaction, which is how `registry.cursor()` behaves for the chat runner too."""
 
+    # extra options of the test MCP server (testing/mcp_servers.py)
+    mcp_options = ()
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
@@ -34,7 +37,7 @@ class ChatCase(HttpCase):
         # the test server writes what its `slow` tool lived through (started, cancelled, finished) here
         cls.mcp_state = Path(tempfile.mkdtemp(prefix="ai_mcp_chat_mcp_"))
         cls.addClassCleanup(shutil.rmtree, cls.mcp_state, True)
-        cls.mcp = HttpServer("streamable-http", "--state-dir", str(cls.mcp_state)).start()
+        cls.mcp = HttpServer("streamable-http", "--state-dir", str(cls.mcp_state), *cls.mcp_options).start()
         cls.addClassCleanup(cls.mcp.stop)
 
         cls.user = new_test_user(cls.env, "chat_user", groups=AI_USER_GROUPS, name="Chat User")

@@ -1,0 +1,144 @@
+"""While a tool runs, the chat shows what its server says (progress, log messages) and the user can
+stop that one call: the request reaches the running turn through the database, from any worker."""
+import time
+
+import requests
+
+from odoo.tests import tagged
+
+from odoo.addons.ai_mcp.services.tool_runner import CANCELLED_BY_USER
+from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
+
+from .chat_common import ChatCase
+
+
+@tagged("post_install", "-at_install")
+class TestChatCallNotifications(ChatCase):
+    mcp_options = ("--notifying",)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        # they change nothing: no approval card in the way of what these tests look at
+        for name in ("progress", "chatty", "slow"):
+            cls.tools[name].requires_approval = False
+
+    def stream_until(self, body, on_events):
+        """POST the stream route and read it to its final event, calling `on_events(events)` as they come."""
+        final = {"done", "error", "approval_required", "confirm_continue"}
+
+        def read_until(events):
+            on_events(events)
+            return any(e.event in final for e in events)
+
+        sock, events = self.raw_stream(body, read_until)
+        sock.close()
+        return events
+
+    def other_browser(self, user):
+        """A session of its own, logged in over HTTP, as a request that reaches another worker would come."""
+        session = requests.Session()
+        answer = session.post(
+            f"{self.base_url()}/web/session/authenticate",
+            json={"jsonrpc": "2.0", "method": "call", "params": {"db": self.env.cr.dbname, "login": user.login, "password": user.login}},
+            timeout=30,
+        ).json()
+        self.assertEqual(answer["result"]["uid"], user.id)
+        return session
+
+    def cancel(self, session, conversation_id, call_id):
+        return session.post(
+            f"{self.base_url()}/ai_mcp/chat/cancel_call",
+            json={"jsonrpc": "2.0", "method": "call", "params": {"conversation_id": conversation_id, "call_id": call_id}},
+            timeout=30,
+        ).json()
+
+    def test_progress_and_log_messages_are_streamed_and_stored_coalesced(self):
+        self.login(self.user)
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("progress", {"steps": 300, "seconds": 1.5}, id="call_p"),
+                             ToolCall("chatty", {"count": 2}, id="call_log"))),
+            Turn(text="All done."),
+        )
+        response, events = self.send("Do the long thing.")
+        self.assertEqual(events[-1].event, "done")
+        progress = [e for e in events if e.event == "tool_progress"]
+        self.assertTrue(2 <= len(progress) <= 6, f"{len(progress)} progress events for 300 notifications")
+        self.assertEqual((progress[-1].data["progress"], progress[-1].data["total"]), (300, 300))
+        self.assertEqual(progress[-1].data["message"], "step 300 of 300")
+        results = [e.id for e in events if e.event == "tool_result" and e.data["id"] == "call_p"]
+        self.assertLess(progress[-1].id, results[0], "the last progress comes before the result")
+        conversation_id = events[0].data["conversation_id"]
+        stored = self.stored_events(conversation_id)
+        self.assertEqual([(e.seq, e.type) for e in stored], [(e.id, e.event) for e in events], "stored as streamed")
+        # both calls ran at once on one pooled session: a log message cannot be told apart, so it
+        # is not shown in either block (it is in Odoo's log)
+        self.llm.queue(Turn(tool_calls=(ToolCall("chatty", {"count": 2}, id="call_alone"),)), Turn(text="Logged."))
+        _response, events = self.send("Log something.", conversation_id=conversation_id)
+        logs = [(e.data["id"], e.data["level"], e.data["message"]) for e in events if e.event == "tool_log"]
+        self.assertEqual(logs, [("call_alone", "info", "working on item 1"), ("call_alone", "warning", '{"items": 2, "note": "last one"}')])
+
+    def test_the_user_stops_one_call_from_another_worker_and_the_turn_goes_on(self):
+        self.login(self.user)
+        owner = self.other_browser(self.user)
+        stranger = self.other_browser(self.other)
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("slow", {"seconds": 30}, id="call_slow"), ToolCall("progress", {"steps": 6, "seconds": 3}, id="call_p"))),
+            Turn(text="Went on without the slow one."),
+        )
+        answers = {}
+
+        def on_events(events):
+            if any(e.event == "tool_progress" for e in events) and "owner" not in answers:
+                conversation_id = events[0].data["conversation_id"]
+                answers["stranger"] = self.cancel(stranger, conversation_id, "call_slow")
+                answers["owner"] = self.cancel(owner, conversation_id, "call_slow")
+
+
+        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Both, please."}, on_events)
+        self.assertEqual(answers["stranger"]["error"]["code"], 404, "another user's conversation is not found")
+        self.assertEqual(answers["owner"]["result"], {"cancelling": True})
+        results = {e.data["id"]: e for e in events if e.event == "tool_result"}
+        self.assertEqual((results["call_slow"].data["ok"], results["call_slow"].data["error_code"]), (False, "CANCELLED"))
+        self.assertTrue(results["call_p"].data["ok"])
+        self.assertEqual(events[-1].event, "done")
+        seen = {m["tool_call_id"]: m["content"] for m in self.llm.requests[1]["messages"] if m["role"] == "tool"}
+        self.assertEqual(seen["call_slow"], f"Error CANCELLED: {CANCELLED_BY_USER}", "the model reads that the user stopped it")
+        conversation = self.conversation(events[0].data["conversation_id"])
+        slow = conversation.message_ids.filtered(lambda m: m.tool_call_id == "call_slow")
+        self.assertEqual((slow.status, slow.error_code), ("cancelled", "CANCELLED"))
+        deadline = time.monotonic() + 10
+        while not (self.mcp_state / "slow-cancelled").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertTrue((self.mcp_state / "slow-cancelled").exists(), "the MCP server was told to stop the call")
+        self.assertFalse((self.mcp_state / "slow-finished").exists())
+
+    def test_a_call_that_is_not_running_cannot_be_cancelled(self):
+        self.login(self.user)
+        self.llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="call_echo"),)), Turn(text="Said hi."))
+        _response, events = self.send("Say hi.")
+        answer = self.jsonrpc("/ai_mcp/chat/cancel_call", {"conversation_id": events[0].data["conversation_id"], "call_id": "call_echo"})
+        self.assertEqual(answer["result"], {"cancelling": False})
+        echo = self.conversation(events[0].data["conversation_id"]).message_ids.filtered(lambda m: m.tool_call_id == "call_echo")
+        self.assertEqual(echo.status, "done")
+
+    def test_a_tool_the_server_adds_is_synced_at_once_and_held_for_review(self):
+        self.login(self.user)
+        self.tools["grow"].sudo().requires_approval = False
+        self.llm.queue(Turn(tool_calls=(ToolCall("grow", {"name": "sprout"}, id="call_grow"),)), Turn(text="Grown."))
+        _response, events = self.send("Grow a tool.")
+        self.assertEqual(events[-1].event, "done")
+        # the pooled session heard tools/list_changed; a background sync follows within seconds, not at the daily cron
+        deadline = time.monotonic() + 15
+        sprout = self.env["mcp.tool"]
+        while not sprout and time.monotonic() < deadline:
+            time.sleep(0.2)
+            self.env.invalidate_all()
+            sprout = self.env["mcp.tool"].search([("server_id", "=", self.server.id), ("name", "=", "sprout")])
+        self.assertTrue(sprout, "the new tool was synced without waiting for the cron")
+        self.assertEqual(sprout.review_state, "changed", "a tool nobody reviewed is set aside, as the cron does")
+        self.llm.queue(Turn(text="Fine."))
+        self.send("Anything new?", conversation_id=events[0].data["conversation_id"])
+        offered = [t["function"]["name"] for t in self.llm.requests[-1]["tools"]]
+        self.assertNotIn("sprout", offered)
+        self.assertIn("echo", offered)
