@@ -1,6 +1,5 @@
 /** @odoo-module */
 import { Component, onMounted, onWillStart, onWillUnmount, useEffect, useRef, useState } from "@odoo/owl";
-import { ConfirmationDialog } from "@web/core/confirmation_dialog/confirmation_dialog";
 import { router } from "@web/core/browser/router";
 import { _t } from "@web/core/l10n/translation";
 import { rpc } from "@web/core/network/rpc";
@@ -17,13 +16,13 @@ import {
     userMessage,
 } from "@ai_mcp/core/chat_state";
 import { FINAL_TYPES, isStreamingStatus, lastUserText, retryPlan } from "@ai_mcp/core/chat_view";
-import { ApprovalDialog } from "../approval_dialog/approval_dialog";
 import { ChatHeader } from "../chat_header/chat_header";
 import { ChatNotices } from "../chat_notices/chat_notices";
 import { ChatHttpError, postStream, readEventsAfter, RESUME_URL, STREAM_URL } from "../chat_transport";
 import { Composer } from "../composer/composer";
 import { ConversationList } from "../conversation_list/conversation_list";
 import { MessageList } from "../message_list/message_list";
+import { PauseDialogs } from "./pause_dialogs";
 import { StatusLine } from "../status_line/status_line";
 
 /** How long a broken stream is read again before the widget gives up (the server cancels the turn
@@ -41,7 +40,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * The "AI Assistant" client action (tag ai_mcp.chat_action). The view state is chat_state.js's,
  * held in `state.chat` and replaced by `reduce` for every event; this component does the I/O:
- * JSON routes through rpc, streams through fetch, and the approval and "continue?" dialogs.
+ * JSON routes through rpc and streams through fetch; pause_dialogs.js asks the approval and
+ * "continue?" questions.
  * One request streams at a time; `this.request` is it ({ kind, url, body, received, final,
  * stopped, controller, before }), `this.lastRequest` the last one, for "Retry".
  */
@@ -68,8 +68,7 @@ export class ChatAction extends Component {
         this.stoppedAt = 0;
         this.alive = true;
         this.mounted = false;
-        this.pauseShown = null; // the pendingApproval or confirm object whose dialog was opened
-        this.closePauseDialog = null;
+        this.pauses = new PauseDialogs(this.dialog, (answer) => this.resume(answer));
         this.followToken = 0;
         this.scrollRef = useRef("scroll");
         this.stickToBottom = true;
@@ -93,7 +92,7 @@ export class ChatAction extends Component {
             this.followToken++;
             // Leaving the screen cancels the turn (DESIGN.md section 4: nothing runs in the background).
             this.request?.controller.abort();
-            this.closePauseDialog?.();
+            this.pauses.close();
         });
     }
 
@@ -202,7 +201,7 @@ export class ChatAction extends Component {
             return;
         }
         this.followToken++;
-        this.dropPauseDialog();
+        this.pauses.close();
         this.lastRequest = null;
         const conversation = data.conversation || {};
         let chat = fromHistory(data.messages || [], data.events || []);
@@ -232,7 +231,7 @@ export class ChatAction extends Component {
             return;
         }
         this.followToken++;
-        this.dropPauseDialog();
+        this.pauses.close();
         this.lastRequest = null;
         this.state.cloudServiceId = null;
         if (!this.state.assistants.some((assistant) => assistant.id === this.state.assistantId)) {
@@ -299,75 +298,13 @@ export class ChatAction extends Component {
 
     /** Opens the approval or "continue?" dialog once for each pause the reducer reports. */
     afterChange() {
-        if (!this.mounted || !this.alive) {
-            return;
+        if (this.mounted && this.alive) {
+            this.pauses.show(this.state.chat);
         }
-        const chat = this.state.chat;
-        if (chat.status === "awaiting_approval" && chat.pendingApproval) {
-            if (this.pauseShown !== chat.pendingApproval) {
-                this.openApproval();
-            }
-        } else if (chat.status === "awaiting_confirmation" && chat.confirm) {
-            if (this.pauseShown !== chat.confirm) {
-                this.openConfirm();
-            }
-        } else if (this.pauseShown) {
-            this.dropPauseDialog();
-        }
-    }
-
-    dropPauseDialog() {
-        const close = this.closePauseDialog;
-        this.closePauseDialog = null;
-        this.pauseShown = null;
-        close?.();
-    }
-
-    openApproval() {
-        const chat = this.state.chat;
-        this.dropPauseDialog();
-        this.pauseShown = chat.pendingApproval;
-        this.closePauseDialog = this.dialog.add(
-            ApprovalDialog,
-            { calls: chat.pendingApproval, onSubmit: (approvals) => this.resume({ approvals }) },
-            { onClose: () => (this.closePauseDialog = null) }
-        );
-    }
-
-    openConfirm() {
-        const chat = this.state.chat;
-        const { roundsUsed, maxRounds } = chat.confirm;
-        this.dropPauseDialog();
-        this.pauseShown = chat.confirm;
-        this.closePauseDialog = this.dialog.add(
-            ConfirmationDialog,
-            {
-                title: _t("Continue?"),
-                body: _t(
-                    "The assistant has used %(used)s of its %(max)s rounds and still wants to use tools. Let it go on, or have it answer now with what it has found?",
-                    { used: roundsUsed, max: maxRounds }
-                ),
-                confirmLabel: _t("Go on"),
-                cancelLabel: _t("Answer now"),
-                // Not awaited: the dialog closes at once while the answer streams.
-                confirm: () => {
-                    this.resume({ go_on: true });
-                },
-                cancel: () => {
-                    this.resume({ go_on: false });
-                },
-                dismiss: () => {}, // closing the dialog answers nothing: the turn keeps waiting
-            },
-            { onClose: () => (this.closePauseDialog = null) }
-        );
     }
 
     review() {
-        if (this.state.chat.status === "awaiting_approval") {
-            this.openApproval();
-        } else if (this.state.chat.status === "awaiting_confirmation") {
-            this.openConfirm();
-        }
+        this.pauses.show(this.state.chat, { again: true });
     }
 
     // -- requests ----------------------------------------------------------------------------------
