@@ -85,3 +85,58 @@ class TestChatTour(HttpCase):
         # the model was asked three times: add, echo (after "go on"), then the answer without tools
         self.assertEqual(len(self.llm.requests), 3)
         self.assertFalse(self.llm.requests[-1].get("tools"))
+
+
+def progress_model(body):
+    """Round 1: `progress` and `slow` at once; then the answer, which says what happened to each."""
+    results = [message for message in body.get("messages", []) if message.get("role") == "tool"]
+    if not results:
+        return Turn(tool_calls=(ToolCall("progress", {"steps": 40, "seconds": 8}), ToolCall("slow", {"seconds": 60})))
+    return Turn(text="The long job is done, without the slow one.", chunks=3)
+
+
+@tagged("post_install", "-at_install")
+class TestCallProgressTour(HttpCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.llm = ScriptedLLM(responder=progress_model)
+        cls.llm.start()
+        cls.addClassCleanup(cls.llm.close)
+        cls.mcp = HttpServer("streamable-http", "--notifying").start()
+        cls.addClassCleanup(cls.mcp.stop)
+
+    def setUp(self):
+        super().setUp()
+        require_browser(self)
+        env = self.env(context=dict(self.env.context, tracking_disable=True))
+        provider = env["ai.provider"].create(
+            {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted-model"}
+        )
+        self.server = env["mcp.server"].create({"name": "Progress server", "scope": "system", "url": self.mcp.url, "call_timeout": 90})
+        sync = self.server.action_sync_tools()
+        self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
+        tools = {tool.name: tool for tool in self.server.tool_ids}
+        for name in ("progress", "slow"):
+            tools[name].requires_approval = False
+        self.assistant = env["ai.assistant"].create({
+            "name": "Progress assistant",
+            "provider_id": provider.id,
+            "call_timeout": 90,
+            "mcp_server_ids": [(6, 0, self.server.ids)],
+            "mcp_tool_disabled_ids": [(6, 0, [t.id for name, t in tools.items() if name not in ("progress", "slow")])],
+        })
+
+    def tearDown(self):
+        hub = hub_module._hub
+        if hub is not None:
+            hub.close_server(self.server._server_key())
+        super().tearDown()
+
+    def test_progress_bar_and_stopping_one_call(self):
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_call_progress_tour", login="admin", timeout=120)
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        slow = conversation.message_ids.filtered(lambda m: m.tool_name == "slow")
+        self.assertEqual((slow.status, slow.error_code), ("cancelled", "CANCELLED"))
+        progress = self.env["ai.conversation.event"].search([("conversation_id", "=", conversation.id), ("type", "=", "tool_progress")])
+        self.assertTrue(2 <= len(progress) <= 20, f"{len(progress)} progress events stored for 40 notifications")

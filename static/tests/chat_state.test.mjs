@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import {
+    cancelRequested,
     eventFromSse,
     fromHistory,
     initialState,
@@ -48,6 +49,9 @@ function sequence(first = 1) {
                 calls: ids.map((id) => ({ id, tool: id, title: id, server: "CRM", arguments: { query: id } })),
             }),
         confirm: (used, max = 5) => next("confirm_continue", { rounds_used: used, max_rounds: max }),
+        progress: (id, progress, total = null, message = null, ms = 100) =>
+            next("tool_progress", { id, progress, total, message, elapsed_ms: ms }),
+        log: (id, level, message) => next("tool_log", { id, level, logger: null, message }),
         warning: (code, message) => next("warning", { code, message }),
         error: (code, message) => next("error", { code, message }),
         done: (rounds) => next("done", { message_id: 42, usage: { input_tokens: 100, output_tokens: 20 }, rounds }),
@@ -138,6 +142,9 @@ describe("a streamed turn", () => {
                         durationMs: 30000,
                         result: { ok: false, content: [], errorCode: "MCP_TIMEOUT", errorMessage: "MCP_TIMEOUT happened" },
                         expanded: false,
+                        progress: null,
+                        logs: [],
+                        cancelling: false,
                     },
                     {
                         kind: "tool",
@@ -153,6 +160,9 @@ describe("a streamed turn", () => {
                         durationMs: 120,
                         result: { ok: true, content: [{ type: "text", text: "call_b ok" }], errorCode: null, errorMessage: null },
                         expanded: false,
+                        progress: null,
+                        logs: [],
+                        cancelling: false,
                     },
                     { kind: "text", text: "Three leads; no forecast." },
                 ],
@@ -495,4 +505,74 @@ test("what SseParser yields reduces like the event it carries", () => {
     );
     const state = play(asked("Go"), events);
     assert.deepEqual([state.conversationId, state.lastEventId, tools(state)[0].id], [3, 2, "c1"]);
+});
+
+describe("a running call: progress, server messages and stopping it", () => {
+    function running() {
+        const e = sequence();
+        const state = [e.start(), e.round(1), e.call("call_a", "export"), e.call("call_b", "find_leads")].reduce(
+            reduce,
+            userMessage(initialState(), "Export")
+        );
+        return { e, state };
+    }
+    const block = (state, id) => state.messages.at(-1).parts.find((part) => part.id === id);
+
+    test("the latest progress replaces the previous one, on its own call only", () => {
+        const { e, state } = running();
+        const after = [e.progress("call_a", 1, 10, "step 1"), e.progress("call_a", 7, 10, "step 7", 1500)].reduce(reduce, state);
+        assert.deepEqual(block(after, "call_a").progress, { progress: 7, total: 10, message: "step 7", elapsedMs: 1500 });
+        assert.equal(block(after, "call_b").progress, null);
+        assert.equal(after.status, "running_tools");
+    });
+
+    test("progress without a total is kept as such (an indeterminate bar)", () => {
+        const { e, state } = running();
+        const after = reduce(state, e.progress("call_a", 3));
+        assert.deepEqual(block(after, "call_a").progress, { progress: 3, total: null, message: null, elapsedMs: 100 });
+    });
+
+    test("progress that arrives after the result changes nothing", () => {
+        const { e, state } = running();
+        const after = [e.result("call_a"), e.progress("call_a", 9, 10)].reduce(reduce, state);
+        assert.equal(block(after, "call_a").progress, null);
+        assert.equal(block(after, "call_a").status, "done");
+    });
+
+    test("server log messages are listed in order with their level", () => {
+        const { e, state } = running();
+        const after = [e.log("call_a", "info", "reading"), e.log("call_a", "warning", "slow disk")].reduce(reduce, state);
+        assert.deepEqual(block(after, "call_a").logs, [
+            { level: "info", logger: null, message: "reading" },
+            { level: "warning", logger: null, message: "slow disk" },
+        ]);
+        assert.deepEqual(block(after, "call_b").logs, []);
+    });
+
+    test("a stop request marks the call stopping; its CANCELLED result makes it cancelled, the other call runs on", () => {
+        const { e, state } = running();
+        const key = block(state, "call_a").key;
+        const asked = cancelRequested(state, key);
+        assert.equal(block(asked, "call_a").cancelling, true);
+        assert.equal(block(asked, "call_b").cancelling, false);
+        const after = reduce(asked, e.result("call_a", { ok: false, code: "CANCELLED" }));
+        assert.equal(block(after, "call_a").status, "cancelled");
+        assert.equal(block(after, "call_a").cancelling, false);
+        assert.equal(block(after, "call_b").status, "running");
+        assert.equal(after.status, "running_tools");
+    });
+
+    test("a finished call cannot be asked to stop", () => {
+        const { e, state } = running();
+        const done = reduce(state, e.result("call_a"));
+        assert.equal(block(cancelRequested(done, block(done, "call_a").key), "call_a").cancelling, false);
+    });
+
+    test("a replayed conversation shows the same progress and messages as the stream did", () => {
+        const e = sequence();
+        const events = [e.start(), e.round(1), e.call("call_a", "export"), e.progress("call_a", 5, 5, "done"), e.log("call_a", "info", "ok"), e.result("call_a")];
+        const streamed = events.reduce(reduce, userMessage(initialState(), "Export"));
+        const replayed = fromHistory([{ role: "user", text: "Export", seq: 0 }], events);
+        assert.deepEqual(replayed.messages, streamed.messages);
+    });
 });

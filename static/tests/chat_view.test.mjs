@@ -6,6 +6,7 @@ import {
     approvalsFor,
     errorFromResponse,
     formatDuration,
+    progressPercent,
     imageDataUri,
     isStreamingStatus,
     lastUserText,
@@ -190,5 +191,19 @@ describe("small helpers", () => {
             ["idle", "thinking", "running_tools", "awaiting_approval", "awaiting_confirmation", "error"].map(isStreamingStatus),
             [false, true, true, false, false, false]
         );
+    });
+});
+
+describe("progressPercent", () => {
+    test("a share of the total, kept within 0 and 100", () => {
+        assert.equal(progressPercent({ progress: 3, total: 4 }), 75);
+        assert.equal(progressPercent({ progress: 12, total: 10 }), 100);
+        assert.equal(progressPercent({ progress: -1, total: 10 }), 0);
+    });
+
+    test("no total, a zero total or no progress yet: an indeterminate bar", () => {
+        assert.equal(progressPercent({ progress: 3, total: null }), null);
+        assert.equal(progressPercent({ progress: 3, total: 0 }), null);
+        assert.equal(progressPercent(null), null);
     });
 });

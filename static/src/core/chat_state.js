@@ -18,6 +18,11 @@
  *   awaiting_confirmation  `confirm` holds { roundsUsed, maxRounds }: go on or answer now
  *   error                  `error` holds { code, message }; the turn ended
  *
+ * While a call runs, its block carries the server's latest `progress` ({ progress, total, message,
+ * elapsedMs }, coalesced by the server side) and its `logs` ([{ level, logger, message }]); the user
+ * may ask to stop it (`cancelRequested`), after which it shows as stopping until its result, a
+ * CANCELLED error, arrives with status "cancelled".
+ *
  * A turn's assistant message collects its text and tool blocks in stream order and is continued,
  * not replaced, when the turn resumes after an approval or a confirmation. Tool blocks carry `key`,
  * unique in the conversation (call ids are only unique within a turn), for t-key and toggleTool.
@@ -99,6 +104,12 @@ export function fromHistory(messages, events) {
     return state;
 }
 
+/** The user asked to stop one running call (the server answers with its CANCELLED result). */
+export function cancelRequested(state, key) {
+    const mark = (part) => (part.key === key && part.status === "running" ? { ...part, cancelling: true } : part);
+    return { ...state, messages: mapCurrentTools(state.messages, mark) };
+}
+
 export function toggleTool(state, key) {
     const toggle = (part) => (part.key === key ? { ...part, expanded: !part.expanded } : part);
     const messages = state.messages.map((message) =>
@@ -163,6 +174,23 @@ const HANDLERS = {
         return { ...state, messages, status: "running_tools" };
     },
 
+    tool_progress(state, event) {
+        const progress = {
+            progress: event.progress,
+            total: event.total ?? null,
+            message: event.message ?? null,
+            elapsedMs: event.elapsed_ms ?? 0,
+        };
+        const update = (part) => (part.id === event.id && part.status === "running" ? { ...part, progress } : part);
+        return { ...state, messages: mapCurrentTools(state.messages, update) };
+    },
+
+    tool_log(state, event) {
+        const line = { level: event.level, logger: event.logger ?? null, message: event.message };
+        const update = (part) => (part.id === event.id ? { ...part, logs: [...part.logs, line] } : part);
+        return { ...state, messages: mapCurrentTools(state.messages, update) };
+    },
+
     tool_result(state, event) {
         const finish = (part) => (part.id === event.id ? withResult(part, event) : part);
         const messages = mapCurrentTools(state.messages, finish);
@@ -222,17 +250,23 @@ function toolBlock(event, messageIndex) {
         durationMs: null,
         result: null,
         expanded: false,
+        progress: null,
+        logs: [],
+        cancelling: false,
     };
 }
+
+const FAILED_STATUSES = { TOOL_DENIED: "denied", CANCELLED: "cancelled" };
 
 function withResult(part, event) {
     let status = "done";
     if (!event.ok) {
-        status = event.error_code === "TOOL_DENIED" ? "denied" : "error";
+        status = FAILED_STATUSES[event.error_code] ?? "error";
     }
     return {
         ...part,
         status,
+        cancelling: false,
         durationMs: event.duration_ms ?? null,
         result: {
             ok: event.ok,

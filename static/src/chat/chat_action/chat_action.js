@@ -7,6 +7,7 @@ import { registry } from "@web/core/registry";
 import { useService } from "@web/core/utils/hooks";
 
 import {
+    cancelRequested,
     eventFromSse,
     fromHistory,
     initialState,
@@ -294,6 +295,21 @@ export class ChatAction extends Component {
 
     toggleTool(key) {
         this.state.chat = toggleTool(this.state.chat, key);
+    }
+
+    /** Stop one running call: the worker running the turn, whichever it is, reads the request. */
+    async cancelTool(key) {
+        const chat = this.state.chat;
+        const block = chat.messages.at(-1)?.parts?.find((part) => part.key === key);
+        if (!block || block.status !== "running" || !chat.conversationId) {
+            return;
+        }
+        this.setChat(cancelRequested(chat, key));
+        try {
+            await rpc("/ai_mcp/chat/cancel_call", { conversation_id: chat.conversationId, call_id: block.id });
+        } catch (error) {
+            this.notification.add(_t("The call could not be stopped: %(error)s", { error: error.message }), { type: "danger" });
+        }
     }
 
     /** Opens the approval or "continue?" dialog once for each pause the reducer reports. */

@@ -13,7 +13,12 @@ import { ToolBlock } from "../tool_block/tool_block";
 export class MessageList extends Component {
     static template = "ai_mcp.MessageList";
     static components = { ToolBlock };
-    static props = { messages: Array, paused: { type: Boolean, optional: true }, onToggleTool: Function };
+    static props = {
+        messages: Array,
+        paused: { type: Boolean, optional: true },
+        onToggleTool: Function,
+        onCancelTool: { type: Function, optional: true },
+    };
 
     markdown(text) {
         return markup(renderMarkdown(text));

@@ -2,7 +2,7 @@
 import { Component } from "@odoo/owl";
 import { _t } from "@web/core/l10n/translation";
 
-import { formatDuration, prettyJson } from "@ai_mcp/core/chat_view";
+import { formatDuration, prettyJson, progressPercent } from "@ai_mcp/core/chat_view";
 import { ToolResult } from "../tool_result/tool_result";
 
 const STATUS_ICONS = {
@@ -12,6 +12,7 @@ const STATUS_ICONS = {
     done: "fa fa-check-circle text-success",
     error: "fa fa-exclamation-circle text-danger",
     denied: "fa fa-ban text-muted",
+    cancelled: "fa fa-stop-circle text-muted",
 };
 
 const INTERRUPTED = {
@@ -21,12 +22,19 @@ const INTERRUPTED = {
 
 /**
  * One tool call of an answer (a "tool" part of chat_state.js): a header with the tool's title,
- * server, status and duration that expands to the arguments and the result.
+ * server, status and duration that expands to the arguments and the result. While the call runs
+ * it shows the server's progress and a stop control; the server's log messages are listed in the
+ * expanded block.
  */
 export class ToolBlock extends Component {
     static template = "ai_mcp.ToolBlock";
     static components = { ToolResult };
-    static props = { block: Object, paused: { type: Boolean, optional: true }, onToggle: Function };
+    static props = {
+        block: Object,
+        paused: { type: Boolean, optional: true },
+        onToggle: Function,
+        onCancel: { type: Function, optional: true },
+    };
 
     /** The shown status: a call that was not started because its round waits for an approval is
      * "waiting", not "running" (the reducer keeps it running: it starts as soon as the turn resumes). */
@@ -48,7 +56,11 @@ export class ToolBlock extends Component {
             done: _t("Done"),
             error: _t("Error"),
             denied: _t("Denied"),
+            cancelled: _t("Cancelled"),
         };
+        if (this.status === "running" && this.props.block.cancelling) {
+            return _t("Stopping…");
+        }
         return labels[this.status] || this.status;
     }
 
@@ -65,6 +77,30 @@ export class ToolBlock extends Component {
         return result?.interrupted ? INTERRUPTED[result.interrupted]() : result?.errorMessage;
     }
 
+    get canStop() {
+        return Boolean(this.props.onCancel) && this.status === "running" && !this.props.block.cancelling;
+    }
+
+    get percent() {
+        return progressPercent(this.props.block.progress);
+    }
+
+    get progressWidth() {
+        return this.percent === null ? "" : `width: ${this.percent.toFixed(1)}%`;
+    }
+
+    get progressLabel() {
+        const progress = this.props.block.progress;
+        if (this.percent === null) {
+            return _t("Progress: %(progress)s", { progress: progress.progress });
+        }
+        return _t("Progress: %(progress)s of %(total)s", { progress: progress.progress, total: progress.total });
+    }
+
+    get elapsed() {
+        return formatDuration(this.props.block.progress?.elapsedMs);
+    }
+
     get argumentsJson() {
         return prettyJson(this.props.block.arguments ?? {});
     }
@@ -75,5 +111,9 @@ export class ToolBlock extends Component {
 
     toggle() {
         this.props.onToggle(this.props.block.key);
+    }
+
+    cancel() {
+        this.props.onCancel(this.props.block.key);
     }
 }
