@@ -141,11 +141,14 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
     """Tools that talk while they run: progress, log messages, a tool list that changes."""
 
     @mcp.tool()
-    async def progress(steps: int, seconds: float, ctx: Context) -> str:
-        """Report `steps` progress notifications spread over `seconds`, then answer."""
+    async def progress(steps: int, seconds: float, ctx: Context, quiet: bool = False, stamp: bool = False) -> str:
+        """Report `steps` progress notifications spread over `seconds`, then answer. `quiet`: keep
+        the same pace without sending them; `stamp`: each message says when it was sent (epoch s)."""
         started = time.monotonic()
         for i in range(1, steps + 1):
-            await ctx.report_progress(i, steps, f"step {i} of {steps}")
+            if not quiet:
+                sent = f" sent {time.time():.6f}" if stamp else ""
+                await ctx.report_progress(i, steps, f"step {i} of {steps}{sent}")
             await asyncio.sleep(max(0.0, started + seconds * i / steps - time.monotonic()))
         _mark(state_dir, "progress-finished", f"{steps}")
         return f"{steps} steps done"
