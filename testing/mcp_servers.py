@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -312,16 +312,18 @@ def server_argv(transport: str, *extra: str) -> list[str]:
 class HttpServer:
     """A server process on 127.0.0.1; `url` is its MCP endpoint."""
 
-    def __init__(self, transport: str, *extra: str) -> None:
+    def __init__(self, transport: str, *extra: str, program: Sequence[str] = (sys.executable, str(HERE))) -> None:
+        """`program` runs the server script: another python and script serve, e.g., an mcp 2.x server."""
         self.transport = transport
         self.extra = extra
+        self.program = tuple(program)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/{'mcp' if transport == 'streamable-http' else 'sse'}"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, wait: float = 20.0) -> "HttpServer":
         self.process = subprocess.Popen(
-            server_argv(self.transport, "--port", str(self.port), *self.extra),
+            [*self.program, "--transport", self.transport, "--port", str(self.port), *self.extra],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -349,8 +351,8 @@ class HttpServer:
 
 
 @contextlib.contextmanager
-def serve_http(transport: str, *extra: str) -> Iterator[HttpServer]:
-    server = HttpServer(transport, *extra).start()
+def serve_http(transport: str, *extra: str, program: Sequence[str] = (sys.executable, str(HERE))) -> Iterator[HttpServer]:
+    server = HttpServer(transport, *extra, program=program).start()
     try:
         yield server
     finally:
