@@ -15,7 +15,9 @@ from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 from mcp.types import LATEST_PROTOCOL_VERSION
 
 from conftest import FAST_RETRY, ROOT, http_spec
+from services.call_observer import CallObserver
 from services.errors import ErrorCode, McpError
+from services.events import ToolProgressEvent
 from services.hub import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from services.tool_result import StructuredPart
@@ -102,6 +104,15 @@ def test_tool_error_is_an_error_result_with_the_servers_message(hub: McpHub, mcp
 def test_tool_reporting_progress_answers(hub: McpHub, mcp2_spec: ServerSpec) -> None:
     result = hub.call_tool(mcp2_spec, "count", {"steps": 3})
     assert not result.is_error and result.text_for_model() == "counted 3"
+
+
+def test_progress_of_an_mcp2_server_reaches_the_call(hub: McpHub, mcp2_spec: ServerSpec) -> None:
+    events: list[ToolProgressEvent] = []
+    observer = CallObserver("c", events.append)
+    result = hub.run(hub.acall_tool(mcp2_spec, "count", {"steps": 3}, observer=observer), timeout=30)
+    assert result.text_for_model() == "counted 3"
+    assert observer.received == 3
+    assert (events[-1].progress, events[-1].total, events[-1].message) == (3, 3, "step 3")
 
 
 def test_pooled_session_serves_many_calls(hub: McpHub, mcp2_spec: ServerSpec) -> None:
