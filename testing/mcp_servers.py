@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -132,7 +133,7 @@ def build_server(
     for i in range(tool_count):
         mcp.add_tool(_numbered(i), name=f"tool_{i:03d}", description=f"Numbered tool {i}")
 
-    if page_size or bad_tools:
+    if page_size or bad_tools or notifying:
         _list_tools(mcp, page_size, bad_tools)
     return mcp
 
@@ -162,6 +163,12 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
         return f"logged {count}"
 
     @mcp.tool()
+    def misreport(city: str) -> types.CallToolResult:
+        """The weather, though its listed output schema says celsius is a string (see _list_tools)."""
+        data = {"city": city, "celsius": 21.5}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(data))], structuredContent=data)
+
+    @mcp.tool()
     async def grow(name: str, ctx: Context) -> str:
         """Add a tool called `name` and tell the client that the tool list changed."""
 
@@ -187,7 +194,7 @@ def _list_tools(mcp: FastMCP, page_size: int, bad_tools: bool) -> None:
 
     @lowlevel.list_tools()
     async def listed(request: types.ListToolsRequest) -> types.ListToolsResult:
-        tools = await mcp.list_tools()
+        tools = [_misreported(tool) for tool in await mcp.list_tools()]
         if bad_tools:
             tools += _bad_tools(tools)
         if not page_size:
@@ -196,6 +203,14 @@ def _list_tools(mcp: FastMCP, page_size: int, bad_tools: bool) -> None:
         start = int(cursor or 0)
         end = start + page_size
         return types.ListToolsResult(tools=tools[start:end], nextCursor=str(end) if end < len(tools) else None)
+
+
+def _misreported(tool: types.Tool) -> types.Tool:
+    """`misreport` promises a celsius string and sends a number: its results break its output schema."""
+    if tool.name != "misreport":
+        return tool
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "celsius": {"type": "string"}}, "required": ["city", "celsius"]}
+    return tool.model_copy(update={"outputSchema": schema})
 
 
 def _bad_tools(tools: list[types.Tool]) -> list[types.Tool]:

@@ -13,6 +13,7 @@ import pytest
 from conftest import http_spec, stdio_spec
 from services.agent_loop import TurnRequest, run_turn
 from services.call_observer import MAX_LOG_EVENTS, CallObserver
+from services.errors import ErrorCode, McpError
 from services.events import ToolLogEvent, ToolProgressEvent
 from services.hub import McpHub
 from services.server_spec import ServerSpec
@@ -158,3 +159,22 @@ def test_a_pooled_session_announces_a_changed_tool_list(hub: McpHub, notifying_h
         time.sleep(0.05)
     assert announced == [("growing", "tools")]
     assert "sprout" in {t.name for t in hub.list_tools(spec).tools}
+
+
+def test_structured_content_that_breaks_the_output_schema_is_a_protocol_error_the_model_reads(
+    hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer
+) -> None:
+    spec = http_spec(notifying_http, key="misreporting")
+    with pytest.raises(McpError) as info:
+        hub.call_tool(spec, "misreport", {"city": "Taipei"})
+    assert info.value.code is ErrorCode.MCP_PROTOCOL_ERROR
+    assert "misreporting" in info.value.message and "21.5" in info.value.message
+
+    llm.queue(Turn(tool_calls=(ToolCall("misreport", {"city": "Taipei"}, id="call_m"),)), Turn(text="The server sent bad data."))
+    request = TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="Weather?")
+    events = [e for e in hub.iterate(lambda: run_turn(request, hub)) if e is not None]
+    result = next(e for e in events if e.type == "tool_result")
+    assert (result.ok, result.error_code) == (False, "MCP_PROTOCOL_ERROR")
+    seen = {m.get("tool_call_id"): m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"}
+    assert seen["call_m"].startswith("Error MCP_PROTOCOL_ERROR:")
+    assert events[-1].type == "done"

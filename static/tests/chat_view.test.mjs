@@ -79,7 +79,7 @@ describe("resultItems", () => {
         ]);
         assert.deepEqual(
             items.map((item) => item.kind),
-            ["text", "image", "blocked", "blocked", "resource", "blocked", "link", "link", "json"]
+            ["text", "image", "blocked", "blocked", "resource", "blocked", "link", "link", "fields"]
         );
         assert.deepEqual(items.map((item) => item.index), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
         assert.equal(items[1].src, `data:image/png;base64,${PNG}`);
@@ -89,7 +89,7 @@ describe("resultItems", () => {
         assert.deepEqual([items[5].type, items[5].bytes, items[5].uri], ["resource", 4, "file:///a.bin"]);
         assert.equal(items[6].href, "https://example.com/doc");
         assert.equal(items[7].href, null, "only http(s) links can be opened");
-        assert.equal(items[8].json, '{\n  "city": "Paris"\n}');
+        assert.deepEqual(items[8].rows, [["city", "Paris"]]);
     });
 
     test("a text part that repeats the structured content is shown once", () => {
@@ -97,7 +97,32 @@ describe("resultItems", () => {
             { type: "text", text: '{"celsius": 21.5, "city": "Paris"}' },
             { type: "structured", data: { city: "Paris", celsius: 21.5 } },
         ]);
-        assert.deepEqual(items.map((item) => item.kind), ["json"]);
+        assert.deepEqual(items.map((item) => item.kind), ["fields"]);
+        assert.deepEqual(items[0].rows, [["city", "Paris"], ["celsius", "21.5"]]);
+    });
+
+    test("a plain value sent as text and wrapped as structured {result} is shown once, as the text", () => {
+        for (const [text, result] of [["5.0", 5.0], ["5", 5], ["true", true], ["done", "done"], ['[1, 2]', [1, 2]]]) {
+            const items = resultItems([{ type: "text", text }, { type: "structured", data: { result } }]);
+            assert.equal(items.length, 1, text);
+        }
+        const different = resultItems([{ type: "text", text: "see below" }, { type: "structured", data: { result: 5 } }]);
+        assert.deepEqual(different.map((item) => item.kind), ["text", "fields"], "a text that says something else stays");
+    });
+
+    test("a list of flat records is a table; nested data stays JSON", () => {
+        const leads = Array.from({ length: 60 }, (_, i) => ({ name: `Lead ${i}`, score: i, won: i % 2 === 0 }));
+        leads[3] = { name: "Lead 3", owner: "Ann" };
+        const [table] = resultItems([{ type: "structured", data: { leads } }]);
+        assert.equal(table.kind, "table");
+        assert.equal(table.caption, "leads");
+        assert.deepEqual(table.columns, ["name", "score", "won", "owner"]);
+        assert.deepEqual(table.rows[0], ["Lead 0", "0", "true", ""]);
+        assert.deepEqual(table.rows[3], ["Lead 3", "", "", "Ann"]);
+        assert.equal(table.rows.length, 50);
+        assert.equal(table.more, 10);
+        const [nested] = resultItems([{ type: "structured", data: { a: { b: 1 }, c: 2 } }]);
+        assert.equal(nested.kind, "json");
     });
 
     test("JSON written as text is indented; other text stays as it is", () => {

@@ -76,13 +76,21 @@ export function formatDuration(ms) {
  *   blocked   { type, mimeType, bytes }      an image of another type, audio, a binary resource: described
  *   resource  { uri, mimeType, text }        an embedded text resource
  *   link      { uri, name, description, href }  a resource link; href only for http(s) URIs
- * A text part repeating the structured content (as MCP servers are told to do) is shown once.
+ *   fields    { rows: [[name, value]] }      structured content that is one flat record
+ *   table     { caption, columns, rows, more }  structured content holding one list of flat records
+ *                                            (at most TABLE_ROWS rows; `more` says how many are left out)
+ * A text part repeating the structured content (as MCP servers are told to do) is shown once, and
+ * so is a plain value that a server wraps as structured content {"result": value} and also sends as text.
  */
 export function resultItems(content) {
     const parts = Array.isArray(content) ? content.filter((part) => part && typeof part === "object") : [];
     const structured = parts.filter((part) => part.type === "structured").map((part) => canonicalJson(part.data));
+    const texts = parts.filter((part) => part.type === "text").map((part) => String(part.text ?? "").trim());
     const items = [];
     for (const part of parts) {
+        if (part.type === "structured" && wrapsText(part.data, texts)) {
+            continue;
+        }
         const item = resultItem(part, structured);
         if (item) {
             items.push({ ...item, index: items.length });
@@ -105,7 +113,7 @@ function resultItem(part, structured) {
             return { kind: "json", json: prettyJson(json) };
         }
         case "structured":
-            return { kind: "json", json: prettyJson(part.data) };
+            return structuredItem(part.data);
         case "image": {
             const src = imageDataUri(part);
             return src
@@ -136,6 +144,57 @@ function resultItem(part, structured) {
 }
 
 /** A JSON object or array written as text, else undefined (a number or a word stays text). */
+const TABLE_ROWS = 50;
+const TABLE_COLUMNS = 12;
+
+function isScalar(value) {
+    return value === null || ["string", "number", "boolean"].includes(typeof value);
+}
+
+function isRecord(value) {
+    return Boolean(value) && typeof value === "object" && !Array.isArray(value);
+}
+
+function scalarText(value) {
+    return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** Structured content as a user reads it best: one flat record as name/value rows, one list of
+ * flat records as a table, anything else as indented JSON. */
+function structuredItem(data) {
+    if (!isRecord(data)) {
+        return { kind: "json", json: prettyJson(data) };
+    }
+    const entries = Object.entries(data);
+    if (entries.length && entries.every(([, value]) => isScalar(value))) {
+        return { kind: "fields", rows: entries.map(([name, value]) => [name, scalarText(value)]) };
+    }
+    const [caption, list] = entries.length === 1 ? entries[0] : [];
+    if (Array.isArray(list) && list.length && list.every((row) => isRecord(row) && Object.values(row).every(isScalar))) {
+        const columns = [...new Set(list.flatMap((row) => Object.keys(row)))];
+        if (columns.length <= TABLE_COLUMNS) {
+            const rows = list.slice(0, TABLE_ROWS).map((row) => columns.map((column) => (column in row ? scalarText(row[column]) : "")));
+            return { kind: "table", caption, columns, rows, more: Math.max(0, list.length - TABLE_ROWS) };
+        }
+    }
+    return { kind: "json", json: prettyJson(data) };
+}
+
+/** Servers wrap a plain result as {"result": value} for the structured copy; a text part saying the
+ * same value is what the user should read. */
+function wrapsText(data, texts) {
+    if (!isRecord(data) || Object.keys(data).length !== 1 || !("result" in data)) {
+        return false;
+    }
+    const value = data.result;
+    return texts.some((text) => {
+        if (typeof value === "number") {
+            return text !== "" && Number(text) === value; // Python says 5.0 where JSON says 5
+        }
+        return isScalar(value) ? text === scalarText(value) : canonicalJson(parseJsonValue(text)) === canonicalJson(value);
+    });
+}
+
 function parseJsonValue(text) {
     const trimmed = text.trim();
     if (!(trimmed.startsWith("{") || trimmed.startsWith("["))) {

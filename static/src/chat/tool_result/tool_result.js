@@ -6,7 +6,8 @@ import { resultItems } from "@ai_mcp/core/chat_view";
 
 /**
  * The content of a tool result (typed parts, services/tool_result.py), shown as text, indented
- * JSON, images from allowed data URIs only, resources and links. Everything is escaped by t-esc.
+ * JSON, a record or a table for structured content, images from allowed data URIs only, resources
+ * and links. Everything is escaped by t-esc.
  */
 export class ToolResult extends Component {
     static template = "ai_mcp.ToolResult";
@@ -15,6 +16,10 @@ export class ToolResult extends Component {
 
     get items() {
         return resultItems(this.props.content);
+    }
+
+    moreLabel(item) {
+        return _t("%(count)s more rows not shown.", { count: item.more });
     }
 
     blockedLabel(item) {
