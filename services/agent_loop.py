@@ -121,7 +121,7 @@ async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | Non
     call while the turn runs."""
     turn = _Turn(request, hub)
     if control is not None:
-        control.attach(asyncio.get_running_loop(), turn.runner.cancel)
+        control.attach(asyncio.get_running_loop(), turn.runner.cancel, turn.runner.answer)
     try:
         async with contextlib.aclosing(turn.events()) as events:
             async for event in events:

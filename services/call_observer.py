@@ -1,34 +1,44 @@
-"""What a server says about one running tools/call besides its result: progress and log messages.
+"""What a server says about one running tools/call besides its result: progress, log messages,
+and questions for the user (elicitation).
 
 Progress is coalesced before it becomes an event: a server may send hundreds of notifications a
 second, and each event is a stored row and a message to the browser. The first one goes out at
 once, later ones at most every PROGRESS_INTERVAL seconds, and the latest one always goes out
 before the result. Log messages are capped per call for the same reason; the rest reach only the
-Odoo log.
+Odoo log. A question becomes an `elicitation_required` event; the call waits for the answer,
+which `questions` (owned by the tool runner) routes here, until the call ends.
 """
 from __future__ import annotations
 
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
-from .events import ToolLogEvent, ToolProgressEvent
+from mcp import types as mcp_types
+
+from .events import ElicitationDoneEvent, ElicitationRequiredEvent, ToolLogEvent, ToolProgressEvent
 
 PROGRESS_INTERVAL = 0.5
 MAX_LOG_EVENTS = 20
 LOG_TEXT_LIMIT = 2000
 
-Emit = Callable[[ToolProgressEvent | ToolLogEvent], None]
+CallEvent = ToolProgressEvent | ToolLogEvent | ElicitationRequiredEvent | ElicitationDoneEvent
+Emit = Callable[[CallEvent], None]
+Questions = dict[str, "asyncio.Future[mcp_types.ElicitResult]"]
 
 
 class CallObserver:
     """Turns one call's notifications into events handed to `emit`, on the hub's loop."""
 
-    def __init__(self, call_id: str, emit: Emit, interval: float = PROGRESS_INTERVAL) -> None:
+    def __init__(self, call_id: str, emit: Emit, interval: float = PROGRESS_INTERVAL, questions: Questions | None = None) -> None:
         self.call_id = call_id
         self._emit = emit
+        self._questions = questions
+        self._open: set[str] = set()
         self._interval = interval
         self._started = time.monotonic()
         self._last_sent = float("-inf")
@@ -57,9 +67,36 @@ class CallObserver:
         self._emit(ToolLogEvent(id=self.call_id, level=level, logger=logger, message=log_text(data)))
         return True
 
+    async def elicit(self, server: str, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        """Ask the user and wait for the answer. A call nobody can ask for (no turn behind it), or
+        a page that is not http(s), is declined."""
+        event = _question(self.call_id, server, params)
+        if self._questions is None or event is None:
+            return mcp_types.ElicitResult(action="decline")
+        answer: asyncio.Future[mcp_types.ElicitResult] = asyncio.get_running_loop().create_future()
+        self._questions[event.elicitation] = answer
+        self._open.add(event.elicitation)
+        self._emit(event)
+        try:
+            result = await answer
+        finally:
+            self._questions.pop(event.elicitation, None)
+        self._close_question(event.elicitation, result.action)
+        return result
+
     def finish(self) -> None:
-        """The call ended: its latest progress goes out now, before its result."""
+        """The call ended: its latest progress goes out now, before its result, and questions
+        still open are closed (the server stopped waiting for them)."""
         self._send_pending()
+        for elicitation in list(self._open):
+            self._close_question(elicitation, "cancel")
+            if self._questions is not None and (answer := self._questions.get(elicitation)) is not None:
+                answer.cancel()
+
+    def _close_question(self, elicitation: str, action: str) -> None:
+        if elicitation in self._open:
+            self._open.discard(elicitation)
+            self._emit(ElicitationDoneEvent(id=self.call_id, elicitation=elicitation, action=action))
 
     def _send_pending(self) -> None:
         if self._timer is not None:
@@ -76,3 +113,22 @@ def log_text(data: Any) -> str:
     """A log message's `data` (any JSON value) as the text shown in the tool block."""
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
     return text if len(text) <= LOG_TEXT_LIMIT else f"{text[:LOG_TEXT_LIMIT]}…"
+
+
+def _question(call_id: str, server: str, params: mcp_types.ElicitRequestParams) -> ElicitationRequiredEvent | None:
+    elicitation = uuid.uuid4().hex
+    if isinstance(params, mcp_types.ElicitRequestURLParams):
+        parts = urlsplit(params.url)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            return None
+        return ElicitationRequiredEvent(
+            id=call_id, elicitation=elicitation, server=server, mode="url", message=params.message, url=params.url, host=parts.hostname
+        )
+    return ElicitationRequiredEvent(
+        id=call_id,
+        elicitation=elicitation,
+        server=server,
+        mode="form",
+        message=params.message,
+        requested_schema=params.requestedSchema,
+    )

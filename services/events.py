@@ -81,6 +81,30 @@ class ToolLogEvent(_Event):
     message: str
 
 
+class ElicitationRequiredEvent(_Event):
+    """A running call's server asks the user: a form (`requested_schema`) or a page to visit (`url`,
+    shown with its `host`). The call waits for the answer, within its timeout."""
+
+    type: Literal["elicitation_required"] = "elicitation_required"
+    id: str
+    elicitation: str  # ours, unique: what the user's answer names
+    server: str
+    mode: Literal["form", "url"]
+    message: str
+    requested_schema: dict[str, Any] | None = None
+    url: str | None = None
+    host: str | None = None
+
+
+class ElicitationDoneEvent(_Event):
+    """The question of `elicitation_required` is closed: answered, or dropped with its call."""
+
+    type: Literal["elicitation_done"] = "elicitation_done"
+    id: str
+    elicitation: str
+    action: Literal["accept", "decline", "cancel"]
+
+
 class PendingCall(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -130,6 +154,8 @@ Event = Annotated[
         ToolResultEvent,
         ToolProgressEvent,
         ToolLogEvent,
+        ElicitationRequiredEvent,
+        ElicitationDoneEvent,
         ApprovalRequiredEvent,
         ConfirmContinueEvent,
         WarningEvent,

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from . import stdio_launcher
 from .address_pin import AddressPin, checked_pin
 from .call_observer import CallObserver
+from .eliciting_session import ElicitingClientSession
 from .errors import ConfigError, ErrorCode, McpError
 from .http_stream_watch import StreamBreakWatch
 from .mcp_failures import (
@@ -145,9 +146,10 @@ class McpSession:
                     await self._guard_address()
                     streams = await stack.enter_async_context(self._transport(stack))
                     session = await stack.enter_async_context(
-                        ClientSession(
+                        ElicitingClientSession(
                             streams[0],
                             streams[1],
+                            ask=self._on_elicit,
                             read_timeout_seconds=timedelta(seconds=self.spec.call_timeout),
                             message_handler=self._on_message,
                             logging_callback=self._on_log,
@@ -232,6 +234,18 @@ class McpSession:
             "MCP server log: server=%s level=%s logger=%s call=%s %s",
             self.spec.name, params.level, params.logger or "", observers[0].call_id if shown else "-", str(params.data)[:2000],
         )
+
+    async def _on_elicit(self, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        """A server asks the user something during a call. As for log messages, the request does
+        not say which call it is about: it is put to the user of the call only when that call is
+        the only one running on the session, and cancelled otherwise, so that no user is ever
+        shown another user's question."""
+        observers = list(self._observers.values())
+        if len(observers) != 1:
+            _logger.warning("MCP elicitation cancelled: server=%s calls_running=%d (cannot tell whose it is)", self.spec.name, len(observers))
+            return mcp_types.ElicitResult(action="cancel")
+        _logger.info("MCP elicitation: server=%s call=%s mode=%s", self.spec.name, observers[0].call_id, params.mode)
+        return await observers[0].elicit(self.spec.name, params)
 
     def _with_stderr(self, error: McpError) -> McpError:
         if self.spec.transport is not Transport.STDIO or not self.stderr:

@@ -12,9 +12,11 @@ from typing import Any
 
 import jsonschema
 
-from .call_observer import CallObserver
+from mcp import types as mcp_types
+
+from .call_observer import CallEvent, CallObserver, Questions
 from .errors import AiMcpError, ErrorCode
-from .events import ToolCallEvent, ToolLogEvent, ToolProgressEvent, ToolResultEvent
+from .events import ToolCallEvent, ToolResultEvent
 from .hub import McpHub
 from .server_spec import ServerSpec
 from .tool_info import ToolInfo
@@ -23,7 +25,7 @@ from .tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart
 _logger = logging.getLogger(__name__)
 
 CANCELLED_BY_USER = "The user cancelled this call before it finished; there is no result. Go on without it."
-RunnerEvent = ToolResultEvent | ToolProgressEvent | ToolLogEvent
+RunnerEvent = ToolResultEvent | CallEvent
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,16 @@ class ToolRunner:
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._calls: dict[str, asyncio.Task[ToolResultEvent]] = {}
         self._cancelled: set[str] = set()
+        self._questions: Questions = {}
+
+    def answer(self, elicitation: str, action: str, content: dict[str, Any] | None = None) -> bool:
+        """The user's answer to a server's question (elicitation_required); False when nobody waits for it."""
+        waiting = self._questions.get(elicitation)
+        if waiting is None or waiting.done():
+            return False
+        _logger.info("Elicitation answered: elicitation=%s action=%s", elicitation, action)
+        waiting.set_result(mcp_types.ElicitResult(action=action, content=content if action == "accept" else None))
+        return True
 
     def cancel(self, call_id: str) -> bool:
         """Stop one call at the user's request (the server is told); the others go on. False when
@@ -136,7 +148,8 @@ class ToolRunner:
                 await events.put(failed(call, ErrorCode.CANCELLED, CANCELLED_BY_USER))
                 return
             # its own task, so that the user can cancel this call without cancelling the turn
-            task = asyncio.create_task(self._call(call, tool, CallObserver(call.id, events.put_nowait)))
+            observer = CallObserver(call.id, events.put_nowait, questions=self._questions)
+            task = asyncio.create_task(self._call(call, tool, observer))
             self._calls[call.id] = task
             try:
                 result = await task

@@ -19,7 +19,7 @@ from typing import Any
 
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP, Image
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 HERE = Path(__file__).resolve()
 # A 1x1 red PNG, enough for a client to recognise an image part.
@@ -31,6 +31,13 @@ PNG_1PX = base64.b64decode(
 class Weather(BaseModel):
     city: str
     celsius: float
+
+
+class Preferences(BaseModel):
+    name: str = Field(description="Your name")
+    # FastMCP 1.x takes only primitive fields: the choice is an enum in the schema
+    color: str = Field("green", json_schema_extra={"enum": ["red", "green", "blue"]})
+    newsletter: bool = False
 
 
 def build_server(
@@ -161,6 +168,20 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
             await ctx.info(f"working on item {i + 1}")
         await ctx.warning({"items": count, "note": "last one"})
         return f"logged {count}"
+
+    @mcp.tool()
+    async def ask_preferences(ctx: Context) -> str:
+        """Ask the user for a name and a colour (a form), then greet."""
+        result = await ctx.elicit("Who are you, and which colour do you like?", Preferences)
+        if result.action == "accept":
+            return f"hello {result.data.name}, {result.data.color}" + (" (subscribed)" if result.data.newsletter else "")
+        return f"no answer: {result.action}"
+
+    @mcp.tool()
+    async def ask_visit(ctx: Context) -> str:
+        """Send the user to a page (URL mode), then say what they answered."""
+        result = await ctx.elicit_url("Confirm the payment on the provider's page.", "https://pay.example.com/confirm?id=42", "pay-42")
+        return f"visit: {result.action}"
 
     @mcp.tool()
     def misreport(city: str) -> types.CallToolResult:

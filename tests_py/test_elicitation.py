@@ -1,0 +1,91 @@
+"""A server asks the user during a call (elicitation, form and URL modes): the question becomes an
+event, the user's answer reaches the server, and the call waits no longer than its timeout."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from conftest import http_spec
+from services.agent_loop import TurnRequest, run_turn
+from services.hub import McpHub
+from services.turn_control import TurnControl
+from test_agent_loop import settings, tools_of
+from test_call_notifications import notifying_http, notifying_spec, notifying_sse, state_dir  # noqa: F401 - fixtures
+from testing.mcp_servers import HttpServer
+from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+
+
+def ask_and_answer(
+    hub: McpHub, llm: ScriptedLLM, spec: Any, calls: tuple[ToolCall, ...], answer: Callable[[Any], tuple[str, dict | None] | None], **limits: Any
+) -> list[Any]:
+    """A turn calling `calls`; every elicitation_required gets `answer(event)` through a TurnControl."""
+    llm.queue(Turn(tool_calls=calls), Turn(text="Thanks."))
+    control = TurnControl()
+    request = TurnRequest(assistant=settings(llm, **limits), tools=tools_of(hub, spec), user_message="go")
+    events = []
+    for event in hub.iterate(lambda: run_turn(request, hub, control), idle_every=0.1):
+        if event is None:
+            continue
+        events.append(event)
+        if event.type == "elicitation_required":
+            reply = answer(event)
+            if reply is not None:
+                control.answer_elicitation(event.elicitation, *reply)
+    return events
+
+
+def result_of(events: list[Any], call_id: str) -> Any:
+    return next(e for e in events if e.type == "tool_result" and e.id == call_id)
+
+
+def test_a_form_question_is_answered_by_the_user(hub: McpHub, llm: ScriptedLLM, notifying_spec: Any) -> None:
+    events = ask_and_answer(
+        hub, llm, notifying_spec, (ToolCall("ask_preferences", {}, id="call_ask"),),
+        lambda event: ("accept", {"name": "Ann", "color": "blue", "newsletter": True}),
+    )
+    question = next(e for e in events if e.type == "elicitation_required")
+    assert (question.id, question.mode, question.message) == ("call_ask", "form", "Who are you, and which colour do you like?")
+    schema = question.requested_schema
+    assert schema["properties"]["color"]["enum"] == ["red", "green", "blue"] and schema["required"] == ["name"]
+    done = next(e for e in events if e.type == "elicitation_done")
+    assert (done.elicitation, done.action) == (question.elicitation, "accept")
+    assert result_of(events, "call_ask").model_text == "hello Ann, blue (subscribed)"
+    assert [e.type for e in events].index("elicitation_done") < [e.type for e in events].index("tool_result")
+
+
+def test_decline_and_cancel_reach_the_server(hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer) -> None:
+    spec = http_spec(notifying_http, key="asking")
+    for action in ("decline", "cancel"):
+        events = ask_and_answer(hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), lambda event: (action, None))
+        assert result_of(events, "call_ask").model_text == f"no answer: {action}"
+
+
+def test_a_url_question_shows_its_host_and_waits_for_the_user(hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer) -> None:
+    spec = http_spec(notifying_http, key="asking-url")
+    events = ask_and_answer(hub, llm, spec, (ToolCall("ask_visit", {}, id="call_visit"),), lambda event: ("accept", None))
+    question = next(e for e in events if e.type == "elicitation_required")
+    assert (question.mode, question.host, question.url) == ("url", "pay.example.com", "https://pay.example.com/confirm?id=42")
+    assert question.requested_schema is None
+    assert result_of(events, "call_visit").model_text == "visit: accept"
+
+
+def test_an_unanswered_question_ends_with_its_calls_timeout(hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer) -> None:
+    spec = http_spec(notifying_http, key="asking-timeout")
+    events = ask_and_answer(hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), lambda event: None, call_timeout=1.0)
+    assert result_of(events, "call_ask").error_code == "MCP_TIMEOUT"
+    done = next(e for e in events if e.type == "elicitation_done")
+    assert done.action == "cancel"
+    assert events[-1].type == "done"
+
+
+def test_a_question_that_cannot_be_told_apart_from_another_call_is_never_shown(
+    hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer
+) -> None:
+    spec = http_spec(notifying_http, key="asking-busy")
+    events = ask_and_answer(
+        hub, llm, spec,
+        (ToolCall("progress", {"steps": 3, "seconds": 1.5}, id="call_p"), ToolCall("ask_preferences", {}, id="call_ask")),
+        lambda event: ("accept", {"name": "Mallory"}),
+    )
+    assert not [e for e in events if e.type == "elicitation_required"]
+    assert result_of(events, "call_ask").model_text == "no answer: cancel"
