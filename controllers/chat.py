@@ -95,6 +95,17 @@ class ChatController(http.Controller):
             raise NotFound() from None
         return {"cancelling": conversation._chat_cancel_call(call_id)}
 
+    @http.route("/ai_mcp/chat/elicitation", type="json", auth="user")
+    def chat_elicitation(self, conversation_id, call_id, elicitation, action, content=None):
+        """The user's answer to a running call's question: {answered} or {answered: False, errors}."""
+        try:
+            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
+            return conversation._chat_answer_elicitation(call_id, elicitation, action, content)
+        except ChatRefused as refusal:
+            if refusal.status == 404:
+                raise NotFound() from None
+            return refusal.as_dict()
+
     @http.route("/ai_mcp/assistant/<int:assistant_id>/discuss", type="json", auth="user")
     def assistant_discuss(self, assistant_id):
         """The user's Discuss chat with the assistant (created when needed): {channel_id}."""

@@ -7,6 +7,7 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError
 
 from ..services.agent_loop import Resume, TurnRequest, run_turn
+from ..services.call_observer import elicitation_errors
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import ErrorEvent, StartEvent, parse_event
 from ..services.hub import get_hub
@@ -154,6 +155,41 @@ class AiConversation(models.Model):
         ], order="id desc", limit=1)
         call.write({"status": "cancelling"})
         return bool(call)
+
+    def _chat_answer_elicitation(self, call_id, elicitation, action, content=None):
+        """The user's answer to the question a running call's server asked. Returns {answered}
+        or {answered: False, errors} when the form content does not fit the requested schema."""
+        self.ensure_one()
+        if action not in ("accept", "decline", "cancel"):
+            raise ChatRefused(400, "INVALID_REQUEST", _("Answer with accept, decline or cancel."))
+        call = self.env["ai.message"].sudo().search([
+            ("conversation_id", "=", self.id), ("role", "=", "tool"), ("tool_call_id", "=", str(call_id)), ("status", "=", "running"),
+        ], order="id desc", limit=1)
+        question = self._open_question(str(call_id), str(elicitation)) if call else None
+        if question is None:
+            return {"answered": False, "errors": [_("This question is closed: its call has ended.")]}
+        form = action == "accept" and question.get("mode") == "form"
+        content = (content or {}) if form else None
+        errors = elicitation_errors(question.get("requested_schema") or {}, content) if form else []
+        if errors:
+            return {"answered": False, "errors": errors}
+        call.elicitation_answer = {"elicitation": question["elicitation"], "action": action, "content": content}
+        return {"answered": True}
+
+    def _open_question(self, call_id, elicitation):
+        """The payload of the elicitation_required event `elicitation` of call `call_id`, while no
+        elicitation_done closed it; None otherwise."""
+        self.env["ai.conversation.event"].flush_model()
+        self.env.cr.execute(
+            "SELECT type, payload FROM ai_conversation_event WHERE conversation_id = %s"
+            " AND type IN ('elicitation_required', 'elicitation_done') AND payload->>'elicitation' = %s AND payload->>'id' = %s"
+            " ORDER BY seq",
+            (self.id, elicitation, call_id),
+        )
+        rows = self.env.cr.fetchall()
+        if len(rows) != 1 or rows[0][0] != "elicitation_required":
+            return None
+        return rows[0][1]
 
     def _pending_call_ids(self):
         """Ids of the calls the last approval_required event asked about."""

@@ -42,8 +42,9 @@ IDLE_TICK_SECONDS = 0.5
 # A running turn proves it is alive by writing this often; one silent for STALE_AFTER_SECONDS died
 # with its process and may be taken over.
 HEARTBEAT_SECONDS = 15.0
-# How often a turn with calls running looks for the user's requests to cancel one of them.
-CANCEL_POLL_SECONDS = 0.5
+# How often a turn with calls running looks for the user's requests about them (stop a call,
+# answer its server's question).
+REQUEST_POLL_SECONDS = 0.5
 STALE_AFTER_SECONDS = 90.0
 
 PROVIDER_MENU = "AI > Configuration > Providers"
@@ -98,8 +99,7 @@ class ChatTurn:
         try:
             for item in stream:
                 if self.control is not None:
-                    for call_id in writer.cancel_requests():
-                        self.control.cancel_call(call_id)
+                    writer.pass_requests(self.control)
                 if item is None:
                     writer.tick()
                     yield None
@@ -156,7 +156,7 @@ class _Writer:
         self.tool_messages: dict[str, int] = {}
         self.running: set[str] = set()
         self.cancels_sent: set[str] = set()
-        self.last_cancel_poll = 0.0
+        self.last_poll = 0.0
         self.closed = False
 
     # -- events in ---------------------------------------------------------------------------
@@ -174,22 +174,31 @@ class _Writer:
         written = self._write([(seq, event)])
         return seq, written
 
-    def cancel_requests(self) -> list[str]:
-        """Calls of this turn still running that the user asked to stop since the last look."""
-        watched = sorted(self.running - self.cancels_sent)
+    def pass_requests(self, control: TurnControl) -> None:
+        """Hands `control` what the user asked of this turn's running calls since the last look (a
+        stop, an answer to a server's question), whichever worker received it."""
         now = time.monotonic()
-        if not watched or now - self.last_cancel_poll < CANCEL_POLL_SECONDS:
-            return []
-        self.last_cancel_poll = now
+        if not self.running or now - self.last_poll < REQUEST_POLL_SECONDS:
+            return
+        self.last_poll = now
         with self.turn.registry.cursor() as cr:
             cr.execute(
-                "SELECT tool_call_id FROM ai_message"
-                " WHERE conversation_id = %s AND role = 'tool' AND status = 'cancelling' AND tool_call_id = ANY(%s)",
-                (self.turn.conversation_id, watched),
+                "SELECT id, tool_call_id, status, elicitation_answer FROM ai_message"
+                " WHERE conversation_id = %s AND role = 'tool' AND tool_call_id = ANY(%s)"
+                " AND (status = 'cancelling' OR elicitation_answer IS NOT NULL)",
+                (self.turn.conversation_id, sorted(self.running)),
             )
-            requested = [call_id for (call_id,) in cr.fetchall()]
-        self.cancels_sent.update(requested)
-        return requested
+            rows = cr.fetchall()
+            answered = [row[0] for row in rows if row[3] is not None]
+            if answered:
+                # taken: an answer is handed over once
+                cr.execute("UPDATE ai_message SET elicitation_answer = NULL WHERE id = ANY(%s)", (answered,))
+        for _id, call_id, status, answer in rows:
+            if answer is not None:
+                control.answer_elicitation(answer["elicitation"], answer["action"], answer.get("content"))
+            if status == "cancelling" and call_id not in self.cancels_sent:
+                self.cancels_sent.add(call_id)
+                control.cancel_call(call_id)
 
     def tick(self) -> None:
         now = time.monotonic()

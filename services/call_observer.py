@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+import jsonschema
 from mcp import types as mcp_types
 
 from .events import ElicitationDoneEvent, ElicitationRequiredEvent, ToolLogEvent, ToolProgressEvent
@@ -132,3 +133,16 @@ def _question(call_id: str, server: str, params: mcp_types.ElicitRequestParams) 
         message=params.message,
         requested_schema=params.requestedSchema,
     )
+
+
+def elicitation_errors(schema: dict[str, Any], content: Any) -> list[str]:
+    """What is wrong with a form answer, checked against the schema the server asked with, before
+    it is sent: the server would refuse it, and the user can still correct it."""
+    if not isinstance(content, dict):
+        return ["The answer must be an object of the form's fields."]
+    try:
+        validator = jsonschema.Draft202012Validator(schema)
+        errors = sorted(validator.iter_errors(content), key=lambda e: list(e.absolute_path))
+    except jsonschema.SchemaError as exc:
+        return [f"The server's form is not a valid schema: {exc.message}"]
+    return [f"{'.'.join(str(p) for p in error.absolute_path) or 'answer'}: {error.message}" for error in errors[:10]]

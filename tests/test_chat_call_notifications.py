@@ -20,7 +20,7 @@ class TestChatCallNotifications(ChatCase):
     def setUpClass(cls):
         super().setUpClass()
         # they change nothing: no approval card in the way of what these tests look at
-        for name in ("progress", "chatty", "slow"):
+        for name in ("progress", "chatty", "slow", "ask_preferences", "ask_visit"):
             cls.tools[name].requires_approval = False
 
     def stream_until(self, body, on_events):
@@ -45,6 +45,9 @@ class TestChatCallNotifications(ChatCase):
         ).json()
         self.assertEqual(answer["result"]["uid"], user.id)
         return session
+
+    def rpc(self, session, path, params):
+        return session.post(f"{self.base_url()}{path}", json={"jsonrpc": "2.0", "method": "call", "params": params}, timeout=30).json()
 
     def cancel(self, session, conversation_id, call_id):
         return session.post(
@@ -142,3 +145,43 @@ class TestChatCallNotifications(ChatCase):
         offered = [t["function"]["name"] for t in self.llm.requests[-1]["tools"]]
         self.assertNotIn("sprout", offered)
         self.assertIn("echo", offered)
+
+    def test_a_servers_question_is_answered_from_another_worker_and_the_call_goes_on(self):
+        self.login(self.user)
+        owner = self.other_browser(self.user)
+        stranger = self.other_browser(self.other)
+        self.llm.queue(Turn(tool_calls=(ToolCall("ask_preferences", {}, id="call_ask"),)), Turn(text="Greeted."))
+        answers = {}
+
+        def on_events(events):
+            question = next((e for e in events if e.event == "elicitation_required"), None)
+            if question is None or "owner" in answers:
+                return
+            params = {"conversation_id": events[0].data["conversation_id"], "call_id": "call_ask",
+                      "elicitation": question.data["elicitation"]}
+            answers["stranger"] = self.rpc(stranger, "/ai_mcp/chat/elicitation", {**params, "action": "accept", "content": {"name": "Mallory"}})
+            answers["invalid"] = self.rpc(owner, "/ai_mcp/chat/elicitation", {**params, "action": "accept", "content": {"color": "pink"}})
+            answers["owner"] = self.rpc(owner, "/ai_mcp/chat/elicitation",
+                                        {**params, "action": "accept", "content": {"name": "Ann", "color": "red", "newsletter": False}})
+
+        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Greet me."}, on_events)
+        self.assertEqual(answers["stranger"]["error"]["code"], 404, "another user's conversation is not found")
+        invalid = answers["invalid"]["result"]
+        self.assertFalse(invalid["answered"])
+        self.assertTrue(any("name" in error for error in invalid["errors"]), invalid["errors"])
+        self.assertTrue(any("pink" in error for error in invalid["errors"]), invalid["errors"])
+        self.assertEqual(answers["owner"]["result"], {"answered": True})
+        question = next(e for e in events if e.event == "elicitation_required")
+        self.assertEqual(question.data["mode"], "form")
+        self.assertEqual(question.data["requested_schema"]["properties"]["color"]["enum"], ["red", "green", "blue"])
+        done = next(e for e in events if e.event == "elicitation_done")
+        self.assertEqual(done.data["action"], "accept")
+        result = next(e for e in events if e.event == "tool_result")
+        self.assertEqual(result.data["model_text"], "hello Ann, red")
+        self.assertEqual(events[-1].event, "done")
+        # answered once: the question is closed and a late answer says so
+        late = self.rpc(owner, "/ai_mcp/chat/elicitation", {"conversation_id": events[0].data["conversation_id"], "call_id": "call_ask",
+                                                           "elicitation": question.data["elicitation"], "action": "decline"})
+        self.assertEqual(late["result"]["answered"], False)
+        stored = self.stored_events(events[0].data["conversation_id"])
+        self.assertEqual([(e.seq, e.type) for e in stored], [(e.id, e.event) for e in events], "stored as streamed")
