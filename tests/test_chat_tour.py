@@ -88,8 +88,13 @@ class TestChatTour(HttpCase):
 
 
 def progress_model(body):
-    """Round 1: `progress` and `slow` at once; then the answer, which says what happened to each."""
-    results = [message for message in body.get("messages", []) if message.get("role") == "tool"]
+    """"Greet me": `ask_preferences`, then the greeting it returned. Anything else: `progress` and
+    `slow` at once, then an answer that says what happened to each."""
+    messages = body.get("messages", [])
+    results = [message["content"] for message in messages if message.get("role") == "tool"]
+    asked = next(message["content"] for message in reversed(messages) if message.get("role") == "user")
+    if asked.startswith("Greet me"):
+        return Turn(text=f"The server says: {results[-1]}") if results else Turn(tool_calls=(ToolCall("ask_preferences", {}),))
     if not results:
         return Turn(tool_calls=(ToolCall("progress", {"steps": 40, "seconds": 8}), ToolCall("slow", {"seconds": 60})))
     return Turn(text="The long job is done, without the slow one.", chunks=3)
@@ -117,14 +122,14 @@ class TestCallProgressTour(HttpCase):
         sync = self.server.action_sync_tools()
         self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
         tools = {tool.name: tool for tool in self.server.tool_ids}
-        for name in ("progress", "slow"):
+        for name in ("progress", "slow", "ask_preferences"):
             tools[name].requires_approval = False
         self.assistant = env["ai.assistant"].create({
             "name": "Progress assistant",
             "provider_id": provider.id,
             "call_timeout": 90,
             "mcp_server_ids": [(6, 0, self.server.ids)],
-            "mcp_tool_disabled_ids": [(6, 0, [t.id for name, t in tools.items() if name not in ("progress", "slow")])],
+            "mcp_tool_disabled_ids": [(6, 0, [t.id for name, t in tools.items() if name not in ("progress", "slow", "ask_preferences")])],
         })
 
     def tearDown(self):
@@ -140,3 +145,9 @@ class TestCallProgressTour(HttpCase):
         self.assertEqual((slow.status, slow.error_code), ("cancelled", "CANCELLED"))
         progress = self.env["ai.conversation.event"].search([("conversation_id", "=", conversation.id), ("type", "=", "tool_progress")])
         self.assertTrue(2 <= len(progress) <= 20, f"{len(progress)} progress events stored for 40 notifications")
+
+    def test_a_servers_question_is_answered_in_the_chat(self):
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_question_tour", login="admin", timeout=120)
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        asked = conversation.message_ids.filtered(lambda m: m.tool_name == "ask_preferences")
+        self.assertEqual((asked.status, asked.content), ("done", "hello Ada, blue"))

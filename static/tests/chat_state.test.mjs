@@ -52,6 +52,19 @@ function sequence(first = 1) {
         progress: (id, progress, total = null, message = null, ms = 100) =>
             next("tool_progress", { id, progress, total, message, elapsed_ms: ms }),
         log: (id, level, message) => next("tool_log", { id, level, logger: null, message }),
+        ask: (id, elicitation, extra = {}) =>
+            next("elicitation_required", {
+                id,
+                elicitation,
+                server: "CRM",
+                mode: "form",
+                message: "Which one?",
+                requested_schema: { type: "object", properties: { pick: { type: "string" } } },
+                url: null,
+                host: null,
+                ...extra,
+            }),
+        answered: (id, elicitation, action = "accept") => next("elicitation_done", { id, elicitation, action }),
         warning: (code, message) => next("warning", { code, message }),
         error: (code, message) => next("error", { code, message }),
         done: (rounds) => next("done", { message_id: 42, usage: { input_tokens: 100, output_tokens: 20 }, rounds }),
@@ -145,6 +158,7 @@ describe("a streamed turn", () => {
                         progress: null,
                         logs: [],
                         cancelling: false,
+                        question: null,
                     },
                     {
                         kind: "tool",
@@ -163,6 +177,7 @@ describe("a streamed turn", () => {
                         progress: null,
                         logs: [],
                         cancelling: false,
+                        question: null,
                     },
                     { kind: "text", text: "Three leads; no forecast." },
                 ],
@@ -574,5 +589,49 @@ describe("a running call: progress, server messages and stopping it", () => {
         const streamed = events.reduce(reduce, userMessage(initialState(), "Export"));
         const replayed = fromHistory([{ role: "user", text: "Export", seq: 0 }], events);
         assert.deepEqual(replayed.messages, streamed.messages);
+    });
+});
+
+describe("a server's question during a call", () => {
+    function asking() {
+        const e = sequence();
+        const state = [e.start(), e.round(1), e.call("call_a", "export"), e.call("call_b", "find_leads")].reduce(
+            reduce,
+            userMessage(initialState(), "Export")
+        );
+        return { e, state };
+    }
+    const block = (state, id) => state.messages.at(-1).parts.find((part) => part.id === id);
+
+    test("the question opens on its call and closes when answered", () => {
+        const { e, state } = asking();
+        const open = reduce(state, e.ask("call_a", "q1"));
+        assert.deepEqual(block(open, "call_a").question, {
+            elicitation: "q1",
+            mode: "form",
+            message: "Which one?",
+            server: "CRM",
+            requestedSchema: { type: "object", properties: { pick: { type: "string" } } },
+            url: null,
+            host: null,
+        });
+        assert.equal(block(open, "call_b").question, null);
+        assert.equal(open.status, "running_tools");
+        assert.equal(block(reduce(open, e.answered("call_a", "q1")), "call_a").question, null);
+    });
+
+    test("a URL question keeps its host; an answer to another question leaves it open", () => {
+        const { e, state } = asking();
+        const open = reduce(state, e.ask("call_a", "q2", { mode: "url", url: "https://pay.example.com/x", host: "pay.example.com", requested_schema: null }));
+        assert.equal(block(open, "call_a").question.host, "pay.example.com");
+        assert.equal(block(reduce(open, e.answered("call_a", "other")), "call_a").question.elicitation, "q2");
+    });
+
+    test("the call's result or the end of the turn closes its question", () => {
+        const { e, state } = asking();
+        const open = reduce(state, e.ask("call_a", "q3"));
+        assert.equal(block(reduce(open, e.result("call_a", { ok: false, code: "MCP_TIMEOUT" })), "call_a").question, null);
+        assert.equal(block(reduce(open, e.error("CANCELLED", "stopped")), "call_a").question, null);
+        assert.equal(block(stopped(open), "call_a").question, null);
     });
 });

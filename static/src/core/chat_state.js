@@ -21,7 +21,9 @@
  * While a call runs, its block carries the server's latest `progress` ({ progress, total, message,
  * elapsedMs }, coalesced by the server side) and its `logs` ([{ level, logger, message }]); the user
  * may ask to stop it (`cancelRequested`), after which it shows as stopping until its result, a
- * CANCELLED error, arrives with status "cancelled".
+ * CANCELLED error, arrives with status "cancelled". A server may ask the user something while its call
+ * runs: the block's `question` ({ elicitation, mode, message, server, requestedSchema, url, host })
+ * is open until its elicitation_done or the call's result.
  *
  * A turn's assistant message collects its text and tool blocks in stream order and is continued,
  * not replaced, when the turn resumes after an approval or a confirmation. Tool blocks carry `key`,
@@ -191,6 +193,25 @@ const HANDLERS = {
         return { ...state, messages: mapCurrentTools(state.messages, update) };
     },
 
+    elicitation_required(state, event) {
+        const question = {
+            elicitation: event.elicitation,
+            mode: event.mode,
+            message: event.message,
+            server: event.server,
+            requestedSchema: event.requested_schema ?? null,
+            url: event.url ?? null,
+            host: event.host ?? null,
+        };
+        const update = (part) => (part.id === event.id && part.status === "running" ? { ...part, question } : part);
+        return { ...state, messages: mapCurrentTools(state.messages, update) };
+    },
+
+    elicitation_done(state, event) {
+        const close = (part) => (part.id === event.id && part.question?.elicitation === event.elicitation ? { ...part, question: null } : part);
+        return { ...state, messages: mapCurrentTools(state.messages, close) };
+    },
+
     tool_result(state, event) {
         const finish = (part) => (part.id === event.id ? withResult(part, event) : part);
         const messages = mapCurrentTools(state.messages, finish);
@@ -253,6 +274,7 @@ function toolBlock(event, messageIndex) {
         progress: null,
         logs: [],
         cancelling: false,
+        question: null,
     };
 }
 
@@ -267,6 +289,7 @@ function withResult(part, event) {
         ...part,
         status,
         cancelling: false,
+        question: null,
         durationMs: event.duration_ms ?? null,
         result: {
             ok: event.ok,
@@ -285,6 +308,7 @@ function interruptRunning(messages, interrupted) {
             ? {
                   ...part,
                   status: "error",
+                  question: null,
                   result: { ok: false, content: [], errorCode: "CANCELLED", errorMessage: null, interrupted },
               }
             : part

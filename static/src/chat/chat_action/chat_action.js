@@ -297,6 +297,22 @@ export class ChatAction extends Component {
         this.state.chat = toggleTool(this.state.chat, key);
     }
 
+    /** Answer the question a running call's server asked; resolves to the server's check of it. */
+    async answerTool(key, action, content) {
+        const chat = this.state.chat;
+        const block = chat.messages.at(-1)?.parts?.find((part) => part.key === key);
+        if (!block?.question || !chat.conversationId) {
+            return { answered: false, errors: [] };
+        }
+        return rpc("/ai_mcp/chat/elicitation", {
+            conversation_id: chat.conversationId,
+            call_id: block.id,
+            elicitation: block.question.elicitation,
+            action,
+            content,
+        });
+    }
+
     /** Stop one running call: the worker running the turn, whichever it is, reads the request. */
     async cancelTool(key) {
         const chat = this.state.chat;

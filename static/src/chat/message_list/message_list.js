@@ -18,6 +18,7 @@ export class MessageList extends Component {
         paused: { type: Boolean, optional: true },
         onToggleTool: Function,
         onCancelTool: { type: Function, optional: true },
+        onAnswerTool: { type: Function, optional: true },
     };
 
     markdown(text) {

@@ -3,6 +3,7 @@ import { Component } from "@odoo/owl";
 import { _t } from "@web/core/l10n/translation";
 
 import { formatDuration, prettyJson, progressPercent } from "@ai_mcp/core/chat_view";
+import { ElicitationCard } from "../elicitation_card/elicitation_card";
 import { ToolResult } from "../tool_result/tool_result";
 
 const STATUS_ICONS = {
@@ -28,12 +29,13 @@ const INTERRUPTED = {
  */
 export class ToolBlock extends Component {
     static template = "ai_mcp.ToolBlock";
-    static components = { ToolResult };
+    static components = { ElicitationCard, ToolResult };
     static props = {
         block: Object,
         paused: { type: Boolean, optional: true },
         onToggle: Function,
         onCancel: { type: Function, optional: true },
+        onAnswer: { type: Function, optional: true },
     };
 
     /** The shown status: a call that was not started because its round waits for an approval is
@@ -115,5 +117,13 @@ export class ToolBlock extends Component {
 
     cancel() {
         this.props.onCancel(this.props.block.key);
+    }
+
+    get showQuestion() {
+        return Boolean(this.props.block.question && this.props.onAnswer && this.status === "running");
+    }
+
+    answer(action, content) {
+        return this.props.onAnswer(this.props.block.key, action, content);
     }
 }

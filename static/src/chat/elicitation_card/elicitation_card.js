@@ -1,0 +1,79 @@
+/** @odoo-module */
+import { Component, onWillUnmount, useState } from "@odoo/owl";
+import { _t } from "@web/core/l10n/translation";
+
+import { formatDuration } from "@ai_mcp/core/chat_view";
+import { collect, compileSchema, errorsByPath, initialState, touchPath } from "@ai_mcp/core/schema_form_model";
+import { errorMessage, SchemaFormNode } from "../../schema_form/schema_form";
+
+/**
+ * A running call's server asks the user something (a `question` of chat_state.js). Form mode shows
+ * the requested schema with the schema form; URL mode shows the page's host, opens it in a new tab
+ * and waits for the user to say they are done. `onAnswer(action, content)` resolves to the
+ * server-side check: { answered } or { answered: false, errors }.
+ */
+export class ElicitationCard extends Component {
+    static template = "ai_mcp.ElicitationCard";
+    static components = { SchemaFormNode };
+    static props = { question: Object, onAnswer: Function };
+
+    setup() {
+        const question = this.props.question;
+        const desc = compileSchema(question.requestedSchema || { type: "object", properties: {} });
+        this.state = useState({ desc, root: initialState(desc), errors: {}, problems: [], sending: false, waitedMs: 0 });
+        this.idPrefix = `o_ai_chat_question_${question.elicitation}`;
+        const started = Date.now();
+        // the call waits within its timeout: show how long it has waited
+        const timer = setInterval(() => (this.state.waitedMs = Date.now() - started), 1000);
+        onWillUnmount(() => clearInterval(timer));
+    }
+
+    get askedBy() {
+        return _t("%s asks:", this.props.question.server);
+    }
+
+    /** The host, never the bare link: the user sees where the page leads before opening it. */
+    get openLabel() {
+        return _t("Open the page on %s", this.props.question.host);
+    }
+
+    get waited() {
+        return this.state.waitedMs >= 1000 ? _t("Waiting for you for %s", formatDuration(this.state.waitedMs)) : "";
+    }
+
+    onChange(path) {
+        touchPath(this.state.desc, this.state.root, path);
+        this.state.errors = errorsByPath(collect(this.state.desc, this.state.root).errors);
+    }
+
+    async accept() {
+        let content = null;
+        if (this.props.question.mode === "form") {
+            const result = collect(this.state.desc, this.state.root);
+            this.state.errors = errorsByPath(result.errors);
+            if (result.errors.length) {
+                this.state.problems = result.errors.map((e) => `${e.path.join(".") || _t("answer")}: ${errorMessage(e)}`);
+                return;
+            }
+            content = result.value ?? {};
+        }
+        await this.answer("accept", content);
+    }
+
+    async answer(action, content = null) {
+        this.state.sending = true;
+        this.state.problems = [];
+        try {
+            const reply = await this.props.onAnswer(action, content);
+            if (reply && !reply.answered) {
+                this.state.problems = reply.errors || [];
+            }
+        } finally {
+            this.state.sending = false;
+        }
+    }
+
+    openPage() {
+        window.open(this.props.question.url, "_blank", "noopener,noreferrer");
+    }
+}
