@@ -142,6 +142,7 @@ class McpServer(models.Model):
     server_name = fields.Char(readonly=True, copy=False)
     server_version = fields.Char(readonly=True, copy=False)
     protocol_version = fields.Char(readonly=True, copy=False)
+    server_icon = fields.Char(readonly=True, copy=False, help="The server's icon as it gives it (inline images only).")
     last_stderr = fields.Text(string="Last Output", readonly=True, copy=False)
     stderr_tail = fields.Text(string="Output (stderr)", compute="_compute_stderr_tail")
 
@@ -413,6 +414,7 @@ class McpServer(models.Model):
             "server_name": report.server.name,
             "server_version": report.server.version,
             "protocol_version": report.server.protocol_version,
+            "server_icon": report.server.icon or False,
             "last_stderr": "\n".join(report.stderr_tail[-STDERR_TAIL_LINES:]) or False,
         }
         if synced:

@@ -37,6 +37,7 @@ class McpTool(models.Model):
     destructive_hint = fields.Boolean(string="Destructive", readonly=True)
     idempotent_hint = fields.Boolean(string="Idempotent", readonly=True)
     open_world_hint = fields.Boolean(string="Open World", readonly=True)
+    icon = fields.Char(readonly=True, help="The tool's icon as its server gives it (inline images only).")
 
     # -- rug-pull guard --------------------------------------------------------------------------
     content_hash = fields.Char(readonly=True, copy=False, help="Digest of the description and schemas as last synced.")
@@ -114,6 +115,7 @@ class McpTool(models.Model):
             "idempotent_hint": bool(hints.idempotent),
             "open_world_hint": bool(hints.open_world),
             "content_hash": info.content_hash(),
+            "icon": info.icon or False,
         }
 
     def _tool_info(self):
@@ -131,6 +133,7 @@ class McpTool(models.Model):
                 idempotent=self.idempotent_hint,
                 open_world=self.open_world_hint,
             ),
+            icon=self.icon or self.server_id.server_icon or None,
         )
 
     def _is_usable(self):

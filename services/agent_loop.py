@@ -346,6 +346,7 @@ class _Turn:
             arguments=arguments if isinstance(arguments, dict) else {"value": arguments},
             round=self.round,
             requires_approval=bool(tool and tool.requires_approval),
+            icon=tool.info.icon if tool else None,
         )
 
     # -- execution -----------------------------------------------------------------------------

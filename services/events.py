@@ -47,6 +47,7 @@ class ToolCallEvent(_Event):
     arguments: dict[str, Any]
     round: int
     requires_approval: bool = False
+    icon: str | None = None  # the tool's, else its server's (a data URI: services/icons.py)
 
 
 class ToolResultEvent(_Event):

@@ -33,6 +33,7 @@ from . import stdio_launcher
 from .address_pin import AddressPin, checked_pin
 from .call_observer import CallObserver
 from .eliciting_session import ElicitingClientSession
+from .icons import display_icon
 from .errors import ConfigError, ErrorCode, McpError
 from .http_stream_watch import StreamBreakWatch
 from .mcp_failures import (
@@ -75,6 +76,7 @@ class ServerInfo(BaseModel):
     protocol_version: str
     capabilities: dict[str, Any]
     instructions: str | None = None
+    icon: str | None = None
 
 
 class ToolListing(BaseModel):
@@ -507,4 +509,5 @@ def _server_info(init: mcp_types.InitializeResult) -> ServerInfo:
         protocol_version=str(init.protocolVersion),
         capabilities=init.capabilities.model_dump(mode="json", exclude_none=True),
         instructions=init.instructions,
+        icon=display_icon(init.serverInfo.icons),
     )

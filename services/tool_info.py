@@ -11,6 +11,8 @@ import jsonschema
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
 
+from .icons import display_icon
+
 
 class ToolAnnotations(BaseModel):
     """Hints from the server. Untrusted: they only choose defaults an admin can override."""
@@ -36,6 +38,8 @@ class ToolInfo(BaseModel):
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     output_schema: dict[str, Any] | None = None
     annotations: ToolAnnotations = ToolAnnotations()
+    # a data URI (icons.py); not part of what the model is told, so not of the review hash
+    icon: str | None = None
 
     @property
     def display_title(self) -> str:
@@ -85,4 +89,5 @@ def normalize_tool(tool: mcp_types.Tool) -> ToolInfo:
             idempotent=hints.idempotentHint if hints else None,
             open_world=hints.openWorldHint if hints else None,
         ),
+        icon=display_icon(tool.icons),
     )

@@ -169,7 +169,10 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
         await ctx.warning({"items": count, "note": "last one"})
         return f"logged {count}"
 
-    @mcp.tool()
+    @mcp.tool(icons=[
+        types.Icon(src="https://icons.example.com/wave.png", mimeType="image/png"),  # remote: never shown
+        types.Icon(src=f"data:image/png;base64,{base64.b64encode(PNG_1PX).decode()}", mimeType="image/png"),
+    ])
     async def ask_preferences(ctx: Context) -> str:
         """Ask the user for a name and a colour (a form), then greet."""
         result = await ctx.elicit("Who are you, and which colour do you like?", Preferences)

@@ -173,6 +173,10 @@ class TestChatCallNotifications(ChatCase):
         self.assertEqual(answers["owner"]["result"], {"answered": True})
         question = next(e for e in events if e.event == "elicitation_required")
         self.assertEqual(question.data["mode"], "form")
+        # the tool's inline icon (its remote one is dropped) goes with the call to the block
+        call = next(e for e in events if e.event == "tool_call")
+        self.assertTrue(call.data["icon"].startswith("data:image/png;base64,"))
+        self.assertEqual(self.tools["ask_preferences"].icon, call.data["icon"])
         self.assertEqual(question.data["requested_schema"]["properties"]["color"]["enum"], ["red", "green", "blue"])
         done = next(e for e in events if e.event == "elicitation_done")
         self.assertEqual(done.data["action"], "accept")

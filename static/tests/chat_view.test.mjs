@@ -6,6 +6,7 @@ import {
     approvalsFor,
     errorFromResponse,
     formatDuration,
+    iconSrc,
     progressPercent,
     imageDataUri,
     isStreamingStatus,
@@ -230,5 +231,14 @@ describe("progressPercent", () => {
         assert.equal(progressPercent({ progress: 3, total: null }), null);
         assert.equal(progressPercent({ progress: 3, total: 0 }), null);
         assert.equal(progressPercent(null), null);
+    });
+});
+
+describe("iconSrc", () => {
+    test("a raster data URI is an icon; remote URLs, SVG and junk are not", () => {
+        assert.equal(iconSrc(`data:image/png;base64,${PNG}`), `data:image/png;base64,${PNG}`);
+        for (const bad of ["https://x.example.com/i.png", "data:image/svg+xml;base64,PHN2Zz4=", "data:image/png;base64,@@", null, 3]) {
+            assert.equal(iconSrc(bad), null, String(bad));
+        }
     });
 });

@@ -267,6 +267,7 @@ function toolBlock(event, messageIndex) {
         server: event.server,
         arguments: event.arguments,
         round: event.round,
+        icon: event.icon ?? null,
         status: "running",
         durationMs: null,
         result: null,

@@ -29,6 +29,13 @@ export function imageDataUri(part) {
     return `data:${mime};base64,${data}`;
 }
 
+/** A tool's icon as the server side kept it (services/icons.py): a data URI of a raster image
+ * type, checked again here; anything else is no icon. */
+export function iconSrc(icon) {
+    const found = typeof icon === "string" ? /^data:(image\/[a-z+.-]+);base64,([A-Za-z0-9+/=]+)$/.exec(icon) : null;
+    return found ? imageDataUri({ mime_type: found[1], data: found[2] }) : null;
+}
+
 /** Indented JSON for arguments and structured results; never throws (cycles, BigInt...). */
 export function prettyJson(value) {
     if (value === undefined) {

@@ -16,6 +16,7 @@ registry.category("web_tour.tours").add("ai_mcp_question_tour", {
         { content: "ask to be greeted", trigger: ".o_ai_chat_composer_input", run: "edit Greet me." },
         { trigger: ".o_ai_chat_composer_input", run: "press Enter" },
         { content: "the server's question shows in its call", trigger: `${ASK} .o_ai_chat_question_message:contains("Who are you")` },
+        { content: "with the tool's icon", trigger: `${ASK} img.o_ai_chat_tool_icon[src^="data:image/png"]` },
         { content: "write the name", trigger: `${ASK} .o_ai_chat_question_form input[type="text"]`, run: "edit Ada" },
         { content: "choose the colour", trigger: `${ASK} .o_ai_chat_question_form select`, run: "selectByLabel blue" },
         { content: "send the answer", trigger: `${ASK} .o_ai_chat_question_accept`, run: "click" },

@@ -2,7 +2,7 @@
 import { Component } from "@odoo/owl";
 import { _t } from "@web/core/l10n/translation";
 
-import { formatDuration, prettyJson, progressPercent } from "@ai_mcp/core/chat_view";
+import { formatDuration, iconSrc, prettyJson, progressPercent } from "@ai_mcp/core/chat_view";
 import { ElicitationCard } from "../elicitation_card/elicitation_card";
 import { ToolResult } from "../tool_result/tool_result";
 
@@ -77,6 +77,10 @@ export class ToolBlock extends Component {
     get errorMessage() {
         const result = this.props.block.result;
         return result?.interrupted ? INTERRUPTED[result.interrupted]() : result?.errorMessage;
+    }
+
+    get icon() {
+        return iconSrc(this.props.block.icon);
     }
 
     get canStop() {
