@@ -125,8 +125,8 @@ class ToolRunner:
         return True
 
     async def run(self, calls: list[tuple[ToolCallEvent, BoundTool]]) -> AsyncIterator[RunnerEvent]:
-        """Yields each call's progress and log events while it runs, and each result as it
-        finishes. Closing the iterator cancels what still runs."""
+        """Yields what each call's server says while it runs (progress, log messages, questions
+        for the user) and each result as it finishes. Closing the iterator cancels what still runs."""
         events: asyncio.Queue[RunnerEvent] = asyncio.Queue()
         tasks = [asyncio.create_task(self._run_one(call, tool, events)) for call, tool in calls]
         try:

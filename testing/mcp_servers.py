@@ -186,6 +186,11 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
         result = await ctx.elicit_url("Confirm the payment on the provider's page.", "https://pay.example.com/confirm?id=42", "pay-42")
         return f"visit: {result.action}"
 
+    @mcp.tool(annotations=types.ToolAnnotations(readOnlyHint=True))
+    def stock_report() -> dict[str, Any]:
+        """Nested structured content: neither one record nor one table."""
+        return {"warehouse": {"name": "North", "bins": [{"code": "A1", "items": 3}]}, "checked": True}
+
     @mcp.tool()
     def misreport(city: str) -> types.CallToolResult:
         """The weather, though its listed output schema says celsius is a string (see _list_tools)."""

@@ -166,6 +166,8 @@ class TestChatCallNotifications(ChatCase):
 
         events = self.stream_until({"assistant_id": self.assistant.id, "message": "Greet me."}, on_events)
         self.assertEqual(answers["stranger"]["error"]["code"], 404, "another user's conversation is not found")
+        seen_by_stranger = stranger.get(f"{self.base_url()}/ai_mcp/chat/{events[0].data['conversation_id']}/events", timeout=30)
+        self.assertEqual(seen_by_stranger.status_code, 404, "nor is its question")
         invalid = answers["invalid"]["result"]
         self.assertFalse(invalid["answered"])
         self.assertTrue(any("name" in error for error in invalid["errors"]), invalid["errors"])

@@ -32,15 +32,22 @@ def scripted_model(body):
     return Turn(text=ANSWER, chunks=6)
 
 
-@tagged("post_install", "-at_install")
-class TestChatTour(HttpCase):
+class _TourCase(HttpCase):
+    """A scripted model (`responder`) and a real MCP server (started with `server_options`), and for
+    each test an assistant using only the tools `approvals` names ({tool: requires approval})."""
+
+    responder = None
+    server_options = ()
+    approvals = {}
+    assistant_values = {}
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.llm = ScriptedLLM(responder=scripted_model)
+        cls.llm = ScriptedLLM(responder=cls.responder)
         cls.llm.start()
         cls.addClassCleanup(cls.llm.close)
-        cls.mcp = HttpServer("streamable-http").start()
+        cls.mcp = HttpServer("streamable-http", *cls.server_options).start()
         cls.addClassCleanup(cls.mcp.stop)
 
     def setUp(self):
@@ -50,28 +57,34 @@ class TestChatTour(HttpCase):
         provider = env["ai.provider"].create(
             {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted-model"}
         )
-        self.server = env["mcp.server"].create({"name": "Tour server", "scope": "system", "url": self.mcp.url})
+        self.server = env["mcp.server"].create(
+            {"name": "Tour server", "scope": "system", "url": self.mcp.url, "call_timeout": self.assistant_values.get("call_timeout", 30)}
+        )
         sync = self.server.action_sync_tools()
         self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
         tools = {tool.name: tool for tool in self.server.tool_ids}
-        tools["echo"].requires_approval = True
-        tools["add"].requires_approval = False
-        self.assistant = env["ai.assistant"].create(
-            {
-                "name": "Tour assistant",
-                "provider_id": provider.id,
-                "max_rounds": 2,
-                "mcp_server_ids": [(6, 0, self.server.ids)],
-                # only the two tools the script uses: a short tool list keeps the requests small
-                "mcp_tool_disabled_ids": [(6, 0, [t.id for name, t in tools.items() if name not in ("add", "echo")])],
-            }
-        )
+        for name, approval in self.approvals.items():
+            tools[name].requires_approval = approval
+        self.assistant = env["ai.assistant"].create({
+            "provider_id": provider.id,
+            "mcp_server_ids": [(6, 0, self.server.ids)],
+            # only the tools the script uses: a short tool list keeps the requests small
+            "mcp_tool_disabled_ids": [(6, 0, [t.id for name, t in tools.items() if name not in self.approvals])],
+            **self.assistant_values,
+        })
 
     def tearDown(self):
         hub = hub_module._hub
         if hub is not None:
             hub.close_server(self.server._server_key())
         super().tearDown()
+
+
+@tagged("post_install", "-at_install")
+class TestChatTour(_TourCase):
+    responder = staticmethod(scripted_model)
+    approvals = {"echo": True, "add": False}
+    assistant_values = {"name": "Tour assistant", "max_rounds": 2}
 
     def test_chat_streams_tool_blocks_dialogs_and_history(self):
         self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_chat_tour", login="admin", timeout=180)
@@ -91,8 +104,11 @@ def progress_model(body):
     """"Greet me": `ask_preferences`, then the greeting it returned. Anything else: `progress` and
     `slow` at once, then an answer that says what happened to each."""
     messages = body.get("messages", [])
-    results = [message["content"] for message in messages if message.get("role") == "tool"]
-    asked = next(message["content"] for message in reversed(messages) if message.get("role") == "user")
+    last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")
+    asked = messages[last_user]["content"]
+    results = [message["content"] for message in messages[last_user:] if message.get("role") == "tool"]
+    if asked.startswith("Show the stock"):
+        return Turn(text="Here is the stock report.") if results else Turn(tool_calls=(ToolCall("stock_report", {}),))
     if asked.startswith("Greet me"):
         return Turn(text=f"The server says: {results[-1]}") if results else Turn(tool_calls=(ToolCall("ask_preferences", {}),))
     if not results:
@@ -101,42 +117,11 @@ def progress_model(body):
 
 
 @tagged("post_install", "-at_install")
-class TestCallProgressTour(HttpCase):
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.llm = ScriptedLLM(responder=progress_model)
-        cls.llm.start()
-        cls.addClassCleanup(cls.llm.close)
-        cls.mcp = HttpServer("streamable-http", "--notifying").start()
-        cls.addClassCleanup(cls.mcp.stop)
-
-    def setUp(self):
-        super().setUp()
-        require_browser(self)
-        env = self.env(context=dict(self.env.context, tracking_disable=True))
-        provider = env["ai.provider"].create(
-            {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted-model"}
-        )
-        self.server = env["mcp.server"].create({"name": "Progress server", "scope": "system", "url": self.mcp.url, "call_timeout": 90})
-        sync = self.server.action_sync_tools()
-        self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
-        tools = {tool.name: tool for tool in self.server.tool_ids}
-        for name in ("progress", "slow", "ask_preferences"):
-            tools[name].requires_approval = False
-        self.assistant = env["ai.assistant"].create({
-            "name": "Progress assistant",
-            "provider_id": provider.id,
-            "call_timeout": 90,
-            "mcp_server_ids": [(6, 0, self.server.ids)],
-            "mcp_tool_disabled_ids": [(6, 0, [t.id for name, t in tools.items() if name not in ("progress", "slow", "ask_preferences")])],
-        })
-
-    def tearDown(self):
-        hub = hub_module._hub
-        if hub is not None:
-            hub.close_server(self.server._server_key())
-        super().tearDown()
+class TestCallProgressTour(_TourCase):
+    responder = staticmethod(progress_model)
+    server_options = ("--notifying",)
+    approvals = {"progress": False, "slow": False, "ask_preferences": False, "stock_report": False}
+    assistant_values = {"name": "Progress assistant", "call_timeout": 90}
 
     def test_progress_bar_and_stopping_one_call(self):
         self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_call_progress_tour", login="admin", timeout=120)

@@ -524,16 +524,18 @@ test("what SseParser yields reduces like the event it carries", () => {
     assert.deepEqual([state.conversationId, state.lastEventId, tools(state)[0].id], [3, 2, "c1"]);
 });
 
+/** Two calls of round 1 running, and how to find one's block. */
+function running() {
+    const e = sequence();
+    const state = [e.start(), e.round(1), e.call("call_a", "export"), e.call("call_b", "find_leads")].reduce(
+        reduce,
+        userMessage(initialState(), "Export")
+    );
+    return { e, state };
+}
+const block = (state, id) => state.messages.at(-1).parts.find((part) => part.id === id);
+
 describe("a running call: progress, server messages and stopping it", () => {
-    function running() {
-        const e = sequence();
-        const state = [e.start(), e.round(1), e.call("call_a", "export"), e.call("call_b", "find_leads")].reduce(
-            reduce,
-            userMessage(initialState(), "Export")
-        );
-        return { e, state };
-    }
-    const block = (state, id) => state.messages.at(-1).parts.find((part) => part.id === id);
 
     test("the latest progress replaces the previous one, on its own call only", () => {
         const { e, state } = running();
@@ -595,18 +597,9 @@ describe("a running call: progress, server messages and stopping it", () => {
 });
 
 describe("a server's question during a call", () => {
-    function asking() {
-        const e = sequence();
-        const state = [e.start(), e.round(1), e.call("call_a", "export"), e.call("call_b", "find_leads")].reduce(
-            reduce,
-            userMessage(initialState(), "Export")
-        );
-        return { e, state };
-    }
-    const block = (state, id) => state.messages.at(-1).parts.find((part) => part.id === id);
 
     test("the question opens on its call and closes when answered", () => {
-        const { e, state } = asking();
+        const { e, state } = running();
         const open = reduce(state, e.ask("call_a", "q1"));
         assert.deepEqual(block(open, "call_a").question, {
             elicitation: "q1",
@@ -623,14 +616,14 @@ describe("a server's question during a call", () => {
     });
 
     test("a URL question keeps its host; an answer to another question leaves it open", () => {
-        const { e, state } = asking();
+        const { e, state } = running();
         const open = reduce(state, e.ask("call_a", "q2", { mode: "url", url: "https://pay.example.com/x", host: "pay.example.com", requested_schema: null }));
         assert.equal(block(open, "call_a").question.host, "pay.example.com");
         assert.equal(block(reduce(open, e.answered("call_a", "other")), "call_a").question.elicitation, "q2");
     });
 
     test("the call's result or the end of the turn closes its question", () => {
-        const { e, state } = asking();
+        const { e, state } = running();
         const open = reduce(state, e.ask("call_a", "q3"));
         assert.equal(block(reduce(open, e.result("call_a", { ok: false, code: "MCP_TIMEOUT" })), "call_a").question, null);
         assert.equal(block(reduce(open, e.error("CANCELLED", "stopped")), "call_a").question, null);

@@ -124,6 +124,7 @@ describe("resultItems", () => {
         assert.equal(table.more, 10);
         const [nested] = resultItems([{ type: "structured", data: { a: { b: 1 }, c: 2 } }]);
         assert.equal(nested.kind, "json");
+        assert.deepEqual(nested.value, { a: { b: 1 }, c: 2 }, "shown as a tree that folds");
     });
 
     test("JSON written as text is indented; other text stays as it is", () => {

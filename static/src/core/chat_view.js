@@ -77,8 +77,8 @@ export function formatDuration(ms) {
 /**
  * A tool result's typed parts (services/tool_result.py) as items to show, each with a `kind`:
  *   text      { text }                       plain text, shown escaped
- *   json      { json }                       indented JSON: structured content, or a text part that is a
- *                                            JSON object or array
+ *   json      { json, value? }               indented JSON: a text part that is a JSON object or array;
+ *                                            structured content also carries its `value`, shown as a tree
  *   image     { src, mimeType }              a data URI from imageDataUri
  *   blocked   { type, mimeType, bytes }      an image of another type, audio, a binary resource: described
  *   resource  { uri, mimeType, text }        an embedded text resource
@@ -170,7 +170,7 @@ function scalarText(value) {
  * flat records as a table, anything else as indented JSON. */
 function structuredItem(data) {
     if (!isRecord(data)) {
-        return { kind: "json", json: prettyJson(data) };
+        return { kind: "json", json: prettyJson(data), value: data };
     }
     const entries = Object.entries(data);
     if (entries.length && entries.every(([, value]) => isScalar(value))) {
@@ -184,7 +184,7 @@ function structuredItem(data) {
             return { kind: "table", caption, columns, rows, more: Math.max(0, list.length - TABLE_ROWS) };
         }
     }
-    return { kind: "json", json: prettyJson(data) };
+    return { kind: "json", json: prettyJson(data), value: data };
 }
 
 /** Servers wrap a plain result as {"result": value} for the structured copy; a text part saying the

@@ -7,6 +7,7 @@
 import { registry } from "@web/core/registry";
 
 const ASK = '.o_ai_chat_tool_block[data-tool="ask_preferences"]';
+const REPORT = '.o_ai_chat_tool_block[data-tool="stock_report"]';
 
 registry.category("web_tour.tours").add("ai_mcp_question_tour", {
     url: "/odoo/action-ai_mcp.action_ai_chat",
@@ -22,6 +23,13 @@ registry.category("web_tour.tours").add("ai_mcp_question_tour", {
         { content: "send the answer", trigger: `${ASK} .o_ai_chat_question_accept`, run: "click" },
         { content: "the question closes", trigger: `${ASK}[data-status="done"]:not(:has(.o_ai_chat_question))` },
         { content: "the server's greeting is the answer", trigger: '.o_ai_chat_message_assistant .o_ai_chat_markdown:contains("hello Ada, blue")' },
+        { trigger: '.o_ai_chat[data-status="idle"] .o_ai_chat_send' },
+        // structured content that is neither a record nor a table folds as a tree
+        { content: "ask for the stock report", trigger: ".o_ai_chat_composer_input", run: "edit Show the stock report." },
+        { trigger: ".o_ai_chat_composer_input", run: "press Enter" },
+        { trigger: `${REPORT}[data-status="done"] .o_ai_chat_tool_header`, run: "click" },
+        { content: "the report is a tree", trigger: `${REPORT} .o_ai_chat_json_tree .o_ai_chat_json_key:contains("warehouse")` },
+        { trigger: `${REPORT} .o_ai_chat_json_leaf:contains("checked"):contains("true")` },
         { trigger: '.o_ai_chat[data-status="idle"] .o_ai_chat_send' },
     ],
 });

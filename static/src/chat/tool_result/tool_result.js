@@ -3,6 +3,7 @@ import { Component } from "@odoo/owl";
 import { _t } from "@web/core/l10n/translation";
 
 import { resultItems } from "@ai_mcp/core/chat_view";
+import { JsonTree } from "../json_tree/json_tree";
 
 /**
  * The content of a tool result (typed parts, services/tool_result.py), shown as text, indented
@@ -11,6 +12,7 @@ import { resultItems } from "@ai_mcp/core/chat_view";
  */
 export class ToolResult extends Component {
     static template = "ai_mcp.ToolResult";
+    static components = { JsonTree };
     static props = { content: { type: Array, optional: true } };
     static defaultProps = { content: [] };
 
