@@ -262,6 +262,14 @@ class _Writer:
         event changes the conversation's state."""
         Message = env["ai.message"]
         kind = event.type
+        if kind == "start":
+            # a turn resumed after an approval runs the calls that waited for it
+            resumed = Message.search([
+                ("conversation_id", "=", self.turn.conversation_id), ("role", "=", "tool"), ("status", "=", "pending"),
+            ])
+            resumed.write({"status": "running"})
+            self.running.update(resumed.mapped("tool_call_id"))
+            return event, None
         if kind == "text":
             if self.reply_seq is None:
                 self.reply_seq = seq

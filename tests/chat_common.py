@@ -144,14 +144,14 @@ class ChatCase(HttpCase):
             time.sleep(0.1)
         self.fail(f"conversation {conversation_id} is {current!r}, not {state!r}, after {timeout} s")
 
-    def raw_stream(self, body, read_until):
-        """POST the stream route over a plain socket, read until `read_until(events)` is true, and
-        return (socket, events) without closing: the caller hangs up."""
+    def raw_stream(self, body, read_until, path="/ai_mcp/chat/stream"):
+        """POST the stream route (or `path`) over a plain socket, read until `read_until(events)` is
+        true, and return (socket, events) without closing: the caller hangs up."""
         url = urlsplit(self.base_url())
         payload = json.dumps(body).encode()
         sock = socket.create_connection((url.hostname, url.port), timeout=30)
         request = (
-            f"POST /ai_mcp/chat/stream HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(payload)}\r\nX-CSRF-Token: {self.csrf}\r\nCookie: session_id={self.session.sid}\r\n"
             f"Accept: text/event-stream\r\n\r\n"
         ).encode() + payload

@@ -23,15 +23,15 @@ class TestChatCallNotifications(ChatCase):
         for name in ("progress", "chatty", "slow", "ask_preferences", "ask_visit"):
             cls.tools[name].requires_approval = False
 
-    def stream_until(self, body, on_events):
-        """POST the stream route and read it to its final event, calling `on_events(events)` as they come."""
+    def stream_until(self, body, on_events, path="/ai_mcp/chat/stream"):
+        """POST the stream route (or `path`) and read it to its final event, calling `on_events(events)` as they come."""
         final = {"done", "error", "approval_required", "confirm_continue"}
 
         def read_until(events):
             on_events(events)
             return any(e.event in final for e in events)
 
-        sock, events = self.raw_stream(body, read_until)
+        sock, events = self.raw_stream(body, read_until, path)
         sock.close()
         return events
 
@@ -191,3 +191,25 @@ class TestChatCallNotifications(ChatCase):
         self.assertEqual(late["result"]["answered"], False)
         stored = self.stored_events(events[0].data["conversation_id"])
         self.assertEqual([(e.seq, e.type) for e in stored], [(e.id, e.event) for e in events], "stored as streamed")
+
+    def test_a_call_that_ran_after_its_approval_can_be_stopped_too(self):
+        self.login(self.user)
+        owner = self.other_browser(self.user)
+        self.tools["progress"].sudo().requires_approval = True
+        self.llm.queue(Turn(tool_calls=(ToolCall("progress", {"steps": 20, "seconds": 20}, id="call_p"),)), Turn(text="Stopped it."))
+        _response, events = self.send("Long job, please.")
+        self.assertEqual(events[-1].event, "approval_required")
+        conversation_id = events[0].data["conversation_id"]
+        answers = {}
+
+        def on_events(resumed):
+            if any(e.event == "tool_progress" for e in resumed) and "owner" not in answers:
+                answers["owner"] = self.cancel(owner, conversation_id, "call_p")
+
+        resumed = self.stream_until({"conversation_id": conversation_id, "approvals": {"call_p": True}}, on_events, path="/ai_mcp/chat/resume")
+        self.assertEqual(answers["owner"]["result"], {"cancelling": True})
+        result = next(e for e in resumed if e.event == "tool_result")
+        self.assertEqual(result.data["error_code"], "CANCELLED")
+        self.assertEqual(resumed[-1].event, "done")
+        call = self.conversation(conversation_id).message_ids.filtered(lambda m: m.tool_call_id == "call_p")
+        self.assertEqual(call.status, "cancelled")
