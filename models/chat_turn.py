@@ -12,12 +12,15 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import odoo
 from odoo import api, fields
+from odoo.tools import config
 
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import (
@@ -44,6 +47,10 @@ HEARTBEAT_SECONDS = 15.0
 STALE_AFTER_SECONDS = 90.0
 
 PROVIDER_MENU = "AI > Configuration > Providers"
+# Share of the process's database pool the turns' writers may hold at once. Every request of the
+# process (the stream's own, before its route runs) borrows from the same pool, and Odoo's pool
+# refuses a borrow when full instead of waiting: writers queue here so requests always find room.
+WRITER_SHARE_OF_POOL = 0.5
 INTERNAL_ERROR = "INTERNAL_ERROR"
 TOOLS_LEFT_OUT = "TOOLS_LEFT_OUT"
 
@@ -130,6 +137,23 @@ class ChatTurn:
         return event
 
 
+_write_slots: threading.BoundedSemaphore | None = None
+_write_slots_lock = threading.Lock()
+
+
+def write_slots() -> threading.BoundedSemaphore:
+    """The process's slots for writer cursors, sized from its pool: `db_maxconn_gevent` in the
+    gevent worker (default `db_maxconn`), `db_maxconn` elsewhere, as odoo.sql_db sizes it."""
+    global _write_slots  # noqa: PLW0603 - one per process, created where the pool size is known
+    with _write_slots_lock:
+        if _write_slots is None:
+            maxconn = int((odoo.evented and config["db_maxconn_gevent"]) or config["db_maxconn"])
+            slots = max(1, int(maxconn * WRITER_SHARE_OF_POOL))
+            _logger.info("AI turn writers: at most %d database connections at once (pool of %d)", slots, maxconn)
+            _write_slots = threading.BoundedSemaphore(slots)
+        return _write_slots
+
+
 class _Writer:
     """Persists a turn's events and what they mean for the conversation and its messages."""
 
@@ -183,7 +207,7 @@ class _Writer:
         self.pending = []
         stored: Event | None = None
         turn = self.turn
-        with turn.registry.cursor() as cr:
+        with write_slots(), turn.registry.cursor() as cr:
             env = api.Environment(cr, turn.uid, dict(turn.context), su=True)
             now = fields.Datetime.now()
             state = rounds = None
