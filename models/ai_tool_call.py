@@ -78,23 +78,32 @@ class AiToolCall(models.Model):
     # -- written by the chat runner ------------------------------------------------------------------
 
     @api.model
-    def _record_tool_result(self, conversation_id, message, event):
+    def _record_tool_result(self, conversation_id, message, event, call=None, targets=None):
         """Log the ToolResultEvent `event` of conversation `conversation_id`; `message` is the tool
         ai.message of its call (empty when the call was not stored). Called by the chat runner in
-        the transaction that stores the event. A failure here is logged and never ends the turn."""
+        the transaction that stores the event. A failure here is logged and never ends the turn.
+
+        `call` (server name, tool name, arguments), when the caller still holds them from the
+        tool_call event, spares reading them back from `message`. `targets` is a dict the caller
+        keeps for the turn: each (server, tool)'s audit target is looked up once per turn, not once
+        per result (a running turn's conversation, assistant and tools do not move)."""
         try:
             with self.env.cr.savepoint():
-                return self.sudo().create(self._values_from_result(conversation_id, message, event))
+                return self.sudo().create(self._values_from_result(conversation_id, message, event, call, targets))
         except Exception:  # noqa: BLE001 - the audit must not break the user's answer
             _logger.exception("AI tool call not audited: conversation=%s call=%s", conversation_id, event.id)
             return self.browse()
 
     @api.model
-    def _values_from_result(self, conversation_id, message, event):
-        conversation = self.env["ai.conversation"].sudo().browse(conversation_id).exists()
-        server_name = (message.server_name or "") if message else ""
-        tool_name = (message.tool_name or "") if message else ""
-        server, tool = self._find_tool(conversation, server_name, tool_name)
+    def _values_from_result(self, conversation_id, message, event, call=None, targets=None):
+        if call is None:
+            call = ((message.server_name or ""), (message.tool_name or ""), message.arguments) if message else ("", "", None)
+        server_name, tool_name, arguments = call
+        target = targets.get((server_name, tool_name)) if targets is not None else None
+        if target is None:
+            target = self._audit_target(conversation_id, server_name, tool_name)
+            if targets is not None:
+                targets[(server_name, tool_name)] = target
         if event.ok:
             status = "ok"
         elif event.error_code == ErrorCode.TOOL_DENIED.value:
@@ -102,7 +111,21 @@ class AiToolCall(models.Model):
         else:
             status = "error"
         return {
+            **target,
             "date": fields.Datetime.now(),
+            "call_id": event.id,
+            "status": status,
+            "error_code": event.error_code or False,
+            "duration_ms": max(0, int(event.duration_ms or 0)),
+            "argument_bytes": argument_bytes(arguments),
+        }
+
+    @api.model
+    def _audit_target(self, conversation_id, server_name, tool_name):
+        """Who called which server's tool, where: the values of a row that are not the result's."""
+        conversation = self.env["ai.conversation"].sudo().browse(conversation_id).exists()
+        server, tool = self._find_tool(conversation, server_name, tool_name)
+        return {
             "user_id": conversation.user_id.id or self.env.uid,
             "assistant_id": conversation.assistant_id.id or False,
             "cloud_service_id": conversation.cloud_service_id.id or False,
@@ -111,11 +134,6 @@ class AiToolCall(models.Model):
             "tool_id": tool.id or False,
             "server_name": server_name or server.name or False,
             "tool_name": tool_name or False,
-            "call_id": event.id,
-            "status": status,
-            "error_code": event.error_code or False,
-            "duration_ms": max(0, int(event.duration_ms or 0)),
-            "argument_bytes": argument_bytes(message.arguments if message else None),
         }
 
     @api.model

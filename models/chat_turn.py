@@ -169,6 +169,12 @@ class _Writer:
         self.reply_seq: int | None = None
         self.reply_message_id: int | None = None
         self.tool_messages: dict[str, int] = {}
+        # what each call of this run was stored with: (server, tool, arguments), for its audit row
+        self.tool_calls: dict[str, tuple[str, str, Any]] = {}
+        self.audit_targets: dict[tuple[str, str], dict[str, Any]] = {}
+        # every write opens a new environment: without a company in its context, each looks the
+        # user's company up again (ir.default's cache key needs it when a record is created)
+        self.context = dict(turn.context)
         self.closed = False
 
     # -- events in ---------------------------------------------------------------------------
@@ -208,7 +214,9 @@ class _Writer:
         stored: Event | None = None
         turn = self.turn
         with write_slots(), turn.registry.cursor() as cr:
-            env = api.Environment(cr, turn.uid, dict(turn.context), su=True)
+            env = api.Environment(cr, turn.uid, dict(self.context), su=True)
+            if "allowed_company_ids" not in self.context:
+                self.context["allowed_company_ids"] = [env.company.id]
             now = fields.Datetime.now()
             state = rounds = None
             values, params = [], []
@@ -274,6 +282,7 @@ class _Writer:
                 "status": "running",
             })
             self.tool_messages[event.id] = message.id
+            self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None)
             return event, None
         if kind == "tool_result":
             self._end_reply(env)
@@ -286,7 +295,9 @@ class _Writer:
                     "duration_ms": event.duration_ms,
                     "error_code": event.error_code or False,
                 })
-            env["ai.tool.call"]._record_tool_result(self.turn.conversation_id, message, event)  # audit: ai_tool_call.py
+            env["ai.tool.call"]._record_tool_result(  # audit: ai_tool_call.py
+                self.turn.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_targets
+            )
             return event, None
         if kind == "approval_required":
             self._end_reply(env)
