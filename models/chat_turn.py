@@ -171,7 +171,7 @@ class _Writer:
         self.tool_messages: dict[str, int] = {}
         # what each call of this run was stored with: (server, tool, arguments), for its audit row
         self.tool_calls: dict[str, tuple[str, str, Any]] = {}
-        self.audit_targets: dict[tuple[str, str], dict[str, Any]] = {}
+        self.audit_known: dict[Any, Any] = {}  # what the audit rows looked up, for the turn
         # every write opens a new environment: without a company in its context, each looks the
         # user's company up again (ir.default's cache key needs it when a record is created)
         self.context = dict(turn.context)
@@ -296,7 +296,7 @@ class _Writer:
                     "error_code": event.error_code or False,
                 })
             env["ai.tool.call"]._record_tool_result(  # audit: ai_tool_call.py
-                self.turn.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_targets
+                self.turn.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_known
             )
             return event, None
         if kind == "approval_required":
