@@ -228,13 +228,6 @@ class _Writer:
                 values.append("(%s, %s, %s, %s::jsonb, %s, %s, %s, %s)")
                 params += [turn.conversation_id, seq, event.type, json.dumps(event.data()), turn.uid, now, turn.uid, now]
                 stored = event
-            if values:
-                cr.execute(
-                    "INSERT INTO ai_conversation_event"
-                    " (conversation_id, seq, type, payload, create_uid, create_date, write_uid, write_date)"
-                    " VALUES " + ", ".join(values),
-                    params,
-                )
             env.flush_all()
             # a turn that ends clears its heartbeat; a running one renews it with every write
             sets = {"write_date": now, "turn_heartbeat": None if state not in (None, "running") else now}
@@ -244,10 +237,15 @@ class _Writer:
                 sets["rounds_used"] = rounds
             if state is not None:
                 sets["state"] = state
-            cr.execute(
-                f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s",
-                [*sets.values(), turn.conversation_id],
-            )
+            update = f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s"
+            if values:
+                # one statement, one round trip: PostgreSQL runs a data-modifying WITH even unread
+                update = (
+                    "WITH stored AS (INSERT INTO ai_conversation_event"
+                    " (conversation_id, seq, type, payload, create_uid, create_date, write_uid, write_date)"
+                    " VALUES " + ", ".join(values) + " RETURNING id) " + update
+                )
+            cr.execute(update, [*params, *sets.values(), turn.conversation_id])
         self.last_write = time.monotonic()
         return stored
 
