@@ -10,8 +10,8 @@
         the scale run: 200 conversations at once, twice, on the gevent worker of --workers=2, the
         model paced as a real one (300 ms to the first token, then 20 tokens/s, so turns overlap
         as in real use); Odoo's gevent pool sized for 200 streams (--db-maxconn-gevent 240) on a
-        private PostgreSQL of this run allowing 600 connections (--private-pg 600), as an
-        operator sizes them (README, operators). Same as
+        private PostgreSQL of this run allowing 600 connections (--private-pg 600; this machine's
+        shared one allows 100), as an operator sizes them (README, operators). Same as
         --modes prefork --conversations 200 --waves 2 --pace realistic --db-maxconn-gevent 240 --private-pg 600.
 
 In prefork the chat stream goes to Odoo's gevent worker, as the reverse proxy of the README routes
@@ -256,6 +256,16 @@ def listen_overflows() -> int | None:
         header, values = next((h.split(), v.split()) for h, v in zip(lines[::2], lines[1::2]) if h.startswith("TcpExt:"))
         return int(values[header.index("ListenOverflows")])
     return None
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU the processes used so far, from /proc (robust to other load on the machine)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_kb(pid: int) -> int | None:
@@ -506,8 +516,13 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
         rss_warm = odoo.processes()
         waves, rss_after, errors, lost, walls = [], [], [], [], []
         overflows_before = listen_overflows()
+        # the CPU of the process the streams run in (threaded: the one process; prefork: the gevent worker)
+        serving = [pid for pid, role in odoo.roles().items() if role == ("gevent" if stream_port else "main")]
+        cpu = []
         for number in range(1, opts.waves + 1):
+            cpu_before = cpu_seconds(serving)
             runs, wall = wave(clients, setup.assistant, f"{mode} wave {number}", opts.conversations, stream_port)
+            cpu.append(cpu_seconds(serving) - cpu_before)
             waves.append(runs)
             walls.append(wall)
             rss_after.append(odoo.processes())
@@ -544,6 +559,9 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
           f"first byte p50 {ms(first_bytes, 0.5):.0f} ms p95 {ms(first_bytes, 0.95):.0f} ms max {max(first_bytes, default=0) * 1000:.0f} ms")
     print(f"  added latency per round (route - model - tool), ms: one at a time p50 {ms(seq_costs, 0.5):.1f} p95 {ms(seq_costs, 0.95):.1f}; "
           f"{opts.conversations} at once p50 {ms(load_costs, 0.5):.1f} p95 {ms(load_costs, 0.95):.1f}")
+    cpu_per_round = cpu[0] * 1000 / (opts.conversations * ROUNDS)
+    print(f"  CPU of the process serving the streams in wave 1: {cpu[0]:.1f} s, {cpu_per_round:.1f} ms per round "
+          f"(one core: {opts.conversations} rounds at once need ~{cpu_per_round * opts.conversations:.0f} ms of it)")
     processes = sorted(set(rss_start) | set(rss_warm) | {pid for r in rss_after for pid in r})
     print("  RSS MB per Odoo process (start / after warm-up / after each wave):")
     for pid in processes:
@@ -569,6 +587,7 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
         "rss_mb": mb(sum(rss_after[-1].values())), "rss_warm_mb": mb(warm_total), "rss_wave_growth_mb": mb(growth),
         "hub_processes": len(hubs), "listen_overflows": overflows,
         "gevent_rss_growth_mb": None if gevent_growth is None else mb(gevent_growth),
+        "cpu_ms_per_round": cpu_per_round,
     }
     return summary, setup
 
@@ -640,6 +659,7 @@ def main() -> None:
         fields += [
             f"{mode}_added_p50_ms={r['added_p50_ms']:.1f}", f"{mode}_added_p95_ms={r['added_p95_ms']:.1f}",
             f"{mode}_seq_added_p50_ms={r['seq_added_p50_ms']:.1f}", f"{mode}_ttfb_p95_ms={r['ttfb_p95_ms']:.0f}",
+            f"{mode}_cpu_ms_per_round={r['cpu_ms_per_round']:.1f}",
             f"{mode}_wall_s={r['wall_s']:.1f}", f"{mode}_listen_overflows={r['listen_overflows']}", f"{mode}_open_sessions={r['open_sessions']}/{r['max_sessions']}",
             f"{mode}_rss_mb={r['rss_mb']:.0f}", f"{mode}_rss_wave_growth_mb={r['rss_wave_growth_mb']:.1f}",
         ]
