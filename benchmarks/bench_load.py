@@ -5,7 +5,14 @@
         /opt/odoo18/odoo-bin, run by ODOO_PYTHON or the .venv next to it) twice on it: threaded
         (--workers=0), then prefork (--workers=2); drops the database at the end.
     options: --modes threaded,prefork  --conversations 50  --prefork-workers 2  --waves 2
-             --stream-via gevent|http
+             --stream-via gevent|http  --pace fast|realistic  --db-maxconn-gevent N  --private-pg N
+    python benchmarks/bench_load.py --scale
+        the scale run: 200 conversations at once, twice, on the gevent worker of --workers=2, the
+        model paced as a real one (300 ms to the first token, then 20 tokens/s, so turns overlap
+        as in real use); Odoo's gevent pool sized for 200 streams (--db-maxconn-gevent 240) on a
+        private PostgreSQL of this run allowing 600 connections (--private-pg 600; this machine's
+        shared one allows 100), as an operator sizes them (README, operators). Same as
+        --modes prefork --conversations 200 --waves 2 --pace realistic --db-maxconn-gevent 240 --private-pg 600.
 
 In prefork the chat stream goes to Odoo's gevent worker, as the reverse proxy of the README routes
 it (next to /websocket); other requests go to the HTTP workers. --stream-via http sends the stream
@@ -50,12 +57,14 @@ sys.path.insert(0, str(ROOT))
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import json  # noqa: E402
+import os  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
+from typing import NamedTuple  # noqa: E402
 
 from testing.mcp_servers import HttpServer, free_port  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
@@ -73,10 +82,27 @@ OFFERED_TOOLS = ("echo", "add", "weather")
 USERS = 10
 WARMUP = 4
 SEQUENTIAL = 5
-LLM_LATENCY = 0.2
 ANSWER = " ".join(f"word{i}" for i in range(40))
-ANSWER_CHUNKS = 20
-ANSWER_CHUNK_DELAY = 0.005
+ANSWER_WORDS = 40
+
+
+class Pace(NamedTuple):
+    """How the scripted model streams: wait before the first chunk, chunks of the answer and of
+    each tool call's arguments, wait between chunks."""
+
+    latency: float
+    answer_chunks: int
+    arg_chunks: int
+    chunk_delay: float
+
+
+PACES = {
+    # fast: the model's own time stays small, so the load is the turns' own work
+    "fast": Pace(latency=0.2, answer_chunks=20, arg_chunks=3, chunk_delay=0.005),
+    # realistic: 300 ms to the first token, then 20 tokens/s (a word and an argument piece ~ a token)
+    "realistic": Pace(latency=0.3, answer_chunks=ANSWER_WORDS, arg_chunks=8, chunk_delay=0.05),
+}
+SCALE = {"modes": "prefork", "conversations": 200, "waves": 2, "pace": "realistic", "db_maxconn_gevent": 240, "private_pg": 600}
 READY_TIMEOUT = 120.0
 STREAM_TIMEOUT = 600.0
 
@@ -84,19 +110,20 @@ STREAM_TIMEOUT = 600.0
 # -- the scripted model, in a process of its own ------------------------------------------------
 
 
-def responder(body: dict) -> Turn:
+def responder(body: dict, pace: Pace = PACES["fast"]) -> Turn:
     """A tool call until the turn holds TOOL_ROUNDS tool results, then the answer."""
     messages = body.get("messages") or []
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
     done = sum(1 for m in messages[last_user:] if m.get("role") == "tool")
     if done >= TOOL_ROUNDS:
-        return Turn(text=ANSWER, chunks=ANSWER_CHUNKS, chunk_delay=ANSWER_CHUNK_DELAY, latency=LLM_LATENCY)
+        return Turn(text=ANSWER, chunks=pace.answer_chunks, chunk_delay=pace.chunk_delay, latency=pace.latency)
     echoes = sorted(t["function"]["name"] for t in body.get("tools") or [] if "echo" in t["function"]["name"])
     if not echoes:
-        return Turn(text="no echo tool was offered", latency=LLM_LATENCY)
+        return Turn(text="no echo tool was offered", latency=pace.latency)
     marker = _marker(messages)
     name = echoes[(sum(map(ord, marker)) + done) % len(echoes)]
-    return Turn(tool_calls=(ToolCall(name, {"text": f"{marker} r{done + 1}"}),), latency=LLM_LATENCY)
+    return Turn(tool_calls=(ToolCall(name, {"text": f"{marker} r{done + 1}"}),), arg_chunks=pace.arg_chunks,
+                chunk_delay=pace.chunk_delay, latency=pace.latency)
 
 
 def _marker(messages: list[dict]) -> str:
@@ -104,7 +131,7 @@ def _marker(messages: list[dict]) -> str:
     return users[-1] if users and isinstance(users[-1], str) else "?"
 
 
-def serve_llm(port: int, timings: Path) -> None:
+def serve_llm(port: int, timings: Path, pace: Pace) -> None:
     """--serve-llm: the scripted model with the responder above; logs each request's own time."""
     from testing import scripted_llm
 
@@ -124,18 +151,18 @@ def serve_llm(port: int, timings: Path) -> None:
                 fh.write(line + "\n")
 
     scripted_llm._Handler._answer = timed
-    with ScriptedLLM(responder=responder, api_key=API_KEY, port=port) as llm:
+    with ScriptedLLM(responder=lambda body: responder(body, pace), api_key=API_KEY, port=port) as llm:
         print(llm.base_url, flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()
 
 
 class LlmProcess:
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, pace: str) -> None:
         self.timings = tmp / "llm_timings.jsonl"
         self.port = free_port()
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--serve-llm", str(self.port), "--timings", str(self.timings)],
+            [sys.executable, __file__, "--serve-llm", str(self.port), "--timings", str(self.timings), "--pace", pace],
             stdout=subprocess.PIPE, text=True,
         )
         self.base_url = self.process.stdout.readline().strip()
@@ -154,6 +181,39 @@ class LlmProcess:
         self.process.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(5)
+
+
+# -- PostgreSQL ----------------------------------------------------------------------------------
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of this run only, allowing `max_connections`: the shared server of this
+    machine allows 100, fewer than the pools of a gevent worker sized for 200 streams. Odoo, dropdb
+    and psql find it through PGHOST/PGPORT/PGUSER. initdb refuses root, so it runs as `postgres`."""
+
+    BIN = Path("/usr/lib/postgresql/15/bin")
+    OS_USER = "postgres"
+
+    def __init__(self, tmp: Path, max_connections: int) -> None:
+        self.dir = tmp / "pg"
+        self.dir.mkdir()
+        self.port = free_port()
+        self.log = tmp / "pg.log"
+        # the run's folder (mode 0700) holds its cluster, socket and log
+        shutil.chown(tmp, user=self.OS_USER)
+        shutil.chown(self.dir, user=self.OS_USER)
+        self._as_postgres([str(self.BIN / "initdb"), "-D", str(self.dir), "-U", "root", "-A", "trust", "--no-sync"])
+        self._as_postgres([str(self.BIN / "pg_ctl"), "-D", str(self.dir), "-l", str(self.log), "-w", "start", "-o",
+                           f"-p {self.port} -k {self.dir} -c listen_addresses='' -c max_connections={max_connections}"
+                           " -c fsync=off -c shared_buffers=256MB"])
+        self.env = {"PGHOST": str(self.dir), "PGPORT": str(self.port), "PGUSER": "root"}
+
+    def _as_postgres(self, command: list[str]) -> None:
+        subprocess.run(["runuser", "-u", self.OS_USER, "--", *command], check=True, stdout=subprocess.DEVNULL)
+
+    def stop(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self._as_postgres([str(self.BIN / "pg_ctl"), "-D", str(self.dir), "-m", "fast", "-w", "stop"])
 
 
 # -- Odoo --------------------------------------------------------------------------------------
@@ -196,6 +256,16 @@ def listen_overflows() -> int | None:
         header, values = next((h.split(), v.split()) for h, v in zip(lines[::2], lines[1::2]) if h.startswith("TcpExt:"))
         return int(values[header.index("ListenOverflows")])
     return None
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU the processes used so far, from /proc (robust to other load on the machine)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_kb(pid: int) -> int | None:
@@ -426,7 +496,7 @@ def mb(kb: int) -> float:
 
 def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServer], setup: Setup | None, opts) -> tuple[dict, Setup]:
     workers = 0 if mode == "threaded" else opts.prefork_workers
-    odoo.start(mode, workers)
+    odoo.start(mode, workers, extra=(f"--db_maxconn_gevent={opts.db_maxconn_gevent}",) if opts.db_maxconn_gevent else ())
     # A reverse proxy sends /websocket and the chat stream to the gevent worker (README, operators);
     # --stream-via http sends the stream to the HTTP workers instead, as Odoo without that rule does.
     stream_port = odoo.gevent_port if workers and opts.stream_via == "gevent" else None
@@ -446,8 +516,13 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
         rss_warm = odoo.processes()
         waves, rss_after, errors, lost, walls = [], [], [], [], []
         overflows_before = listen_overflows()
+        # the CPU of the process the streams run in (threaded: the one process; prefork: the gevent worker)
+        serving = [pid for pid, role in odoo.roles().items() if role == ("gevent" if stream_port else "main")]
+        cpu = []
         for number in range(1, opts.waves + 1):
+            cpu_before = cpu_seconds(serving)
             runs, wall = wave(clients, setup.assistant, f"{mode} wave {number}", opts.conversations, stream_port)
+            cpu.append(cpu_seconds(serving) - cpu_before)
             waves.append(runs)
             walls.append(wall)
             rss_after.append(odoo.processes())
@@ -484,6 +559,9 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
           f"first byte p50 {ms(first_bytes, 0.5):.0f} ms p95 {ms(first_bytes, 0.95):.0f} ms max {max(first_bytes, default=0) * 1000:.0f} ms")
     print(f"  added latency per round (route - model - tool), ms: one at a time p50 {ms(seq_costs, 0.5):.1f} p95 {ms(seq_costs, 0.95):.1f}; "
           f"{opts.conversations} at once p50 {ms(load_costs, 0.5):.1f} p95 {ms(load_costs, 0.95):.1f}")
+    cpu_per_round = cpu[0] * 1000 / (opts.conversations * ROUNDS)
+    print(f"  CPU of the process serving the streams in wave 1: {cpu[0]:.1f} s, {cpu_per_round:.1f} ms per round "
+          f"(one core: {opts.conversations} rounds at once need ~{cpu_per_round * opts.conversations:.0f} ms of it)")
     processes = sorted(set(rss_start) | set(rss_warm) | {pid for r in rss_after for pid in r})
     print("  RSS MB per Odoo process (start / after warm-up / after each wave):")
     for pid in processes:
@@ -498,6 +576,9 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
                                         f"{hub['sessions_opened']} opened in all, {hub['calls_in_flight']} calls in flight" if hub else "not started"))
     warm_total = sum(rss_warm.values())
     growth = (sum(rss_after[-1].values()) - sum(rss_after[0].values())) if len(rss_after) > 1 else 0
+    gevent = [pid for pid, role in roles.items() if role == "gevent"]
+    # the gevent worker's growth from after the warm-up to after the last wave: what the waves left
+    gevent_growth = sum(rss_after[-1].get(pid, 0) - rss_warm.get(pid, 0) for pid in gevent) if gevent else None
     summary = {
         "errors": len(errors), "lost": len(lost), "log_errors": len(log_problems),
         "added_p50_ms": ms(load_costs, 0.5), "added_p95_ms": ms(load_costs, 0.95),
@@ -505,6 +586,8 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
         "open_sessions": max(open_sessions, default=0), "max_sessions": max_sessions,
         "rss_mb": mb(sum(rss_after[-1].values())), "rss_warm_mb": mb(warm_total), "rss_wave_growth_mb": mb(growth),
         "hub_processes": len(hubs), "listen_overflows": overflows,
+        "gevent_rss_growth_mb": None if gevent_growth is None else mb(gevent_growth),
+        "cpu_ms_per_round": cpu_per_round,
     }
     return summary, setup
 
@@ -518,16 +601,29 @@ def main() -> None:
     parser.add_argument("--stream-via", choices=("gevent", "http"), default="gevent",
                         help="prefork: the worker the chat stream goes to (a reverse proxy routes it to gevent)")
     parser.add_argument("--keep-logs", type=Path, help="copy the Odoo logs into this folder")
+    parser.add_argument("--pace", choices=sorted(PACES), default="fast", help="how the scripted model streams")
+    parser.add_argument("--db-maxconn-gevent", type=int, help="Odoo's db_maxconn_gevent (prefork)")
+    parser.add_argument("--private-pg", type=int, metavar="MAX_CONNECTIONS",
+                        help="run on a PostgreSQL of this run allowing this many connections")
+    parser.add_argument("--scale", action="store_true", help="200 at once, twice, on the gevent worker, model paced (see the top)")
     parser.add_argument("--serve-llm", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--timings", type=Path, help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    if opts.scale:
+        for key, value in SCALE.items():
+            setattr(opts, key, value)
     if opts.serve_llm:
-        serve_llm(opts.serve_llm, opts.timings)
+        serve_llm(opts.serve_llm, opts.timings, PACES[opts.pace])
         return
 
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="ai_mcp-bench-load."))
-    llm = LlmProcess(tmp)
+    postgres = PrivatePostgres(tmp, opts.private_pg) if opts.private_pg else None
+    if postgres is not None:
+        os.environ.update(postgres.env)  # Odoo, dropdb and this run's clients all go to it
+        print(f"private PostgreSQL on {postgres.dir}, max_connections={opts.private_pg}", flush=True)
+    print(f"model pace {opts.pace}: {PACES[opts.pace]}; db_maxconn_gevent={opts.db_maxconn_gevent or 'default'}", flush=True)
+    llm = LlmProcess(tmp, opts.pace)
     servers = [HttpServer("streamable-http", "--name", f"load-{i + 1}").start() for i in range(MCP_SERVERS)]
     try:
         odoo = BenchOdoo("bench-load", ready_timeout=READY_TIMEOUT)
@@ -548,6 +644,8 @@ def main() -> None:
         for server in servers:
             server.stop()
         llm.stop()
+        if postgres is not None:
+            postgres.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
     print(f"\nrun took {time.monotonic() - started:.0f} s")
@@ -561,9 +659,12 @@ def main() -> None:
         fields += [
             f"{mode}_added_p50_ms={r['added_p50_ms']:.1f}", f"{mode}_added_p95_ms={r['added_p95_ms']:.1f}",
             f"{mode}_seq_added_p50_ms={r['seq_added_p50_ms']:.1f}", f"{mode}_ttfb_p95_ms={r['ttfb_p95_ms']:.0f}",
+            f"{mode}_cpu_ms_per_round={r['cpu_ms_per_round']:.1f}",
             f"{mode}_wall_s={r['wall_s']:.1f}", f"{mode}_listen_overflows={r['listen_overflows']}", f"{mode}_open_sessions={r['open_sessions']}/{r['max_sessions']}",
             f"{mode}_rss_mb={r['rss_mb']:.0f}", f"{mode}_rss_wave_growth_mb={r['rss_wave_growth_mb']:.1f}",
         ]
+        if r["gevent_rss_growth_mb"] is not None:
+            fields.append(f"{mode}_gevent_rss_growth_mb={r['gevent_rss_growth_mb']:.1f}")
     print(" ".join(fields))
 
 

@@ -78,23 +78,27 @@ class AiToolCall(models.Model):
     # -- written by the chat runner ------------------------------------------------------------------
 
     @api.model
-    def _record_tool_result(self, conversation_id, message, event):
+    def _record_tool_result(self, conversation_id, message, event, call=None, known=None):
         """Log the ToolResultEvent `event` of conversation `conversation_id`; `message` is the tool
         ai.message of its call (empty when the call was not stored). Called by the chat runner in
-        the transaction that stores the event. A failure here is logged and never ends the turn."""
+        the transaction that stores the event. A failure here is logged and never ends the turn.
+
+        `call` (server name, tool name, arguments), when the caller still holds them from the
+        tool_call event, spares reading them back from `message`. `known` is a dict the caller
+        keeps for the turn: the conversation, its servers and each tool are looked up once per
+        turn, not once per result (a running turn's conversation and assistant do not move)."""
         try:
             with self.env.cr.savepoint():
-                return self.sudo().create(self._values_from_result(conversation_id, message, event))
+                return self.sudo().create(self._values_from_result(conversation_id, message, event, call, known))
         except Exception:  # noqa: BLE001 - the audit must not break the user's answer
             _logger.exception("AI tool call not audited: conversation=%s call=%s", conversation_id, event.id)
             return self.browse()
 
     @api.model
-    def _values_from_result(self, conversation_id, message, event):
-        conversation = self.env["ai.conversation"].sudo().browse(conversation_id).exists()
-        server_name = (message.server_name or "") if message else ""
-        tool_name = (message.tool_name or "") if message else ""
-        server, tool = self._find_tool(conversation, server_name, tool_name)
+    def _values_from_result(self, conversation_id, message, event, call=None, known=None):
+        if call is None:
+            call = ((message.server_name or ""), (message.tool_name or ""), message.arguments) if message else ("", "", None)
+        server_name, tool_name, arguments = call
         if event.ok:
             status = "ok"
         elif event.error_code == ErrorCode.TOOL_DENIED.value:
@@ -102,36 +106,51 @@ class AiToolCall(models.Model):
         else:
             status = "error"
         return {
+            **self._audit_target(conversation_id, server_name, tool_name, {} if known is None else known),
             "date": fields.Datetime.now(),
-            "user_id": conversation.user_id.id or self.env.uid,
-            "assistant_id": conversation.assistant_id.id or False,
-            "cloud_service_id": conversation.cloud_service_id.id or False,
-            "conversation_id": conversation.id or False,
-            "server_id": server.id or False,
-            "tool_id": tool.id or False,
-            "server_name": server_name or server.name or False,
-            "tool_name": tool_name or False,
             "call_id": event.id,
             "status": status,
             "error_code": event.error_code or False,
             "duration_ms": max(0, int(event.duration_ms or 0)),
-            "argument_bytes": argument_bytes(message.arguments if message else None),
+            "argument_bytes": argument_bytes(arguments),
         }
 
     @api.model
-    def _find_tool(self, conversation, server_name, tool_name):
-        """(mcp.server, mcp.tool) the call went to: among the servers the conversation could bind
-        (the assistant's, then the cloud service's), the one with that name offering that tool."""
+    def _audit_target(self, conversation_id, server_name, tool_name, known):
+        """Who called which tool of which server, where: the values of a row that are not the
+        result's. The call went to the tool of that name on a server of that name among those the
+        conversation could bind (the assistant's, then the cloud service's)."""
+        if "conversation" not in known:
+            conversation = self.env["ai.conversation"].sudo().browse(conversation_id).exists()
+            known["conversation"] = {
+                "user_id": conversation.user_id.id or self.env.uid,
+                "assistant_id": conversation.assistant_id.id or False,
+                "cloud_service_id": conversation.cloud_service_id.id or False,
+                "conversation_id": conversation.id or False,
+            }
+            known["servers"] = self._servers_by_name(conversation)
+        key = ("tool", server_name, tool_name)
+        if key not in known:
+            server_ids = known["servers"].get(server_name, []) if server_name else []
+            Tool = self.env["mcp.tool"].sudo().with_context(active_test=False)
+            tool = Tool.search_fetch([("server_id", "in", server_ids), ("name", "=", tool_name)], ["server_id"], limit=1) \
+                if tool_name and server_ids else Tool
+            known[key] = {"server_id": tool.server_id.id or (server_ids[0] if server_ids else False), "tool_id": tool.id or False}
+        return {**known["conversation"], **known[key], "server_name": server_name or False, "tool_name": tool_name or False}
+
+    @api.model
+    def _servers_by_name(self, conversation):
+        """{name: [server ids]} of the servers `conversation` could bind, in the order they are tried."""
+        if not conversation:
+            return {}
         Server = self.env["mcp.server"].sudo().with_context(active_test=False)
-        if not conversation or not server_name:
-            return Server, self.env["mcp.tool"]
         candidates = conversation.assistant_id.sudo().with_context(active_test=False).mcp_server_ids
         if conversation.cloud_service_id:
             candidates |= Server.search([("cloud_service_id", "=", conversation.cloud_service_id.id)])
-        named = candidates.filtered(lambda s: s.name == server_name)
-        Tool = self.env["mcp.tool"].sudo().with_context(active_test=False)
-        tools = Tool.search([("server_id", "in", named.ids), ("name", "=", tool_name)], limit=1) if tool_name else Tool
-        return (tools.server_id or named[:1]), tools
+        servers = {}
+        for server in candidates:
+            servers.setdefault(server.name, []).append(server.id)
+        return servers
 
     # -- retention -------------------------------------------------------------------------------
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import odoo
 from odoo import api, fields
+from odoo.tools import config
 
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import (
@@ -50,6 +53,10 @@ STALE_AFTER_SECONDS = 90.0
 PROVIDER_MENU = "AI > Configuration > Providers"
 # a failed call's message status, by error code
 RESULT_STATUSES = {ErrorCode.TOOL_DENIED.value: "denied", ErrorCode.CANCELLED.value: "cancelled"}
+# Share of the process's database pool the turns' writers may hold at once. Every request of the
+# process (the stream's own, before its route runs) borrows from the same pool, and Odoo's pool
+# refuses a borrow when full instead of waiting: writers queue here so requests always find room.
+WRITER_SHARE_OF_POOL = 0.5
 INTERNAL_ERROR = "INTERNAL_ERROR"
 TOOLS_LEFT_OUT = "TOOLS_LEFT_OUT"
 
@@ -139,6 +146,23 @@ class ChatTurn:
         return event
 
 
+_write_slots: threading.BoundedSemaphore | None = None
+_write_slots_lock = threading.Lock()
+
+
+def write_slots() -> threading.BoundedSemaphore:
+    """The process's slots for writer cursors, sized from its pool: `db_maxconn_gevent` in the
+    gevent worker (default `db_maxconn`), `db_maxconn` elsewhere, as odoo.sql_db sizes it."""
+    global _write_slots  # noqa: PLW0603 - one per process, created where the pool size is known
+    with _write_slots_lock:
+        if _write_slots is None:
+            maxconn = int((odoo.evented and config["db_maxconn_gevent"]) or config["db_maxconn"])
+            slots = max(1, int(maxconn * WRITER_SHARE_OF_POOL))
+            _logger.info("AI turn writers: at most %d database connections at once (pool of %d)", slots, maxconn)
+            _write_slots = threading.BoundedSemaphore(slots)
+        return _write_slots
+
+
 class _Writer:
     """Persists a turn's events and what they mean for the conversation and its messages."""
 
@@ -157,6 +181,12 @@ class _Writer:
         self.running: set[str] = set()
         self.cancels_sent: set[str] = set()
         self.last_poll = 0.0
+        # what each call of this run was stored with: (server, tool, arguments), for its audit row
+        self.tool_calls: dict[str, tuple[str, str, Any]] = {}
+        self.audit_known: dict[Any, Any] = {}  # what the audit rows looked up, for the turn
+        # every write opens a new environment: without a company in its context, each looks the
+        # user's company up again (ir.default's cache key needs it when a record is created)
+        self.context = dict(turn.context)
         self.closed = False
 
     # -- events in ---------------------------------------------------------------------------
@@ -181,7 +211,7 @@ class _Writer:
         if not self.running or now - self.last_poll < REQUEST_POLL_SECONDS:
             return
         self.last_poll = now
-        with self.turn.registry.cursor() as cr:
+        with write_slots(), self.turn.registry.cursor() as cr:
             cr.execute(
                 "SELECT id, tool_call_id, status, elicitation_answer FROM ai_message"
                 " WHERE conversation_id = %s AND role = 'tool' AND tool_call_id = ANY(%s)"
@@ -221,8 +251,10 @@ class _Writer:
         self.pending = []
         stored: Event | None = None
         turn = self.turn
-        with turn.registry.cursor() as cr:
-            env = api.Environment(cr, turn.uid, dict(turn.context), su=True)
+        with write_slots(), turn.registry.cursor() as cr:
+            env = api.Environment(cr, turn.uid, dict(self.context), su=True)
+            if "allowed_company_ids" not in self.context:
+                self.context["allowed_company_ids"] = [env.company.id]
             now = fields.Datetime.now()
             state = rounds = None
             values, params = [], []
@@ -234,13 +266,6 @@ class _Writer:
                 values.append("(%s, %s, %s, %s::jsonb, %s, %s, %s, %s)")
                 params += [turn.conversation_id, seq, event.type, json.dumps(event.data()), turn.uid, now, turn.uid, now]
                 stored = event
-            if values:
-                cr.execute(
-                    "INSERT INTO ai_conversation_event"
-                    " (conversation_id, seq, type, payload, create_uid, create_date, write_uid, write_date)"
-                    " VALUES " + ", ".join(values),
-                    params,
-                )
             env.flush_all()
             # a turn that ends clears its heartbeat; a running one renews it with every write
             sets = {"write_date": now, "turn_heartbeat": None if state not in (None, "running") else now}
@@ -250,10 +275,15 @@ class _Writer:
                 sets["rounds_used"] = rounds
             if state is not None:
                 sets["state"] = state
-            cr.execute(
-                f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s",
-                [*sets.values(), turn.conversation_id],
-            )
+            update = f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s"
+            if values:
+                # one statement, one round trip: PostgreSQL runs a data-modifying WITH even unread
+                update = (
+                    "WITH stored AS (INSERT INTO ai_conversation_event"
+                    " (conversation_id, seq, type, payload, create_uid, create_date, write_uid, write_date)"
+                    " VALUES " + ", ".join(values) + " RETURNING id) " + update
+                )
+            cr.execute(update, [*params, *sets.values(), turn.conversation_id])
         self.last_write = time.monotonic()
         return stored
 
@@ -297,6 +327,7 @@ class _Writer:
             })
             self.tool_messages[event.id] = message.id
             self.running.add(event.id)
+            self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None)
             return event, None
         if kind == "tool_result":
             self._end_reply(env)
@@ -310,7 +341,9 @@ class _Writer:
                     "duration_ms": event.duration_ms,
                     "error_code": event.error_code or False,
                 })
-            env["ai.tool.call"]._record_tool_result(self.turn.conversation_id, message, event)  # audit: ai_tool_call.py
+            env["ai.tool.call"]._record_tool_result(  # audit: ai_tool_call.py
+                self.turn.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_known
+            )
             return event, None
         if kind == "approval_required":
             self._end_reply(env)

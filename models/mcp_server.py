@@ -12,6 +12,7 @@ from ..services import hub as hub_module
 from ..services.errors import AiMcpError, ConfigError, ErrorCode, _lt
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.server_spec import build_server_spec
+from ..services.sync import connect_all
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 from .notify import config_error_text, error_text, notification
 
@@ -430,12 +431,28 @@ class McpServer(models.Model):
             }
         )
 
-    def _sync_tools(self):
+    def _connect_all(self):
+        """{server id: ConnectionReport, or the exception its connection raised} for these
+        servers, connected concurrently (services/sync.py): a sync of many servers waits about as
+        long as the slowest, not the sum."""
+        outcomes, specs = {}, {}
+        for server in self:
+            try:
+                specs[server.id] = server._server_spec()
+            except Exception as exc:  # noqa: BLE001 - raised again by _sync_tools, where each server's failure is handled
+                outcomes[server.id] = exc
+        outcomes.update(zip(specs, connect_all(hub_module.get_hub(), list(specs.values()))))
+        return outcomes
+
+    def _sync_tools(self, connected=None):
         """Connect, list the tools and bring the mcp.tool records in line. Never raises for a
-        server that fails: it is marked `error` and the result says why."""
+        server that fails: it is marked `error` and the result says why. `connected`, this
+        server's outcome from _connect_all, stands for connecting here."""
         self.ensure_one()
         try:
-            report = self._connect()
+            report = self._connect() if connected is None else connected
+            if isinstance(report, Exception):
+                raise report
         except AiMcpError as exc:
             self._record_error(exc)
             return {"error": error_text(exc, self), "changed": 0}
@@ -513,10 +530,11 @@ class McpServer(models.Model):
         """Sync every active server; one that fails is marked `error` and the others go on."""
         servers = self.search([])
         cron = self.env["ir.cron"]
+        connected = servers._connect_all()
         for done, server in enumerate(servers, start=1):
             try:
                 with self.env.cr.savepoint():
-                    result = server._sync_tools()
+                    result = server._sync_tools(connected[server.id])
                 if result.get("error"):
                     _logger.warning("MCP sync failed: server=%s (id %s) %s", server.name, server.id, result["error"])
             except Exception as exc:  # a bug or a database error must not stop the other servers
@@ -555,7 +573,8 @@ class McpServer(models.Model):
         return notification(_("Connected to %s", self.name), message, "success")
 
     def action_sync_tools(self):
-        results = [server._sync_tools() for server in self]
+        connected = self._connect_all() if len(self) > 1 else {}
+        results = [server._sync_tools(connected.get(server.id)) for server in self]
         failed = [r for r in results if r.get("error")]
         if len(self) == 1:
             result = results[0]

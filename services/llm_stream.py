@@ -1,6 +1,7 @@
 """One streamed model call through langchain-openai, with failures mapped to LLM_* codes."""
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -41,6 +42,12 @@ class ModelReply(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)
 
 
+# Building a ChatOpenAI costs ~3 ms of CPU (its OpenAI clients, an SSL context): once per provider
+# configuration, not once per turn. It holds no per-call state, so concurrent turns share it.
+CHAT_MODEL_CACHE_SIZE = 64
+
+
+@functools.lru_cache(maxsize=CHAT_MODEL_CACHE_SIZE)
 def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
     return ChatOpenAI(
         model=settings.model,

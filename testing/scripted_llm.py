@@ -386,7 +386,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a hung client must never keep the test process alive
-    request_queue_size = 128  # load tests open ~50 connections at once; the default backlog of 5 drops SYNs
+    request_queue_size = 512  # load tests open up to 200 connections at once; the default backlog of 5 drops SYNs
 
     def __init__(self, address: tuple[str, int], app: ScriptedLLM) -> None:
         self.app = app
