@@ -33,9 +33,9 @@ from . import stdio_launcher
 from .address_pin import AddressPin, checked_pin
 from .call_observer import CallObserver
 from .eliciting_session import ElicitingClientSession
-from .icons import display_icon
 from .errors import ConfigError, ErrorCode, McpError
 from .http_stream_watch import StreamBreakWatch
+from .icons import display_icon
 from .mcp_failures import (
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,
@@ -44,6 +44,7 @@ from .mcp_failures import (
     map_exception,
     map_jsonrpc_error,
 )
+from .output_validation import CachedOutputValidation
 from .redaction import redact_env, redact_headers
 from .server_spec import ServerSpec, Transport
 from .tool_info import ToolInfo, normalize_tool
@@ -66,6 +67,11 @@ LIST_CHANGES = {
     mcp_types.ResourceListChangedNotification: "resources",
     mcp_types.PromptListChangedNotification: "prompts",
 }
+
+
+class PooledClientSession(CachedOutputValidation, ElicitingClientSession):
+    """The SDK's ClientSession as a pooled session needs it: elicitation answered off the receive
+    loop, output schemas checked with validators built once."""
 
 
 class ServerInfo(BaseModel):
@@ -148,7 +154,7 @@ class McpSession:
                     await self._guard_address()
                     streams = await stack.enter_async_context(self._transport(stack))
                     session = await stack.enter_async_context(
-                        ElicitingClientSession(
+                        PooledClientSession(
                             streams[0],
                             streams[1],
                             ask=self._on_elicit,
