@@ -25,9 +25,20 @@ _shebang_python() {
     fi
 }
 
+# odoo_cache_dir: where get_odoo makes an Odoo 18 (src/ with src/.venv, and its stamp).
+odoo_cache_dir() {
+    printf '%s\n' "${AI_MCP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ai_mcp}/odoo18"
+}
+
+# The folders find_odoo looks into for an odoo-bin, colon-separated.
+odoo_search_dirs() {
+    printf '%s\n' "${AI_MCP_ODOO_SEARCH-/opt/odoo18:$(odoo_cache_dir)/src}"
+}
+
 # find_odoo: looks for Odoo 18, in this order:
 #   1. $ODOO_BIN (an odoo-bin, or an `odoo` console script). Set but missing means "not found".
-#   2. /opt/odoo18/odoo-bin
+#   2. odoo-bin in each folder of $AI_MCP_ODOO_SEARCH (default: /opt/odoo18, then the Odoo that
+#      get_odoo made in the cache)
 #   3. an `odoo` package importable by ${ODOO_PYTHON:-python3}
 # Its Python is $ODOO_PYTHON, else .venv/bin/python next to odoo-bin, else the script's own
 # interpreter, else python3.
@@ -39,15 +50,23 @@ find_odoo() {
     ODOO_ADDONS=""
     ODOO_WHERE=""
     ODOO_NOT_FOUND=""
-    local bin="" root py major
+    local bin="" root py major dir searched
     if [[ -n ${ODOO_BIN:-} ]]; then
         if [[ ! -f $ODOO_BIN ]]; then
             ODOO_NOT_FOUND="ODOO_BIN=$ODOO_BIN does not exist"
             return 1
         fi
         bin=$ODOO_BIN
-    elif [[ -f /opt/odoo18/odoo-bin ]]; then
-        bin=/opt/odoo18/odoo-bin
+    else
+        searched=$(odoo_search_dirs)
+        local dirs=()
+        IFS=: read -r -a dirs <<<"$searched"
+        for dir in "${dirs[@]}"; do
+            if [[ -n $dir && -f $dir/odoo-bin ]]; then
+                bin=$dir/odoo-bin
+                break
+            fi
+        done
     fi
 
     if [[ -n $bin ]]; then
@@ -89,17 +108,210 @@ find_odoo() {
         ODOO_WHERE="the odoo package of $py"
         return 0
     fi
-    ODOO_NOT_FOUND="no ODOO_BIN, no /opt/odoo18/odoo-bin, no odoo 18 package importable by ${ODOO_PYTHON:-python3}"
+    ODOO_NOT_FOUND="no ODOO_BIN, no odoo-bin in ${searched:-(no folder)}, no odoo 18 package importable by ${ODOO_PYTHON:-python3}"
     return 1
 }
 
 odoo_missing_help() {
     cat >&2 <<EOF
 Odoo 18 is missing: ${ODOO_NOT_FOUND}.
-Install Odoo 18.0 Community as described on https://www.odoo.com/documentation/18.0/administration/on_premise/source.html
-(for example from source in /opt/odoo18 with a virtualenv in /opt/odoo18/.venv), or point ODOO_BIN at an
-existing odoo-bin (and ODOO_PYTHON at the Python that runs it).
+scripts/run makes one in $(odoo_cache_dir) (AI_MCP_ODOO_SOURCE names the source; see README.md,
+"Which Odoo"), or install Odoo 18.0 Community as described on
+https://www.odoo.com/documentation/18.0/administration/on_premise/source.html (for example in
+/opt/odoo18 with a virtualenv in /opt/odoo18/.venv), or point ODOO_BIN at an existing odoo-bin (and
+ODOO_PYTHON at the Python that runs it).
 EOF
+}
+
+ODOO_NIGHTLY_URL=https://nightly.odoo.com/18.0/nightly/src/odoo_18.0.latest.tar.gz
+ODOO_GIT_BRANCH=18.0
+ODOO_PINS=$AI_MCP_ROOT/scripts/odoo18/pins.txt
+ODOO_BUILD_CONSTRAINTS=$AI_MCP_ROOT/scripts/odoo18/build-constraints.txt
+# Debian packages Odoo's requirements.txt builds against (python-ldap, psycopg2) and its database
+ODOO_DEBIAN_PACKAGES=(libldap2-dev libsasl2-dev libpq-dev postgresql)
+
+# What the Odoo that get_odoo makes depends on: a change of source or pins makes a new one.
+_odoo_stamp() {
+    { printf '%s\n' "$1"; cat "$ODOO_PINS" "$ODOO_BUILD_CONSTRAINTS"; } | sha256sum | cut -d' ' -f1
+}
+
+# _odoo_source_kind SOURCE: dir, archive, url (an archive over http), git, or nothing.
+_odoo_source_kind() {
+    local source=$1
+    if [[ -d $source ]]; then
+        echo dir
+    elif [[ $source == git+* || $source == *.git || $source == git@* || $source == ssh://* ]]; then
+        echo git
+    elif [[ $source == http://* || $source == https://* ]]; then
+        echo url
+    elif [[ -f $source && $source == @(*.tar.gz|*.tgz|*.tar|*.tar.xz|*.zip) ]]; then
+        echo archive
+    fi
+}
+
+_extract() {
+    local archive=$1 into=$2
+    if [[ $archive == *.zip ]]; then
+        python3 -m zipfile -e "$archive" "$into"
+    else
+        tar -xf "$archive" -C "$into"
+    fi
+}
+
+# _odoo_fetch SOURCE INTO: the source's files under INTO, as they come (any layout).
+_odoo_fetch() {
+    local source=$1 into=$2 kind size name
+    kind=$(_odoo_source_kind "$source")
+    case $kind in
+    dir)
+        say "Odoo 18: copying $source ($(du -sh --exclude=.venv --exclude=.git "$source" 2>/dev/null | cut -f1))"
+        mkdir -p "$into/tree"
+        tar -C "$source" --exclude=./.venv --exclude=./.git -cf - . | tar -C "$into/tree" -xf -
+        ;;
+    archive)
+        say "Odoo 18: unpacking $source ($(du -h "$source" | cut -f1))"
+        _extract "$source" "$into"
+        ;;
+    url)
+        name=${source##*/}
+        name=${name%%\?*}
+        size=$(curl -sfIL --connect-timeout 10 "$source" | tr -d '\r' |
+            awk 'tolower($1) == "content-length:" {n = $2} END {if (n) printf "%.0f MB", n / 1048576}')
+        say "Odoo 18: downloading $source (${size:-size unknown}) into $into"
+        if ! curl -fL --connect-timeout 10 --retry 2 --progress-bar -o "$into/$name" "$source"; then
+            warn "Odoo 18: could not download $source; set AI_MCP_ODOO_SOURCE to an Odoo 18.0 archive, folder or git URL you can reach"
+            return 1
+        fi
+        _extract "$into/$name" "$into" && rm -f "$into/$name"
+        ;;
+    git)
+        say "Odoo 18: cloning ${source#git+} (branch $ODOO_GIT_BRANCH, depth 1)"
+        git clone --progress --depth 1 --branch "$ODOO_GIT_BRANCH" "${source#git+}" "$into/tree" || return 1
+        rm -rf "$into/tree/.git"
+        ;;
+    *)
+        warn "Odoo 18: AI_MCP_ODOO_SOURCE=$source is not a folder, an archive (.tar.gz, .tgz, .tar, .tar.xz, .zip), an http(s) URL or a git URL"
+        return 1
+        ;;
+    esac
+}
+
+# _odoo_tree_in DIR: the folder under DIR holding odoo/release.py (a git checkout has it at the
+# top, Odoo's nightly archive one folder down).
+_odoo_tree_in() {
+    local release
+    release=$(find "$1" -maxdepth 4 -path '*/odoo/release.py' -not -path '*/addons/*' | sort | head -n 1)
+    [[ -n $release ]] && dirname "$(dirname "$release")"
+}
+
+# _odoo_debian_packages: the Debian packages Odoo's requirements build against, installed when
+# missing (as root or with passwordless sudo); elsewhere, say what is needed.
+_odoo_debian_packages() {
+    local missing=() package
+    command -v dpkg-query >/dev/null || return 0
+    for package in "${ODOO_DEBIAN_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'ok installed' || missing+=("$package")
+    done
+    ((${#missing[@]})) || return 0
+    say "Odoo 18: apt-get install ${missing[*]}"
+    if ! { _as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+        _as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } </dev/null; then
+        warn "Odoo 18: could not install ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again"
+        return 1
+    fi
+}
+
+# apply_odoo_pins PY: scripts/odoo18/pins.txt into Odoo's Python, when not satisfied already.
+apply_odoo_pins() {
+    local py=$1
+    _requirements_satisfied "$py" "$ODOO_PINS" && return 0
+    say "Odoo 18: installing what Odoo 18 needs on current packaging into $py: $(grep -v '^#' "$ODOO_PINS" | xargs)"
+    "$py" -m pip install --quiet --disable-pip-version-check -r "$ODOO_PINS" </dev/null
+}
+
+# odoo_gevent_check PY: exit 0 when the gevent worker (prefork's push and chat streams) can start in
+# PY, tried the way odoo/__init__.py starts `odoo-bin gevent`; otherwise says why and the fix.
+odoo_gevent_check() {
+    local py=$1 out
+    if out=$("$py" -c 'import gevent.monkey; gevent.monkey.patch_all(); import psycogreen.gevent; psycogreen.gevent.patch_psycopg()' 2>&1 </dev/null); then
+        return 0
+    fi
+    warn "Odoo 18: the gevent worker cannot start in $py: $(printf '%s\n' "$out" | tail -n 1)"
+    warn "  fix: $py -m pip install -r $ODOO_PINS"
+    return 1
+}
+
+# odoo_args_prefork ARGS...: whether odoo-bin's arguments ask for worker processes (then a gevent
+# worker serves the bus and the chat streams, and must be able to start).
+odoo_args_prefork() {
+    local arg next=""
+    for arg in "$@"; do
+        if [[ $next == workers ]]; then
+            [[ $arg =~ ^[0-9]+$ ]] && ((arg > 0)) && return 0
+            next=""
+        elif [[ $arg == --workers ]]; then
+            next=workers
+        elif [[ $arg =~ ^--workers=([0-9]+)$ ]] && ((BASH_REMATCH[1] > 0)); then
+            return 0
+        fi
+    done
+    return 1
+}
+
+# get_odoo: makes an Odoo 18 in $(odoo_cache_dir)/src with its own .venv, from $AI_MCP_ODOO_SOURCE
+# (a folder, an archive, an http(s) archive URL or a git URL) or Odoo's nightly 18.0 source archive;
+# reused while the source and the pins stay the same. find_odoo finds it afterwards (unless
+# AI_MCP_ODOO_SEARCH leaves the cache out).
+get_odoo() {
+    local source=${AI_MCP_ODOO_SOURCE:-$ODOO_NIGHTLY_URL} dir want work tree major venv_py
+    dir=$(odoo_cache_dir)
+    want=$(_odoo_stamp "$source")
+    if [[ -f $dir/src/odoo-bin && -x $dir/src/.venv/bin/python && $(cat "$dir/stamp" 2>/dev/null) == "$want" ]]; then
+        say "Odoo 18: reusing $dir/src (made from $source)"
+        return 0
+    fi
+    say "Odoo 18: making one in $dir/src from $source"
+    mkdir -p "$dir"
+    work=$(mktemp -d "$dir/new.XXXXXX")
+    if ! _odoo_fetch "$source" "$work"; then
+        rm -rf "$work"
+        return 1
+    fi
+    if ! tree=$(_odoo_tree_in "$work"); then
+        warn "Odoo 18: no odoo/release.py in $source"
+        rm -rf "$work"
+        return 1
+    fi
+    major=$(_odoo_tree_major "$tree")
+    if [[ $major != 18 ]]; then
+        warn "Odoo 18: $source holds Odoo ${major:-of unknown version}, not 18"
+        rm -rf "$work"
+        return 1
+    fi
+    # Odoo's nightly archive has no odoo-bin, only setup/odoo (the same launcher). A script at the
+    # top of the tree, not `python -m odoo`: the prefork server starts its gevent worker by running
+    # sys.argv[0] again, which a module run does not survive.
+    [[ -f $tree/odoo-bin ]] || cp "$tree/setup/odoo" "$tree/odoo-bin"
+    if ! _odoo_debian_packages; then
+        rm -rf "$work"
+        return 1
+    fi
+    # the venv is made in place: a venv does not survive being moved
+    rm -rf "$dir/src" "$dir/stamp"
+    mv "$tree" "$dir/src"
+    rm -rf "$work"
+    venv_py=$dir/src/.venv/bin/python
+    say "Odoo 18: creating $dir/src/.venv: Odoo's requirements.txt, then scripts/odoo18/pins.txt (a few minutes the first time)"
+    if ! "${AI_MCP_ODOO_VENV_PYTHON:-python3}" -m venv "$dir/src/.venv" ||
+        ! PIP_CONSTRAINT=$ODOO_BUILD_CONSTRAINTS "$venv_py" -m pip install --disable-pip-version-check --progress-bar on \
+            -r "$dir/src/requirements.txt" </dev/null ||
+        ! apply_odoo_pins "$venv_py"; then
+        warn "Odoo 18: installing Odoo's requirements failed (above); nothing was kept"
+        rm -rf "$dir/src"
+        return 1
+    fi
+    printf '%s\n' "$want" >"$dir/stamp"
+    say "Odoo 18: ready in $dir/src ($(du -sh "$dir/src" | cut -f1) with its venv)"
 }
 
 # Exit 0 when every requirement line of $2 is already satisfied in Python $1 (plain lines only).

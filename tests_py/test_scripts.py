@@ -1,0 +1,225 @@
+"""The decisions of scripts/lib.sh, scripts/test and scripts/run: which Odoo is chosen, where Odoo
+comes from when there is none, when the pins are applied, what a run without Odoo reports.
+
+Each test sources scripts/lib.sh in a bash of its own, on fake Odoo trees (an odoo/release.py of a
+chosen version) and fake interpreters (scripts that log how they were called), so the choices are
+seen without installing anything.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PINS = ROOT / "scripts" / "odoo18" / "pins.txt"
+
+
+def bash(script: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in {"ODOO_BIN", "ODOO_PYTHON", "CI", "AI_MCP_REQUIRE_ODOO"}}
+    return subprocess.run(
+        ["bash", "-c", f"source {ROOT}/scripts/lib.sh\n{script}"],
+        env={**clean, **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120,
+    )
+
+
+def odoo_tree(path: Path, major: int = 18, venv: bool = True, layout: str = "git") -> Path:
+    """A folder that looks like an Odoo source tree to the scripts (nothing of Odoo in it)."""
+    (path / "odoo").mkdir(parents=True)
+    (path / "odoo" / "release.py").write_text(f"version_info = ({major}, 0, 0, 'final', 0, '')\n")
+    (path / "requirements.txt").write_text("")
+    if layout == "git":
+        (path / "odoo-bin").write_text("#!/usr/bin/env python3\n")
+        (path / "addons" / "web").mkdir(parents=True)
+    else:  # Odoo's nightly archive: setup/odoo, the addons inside the odoo package
+        (path / "setup").mkdir()
+        (path / "setup" / "odoo").write_text("#!/usr/bin/env python3\nimport odoo\n")
+        (path / "odoo" / "addons" / "web").mkdir(parents=True)
+    if venv:
+        (path / ".venv" / "bin").mkdir(parents=True)
+        (path / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    return path
+
+
+def fake_python(path: Path, script: str) -> Path:
+    """An interpreter that logs its arguments to <path>.log, then runs `script` (bash)."""
+    path.write_text(f'#!/usr/bin/env bash\necho "$*" >> "{path}.log"\n{script}\n')
+    path.chmod(0o755)
+    return path
+
+
+def found(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+# -- which Odoo ---------------------------------------------------------------------------------
+
+FIND = 'if find_odoo; then echo "found ${ODOO_CMD[*]} | $ODOO_ADDONS"; else echo "none: $ODOO_NOT_FOUND"; fi'
+
+
+def test_the_first_search_folder_with_an_odoo_bin_wins_run_by_its_venv(tmp_path: Path) -> None:
+    first, second = odoo_tree(tmp_path / "first"), odoo_tree(tmp_path / "second")
+    out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": f"{tmp_path}/missing:{first}:{second}"}))
+    assert out == f"found {first}/.venv/bin/python {first}/odoo-bin | {first}/addons"
+
+
+def test_odoo_bin_overrides_the_search_and_a_missing_one_finds_nothing(tmp_path: Path) -> None:
+    searched, chosen = odoo_tree(tmp_path / "searched"), odoo_tree(tmp_path / "chosen")
+    out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": str(searched), "ODOO_BIN": f"{chosen}/odoo-bin"}))
+    assert out.startswith(f"found {chosen}/.venv/bin/python {chosen}/odoo-bin")
+    out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": str(searched), "ODOO_BIN": f"{tmp_path}/gone/odoo-bin"}))
+    assert out == f"none: ODOO_BIN={tmp_path}/gone/odoo-bin does not exist"
+
+
+def test_another_odoo_version_is_refused_with_its_version(tmp_path: Path) -> None:
+    odoo17 = odoo_tree(tmp_path / "odoo17", major=17)
+    out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": str(odoo17)}))
+    assert out == f"none: {odoo17}/odoo-bin is not Odoo 18 (version: 17)"
+
+
+def test_the_cache_is_searched_after_opt_odoo18_by_default(tmp_path: Path) -> None:
+    out = found(bash('odoo_search_dirs', {"AI_MCP_CACHE_DIR": str(tmp_path)}))
+    assert out == f"/opt/odoo18:{tmp_path}/odoo18/src"
+
+
+def test_without_any_tree_an_importable_odoo_package_is_run_as_a_module(tmp_path: Path) -> None:
+    package = odoo_tree(tmp_path / "site", venv=False)
+    out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": "", "ODOO_PYTHON": sys.executable, "PYTHONPATH": str(package)}))
+    assert out == f"found {sys.executable} -m odoo | {package}/addons"
+    out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": f"{tmp_path}/none", "ODOO_PYTHON": sys.executable}))
+    assert out == f"none: no ODOO_BIN, no odoo-bin in {tmp_path}/none, no odoo 18 package importable by {sys.executable}"
+
+
+# -- where Odoo comes from --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "kind"),
+    [
+        ("https://nightly.odoo.com/18.0/nightly/src/odoo_18.0.latest.tar.gz", "url"),
+        ("https://github.com/odoo/odoo.git", "git"),
+        ("git+https://example.org/odoo", "git"),
+        ("git@github.com:odoo/odoo.git", "git"),
+        ("{tmp}/odoo.tar.gz", "archive"),
+        ("{tmp}/odoo.zip", "archive"),
+        ("{tmp}", "dir"),
+        ("{tmp}/missing.tar.gz", ""),
+        ("ftp://example.org/odoo.tar.gz", ""),
+    ],
+)
+def test_what_kind_of_source_ai_mcp_odoo_source_names(tmp_path: Path, source: str, kind: str) -> None:
+    (tmp_path / "odoo.tar.gz").write_bytes(b"")
+    (tmp_path / "odoo.zip").write_bytes(b"")
+    assert found(bash(f'_odoo_source_kind "{source.format(tmp=tmp_path)}"')) == kind
+
+
+def test_the_tree_is_found_in_a_git_checkout_and_one_folder_down_in_a_nightly_archive(tmp_path: Path) -> None:
+    git = odoo_tree(tmp_path / "git", venv=False)
+    nightly = odoo_tree(tmp_path / "nightly" / "odoo-18.0.post20261122", venv=False, layout="nightly")
+    assert found(bash(f'_odoo_tree_in "{git}"')) == str(git)
+    assert found(bash(f'_odoo_tree_in "{tmp_path / "nightly"}"')) == str(nightly)
+
+
+def test_get_odoo_refuses_a_source_of_another_version_and_keeps_nothing(tmp_path: Path) -> None:
+    odoo17 = odoo_tree(tmp_path / "odoo17", major=17, venv=False)
+    result = bash("get_odoo", {"AI_MCP_ODOO_SOURCE": str(odoo17), "AI_MCP_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 1
+    assert f"{odoo17} holds Odoo 17, not 18" in result.stderr
+    assert list((tmp_path / "cache" / "odoo18").iterdir()) == []
+
+
+def test_get_odoo_says_what_a_source_it_cannot_use_should_be(tmp_path: Path) -> None:
+    result = bash("get_odoo", {"AI_MCP_ODOO_SOURCE": "ftp://example.org/odoo.tgz", "AI_MCP_CACHE_DIR": str(tmp_path)})
+    assert result.returncode == 1
+    assert "is not a folder, an archive (.tar.gz, .tgz, .tar, .tar.xz, .zip), an http(s) URL or a git URL" in result.stderr
+
+
+def test_get_odoo_reuses_what_it_made_until_the_source_or_pins_change(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    odoo_tree(cache / "odoo18" / "src")
+    env = {"AI_MCP_ODOO_SOURCE": "ftp://example.org/odoo.tgz", "AI_MCP_CACHE_DIR": str(cache)}
+    found(bash('_odoo_stamp "$AI_MCP_ODOO_SOURCE" > "$(odoo_cache_dir)/stamp"', env))
+    result = bash("get_odoo", env)
+    assert (result.returncode, result.stdout.strip()) == (0, f"Odoo 18: reusing {cache}/odoo18/src (made from ftp://example.org/odoo.tgz)")
+    result = bash("get_odoo", {**env, "AI_MCP_ODOO_SOURCE": "ftp://example.org/other.tgz"})
+    assert result.returncode == 1 and "reusing" not in result.stdout
+    assert (cache / "odoo18" / "src" / "odoo-bin").exists(), "a failed attempt must not remove the working Odoo"
+
+
+def test_an_unreachable_default_source_fails_within_seconds_and_names_the_setting(tmp_path: Path) -> None:
+    result = bash(
+        "get_odoo",
+        {"AI_MCP_ODOO_SOURCE": "https://odoo-nightly.invalid/odoo_18.0.latest.tar.gz", "AI_MCP_CACHE_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 1
+    assert "set AI_MCP_ODOO_SOURCE to an Odoo 18.0 archive, folder or git URL you can reach" in result.stderr
+    assert list((tmp_path / "odoo18").iterdir()) == []
+
+
+# -- pins and the gevent worker ----------------------------------------------------------------
+
+
+def test_pins_are_installed_only_when_they_are_not_satisfied(tmp_path: Path) -> None:
+    # the requirement check reads its program from stdin ("-"): it fails there, pip succeeds
+    unpinned = fake_python(tmp_path / "unpinned", '[[ $1 == - ]] && exit 1; exit 0')
+    found(bash(f"apply_odoo_pins {unpinned}"))
+    assert f"-m pip install --quiet --disable-pip-version-check -r {PINS}" in (tmp_path / "unpinned.log").read_text()
+    pinned = fake_python(tmp_path / "pinned", 'exit 0')
+    found(bash(f"apply_odoo_pins {pinned}"))
+    assert "pip install" not in (tmp_path / "pinned.log").read_text()
+
+
+def test_the_pins_are_the_ones_odoo_18_needs_on_current_packaging() -> None:
+    lines = [line for line in PINS.read_text().splitlines() if line and not line.startswith("#")]
+    assert lines == ["zope.interface<7", "zope.event<5", "websocket-client"]
+
+
+def test_a_gevent_worker_that_cannot_start_is_reported_with_its_reason_and_fix(tmp_path: Path) -> None:
+    broken = fake_python(
+        tmp_path / "broken",
+        "echo \"pkg_resources.DistributionNotFound: The 'zope.event' distribution was not found\" >&2; exit 1",
+    )
+    result = bash(f"odoo_gevent_check {broken}")
+    assert result.returncode == 1
+    assert f"the gevent worker cannot start in {broken}: pkg_resources.DistributionNotFound: The 'zope.event'" in result.stderr
+    assert f"fix: {broken} -m pip install -r {PINS}" in result.stderr
+    assert "gevent.monkey.patch_all()" in (tmp_path / "broken.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "prefork"),
+    [
+        ("--workers=2", True),
+        ("--workers 3 --dev=xml", True),
+        ("--workers=0", False),
+        ("--workers 0", False),
+        ("--dev=xml", False),
+        ("", False),
+    ],
+)
+def test_scripts_run_checks_the_gevent_worker_only_when_workers_are_asked_for(args: str, prefork: bool) -> None:
+    result = bash(f"odoo_args_prefork {args}")
+    assert (result.returncode == 0) is prefork
+
+
+# -- a test run without Odoo -------------------------------------------------------------------
+
+
+def test_without_odoo_the_summary_says_in_capitals_how_many_odoo_tests_were_skipped(tmp_path: Path) -> None:
+    env = {"AI_MCP_ODOO_SEARCH": str(tmp_path), "ODOO_PYTHON": sys.executable}
+    result = subprocess.run([str(ROOT / "scripts" / "test"), "odoo"], env={**os.environ, **env}, cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    count = found(bash("cat tests/test_*.py tests_prefork/test_*.py tests_upgrade/test_*.py | grep -Ec '^    (async )?def test_'"))
+    assert int(count) > 100
+    assert result.returncode == 0, result.stdout
+    assert f"odoo: SKIPPED {count} ODOO TESTS: no Odoo 18 found" in result.stdout
+
+    required = subprocess.run([str(ROOT / "scripts" / "test"), "odoo"], env={**os.environ, **env, "CI": "true", "AI_MCP_REQUIRE_ODOO": "1"},
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert required.returncode == 1
+    assert "CI=true and AI_MCP_REQUIRE_ODOO=1: a run without Odoo fails" in required.stdout
+    assert "FAILED: odoo" in required.stdout
