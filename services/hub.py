@@ -24,7 +24,9 @@ from pydantic import BaseModel, ConfigDict
 
 from .call_observer import CallObserver
 from .errors import AiMcpError, ErrorCode, McpError
+from . import prompts
 from .mcp_session import McpSession, ServerInfo, ToolListing
+from .prompts import PromptInfo
 from .server_spec import ServerSpec
 from .session_pool import SessionPool
 from .tool_info import ToolInfo
@@ -205,6 +207,12 @@ class McpHub:
             _logger.info("MCP call retry after reconnect: server=%s tool=%s", spec.label(), tool)
             return await (await self.pool.acquire(spec)).call_tool(tool, arguments, timeout, observer)
 
+    async def alist_prompts(self, spec: ServerSpec) -> list[PromptInfo]:
+        return await prompts.list_prompts(await self.pool.acquire(spec))
+
+    async def aget_prompt(self, spec: ServerSpec, prompt: PromptInfo, arguments: dict[str, Any]) -> str:
+        return await prompts.get_prompt(await self.pool.acquire(spec), prompt, arguments)
+
     async def aclose_server(self, key: str) -> None:
         await self.pool.close(key)
 
@@ -228,6 +236,12 @@ class McpHub:
         self, spec: ServerSpec, tool: str, arguments: dict[str, Any], *, timeout: float | None = None, retry_safe: bool = False
     ) -> ToolResult:
         return self.run(self.acall_tool(spec, tool, arguments, timeout=timeout, retry_safe=retry_safe))
+
+    def list_prompts(self, spec: ServerSpec) -> list[PromptInfo]:
+        return self.run(self.alist_prompts(spec))
+
+    def get_prompt(self, spec: ServerSpec, prompt: PromptInfo, arguments: dict[str, Any]) -> str:
+        return self.run(self.aget_prompt(spec, prompt, arguments))
 
     def close_server(self, key: str) -> None:
         self.run(self.aclose_server(key))

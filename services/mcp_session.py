@@ -16,8 +16,8 @@ import sys
 import time
 from collections import deque
 from datetime import timedelta
-from collections.abc import Callable
-from typing import Any, AsyncContextManager
+from collections.abc import Awaitable, Callable
+from typing import Any, AsyncContextManager, TypeVar
 
 import anyio
 import httpx
@@ -51,6 +51,7 @@ from .tool_info import ToolInfo, normalize_tool
 from .tool_result import ToolResult, normalize_result
 
 _logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 STDERR_LINES = 200
 MAX_LIST_PAGES = 100
@@ -460,6 +461,11 @@ class McpSession:
                 "MCP tools/call: server=%s tool=%s duration_ms=%d", self.spec.name, name, (time.monotonic() - started) * 1000
             )
         return normalize_result(raw)
+
+    async def send(self, request: Awaitable[T]) -> T:
+        """A request another module builds on `client_session` (prompts.py), with this session's
+        bookkeeping and error codes."""
+        return await self._request(request)
 
     async def _request(self, request: Any, cancel_id: int | None = None) -> Any:
         """Await one SDK request, keeping the session's bookkeeping and mapping its failures."""

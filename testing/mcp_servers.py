@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP, Image
+from mcp.server.fastmcp.prompts import base as prompt_base
 from pydantic import BaseModel, Field
 
 HERE = Path(__file__).resolve()
@@ -49,10 +50,13 @@ def build_server(
     transport: str = "stdio",
     bad_tools: bool = False,
     notifying: bool = False,
+    prompts: bool = False,
 ) -> FastMCP:
     mcp = FastMCP(name, log_level="WARNING")
     if notifying:
         _notifying_tools(mcp, state_dir)
+    if prompts:
+        _prompts(mcp)
 
     # --variant changes what echo says about itself: a "rug pull" for the tool review tests
     @mcp.tool(
@@ -143,6 +147,35 @@ def build_server(
     if page_size or bad_tools or notifying:
         _list_tools(mcp, page_size, bad_tools)
     return mcp
+
+
+def _prompts(mcp: FastMCP) -> None:
+    """Prompts: one without arguments, one with a required and an optional one, one that answers
+    with several messages, an assistant's among them, and an embedded resource."""
+
+    @mcp.prompt(title="Daily summary")
+    def daily_summary() -> str:
+        """Summarise what happened today."""
+        return "Summarise what happened today in three bullet points."
+
+    @mcp.prompt(title="Write a greeting")
+    def greeting(name: str, style: str = "warm") -> str:
+        """A greeting for someone, in a style."""
+        return f"Write a {style} greeting for {name}."
+
+    @mcp.prompt(title="Review a file")
+    def review(path: str) -> list[prompt_base.Message]:
+        """Review a file, with its contents attached."""
+        return [
+            prompt_base.UserMessage(f"Please review {path}."),
+            prompt_base.UserMessage(
+                types.EmbeddedResource(
+                    type="resource",
+                    resource=types.TextResourceContents(uri=f"file:///{path}", mimeType="text/plain", text="print('hello')"),
+                )
+            ),
+            prompt_base.AssistantMessage("I will look for bugs first."),
+        ]
 
 
 def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
@@ -322,11 +355,13 @@ def main() -> None:
     parser.add_argument("--variant", action="store_true", help="echo with another description")
     parser.add_argument("--bad-tools", action="store_true", help="tools/list also gives echo twice and two invalid schemas")
     parser.add_argument("--notifying", action="store_true", help="also the tools progress, chatty and grow")
+    parser.add_argument("--prompts", action="store_true", help="also the prompts daily_summary, greeting and review")
     opts = parser.parse_args()
     sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
     mcp = build_server(
-        opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant, opts.transport, opts.bad_tools, opts.notifying
+        opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant, opts.transport, opts.bad_tools, opts.notifying,
+        opts.prompts,
     )
     if opts.transport == "stdio":
         mcp.run("stdio")
