@@ -50,6 +50,7 @@
             "ai_mcp/static/src/core/chat_view.js",
             "ai_mcp/static/src/core/event_stream.js",
             "ai_mcp/static/src/core/markdown.js",
+            "ai_mcp/static/src/core/prompt_menu.js",
             "ai_mcp/static/src/core/sse_parser.js",
             "ai_mcp/static/src/chat/**/*",
         ],

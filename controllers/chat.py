@@ -78,6 +78,27 @@ class ChatController(http.Controller):
     def conversations(self, limit=50, assistant_id=None):
         return request.env["ai.conversation"]._chat_conversations(limit=limit, assistant_id=assistant_id)
 
+    @http.route("/ai_mcp/prompts", type="json", auth="user")
+    def prompts(self, assistant_id, cloud_service_id=None, conversation_id=None):
+        """The prompts of the servers the conversation may use: {prompts, warnings}."""
+        try:
+            return request.env["ai.conversation"]._chat_prompts(assistant_id, cloud_service_id, conversation_id)
+        except ChatRefused:
+            raise NotFound() from None
+
+    @http.route("/ai_mcp/prompts/get", type="json", auth="user")
+    def prompt_text(self, assistant_id, server_id, name, arguments=None, cloud_service_id=None, conversation_id=None):
+        """{text}: what the prompt renders to, sent next as the user's message; or {error}."""
+        try:
+            text = request.env["ai.conversation"]._chat_prompt_text(
+                assistant_id, server_id, name, arguments, cloud_service_id=cloud_service_id, conversation_id=conversation_id
+            )
+        except ChatRefused as refusal:
+            if refusal.code == "NOT_FOUND":
+                raise NotFound() from None
+            return refusal.as_dict()
+        return {"text": text}
+
     @http.route("/ai_mcp/conversation/<int:conversation_id>/history", type="json", auth="user")
     def conversation_history(self, conversation_id):
         try:

@@ -158,9 +158,8 @@ class AiAssistant(models.Model):
         if cloud_service:
             service = cloud_service.sudo()
             if service._user_may_use(self.env.user):
-                for server in service.user_mcp_server_ids.filtered(lambda s: s.scope == "user"):
-                    if server.active and server.state == "connected":
-                        selected.extend((None, tool) for tool in server.tool_ids if tool._is_usable())
+                for server in self._service_servers(service):
+                    selected.extend((None, tool) for tool in server.tool_ids if tool._is_usable())
             elif warnings is not None:
                 warnings.append(_("You may not use the tools of %s; its servers are left out.", service.name))
         presets = self.env["ai.tool.preset"]._for_turn(
@@ -187,6 +186,20 @@ class AiAssistant(models.Model):
                     )
                 )
         return bindings
+
+    def _usable_servers(self, cloud_service=None):
+        """The servers a turn of this assistant may use beyond their tools (prompts): its active,
+        connected system servers, and those of `cloud_service` when the current user may use it,
+        as _tool_bindings takes them."""
+        self.ensure_one()
+        servers = self.sudo().mcp_server_ids.filtered(lambda s: s.active and s.scope == "system" and s.state == "connected")
+        if cloud_service and cloud_service.sudo()._user_may_use(self.env.user):
+            servers |= self._service_servers(cloud_service.sudo())
+        return servers
+
+    @api.model
+    def _service_servers(self, service):
+        return service.user_mcp_server_ids.filtered(lambda s: s.scope == "user" and s.active and s.state == "connected")
 
     def _system_tools(self):
         """([(ToolRef, mcp.tool)], notes): the system tools the model is given, and why others are not."""

@@ -138,3 +138,22 @@ class TestCallProgressTour(_TourCase):
         conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
         asked = conversation.message_ids.filtered(lambda m: m.tool_name == "ask_preferences")
         self.assertEqual((asked.status, asked.content), ("done", "hello Ada, blue"))
+
+
+def prompt_model(body):
+    """Answers what the prompt asked, to show it reached the model as the user's message."""
+    asked = [m["content"] for m in body.get("messages", []) if m.get("role") == "user"][-1]
+    return Turn(text=f"You asked: {asked}", chunks=2)
+
+
+@tagged("post_install", "-at_install")
+class TestPromptTour(_TourCase):
+    responder = staticmethod(prompt_model)
+    server_options = ("--prompts",)
+    approvals = {"echo": False}
+    assistant_values = {"name": "Prompt assistant"}
+
+    def test_a_slash_prompt_with_an_argument_starts_the_turn(self):
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_prompt_tour", login="admin", timeout=120)
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        self.assertEqual(conversation.message_ids.filtered(lambda m: m.role == "user").content, "Write a warm greeting for Ada.")

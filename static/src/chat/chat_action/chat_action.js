@@ -21,6 +21,7 @@ import { ChatHeader } from "../chat_header/chat_header";
 import { ChatNotices } from "../chat_notices/chat_notices";
 import { ChatHttpError, postStream, readEventsAfter, RESUME_URL, STREAM_URL } from "../chat_transport";
 import { Composer } from "../composer/composer";
+import { PromptSource } from "../composer/prompt_source";
 import { ConversationList } from "../conversation_list/conversation_list";
 import { MessageList } from "../message_list/message_list";
 import { PauseDialogs } from "./pause_dialogs";
@@ -70,6 +71,8 @@ export class ChatAction extends Component {
         this.alive = true;
         this.mounted = false;
         this.pauses = new PauseDialogs(this.dialog, (answer) => this.resume(answer));
+        this.promptSource = new PromptSource(() => this.conversationParams());
+        this.prompts = useState(this.promptSource.state);
         this.followToken = 0;
         this.scrollRef = useRef("scroll");
         this.stickToBottom = true;
@@ -341,6 +344,18 @@ export class ChatAction extends Component {
 
     // -- requests ----------------------------------------------------------------------------------
 
+    /** {assistant_id, conversation_id | cloud_service_id}: what the server needs to know which
+     * servers this conversation may use. */
+    conversationParams() {
+        const params = { assistant_id: this.state.assistantId };
+        if (this.chat.conversationId) {
+            params.conversation_id = this.chat.conversationId;
+        } else if (this.state.cloudServiceId) {
+            params.cloud_service_id = this.state.cloudServiceId;
+        }
+        return params;
+    }
+
     async send(text) {
         if (!text.trim() || !this.canSend) {
             return;
@@ -348,13 +363,25 @@ export class ChatAction extends Component {
         const before = this.state.chat;
         this.stickToBottom = true;
         this.setChat(userMessage(before, text));
-        const body = { assistant_id: this.state.assistantId, message: text };
-        if (before.conversationId) {
-            body.conversation_id = before.conversationId;
-        } else if (this.state.cloudServiceId) {
-            body.cloud_service_id = this.state.cloudServiceId;
+        await this.stream("message", STREAM_URL, { ...this.conversationParams(), message: text }, before);
+    }
+
+    /** A prompt picked in the composer: its text is the user's message. Resolves to an error text. */
+    async sendPrompt(prompt, values) {
+        if (!this.canSend) {
+            return _t("Wait for the answer to finish, then send the prompt.");
         }
-        await this.stream("message", STREAM_URL, body, before);
+        let reply;
+        try {
+            reply = await this.promptSource.text(prompt, values);
+        } catch {
+            return _t("The prompt could not be got from its server; try again.");
+        }
+        if (reply.error) {
+            return reply.error.message;
+        }
+        await this.send(reply.text);
+        return null;
     }
 
     async resume(answer) {

@@ -2,36 +2,74 @@
 import { Component, onMounted, useRef, useState } from "@odoo/owl";
 import { _t } from "@web/core/l10n/translation";
 
+import { matchPrompts, moveIndex, slashQuery } from "@ai_mcp/core/prompt_menu";
+import { PromptForm } from "../prompt_form/prompt_form";
+import { PromptMenu } from "../prompt_menu/prompt_menu";
+
 /**
  * Where the user writes. Enter sends, Shift+Enter starts a new line (and Enter while an input
  * method composes a character does neither). While an answer streams, the send button becomes a
- * stop button.
+ * stop button. A message that starts with "/" searches the prompts of the assistant's servers
+ * (arrow keys, Enter or Tab to pick, Escape to write a message after all); a picked prompt asks its
+ * arguments, then `onPrompt(prompt, values)` sends it and resolves to an error text, if any.
  */
 export class Composer extends Component {
     static template = "ai_mcp.Composer";
+    static components = { PromptForm, PromptMenu };
     static props = {
         canSend: Boolean,
         streaming: Boolean,
         placeholder: { type: String, optional: true },
         onSend: Function,
         onStop: Function,
+        prompts: { type: Array, optional: true },
+        promptsLoading: { type: Boolean, optional: true },
+        onPromptSearch: { type: Function, optional: true },
+        onPrompt: { type: Function, optional: true },
     };
 
     setup() {
-        this.state = useState({ text: "" });
+        this.state = useState({ text: "", menuIndex: 0, dismissed: null, picked: null });
         this.textarea = useRef("textarea");
         onMounted(() => this.textarea.el?.focus());
     }
 
     get placeholderText() {
-        return this.props.placeholder || _t("Ask the assistant… (Enter to send, Shift+Enter for a new line)");
+        if (this.props.placeholder) {
+            return this.props.placeholder;
+        }
+        return this.props.onPrompt
+            ? _t("Ask the assistant… (Enter to send, Shift+Enter for a new line, / for the servers' prompts)")
+            : _t("Ask the assistant… (Enter to send, Shift+Enter for a new line)");
     }
 
     get sendDisabled() {
         return !this.props.canSend || !this.state.text.trim();
     }
 
+    get menuOpen() {
+        return Boolean(this.props.onPrompt) && !this.state.picked && this.state.dismissed !== this.state.text &&
+            slashQuery(this.state.text) !== null;
+    }
+
+    get matches() {
+        return matchPrompts(this.props.prompts || [], slashQuery(this.state.text) ?? "");
+    }
+
+    onInput() {
+        this.state.menuIndex = 0;
+        const searching = slashQuery(this.state.text) !== null;
+        if (searching && !this.searching) {
+            this.props.onPromptSearch?.();
+        }
+        this.searching = searching;
+    }
+
     onKeydown(ev) {
+        if (this.menuOpen && this.onMenuKey(ev)) {
+            ev.preventDefault();
+            return;
+        }
         if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing && ev.keyCode !== 229) {
             ev.preventDefault();
             this.send();
@@ -51,6 +89,45 @@ export class Composer extends Component {
             this.textarea.el.focus();
         }
         this.props.onSend(text);
+    }
+
+    /** Whether the key was the menu's: arrows move, Enter and Tab pick, Escape closes it. */
+    onMenuKey(ev) {
+        const matches = this.matches;
+        if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+            this.state.menuIndex = moveIndex(this.state.menuIndex, ev.key === "ArrowDown" ? 1 : -1, matches.length);
+            return true;
+        }
+        if ((ev.key === "Enter" || ev.key === "Tab") && !ev.shiftKey && !ev.isComposing && matches.length) {
+            this.pick(matches[Math.min(this.state.menuIndex, matches.length - 1)]);
+            return true;
+        }
+        if (ev.key === "Escape") {
+            this.state.dismissed = this.state.text;
+            return true;
+        }
+        return false;
+    }
+
+    pick(prompt) {
+        this.state.picked = prompt;
+        this.state.text = "";
+        if (this.textarea.el) {
+            this.textarea.el.value = "";
+        }
+    }
+
+    async sendPrompt(values) {
+        const error = await this.props.onPrompt(this.state.picked, values);
+        if (!error) {
+            this.closePrompt();
+        }
+        return error;
+    }
+
+    closePrompt() {
+        this.state.picked = null;
+        this.textarea.el?.focus();
     }
 
     stop() {
