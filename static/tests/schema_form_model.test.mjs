@@ -686,3 +686,49 @@ describe("property: the form accepts exactly what the schema accepts (Python's j
         assert.ok(editsOk > 200, `edits giving a value: ${editsOk}`);
     });
 });
+
+describe("MCP elicitation choices (2025-11-25): titled and untitled, single and multiple, with defaults", () => {
+    const SHAPES = {
+        untitled: { type: "string", enum: ["red", "green"], default: "green" },
+        titled: { type: "string", oneOf: [{ const: "r", title: "Red" }, { const: "g", title: "Green" }], default: "g" },
+        legacy: { type: "string", enum: ["r", "g"], enumNames: ["Red", "Green"], default: "r" },
+        multiple: { type: "array", items: { type: "string", enum: ["a", "b", "c"] }, default: ["b"], minItems: 1, maxItems: 2 },
+        multipleTitled: { type: "array", items: { anyOf: [{ const: "a", title: "Alpha" }, { const: "b", title: "Beta" }] }, default: ["a"] },
+    };
+    const form = (shape) => compileSchema({ type: "object", properties: { v: shape }, required: ["v"] });
+    const labels = (desc) => desc.fields[0].options?.map((o) => o.label) ?? desc.fields[0].item.options.map((o) => o.label);
+
+    test("each choice shows its title, or the value when it has none", () => {
+        assert.deepEqual(labels(form(SHAPES.untitled)), ["red", "green"]);
+        assert.deepEqual(labels(form(SHAPES.titled)), ["Red", "Green"]);
+        assert.deepEqual(labels(form(SHAPES.legacy)), ["Red", "Green"]);
+        assert.deepEqual(labels(form(SHAPES.multiple)), ["a", "b", "c"]);
+        assert.deepEqual(labels(form(SHAPES.multipleTitled)), ["Alpha", "Beta"]);
+    });
+
+    test("the server's default is preselected and sent as the value, not the title", () => {
+        const sent = Object.fromEntries(Object.entries(SHAPES).map(([name, shape]) => {
+            const desc = form(shape);
+            return [name, collect(desc, initialState(desc)).value.v];
+        }));
+        assert.deepEqual(sent, { untitled: "green", titled: "g", legacy: "r", multiple: ["b"], multipleTitled: ["a"] });
+    });
+
+    test("picking another choice sends its value; every value the server allows can be chosen", () => {
+        const desc = form(SHAPES.titled);
+        const state = initialState(desc);
+        setIndex(desc.fields[0], state.fields.v, 0);
+        assert.deepEqual(collect(desc, state), { present: true, value: { v: "r" }, errors: [], partial: { v: "r" } });
+        for (const [name, value] of [["titled", "g"], ["legacy", "g"], ["multiple", ["a", "c"]], ["multipleTitled", ["b", "a"]]]) {
+            const d = form(SHAPES[name]);
+            const result = collect(d, stateFromValue(d, { v: value }));
+            assert.deepEqual([result.errors, result.value], [[], { v: value }], name);
+        }
+    });
+
+    test("more choices than the server allows is an error the user sees", () => {
+        const desc = form(SHAPES.multiple);
+        const result = collect(desc, stateFromValue(desc, { v: ["a", "b", "c"] }));
+        assert.deepEqual(result.errors.map((e) => e.code), ["maxItems"]);
+    });
+});

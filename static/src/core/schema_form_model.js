@@ -412,6 +412,11 @@ function compile(schema, ctx) {
         }
     } else if (Array.isArray(effective.anyOf) || Array.isArray(effective.oneOf)) {
         const alternatives = effective.anyOf || effective.oneOf;
+        // a titled choice (MCP elicitation's titled enums): [{const, title}, ...]
+        const titled = !(effective.anyOf && effective.oneOf) && titledOptions(alternatives);
+        if (titled) {
+            return { ...desc, kind: "enum", options: titled };
+        }
         const other = alternatives.filter((s) => !isNullSchema(s));
         if (alternatives.length === 2 && other.length === 1 && !(effective.anyOf && effective.oneOf)) {
             const { anyOf, oneOf, ...rest } = effective;
@@ -439,10 +444,12 @@ function compile(schema, ctx) {
     const childCtx = { ...ctx, refs, depth: ctx.depth + 1 };
     if (Array.isArray(base.enum) || hasOwn(base, "const")) {
         const values = hasOwn(base, "const") ? [base.const] : base.enum;
+        // enumNames: the labels older JSON Schema tools (and MCP elicitation's legacy form) give
+        const names = Array.isArray(base.enumNames) && base.enumNames.length === values.length ? base.enumNames : null;
         return {
             ...desc,
             kind: "enum",
-            options: values.map((value) => ({ value, label: optionLabel(value) })),
+            options: values.map((value, i) => ({ value, label: typeof names?.[i] === "string" ? names[i] : optionLabel(value) })),
         };
     }
     switch (base.type) {
@@ -499,6 +506,19 @@ function annotations(schema) {
 
 function isNullSchema(schema) {
     return isPlainObject(schema) && schema.type === "null" && Object.keys(schema).every((k) => k === "type" || ANNOTATIONS.has(k));
+}
+
+/** Options of alternatives that are each a constant with annotations only, labelled by their
+ * titles; null when any alternative is more than that. */
+function titledOptions(alternatives) {
+    const plain = (alt) => isPlainObject(alt) && hasOwn(alt, "const") && Object.keys(alt).every((k) => k === "const" || ANNOTATIONS.has(k));
+    if (!alternatives.length || !alternatives.every(plain)) {
+        return null;
+    }
+    return alternatives.map((alt) => ({
+        value: alt.const,
+        label: typeof alt.title === "string" && alt.title ? alt.title : optionLabel(alt.const),
+    }));
 }
 
 function optionLabel(value) {
