@@ -230,10 +230,11 @@ apply_odoo_pins() {
 }
 
 # odoo_gevent_check PY: exit 0 when the gevent worker (prefork's push and chat streams) can start in
-# PY, tried the way odoo/__init__.py starts `odoo-bin gevent`; otherwise says why and the fix.
+# PY, tried the way Odoo starts `odoo-bin gevent`; otherwise says why and the fix.
 odoo_gevent_check() {
     local py=$1 out
-    if out=$("$py" -c 'import gevent.monkey; gevent.monkey.patch_all(); import psycogreen.gevent; psycogreen.gevent.patch_psycopg()' 2>&1 </dev/null); then
+    # what odoo/_monkeypatches/evented.py does when the gevent worker starts
+    if out=$("$py" -c 'import gevent.monkey, psycopg2; from gevent.socket import wait_read, wait_write; gevent.monkey.patch_all()' 2>&1 </dev/null); then
         return 0
     fi
     warn "Odoo 18: the gevent worker cannot start in $py: $(printf '%s\n' "$out" | tail -n 1)"

@@ -1,0 +1,117 @@
+"""`scripts/run` on a machine where it finds no Odoo: it makes one from AI_MCP_ODOO_SOURCE, installs
+the module, serves the login page, and the demo assistant answers with a tool of the example server.
+
+The source is an archive laid out as Odoo's nightly source archive (one top folder, no odoo-bin,
+the addons inside the odoo package), made from the Odoo 18 tree on this machine (all its addons:
+installing base needs every addon's manifest for the module categories). Minutes long: pip installs Odoo's requirements into a new venv. Skipped, with the
+reason, where there is no Odoo 18 tree to make it from or no PostgreSQL.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from testing.odoo_http import WebClient, wait_until_serving
+from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+
+ROOT = Path(__file__).resolve().parents[1]
+ODOO_TREE = Path(os.environ.get("AI_MCP_TEST_ODOO_TREE", "/opt/odoo18"))
+MAKE_TIMEOUT = 1500.0
+
+pytestmark = [
+    pytest.mark.timeout(MAKE_TIMEOUT + 300),
+    pytest.mark.skipif(not (ODOO_TREE / "odoo" / "release.py").is_file(), reason=f"no Odoo 18 tree at {ODOO_TREE} to make an archive from"),
+    pytest.mark.skipif(shutil.which("pg_isready") is None, reason="no PostgreSQL (pg_isready) on this machine"),
+]
+
+
+def nightly_archive(tree: Path, into: Path) -> Path:
+    top = "odoo-18.0.post20261122"
+    archive = into / "odoo_18.0.latest.tar"
+    with tarfile.open(archive, "w") as tar:
+        for name in ("odoo", "setup", "requirements.txt", "setup.py", "setup.cfg", "LICENSE"):
+            if (tree / name).exists():
+                tar.add(tree / name, arcname=f"{top}/{name}", filter=lambda info: None if "__pycache__" in info.name else info)
+        for addon in sorted((tree / "addons").iterdir()):
+            tar.add(addon, arcname=f"{top}/odoo/addons/{addon.name}", filter=lambda info: None if "__pycache__" in info.name else info)
+    return archive
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def demo_model(body: dict) -> Turn:
+    """Calls the example server's calculator, then says what it returned."""
+    results = [m["content"] for m in body["messages"] if m.get("role") == "tool"]
+    if results:
+        return Turn(text=f"The calculator says {results[-1]}.")
+    calculate = next(t["function"]["name"] for t in body.get("tools", []) if "calculate" in t["function"]["name"])
+    return Turn(tool_calls=(ToolCall(calculate, {"expression": "6 * 7"}),))
+
+
+@pytest.fixture
+def bare_machine(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The environment of a machine where find_odoo sees no Odoo but the one get_odoo makes."""
+    cache = tmp_path / "cache"
+    db = f"ai_mcp_get_odoo_{os.getpid()}"
+    env = {k: v for k, v in os.environ.items() if k not in {"ODOO_BIN", "ODOO_PYTHON"}}
+    env.update({
+        "AI_MCP_ODOO_SOURCE": str(nightly_archive(ODOO_TREE, tmp_path)),
+        "AI_MCP_CACHE_DIR": str(cache),
+        "AI_MCP_ODOO_SEARCH": f"{cache}/odoo18/src",
+        "AI_MCP_DB": db,
+        "AI_MCP_PORT": str(free_port()),
+        "AI_MCP_EXAMPLE_PORT": str(free_port()),
+        "AI_MCP_DATA_DIR": str(tmp_path / "data"),
+    })
+    yield env
+    subprocess.run(["dropdb", "--if-exists", db], capture_output=True, check=False)
+
+
+def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(bare_machine: dict[str, str], tmp_path: Path) -> None:
+    log_path = tmp_path / "run.log"
+    port = int(bare_machine["AI_MCP_PORT"])
+    with ScriptedLLM(responder=demo_model) as llm, log_path.open("wb") as log:
+        env = {**bare_machine, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key", "OPENAI_MODEL": "scripted-model"}
+        started = time.monotonic()
+        run = subprocess.Popen([str(ROOT / "scripts" / "run")], env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            wait_until_serving(run, port, str(log_path), MAKE_TIMEOUT)
+            made_in = time.monotonic() - started
+            user = WebClient(f"http://127.0.0.1:{port}", bare_machine["AI_MCP_DB"], "admin", "admin")
+            assistant = user.call("ai.assistant", "search", [("name", "=", "Demo Assistant")])
+            turn = user.stream({"assistant_id": assistant[0], "message": "What is 6 times 7?"}, timeout=120)
+        finally:
+            os.killpg(run.pid, signal.SIGTERM)
+            run.wait(60)
+    output = log_path.read_text(errors="replace")
+    print(f"scripts/run made Odoo 18 and served /web/login in {made_in:.0f} s")
+
+    cache = Path(bare_machine["AI_MCP_CACHE_DIR"]) / "odoo18"
+    assert f"Odoo 18: unpacking {bare_machine['AI_MCP_ODOO_SOURCE']}" in output
+    assert f"Odoo 18: ready in {cache}/src" in output
+    assert f"Odoo 18: {cache}/src/odoo-bin (Python {cache}/src/.venv/bin/python)" in output
+    assert turn["error"] is None, turn["error"]
+    events = [event for _, event in turn["events"]]
+    results = [e.data for e in events if e.event == "tool_result"]
+    assert [(r["ok"], r["model_text"]) for r in results] == [(True, "42")]
+    assert "The calculator says 42." in "".join(e.data["delta"] for e in events if e.event == "text")
+
+    # the next run reuses it, and its Python can start the gevent worker (the pins are in)
+    again = subprocess.run(["bash", "-c", f"source {ROOT}/scripts/lib.sh && get_odoo && find_odoo && odoo_gevent_check \"$ODOO_PY\""],
+                           env=bare_machine, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == f"Odoo 18: reusing {cache}/src (made from {bare_machine['AI_MCP_ODOO_SOURCE']})"
