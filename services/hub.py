@@ -24,13 +24,14 @@ from pydantic import BaseModel, ConfigDict
 
 from .call_observer import CallObserver
 from .errors import AiMcpError, ErrorCode, McpError
-from . import prompts
+from . import prompts, resources
 from .mcp_session import McpSession, ServerInfo, ToolListing
 from .prompts import PromptInfo
+from .resources import ResourceListing
 from .server_spec import ServerSpec
 from .session_pool import SessionPool
 from .tool_info import ToolInfo
-from .tool_result import ToolResult
+from .tool_result import ResourcePart, ToolResult
 
 _logger = logging.getLogger(__name__)
 
@@ -213,6 +214,12 @@ class McpHub:
     async def aget_prompt(self, spec: ServerSpec, prompt: PromptInfo, arguments: dict[str, Any]) -> str:
         return await prompts.get_prompt(await self.pool.acquire(spec), prompt, arguments)
 
+    async def alist_resources(self, spec: ServerSpec) -> ResourceListing:
+        return await resources.list_resources(await self.pool.acquire(spec))
+
+    async def aread_resource(self, spec: ServerSpec, uri: str) -> list[ResourcePart]:
+        return await resources.read_resource(await self.pool.acquire(spec), uri)
+
     async def aclose_server(self, key: str) -> None:
         await self.pool.close(key)
 
@@ -242,6 +249,12 @@ class McpHub:
 
     def get_prompt(self, spec: ServerSpec, prompt: PromptInfo, arguments: dict[str, Any]) -> str:
         return self.run(self.aget_prompt(spec, prompt, arguments))
+
+    def list_resources(self, spec: ServerSpec) -> ResourceListing:
+        return self.run(self.alist_resources(spec))
+
+    def read_resource(self, spec: ServerSpec, uri: str) -> list[ResourcePart]:
+        return self.run(self.aread_resource(spec, uri))
 
     def close_server(self, key: str) -> None:
         self.run(self.aclose_server(key))

@@ -51,12 +51,15 @@ def build_server(
     bad_tools: bool = False,
     notifying: bool = False,
     prompts: bool = False,
+    resources: bool = False,
 ) -> FastMCP:
     mcp = FastMCP(name, log_level="WARNING")
     if notifying:
         _notifying_tools(mcp, state_dir)
     if prompts:
         _prompts(mcp)
+    if resources:
+        _resources(mcp)
 
     # --variant changes what echo says about itself: a "rug pull" for the tool review tests
     @mcp.tool(
@@ -176,6 +179,38 @@ def _prompts(mcp: FastMCP) -> None:
             ),
             prompt_base.AssistantMessage("I will look for bugs first."),
         ]
+
+
+def _resources(mcp: FastMCP) -> None:
+    """Resources: a text note, a PNG, a note per day (a template), a text too large to show whole;
+    and tools that answer with a link to the note and with an embedded PNG."""
+
+    @mcp.resource("notes://today", name="today", title="Today's note", description="What to do today", mime_type="text/markdown")
+    def today() -> str:
+        return "# Today\n- water the plants"
+
+    @mcp.resource("images://dot.png", name="dot", title="A dot", mime_type="image/png")
+    def dot() -> bytes:
+        return PNG_1PX
+
+    @mcp.resource("notes://day/{day}", name="day", title="A day's note", mime_type="text/markdown")
+    def day(day: str) -> str:
+        return f"# {day}\n- nothing planned"
+
+    @mcp.resource("notes://big", name="big", title="A long log", mime_type="text/plain")
+    def big() -> str:
+        return "x" * 150_000
+
+    @mcp.tool(annotations=types.ToolAnnotations(readOnlyHint=True), structured_output=False)
+    def link_note() -> list[types.ContentBlock]:
+        """Answer with a link to today's note."""
+        return [types.ResourceLink(type="resource_link", uri="notes://today", name="today", mimeType="text/markdown")]
+
+    @mcp.tool(annotations=types.ToolAnnotations(readOnlyHint=True), structured_output=False)
+    def embed_dot() -> list[types.ContentBlock]:
+        """Answer with an embedded PNG."""
+        blob = base64.b64encode(PNG_1PX).decode()
+        return [types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(uri="images://dot.png", mimeType="image/png", blob=blob))]
 
 
 def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
@@ -356,12 +391,13 @@ def main() -> None:
     parser.add_argument("--bad-tools", action="store_true", help="tools/list also gives echo twice and two invalid schemas")
     parser.add_argument("--notifying", action="store_true", help="also the tools progress, chatty and grow")
     parser.add_argument("--prompts", action="store_true", help="also the prompts daily_summary, greeting and review")
+    parser.add_argument("--resources", action="store_true", help="also resources, a template, link_note and embed_dot")
     opts = parser.parse_args()
     sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
     mcp = build_server(
         opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant, opts.transport, opts.bad_tools, opts.notifying,
-        opts.prompts,
+        opts.prompts, opts.resources,
     )
     if opts.transport == "stdio":
         mcp.run("stdio")

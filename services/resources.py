@@ -1,0 +1,108 @@
+"""A server's resources (MCP resources/list, resources/templates/list, resources/read): opened from
+a tool result's resource link, or attached in the composer as context of the user's message.
+
+Read contents are ResourceParts (tool_result.py) with the same caps as tool results: text cut with a
+visible marker, binaries over the display limit replaced by a note.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import uritemplate
+from mcp import types as mcp_types
+from pydantic import BaseModel, ConfigDict
+
+from .errors import ErrorCode, McpError
+from .mcp_session import MAX_LIST_PAGES, McpSession
+from .tool_result import DISPLAY_BINARY_LIMIT, DISPLAY_TEXT_LIMIT, ResourcePart, truncate
+
+MAX_RESOURCES = 200
+
+
+class ResourceInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+
+
+class TemplateInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    uri_template: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    variables: list[str] = []
+
+
+class ResourceListing(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    resources: list[ResourceInfo] = []
+    templates: list[TemplateInfo] = []
+
+
+async def list_resources(session: McpSession) -> ResourceListing:
+    """Resources and templates (paginated, capped); none when the server does not declare resources."""
+    if session.info is None or "resources" not in session.info.capabilities:
+        return ResourceListing()
+    client = session.client_session
+    resources: list[mcp_types.Resource] = []
+    templates: list[mcp_types.ResourceTemplate] = []
+    cursor: str | None = None
+    for _ in range(MAX_LIST_PAGES):
+        page = await session.send(client.list_resources(params=mcp_types.PaginatedRequestParams(cursor=cursor)))
+        resources.extend(page.resources)
+        cursor = page.nextCursor
+        if not cursor or len(resources) >= MAX_RESOURCES:
+            break
+    cursor = None
+    for _ in range(MAX_LIST_PAGES):
+        tpage = await session.send(client.list_resource_templates(params=mcp_types.PaginatedRequestParams(cursor=cursor)))
+        templates.extend(tpage.resourceTemplates)
+        cursor = tpage.nextCursor
+        if not cursor or len(templates) >= MAX_RESOURCES:
+            break
+    return ResourceListing(
+        resources=[
+            ResourceInfo(uri=str(r.uri), name=r.name, title=r.title, description=r.description, mime_type=r.mimeType, size=r.size)
+            for r in resources[:MAX_RESOURCES]
+        ],
+        templates=[
+            TemplateInfo(
+                uri_template=t.uriTemplate, name=t.name, title=t.title, description=t.description, mime_type=t.mimeType,
+                variables=sorted(uritemplate.URITemplate(t.uriTemplate).variable_names),
+            )
+            for t in templates[:MAX_RESOURCES]
+        ],
+    )
+
+
+def expand(template: str, arguments: dict[str, Any]) -> str:
+    """The URI of a template with the user's values (RFC 6570, values percent-encoded), every
+    variable given."""
+    parsed = uritemplate.URITemplate(template)
+    values = {k: str(v) for k, v in arguments.items() if v is not None and str(v).strip()}
+    missing = sorted(parsed.variable_names - values.keys())
+    if missing:
+        raise McpError(ErrorCode.MCP_INVALID_PARAMS, f"Fill in {', '.join(missing)} to read {template}.")
+    return parsed.expand(values)
+
+
+async def read_resource(session: McpSession, uri: str) -> list[ResourcePart]:
+    result = await session.send(session.client_session.read_resource(uri))  # type: ignore[arg-type]
+    if not result.contents:
+        raise McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{session.spec.name} returned nothing for {uri}.")
+    return [_part(content) for content in result.contents]
+
+
+def _part(content: mcp_types.TextResourceContents | mcp_types.BlobResourceContents) -> ResourcePart:
+    if isinstance(content, mcp_types.TextResourceContents):
+        return ResourcePart(uri=str(content.uri), mime_type=content.mimeType, text=truncate(content.text, DISPLAY_TEXT_LIMIT))
+    if len(content.blob) > DISPLAY_BINARY_LIMIT:
+        note = f"[binary resource of {len(content.blob) * 3 // 4} bytes, too large to open here]"
+        return ResourcePart(uri=str(content.uri), mime_type=content.mimeType, text=note)
+    return ResourcePart(uri=str(content.uri), mime_type=content.mimeType, blob=content.blob)
