@@ -99,6 +99,32 @@ class ChatController(http.Controller):
             return refusal.as_dict()
         return {"text": text}
 
+    @http.route("/ai_mcp/resources", type="json", auth="user")
+    def resources(self, assistant_id, cloud_service_id=None, conversation_id=None):
+        """The resources and templates of the servers the conversation may use: {servers, warnings}."""
+        try:
+            return request.env["ai.conversation"]._chat_resources(assistant_id, cloud_service_id, conversation_id)
+        except ChatRefused:
+            raise NotFound() from None
+
+    @http.route("/ai_mcp/resources/read", type="json", auth="user")
+    def resource_read(self, assistant_id=None, server_id=None, uri=None, template=None, arguments=None,
+                      cloud_service_id=None, conversation_id=None, call_id=None):
+        """{uri, server, contents} of a resource: of a server the conversation may use (`server_id`
+        with `uri`, or `template` and `arguments`), or a link that call `call_id` returned; or {error}."""
+        conversations = request.env["ai.conversation"]
+        try:
+            if call_id:
+                return conversations._chat_own(conversation_id)._chat_open_link(call_id, uri)
+            return conversations._chat_read_resource(
+                assistant_id, server_id, uri=uri, template=template, arguments=arguments,
+                cloud_service_id=cloud_service_id, conversation_id=conversation_id,
+            )
+        except ChatRefused as refusal:
+            if refusal.code == "NOT_FOUND":
+                raise NotFound() from None
+            return refusal.as_dict()
+
     @http.route("/ai_mcp/conversation/<int:conversation_id>/history", type="json", auth="user")
     def conversation_history(self, conversation_id):
         try:

@@ -7,6 +7,7 @@ from . import ai_assistant
 from . import ai_assistant_discuss
 from . import ai_conversation
 from . import ai_conversation_prompt
+from . import ai_conversation_resource
 from . import ai_message
 from . import ai_conversation_event
 from . import discuss_channel

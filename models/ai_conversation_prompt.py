@@ -16,6 +16,14 @@ from .notify import error_text
 _logger = logging.getLogger(__name__)
 
 
+def mcp_refusal(error, server):
+    """A failure of a server asked on the user's behalf, as the 400 the widget shows."""
+    # the advice for invalid parameters is about tools; the message already names the fix
+    if error.code is ErrorCode.MCP_INVALID_PARAMS:
+        return ChatRefused(400, error.code.value, f"{error.code.value}: {error.message}")
+    return ChatRefused(400, error.code.value, error_text(error, server))
+
+
 class AiConversation(models.Model):
     _inherit = "ai.conversation"
 
@@ -23,7 +31,7 @@ class AiConversation(models.Model):
     def _chat_prompts(self, assistant_id, cloud_service_id=None, conversation_id=None):
         """{prompts: [{server_id, server, name, title, description, arguments}], warnings: [text]}"""
         prompts, warnings = [], []
-        for server in self._prompt_servers(assistant_id, cloud_service_id, conversation_id):
+        for server in self._conversation_servers(assistant_id, cloud_service_id, conversation_id):
             try:
                 listing = get_hub().list_prompts(server._server_spec())
             except AiMcpError as exc:
@@ -38,7 +46,7 @@ class AiConversation(models.Model):
     @api.model
     def _chat_prompt_text(self, assistant_id, server_id, name, arguments=None, cloud_service_id=None, conversation_id=None):
         """The text prompt `name` of server `server_id` renders to with `arguments`. Raises ChatRefused."""
-        servers = self._prompt_servers(assistant_id, cloud_service_id, conversation_id)
+        servers = self._conversation_servers(assistant_id, cloud_service_id, conversation_id)
         try:
             server = servers.filtered(lambda s: s.id == int(server_id))
         except (TypeError, ValueError):
@@ -54,12 +62,10 @@ class AiConversation(models.Model):
                 raise ChatRefused(404, "PROMPT_NOT_FOUND", _("%(server)s has no prompt %(name)s (any more).", server=server.name, name=name))
             return get_hub().get_prompt(spec, prompt, arguments or {})
         except AiMcpError as exc:
-            # the advice for invalid parameters is about tools; the message already names the fix
-            text = f"{exc.code.value}: {exc.message}" if exc.code is ErrorCode.MCP_INVALID_PARAMS else error_text(exc, server)
-            raise ChatRefused(400, exc.code.value, text) from None
+            raise mcp_refusal(exc, server) from None
 
     @api.model
-    def _prompt_servers(self, assistant_id, cloud_service_id=None, conversation_id=None):
+    def _conversation_servers(self, assistant_id, cloud_service_id=None, conversation_id=None):
         assistant = self._chat_assistant(assistant_id)
         if conversation_id:
             conversation = self._chat_own(conversation_id)

@@ -22,3 +22,4 @@ from . import test_i18n
 from . import test_user_groups
 from . import test_chat_call_notifications
 from . import test_chat_prompts
+from . import test_chat_resources
