@@ -52,6 +52,7 @@
             "ai_mcp/static/src/core/event_stream.js",
             "ai_mcp/static/src/core/markdown.js",
             "ai_mcp/static/src/core/prompt_menu.js",
+            "ai_mcp/static/src/core/resource_attach.js",
             "ai_mcp/static/src/core/sse_parser.js",
             "ai_mcp/static/src/chat/**/*",
         ],

@@ -157,3 +157,29 @@ class TestPromptTour(_TourCase):
         self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_prompt_tour", login="admin", timeout=120)
         conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
         self.assertEqual(conversation.message_ids.filtered(lambda m: m.role == "user").content, "Write a warm greeting for Ada.")
+
+
+def resource_model(body):
+    """"Show me today's note": link_note, then an answer; anything else: says what was attached."""
+    messages = body.get("messages", [])
+    last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")
+    asked = messages[last_user]["content"]
+    results = [m for m in messages[last_user:] if m.get("role") == "tool"]
+    if asked.startswith("Show me"):
+        return Turn(text="There is your note.") if results else Turn(tool_calls=(ToolCall("link_note", {}),))
+    attached = asked.count("[Attached resource ")
+    return Turn(text=f"I read {attached} attached resource(s).")
+
+
+@tagged("post_install", "-at_install")
+class TestResourceTour(_TourCase):
+    responder = staticmethod(resource_model)
+    server_options = ("--resources",)
+    approvals = {"link_note": False}
+    assistant_values = {"name": "Resource assistant"}
+
+    def test_a_link_is_opened_and_a_resource_attached(self):
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_resource_tour", login="admin", timeout=120)
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        last = conversation.message_ids.filtered(lambda m: m.role == "user").sorted("seq")[-1]
+        self.assertEqual(last.content, "Summarise it\n\n[Attached resource notes://day/Monday (text/markdown) from Tour server]\n# Monday\n- nothing planned")

@@ -243,3 +243,13 @@ describe("iconSrc", () => {
         }
     });
 });
+
+describe("resultItems: embedded binary resources", () => {
+    test("carry their data and URI so the user can download them, not see them", () => {
+        const [item] = resultItems([{ type: "resource", uri: "images://dot.png", mime_type: "image/png", text: null, blob: PNG }]);
+        assert.deepEqual(
+            [item.kind, item.type, item.uri, item.mimeType, item.blob, item.bytes],
+            ["blocked", "resource", "images://dot.png", "image/png", PNG, 70]
+        );
+    });
+});

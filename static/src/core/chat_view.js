@@ -81,6 +81,7 @@ export function formatDuration(ms) {
  *                                            structured content also carries its `value`, shown as a tree
  *   image     { src, mimeType }              a data URI from imageDataUri
  *   blocked   { type, mimeType, bytes }      an image of another type, audio, a binary resource: described
+ *                                            (a binary resource also carries its `uri` and `blob`, to download)
  *   resource  { uri, mimeType, text }        an embedded text resource
  *   link      { uri, name, description, href }  a resource link; href only for http(s) URIs
  *   fields    { rows: [[name, value]] }      structured content that is one flat record
@@ -133,7 +134,11 @@ function resultItem(part, structured) {
             if (typeof part.text === "string") {
                 return { kind: "resource", uri: String(part.uri ?? ""), mimeType: part.mime_type ?? null, text: part.text };
             }
-            return { kind: "blocked", type: "resource", mimeType: String(part.mime_type ?? ""), bytes: base64Bytes(part.blob), uri: String(part.uri ?? "") };
+            return {
+                kind: "blocked", type: "resource", mimeType: String(part.mime_type ?? ""), bytes: base64Bytes(part.blob), uri: String(part.uri ?? ""),
+                // an embedded binary can be downloaded: it is in the event already, within the display caps
+                blob: typeof part.blob === "string" ? part.blob : null,
+            };
         case "resource_link": {
             const uri = String(part.uri ?? "");
             return {

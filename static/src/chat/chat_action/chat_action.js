@@ -22,6 +22,7 @@ import { ChatNotices } from "../chat_notices/chat_notices";
 import { ChatHttpError, postStream, readEventsAfter, RESUME_URL, STREAM_URL } from "../chat_transport";
 import { Composer } from "../composer/composer";
 import { PromptSource } from "../composer/prompt_source";
+import { ResourceSource } from "../composer/resource_source";
 import { ConversationList } from "../conversation_list/conversation_list";
 import { MessageList } from "../message_list/message_list";
 import { PauseDialogs } from "./pause_dialogs";
@@ -73,6 +74,7 @@ export class ChatAction extends Component {
         this.pauses = new PauseDialogs(this.dialog, (answer) => this.resume(answer));
         this.promptSource = new PromptSource(() => this.conversationParams());
         this.prompts = useState(this.promptSource.state);
+        this.resourceSource = new ResourceSource(() => this.conversationParams());
         this.followToken = 0;
         this.scrollRef = useRef("scroll");
         this.stickToBottom = true;
@@ -294,6 +296,11 @@ export class ChatAction extends Component {
             return _t("The server answered with an error (HTTP %(status)s).", { status: error.status });
         }
         return _t("The request was refused (%(code)s).", { code: error.code });
+    }
+
+    /** A resource link in a call's result, read from that call's server: {contents} or {error}. */
+    openResource(callId, uri) {
+        return this.resourceSource.openLink(callId, uri);
     }
 
     toggleTool(key) {

@@ -3,8 +3,10 @@ import { Component, onMounted, useRef, useState } from "@odoo/owl";
 import { _t } from "@web/core/l10n/translation";
 
 import { matchPrompts, moveIndex, slashQuery } from "@ai_mcp/core/prompt_menu";
+import { attachment, composeMessage } from "@ai_mcp/core/resource_attach";
 import { PromptForm } from "../prompt_form/prompt_form";
 import { PromptMenu } from "../prompt_menu/prompt_menu";
+import { ResourcePicker } from "../resource_picker/resource_picker";
 
 /**
  * Where the user writes. Enter sends, Shift+Enter starts a new line (and Enter while an input
@@ -12,10 +14,12 @@ import { PromptMenu } from "../prompt_menu/prompt_menu";
  * stop button. A message that starts with "/" searches the prompts of the assistant's servers
  * (arrow keys, Enter or Tab to pick, Escape to write a message after all); a picked prompt asks its
  * arguments, then `onPrompt(prompt, values)` sends it and resolves to an error text, if any.
+ * The paperclip attaches resources of the conversation's servers (`resourceSource`): shown as chips,
+ * their text goes with the message (resource_attach.js composeMessage).
  */
 export class Composer extends Component {
     static template = "ai_mcp.Composer";
-    static components = { PromptForm, PromptMenu };
+    static components = { PromptForm, PromptMenu, ResourcePicker };
     static props = {
         canSend: Boolean,
         streaming: Boolean,
@@ -26,10 +30,11 @@ export class Composer extends Component {
         promptsLoading: { type: Boolean, optional: true },
         onPromptSearch: { type: Function, optional: true },
         onPrompt: { type: Function, optional: true },
+        resourceSource: { type: Object, optional: true },
     };
 
     setup() {
-        this.state = useState({ text: "", menuIndex: 0, dismissed: null, picked: null });
+        this.state = useState({ text: "", menuIndex: 0, dismissed: null, picked: null, picking: false, attachments: [] });
         this.textarea = useRef("textarea");
         onMounted(() => this.textarea.el?.focus());
     }
@@ -44,7 +49,7 @@ export class Composer extends Component {
     }
 
     get sendDisabled() {
-        return !this.props.canSend || !this.state.text.trim();
+        return !this.props.canSend || (!this.state.text.trim() && !this.state.attachments.length);
     }
 
     get menuOpen() {
@@ -80,8 +85,9 @@ export class Composer extends Component {
         if (this.sendDisabled) {
             return;
         }
-        const text = this.state.text;
+        const text = composeMessage(this.state.text, this.state.attachments);
         this.state.text = "";
+        this.state.attachments = [];
         if (this.textarea.el) {
             // t-model writes the DOM only when the value it rendered last changes: typed text that was
             // never rendered would stay in the box.
@@ -128,6 +134,23 @@ export class Composer extends Component {
     closePrompt() {
         this.state.picked = null;
         this.textarea.el?.focus();
+    }
+
+    attach(read) {
+        const chip = attachment(read);
+        this.state.attachments = [...this.state.attachments.filter((a) => a.key !== chip.key), chip];
+        this.state.picking = false;
+        this.textarea.el?.focus();
+    }
+
+    detach(key) {
+        this.state.attachments = this.state.attachments.filter((a) => a.key !== key);
+    }
+
+    chipLabel(chip) {
+        return chip.text === null
+            ? _t("%(uri)s (%(bytes)s bytes, not sent: binary)", { uri: chip.uri, bytes: chip.bytes })
+            : _t("%(uri)s (%(chars)s characters)", { uri: chip.uri, chars: chip.bytes });
     }
 
     stop() {

@@ -19,6 +19,7 @@ export class MessageList extends Component {
         onToggleTool: Function,
         onCancelTool: { type: Function, optional: true },
         onAnswerTool: { type: Function, optional: true },
+        onOpenResource: { type: Function, optional: true },
     };
 
     markdown(text) {

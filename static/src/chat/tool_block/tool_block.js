@@ -36,6 +36,7 @@ export class ToolBlock extends Component {
         onToggle: Function,
         onCancel: { type: Function, optional: true },
         onAnswer: { type: Function, optional: true },
+        onOpenResource: { type: Function, optional: true },
     };
 
     /** The shown status: a call that was not started because its round waits for an approval is
@@ -129,5 +130,10 @@ export class ToolBlock extends Component {
 
     answer(action, content) {
         return this.props.onAnswer(this.props.block.key, action, content);
+    }
+
+    get openResource() {
+        const open = this.props.onOpenResource;
+        return open ? (uri) => open(this.props.block.id, uri) : undefined;
     }
 }

@@ -1,23 +1,44 @@
 /** @odoo-module */
-import { Component } from "@odoo/owl";
+import { Component, useState } from "@odoo/owl";
 import { _t } from "@web/core/l10n/translation";
 
 import { resultItems } from "@ai_mcp/core/chat_view";
+import { downloadBase64 } from "../composer/resource_source";
 import { JsonTree } from "../json_tree/json_tree";
 
 /**
  * The content of a tool result (typed parts, services/tool_result.py), shown as text, indented
  * JSON, a record or a table for structured content, images from allowed data URIs only, resources
- * and links. Everything is escaped by t-esc.
+ * and links. Everything is escaped by t-esc. A link to a resource of the server (not http) opens
+ * here through `onOpen(uri)`, read from the server of the call; binaries are downloaded, never shown.
  */
 export class ToolResult extends Component {
     static template = "ai_mcp.ToolResult";
     static components = { JsonTree };
-    static props = { content: { type: Array, optional: true } };
+    static props = { content: { type: Array, optional: true }, onOpen: { type: Function, optional: true } };
     static defaultProps = { content: [] };
+
+    setup() {
+        this.opened = useState({});
+    }
 
     get items() {
         return resultItems(this.props.content);
+    }
+
+    async open(uri) {
+        this.opened[uri] = { loading: true, contents: [], error: null };
+        let result;
+        try {
+            result = await this.props.onOpen(uri);
+        } catch {
+            result = { error: { message: _t("The resource could not be read; try again.") } };
+        }
+        this.opened[uri] = { loading: false, contents: result.contents || [], error: result.error?.message || null };
+    }
+
+    download(content) {
+        downloadBase64(content.blob, content.mime_type, content.uri);
     }
 
     moreLabel(item) {

@@ -1,0 +1,82 @@
+/** @odoo-module */
+import { Component, onWillStart, useState } from "@odoo/owl";
+import { _t } from "@web/core/l10n/translation";
+
+import { pickerEntries, templateSchema } from "@ai_mcp/core/resource_attach";
+import { collect, compileSchema, errorsByPath, initialState, touchPath } from "@ai_mcp/core/schema_form_model";
+import { errorMessage, SchemaFormNode } from "../../schema_form/schema_form";
+
+/**
+ * Picks a resource of the conversation's servers to attach to the next message: a search over
+ * their resources and templates; a template asks its values with the schema form. `onAttach(read)`
+ * receives /ai_mcp/resources/read's answer.
+ */
+export class ResourcePicker extends Component {
+    static template = "ai_mcp.ResourcePicker";
+    static components = { SchemaFormNode };
+    static props = { source: Object, onAttach: Function, onClose: Function };
+
+    setup() {
+        this.state = useState({
+            loading: true, servers: [], warnings: [], query: "", template: null, desc: null, root: null, errors: {}, problems: [], reading: false,
+        });
+        onWillStart(() => this.load());
+    }
+
+    async load() {
+        try {
+            const result = await this.props.source.list();
+            this.state.servers = result.servers || [];
+            this.state.warnings = result.warnings || [];
+        } catch {
+            this.state.problems = [_t("The resources could not be listed; try again.")];
+        }
+        this.state.loading = false;
+    }
+
+    get entries() {
+        return pickerEntries(this.state.servers, this.state.query);
+    }
+
+    pick(entry) {
+        if (entry.kind === "template") {
+            const desc = compileSchema(templateSchema(entry));
+            Object.assign(this.state, { template: entry, desc, root: initialState(desc), errors: {}, problems: [] });
+            return;
+        }
+        this.read({ server_id: entry.serverId, uri: entry.uri });
+    }
+
+    onChange(path) {
+        touchPath(this.state.desc, this.state.root, path);
+        this.state.errors = errorsByPath(collect(this.state.desc, this.state.root).errors);
+    }
+
+    readTemplate() {
+        const result = collect(this.state.desc, this.state.root);
+        this.state.errors = errorsByPath(result.errors);
+        if (result.errors.length) {
+            this.state.problems = result.errors.map((e) => `${e.path.join(".")}: ${errorMessage(e)}`);
+            return;
+        }
+        const template = this.state.template;
+        this.read({ server_id: template.serverId, template: template.uri_template, arguments: result.value ?? {} });
+    }
+
+    async read(ref) {
+        this.state.reading = true;
+        this.state.problems = [];
+        try {
+            const result = await this.props.source.read(ref);
+            if (result.error) {
+                this.state.problems = [result.error.message];
+                return;
+            }
+            this.props.onAttach(result);
+        } catch {
+            this.state.problems = [_t("The resource could not be read; try again.")];
+        } finally {
+            this.state.reading = false;
+        }
+    }
+}
