@@ -401,17 +401,27 @@ class McpSession:
             raise self.failure or McpError(ErrorCode.MCP_UNREACHABLE, f"The connection to {self.spec.name} is closed.")
         return self._session
 
-    async def list_tools(self) -> ToolListing:
+    async def list_pages(
+        self,
+        request: Callable[[ClientSession, mcp_types.PaginatedRequestParams], Awaitable[Any]],
+        items: Callable[[Any], list[T]],
+        cap: int | None = None,
+    ) -> list[T]:
+        """Every item of a paginated list request (tools, prompts, resources...), page after page:
+        at most MAX_LIST_PAGES pages, and `cap` items when given."""
         session = self._require_session()
-        raw: list[mcp_types.Tool] = []
+        found: list[T] = []
         cursor: str | None = None
         for _ in range(MAX_LIST_PAGES):
-            page = await self._request(session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor)))
-            raw.extend(page.tools)
+            page = await self._request(request(session, mcp_types.PaginatedRequestParams(cursor=cursor)))
+            found.extend(items(page))
             cursor = page.nextCursor
-            if not cursor:
+            if not cursor or (cap is not None and len(found) >= cap):
                 break
-        return self._listing(raw)
+        return found if cap is None else found[:cap]
+
+    async def list_tools(self) -> ToolListing:
+        return self._listing(await self.list_pages(lambda s, params: s.list_tools(params=params), lambda page: page.tools))
 
     def _listing(self, raw: list[mcp_types.Tool]) -> ToolListing:
         warnings: list[str] = []

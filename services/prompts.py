@@ -12,7 +12,7 @@ from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict
 
 from .errors import ErrorCode, McpError
-from .mcp_session import MAX_LIST_PAGES, McpSession
+from .mcp_session import McpSession
 
 MAX_PROMPTS = 200
 
@@ -39,15 +39,8 @@ async def list_prompts(session: McpSession) -> list[PromptInfo]:
     """Every prompt of the server (paginated, capped); none when it does not declare prompts."""
     if session.info is None or "prompts" not in session.info.capabilities:
         return []
-    prompts: list[mcp_types.Prompt] = []
-    cursor: str | None = None
-    for _ in range(MAX_LIST_PAGES):
-        page = await session.send(session.client_session.list_prompts(params=mcp_types.PaginatedRequestParams(cursor=cursor)))
-        prompts.extend(page.prompts)
-        cursor = page.nextCursor
-        if not cursor or len(prompts) >= MAX_PROMPTS:
-            break
-    return [_info(p) for p in prompts[:MAX_PROMPTS]]
+    prompts = await session.list_pages(lambda s, params: s.list_prompts(params=params), lambda page: page.prompts, MAX_PROMPTS)
+    return [_info(p) for p in prompts]
 
 
 async def get_prompt(session: McpSession, prompt: PromptInfo, arguments: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict
 
 from .errors import ErrorCode, McpError
-from .mcp_session import MAX_LIST_PAGES, McpSession
+from .mcp_session import McpSession
 from .tool_result import DISPLAY_BINARY_LIMIT, DISPLAY_TEXT_LIMIT, ResourcePart, truncate
 
 MAX_RESOURCES = 200
@@ -49,34 +49,21 @@ async def list_resources(session: McpSession) -> ResourceListing:
     """Resources and templates (paginated, capped); none when the server does not declare resources."""
     if session.info is None or "resources" not in session.info.capabilities:
         return ResourceListing()
-    client = session.client_session
-    resources: list[mcp_types.Resource] = []
-    templates: list[mcp_types.ResourceTemplate] = []
-    cursor: str | None = None
-    for _ in range(MAX_LIST_PAGES):
-        page = await session.send(client.list_resources(params=mcp_types.PaginatedRequestParams(cursor=cursor)))
-        resources.extend(page.resources)
-        cursor = page.nextCursor
-        if not cursor or len(resources) >= MAX_RESOURCES:
-            break
-    cursor = None
-    for _ in range(MAX_LIST_PAGES):
-        tpage = await session.send(client.list_resource_templates(params=mcp_types.PaginatedRequestParams(cursor=cursor)))
-        templates.extend(tpage.resourceTemplates)
-        cursor = tpage.nextCursor
-        if not cursor or len(templates) >= MAX_RESOURCES:
-            break
+    resources = await session.list_pages(lambda s, params: s.list_resources(params=params), lambda page: page.resources, MAX_RESOURCES)
+    templates = await session.list_pages(
+        lambda s, params: s.list_resource_templates(params=params), lambda page: page.resourceTemplates, MAX_RESOURCES
+    )
     return ResourceListing(
         resources=[
             ResourceInfo(uri=str(r.uri), name=r.name, title=r.title, description=r.description, mime_type=r.mimeType, size=r.size)
-            for r in resources[:MAX_RESOURCES]
+            for r in resources
         ],
         templates=[
             TemplateInfo(
                 uri_template=t.uriTemplate, name=t.name, title=t.title, description=t.description, mime_type=t.mimeType,
                 variables=sorted(uritemplate.URITemplate(t.uriTemplate).variable_names),
             )
-            for t in templates[:MAX_RESOURCES]
+            for t in templates
         ],
     )
 
