@@ -6,6 +6,7 @@ from . import ai_provider
 from . import ai_assistant
 from . import ai_assistant_discuss
 from . import ai_conversation
+from . import ai_conversation_server
 from . import ai_conversation_prompt
 from . import ai_conversation_resource
 from . import ai_message

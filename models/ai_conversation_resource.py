@@ -1,23 +1,18 @@
 """The resources of a conversation's servers (MCP resources/list, templates, resources/read): opened
 from a tool result's resource link, or attached in the composer as context of the next message.
 
-Which servers: ai.assistant._usable_servers, as for tools and prompts. A link is read from the
-server of the call that returned it. Contents go back to the browser as they are read (binaries
+Which servers: ai_conversation_server.py, as for prompts. A link is read from the server of the
+call that returned it. Contents go back to the browser as they are read (binaries
 base64, within the display caps) and are never stored: an attached text becomes part of the user's
 message, which is what history and replays show.
 """
-import logging
-
 from odoo import _, api, models
 
 from ..services.errors import AiMcpError
 from ..services.hub import get_hub
 from ..services.resources import expand
-from .ai_conversation_prompt import mcp_refusal
+from .ai_conversation_server import mcp_refusal
 from .chat_turn import ChatRefused, not_found
-from .notify import error_text
-
-_logger = logging.getLogger(__name__)
 
 
 class AiConversation(models.Model):
@@ -26,16 +21,16 @@ class AiConversation(models.Model):
     @api.model
     def _chat_resources(self, assistant_id, cloud_service_id=None, conversation_id=None):
         """{servers: [{server_id, server, resources, templates}], warnings: [text]}"""
-        servers, warnings = [], []
-        for server in self._conversation_servers(assistant_id, cloud_service_id, conversation_id):
-            try:
-                listing = get_hub().list_resources(server._server_spec())
-            except AiMcpError as exc:
-                _logger.info("MCP resources/list failed: server=%s error=%s", server.name, exc)
-                warnings.append(_("The resources of %(server)s are not available: %(error)s", server=server.name, error=error_text(exc, server)))
-                continue
-            if listing.resources or listing.templates:
-                servers.append({"server_id": server.id, "server": server.name, **listing.model_dump(mode="json")})
+        answers, warnings = self._ask_servers(
+            self._conversation_servers(assistant_id, cloud_service_id, conversation_id),
+            get_hub().list_resources,
+            _("The resources of %(server)s are not available: %(error)s"),
+        )
+        servers = [
+            {"server_id": server.id, "server": server.name, **listing.model_dump(mode="json")}
+            for server, listing in answers
+            if listing.resources or listing.templates
+        ]
         return {"servers": servers, "warnings": warnings}
 
     @api.model
@@ -43,13 +38,7 @@ class AiConversation(models.Model):
                             cloud_service_id=None, conversation_id=None):
         """{uri, contents: [{uri, mime_type, text | blob}]} of a server the conversation may use:
         `uri`, or `template` expanded with `arguments`. Raises ChatRefused."""
-        servers = self._conversation_servers(assistant_id, cloud_service_id, conversation_id)
-        try:
-            server = servers.filtered(lambda s: s.id == int(server_id))
-        except (TypeError, ValueError):
-            raise not_found() from None
-        if not server:
-            raise not_found()
+        server = self._conversation_server(assistant_id, server_id, cloud_service_id, conversation_id)
         if template is not None and not isinstance(arguments or {}, dict):
             raise ChatRefused(400, "INVALID_REQUEST", _("Send the template's values as {name: text}."))
         return self._read_resource(server, uri, template, arguments)

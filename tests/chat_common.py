@@ -59,6 +59,19 @@ class ChatCase(HttpCase):
         })
 
     @classmethod
+    def _other_users_service(cls):
+        """A cloud service of `other` with a user server on the test MCP server (loopback allowed):
+        (service, server)."""
+        cls.env["ir.config_parameter"].sudo().set_param("ai_mcp.allowed_hosts", "127.0.0.1")
+        service = cls.env["cloud.service"].create({"name": "Other's service", "owner_id": cls.other.id})
+        server = cls.env["mcp.server"].create(
+            {"name": "Service tools", "scope": "user", "cloud_service_id": service.id, "url": cls.mcp.url}
+        )
+        result = server._sync_tools()
+        assert not result.get("error"), result
+        return service, server
+
+    @classmethod
     def _close_sessions(cls):
         hub = hub_module._hub
         if hub is not None:

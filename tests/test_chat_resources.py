@@ -18,13 +18,7 @@ class TestChatResources(ChatCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.env["ir.config_parameter"].sudo().set_param("ai_mcp.allowed_hosts", "127.0.0.1")
-        cls.service = cls.env["cloud.service"].create({"name": "Other's service", "owner_id": cls.other.id})
-        cls.service_server = cls.env["mcp.server"].create(
-            {"name": "Service tools", "scope": "user", "cloud_service_id": cls.service.id, "url": cls.mcp.url}
-        )
-        result = cls.service_server._sync_tools()
-        assert not result.get("error"), result
+        cls.service, cls.service_server = cls._other_users_service()
 
     def listing(self, **params):
         return self.jsonrpc("/ai_mcp/resources", {"assistant_id": self.assistant.id, **params})

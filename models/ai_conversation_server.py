@@ -1,0 +1,65 @@
+"""The MCP servers a conversation may use beyond the turn's tools (prompts, resources), and asking
+them on the user's behalf.
+
+Which servers: ai.assistant._usable_servers, the servers whose tools the turn may use, so nothing of
+another cloud service's server is ever listed or read.
+"""
+import logging
+
+from odoo import api, models
+
+from ..services.errors import AiMcpError, ErrorCode
+from .chat_turn import ChatRefused, not_found
+from .notify import error_text
+
+_logger = logging.getLogger(__name__)
+
+
+def mcp_refusal(error, server):
+    """A failure of a server asked on the user's behalf, as the 400 the widget shows."""
+    # the advice for invalid parameters is about tools; the message already names the fix
+    if error.code is ErrorCode.MCP_INVALID_PARAMS:
+        return ChatRefused(400, error.code.value, f"{error.code.value}: {error.message}")
+    return ChatRefused(400, error.code.value, error_text(error, server))
+
+
+class AiConversation(models.Model):
+    _inherit = "ai.conversation"
+
+    @api.model
+    def _conversation_servers(self, assistant_id, cloud_service_id=None, conversation_id=None):
+        assistant = self._chat_assistant(assistant_id)
+        if conversation_id:
+            conversation = self._chat_own(conversation_id)
+            if conversation.assistant_id != assistant:
+                raise not_found()
+            service = conversation.cloud_service_id
+        else:
+            service = self._chat_cloud_service(cloud_service_id)
+        return assistant.with_env(self.env)._usable_servers(service)
+
+    @api.model
+    def _conversation_server(self, assistant_id, server_id, cloud_service_id=None, conversation_id=None):
+        """Server `server_id`, when the conversation may use it; else the 404 of a missing record."""
+        servers = self._conversation_servers(assistant_id, cloud_service_id, conversation_id)
+        try:
+            server = servers.filtered(lambda s: s.id == int(server_id))
+        except (TypeError, ValueError):
+            raise not_found() from None
+        if not server:
+            raise not_found()
+        return server
+
+    @api.model
+    def _ask_servers(self, servers, ask, unavailable):
+        """([(server, answer)], warnings): `ask(spec)` of each server; a server that fails is named
+        in the warnings with `unavailable`, a translated text with %(server)s and %(error)s; the
+        others still answer."""
+        answers, warnings = [], []
+        for server in servers:
+            try:
+                answers.append((server, ask(server._server_spec())))
+            except AiMcpError as exc:
+                _logger.info("MCP server not answering the chat: server=%s error=%s", server.name, exc)
+                warnings.append(unavailable % {"server": server.name, "error": error_text(exc, server)})
+        return answers, warnings
