@@ -15,14 +15,14 @@ const DOT = { uri: "images://dot.png", server: "Docs", contents: [{ uri: "images
 describe("attachment", () => {
     test("a text resource becomes a chip with its text and size", () => {
         assert.deepEqual(attachment(NOTE), {
-            key: "Docs:notes://today", uri: "notes://today", server: "Docs", mimeType: "text/markdown", text: "# Today", bytes: 7,
+            key: "Docs:notes://today", uri: "notes://today", server: "Docs", mimeType: "text/markdown", text: "# Today", size: 7,
         });
     });
 
     test("a binary one is named with its size, without its data", () => {
         const chip = attachment(DOT);
         assert.equal(chip.text, null);
-        assert.equal(chip.bytes, 8);
+        assert.equal(chip.size, 8);
         assert.equal(JSON.stringify(chip).includes("iVBOR"), false);
     });
 });

@@ -2,8 +2,9 @@
 /**
  * Resources attached in the composer, as plain data: no Odoo, no DOM.
  *
- *   attachment(read)               -> a chip: {key, uri, server, mimeType, text, bytes} from
- *                                     /ai_mcp/resources/read's answer (text, or a binary's size)
+ *   attachment(read)               -> a chip: {key, uri, server, mimeType, text, size} from
+ *                                     /ai_mcp/resources/read's answer (size: characters of the
+ *                                     text, or bytes of a binary)
  *   composeMessage(text, chips)    -> the user's message with each attached text after it, capped
  *   pickerEntries(servers, query)  -> the picker's rows: resources and templates that match
  */
@@ -32,7 +33,7 @@ export function attachment(read) {
         server: read.server,
         mimeType: (contents[0] && contents[0].mime_type) || null,
         text: texts.length ? texts.join("\n") : null,
-        bytes: texts.length ? texts.join("\n").length : base64Bytes(binary?.blob),
+        size: texts.length ? texts.join("\n").length : base64Bytes(binary?.blob),
     };
 }
 
@@ -51,7 +52,7 @@ export function composeMessage(text, chips) {
         const type = chip.mimeType ? " (" + chip.mimeType + ")" : "";
         const head = "[Attached resource " + chip.uri + type + " from " + chip.server + "]";
         if (chip.text === null) {
-            return `${head}\n[binary, ${chip.bytes} bytes: not included]`;
+            return `${head}\n[binary, ${chip.size} bytes: not included]`;
         }
         const body = cap(chip.text, Math.max(0, Math.min(ATTACHED_TEXT_LIMIT, budget)));
         budget -= Math.min(chip.text.length, ATTACHED_TEXT_LIMIT);

@@ -36,6 +36,8 @@ export class Composer extends Component {
     setup() {
         this.state = useState({ text: "", menuIndex: 0, dismissed: null, picked: null, picking: false, attachments: [] });
         this.textarea = useRef("textarea");
+        // whether the text was a "/" search at the last keystroke: the prompts are fetched as one starts
+        this.searching = false;
         onMounted(() => this.textarea.el?.focus());
     }
 
@@ -149,8 +151,8 @@ export class Composer extends Component {
 
     chipLabel(chip) {
         return chip.text === null
-            ? _t("%(uri)s (%(bytes)s bytes, not sent: binary)", { uri: chip.uri, bytes: chip.bytes })
-            : _t("%(uri)s (%(chars)s characters)", { uri: chip.uri, chars: chip.bytes });
+            ? _t("%(uri)s (%(bytes)s bytes, not sent: binary)", { uri: chip.uri, bytes: chip.size })
+            : _t("%(uri)s (%(chars)s characters)", { uri: chip.uri, chars: chip.size });
     }
 
     stop() {
