@@ -17,6 +17,7 @@
             "pydantic",
             "jsonschema",
             "markdown-it-py",
+            "authlib",
             "cryptography",
         ],
     },

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from .call_observer import CallObserver
 from .errors import AiMcpError, ErrorCode, McpError
 from .mcp_session import McpSession, ServerInfo, ToolListing
+from .oauth_tokens import RefreshingTokens, with_token
 from .server_spec import ServerSpec
 from .session_pool import SessionPool
 from .tool_info import ToolInfo
@@ -156,7 +157,7 @@ class McpHub:
         session = McpSession(spec)
         try:
             await session.open()
-            self.pool.forget_failure(spec.key)
+            self.pool.forget_failure(spec.pool_key)
             listing = await session.list_tools()
             assert session.info is not None
             return ConnectionReport(
@@ -170,7 +171,11 @@ class McpHub:
         finally:
             await session.close()
 
-    async def alist_tools(self, spec: ServerSpec) -> ToolListing:
+    async def alist_tools(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> ToolListing:
+        """`tokens`: an OAuth server's grant, refreshed before expiry and once on a refusal."""
+        return await with_token(spec, tokens, self._list_tools)
+
+    async def _list_tools(self, spec: ServerSpec) -> ToolListing:
         session = await self.pool.acquire(spec)
         try:
             return await session.list_tools()
@@ -189,11 +194,22 @@ class McpHub:
         timeout: float | None = None,
         retry_safe: bool = False,
         observer: CallObserver | None = None,
+        tokens: RefreshingTokens | None = None,
     ) -> ToolResult:
         """Call a tool on the pooled session. A lost connection is retried once, and only where a
         second run cannot do harm: the tool is read-only or idempotent, or the server had dropped
         the session so the request never ran. `observer` receives the call's progress and log
-        messages."""
+        messages; `tokens` is an OAuth server's grant (a refused token is refreshed and the call
+        made again: the server refused it before running it)."""
+
+        async def call(bearing: ServerSpec) -> ToolResult:
+            return await self._call_tool(bearing, tool, arguments, timeout, retry_safe, observer)
+
+        return await with_token(spec, tokens, call)
+
+    async def _call_tool(
+        self, spec: ServerSpec, tool: str, arguments: dict[str, Any], timeout: float | None, retry_safe: bool, observer: CallObserver | None
+    ) -> ToolResult:
         session = await self.pool.acquire(spec)
         try:
             return await session.call_tool(tool, arguments, timeout, observer)
@@ -205,8 +221,9 @@ class McpHub:
             _logger.info("MCP call retry after reconnect: server=%s tool=%s", spec.label(), tool)
             return await (await self.pool.acquire(spec)).call_tool(tool, arguments, timeout, observer)
 
-    async def aclose_server(self, key: str) -> None:
-        await self.pool.close(key)
+    async def aclose_server(self, key: str, owner: str | None = None) -> None:
+        """Close a server's pooled sessions: every owner's, or (after one user's sign-out) one owner's."""
+        await self.pool.close(key, owner)
 
     async def _reap_forever(self) -> None:
         interval = max(1.0, min(30.0, self.pool.idle_timeout / 2))

@@ -344,6 +344,8 @@ class OAuthServer:
                 return await JSONResponse({"error": "server_error"}, status_code=switches.token_status)(scope, receive, send)
             if scope["method"] == "POST" and path in ("/mcp", "/messages/"):
                 return await server._step_up(app, scope, receive, send)
+            if scope["method"] == "POST" and path == "/revoke":
+                return await _public_client_revocation(app, scope, receive, send)
             return await app(scope, receive, send)
 
         return wrapped
@@ -372,12 +374,7 @@ class OAuthServer:
     async def _step_up(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """A call of STEP_UP_TOOL with a token lacking the admin scope is answered 403
         insufficient_scope at the HTTP level, as the MCP spec's scope challenge says."""
-        body = b""
-        more = True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await _read_body(receive)
         with contextlib.suppress(ValueError):
             payload = json.loads(body or b"{}")
             if isinstance(payload, dict) and payload.get("method") == "tools/call" and payload.get("params", {}).get("name") == STEP_UP_TOOL:
@@ -390,16 +387,44 @@ class OAuthServer:
                     )
                     response = JSONResponse({"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge})
                     return await response(scope, receive, send)
-        replayed = False
+        await app(scope, _replay(body, receive), send)
 
-        async def replay() -> dict[str, Any]:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
 
-        await app(scope, replay, send)
+async def _public_client_revocation(app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """mcp 1.30's revocation handler requires a client_secret field even from a public client
+    (token_endpoint_auth_method none), which sends none (RFC 7009 section 2.1): give it an empty one."""
+    body = await _read_body(receive)
+    if b"client_secret=" not in body:
+        body += b"&client_secret="
+    await app(_with_length(scope, len(body)), _replay(body, receive), send)
+
+
+async def _read_body(receive: Any) -> bytes:
+    body = b""
+    more = True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    replayed = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal replayed
+        if replayed:
+            return await receive()  # later reads wait for the disconnect, as the app expects
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+def _with_length(scope: dict[str, Any], length: int) -> dict[str, Any]:
+    headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-length"]
+    return {**scope, "headers": [*headers, (b"content-length", str(length).encode())]}
 
 
 def _bearer(scope: dict[str, Any]) -> str:
