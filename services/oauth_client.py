@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import sys
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +32,12 @@ from .oauth_http import GuardedHttp
 from .oauth_models import PENDING_LIFETIME, ClientRegistration, PendingAuthorization, RegistrationKind, TokenSet
 
 _logger = logging.getLogger(__name__)
+
+# authlib 1.7+ builds its client on httpx2 where that is installed (recent openai releases pull it
+# in) and on httpx otherwise: catch the failures of whichever it uses
+_AUTHLIB_HTTP = sys.modules[next(c for c in AsyncOAuth2Client.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]]
+HTTP_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPError, _AUTHLIB_HTTP.HTTPError)
+HTTP_STATUS_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPStatusError, _AUTHLIB_HTTP.HTTPStatusError)
 
 # authorization servers answer these when a refresh token is no longer good: sign in again
 REAUTH_ERRORS = frozenset({"invalid_grant", "invalid_client", "unauthorized_client"})
@@ -96,8 +103,12 @@ async def register(
         )
     await http.check(endpoint, "registration_endpoint")
     body = OAuthClientMetadata.model_validate(client_metadata(redirect_uri, client_name))
-    if discovery.scope:
-        body = body.model_copy(update={"scope": discovery.scope})
+    # the registered scope bounds every later request: register all the server offers, so a
+    # step-up (a wider scope for one tool) needs a new consent but not a new registration
+    offered = discovery.authorization_server.scopes_supported
+    scope = " ".join(offered) if offered else discovery.scope
+    if scope:
+        body = body.model_copy(update={"scope": scope})
     request = create_client_registration_request(discovery.authorization_server, body, discovery.server_url)
     async with http.client() as client:
         try:
@@ -210,7 +221,7 @@ async def revoke(tokens: TokenSet, revocation_endpoint: str | None, registration
     async with _oauth_client(registration, http) as client:
         try:
             response = await client.revoke_token(revocation_endpoint, token=token.get_secret_value(), token_type_hint=hint)
-        except httpx.HTTPError as exc:
+        except HTTP_ERRORS as exc:
             raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"Revocation at {revocation_endpoint} failed: {exc}") from None
     if response.status_code >= 400:
         raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The provider refused the revocation (HTTP {response.status_code}).")
@@ -225,9 +236,10 @@ async def _token_call(call: Any, reauth_on_grant: bool) -> dict[str, Any]:
         if reauth_on_grant and error in REAUTH_ERRORS:
             raise OAuthError(ErrorCode.OAUTH_REAUTH_REQUIRED, f"The provider refused the refresh ({error}); sign in again.") from None
         raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint answered {error}: {getattr(exc, 'description', '') or ''}".rstrip(": ")) from None
-    except httpx.HTTPStatusError as exc:
-        raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint answered HTTP {exc.response.status_code}.", field="token_endpoint") from None
-    except httpx.HTTPError as exc:
+    except HTTP_STATUS_ERRORS as exc:
+        status = exc.response.status_code  # type: ignore[attr-defined]
+        raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint answered HTTP {status}.", field="token_endpoint") from None
+    except HTTP_ERRORS as exc:
         raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint cannot be reached: {type(exc).__name__}: {exc}", field="token_endpoint") from None
     except (ValueError, KeyError) as exc:
         raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint's answer is not a token: {exc}", field="token_endpoint") from None

@@ -111,7 +111,10 @@ class MemoryProvider:
         document = response.json()
         if document.get("client_id") != url:
             return None
-        return OAuthClientInformationFull.model_validate({**document, "token_endpoint_auth_method": "none"})
+        # a document does not limit scopes as a registration does: any scope this server knows
+        return OAuthClientInformationFull.model_validate(
+            {**document, "token_endpoint_auth_method": "none", "scope": f"{READ_SCOPE} {ADMIN_SCOPE}"}
+        )
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         assert client_info.client_id
@@ -247,6 +250,8 @@ class OAuthServer:
             if response.status_code != 302:
                 raise RuntimeError(f"authorize answered {response.status_code}: {response.text[:300]}")
             consent_page = response.headers["location"]
+            if not consent_page.startswith(f"{self.base_url}/consent"):
+                raise RuntimeError(f"authorize refused: {consent_page}")
             page = http.get(consent_page)
             page.raise_for_status()
             request_id = parse_qs(httpx.URL(consent_page).query.decode())["request"][0]
