@@ -18,6 +18,7 @@
             "jsonschema",
             "markdown-it-py",
             "uritemplate",
+            "authlib",
             "cryptography",
         ],
     },

@@ -5,14 +5,12 @@ import shlex
 
 from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, ValidationError
-from odoo.modules import module as odoo_module
 from odoo.tools import str2bool
 
 from ..services import hub as hub_module
-from ..services.errors import AiMcpError, ConfigError, ErrorCode, _lt
+from ..services.errors import AiMcpError, ConfigError, _lt
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.server_spec import build_server_spec
-from ..services.sync import connect_all
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 from .notify import config_error_text, error_text, notification
 
@@ -398,151 +396,6 @@ class McpServer(models.Model):
     @api.model
     def _allowed_hosts(self):
         return (self.env["ir.config_parameter"].sudo().get_param(ALLOWED_HOSTS_PARAM) or "").replace(";", ",").split(",")
-
-    # -- connect and sync ------------------------------------------------------------------------
-
-    def _connect(self):
-        """Connect afresh and list the tools: a hub ConnectionReport. Raises AiMcpError."""
-        self.ensure_one()
-        return hub_module.get_hub().test_connection(self._server_spec())
-
-    def _record_success(self, report, synced=False):
-        values = {
-            "state": "connected",
-            "last_error": False,
-            "last_error_code": False,
-            "last_latency_ms": report.latency_ms,
-            "server_name": report.server.name,
-            "server_version": report.server.version,
-            "protocol_version": report.server.protocol_version,
-            "server_icon": report.server.icon or False,
-            "last_stderr": "\n".join(report.stderr_tail[-STDERR_TAIL_LINES:]) or False,
-        }
-        if synced:
-            values["last_sync"] = fields.Datetime.now()
-        self.with_context(ai_mcp_keep_state=True).write(values)
-
-    def _record_error(self, error):
-        self.with_context(ai_mcp_keep_state=True).write(
-            {
-                "state": "error",
-                "last_error": config_error_text(self, error) if isinstance(error, ConfigError) else error.message,
-                "last_error_code": error.code.value,
-            }
-        )
-
-    def _connect_all(self):
-        """{server id: ConnectionReport, or the exception its connection raised} for these
-        servers, connected concurrently (services/sync.py): a sync of many servers waits about as
-        long as the slowest, not the sum."""
-        outcomes, specs = {}, {}
-        for server in self:
-            try:
-                specs[server.id] = server._server_spec()
-            except Exception as exc:  # noqa: BLE001 - raised again by _sync_tools, where each server's failure is handled
-                outcomes[server.id] = exc
-        outcomes.update(zip(specs, connect_all(hub_module.get_hub(), list(specs.values()))))
-        return outcomes
-
-    def _sync_tools(self, connected=None):
-        """Connect, list the tools and bring the mcp.tool records in line. Never raises for a
-        server that fails: it is marked `error` and the result says why. `connected`, this
-        server's outcome from _connect_all, stands for connecting here."""
-        self.ensure_one()
-        try:
-            report = self._connect() if connected is None else connected
-            if isinstance(report, Exception):
-                raise report
-        except AiMcpError as exc:
-            self._record_error(exc)
-            return {"error": error_text(exc, self), "changed": 0}
-        first = not self.last_sync
-        counts = self._apply_tools(report.tools, first_sync=first)
-        self._record_success(report, synced=True)
-        summary = _(
-            "%(created)s new, %(updated)s updated, %(removed)s no longer offered.",
-            created=counts["created"],
-            updated=counts["updated"],
-            removed=counts["removed"],
-        )
-        if counts["changed"]:
-            summary = f"{summary} " + _(
-                "%(changed)s changed or new tools are set aside until reviewed: open them and accept the change.",
-                changed=counts["changed"],
-            )
-        if report.warnings:
-            summary = f"{summary} {' '.join(report.warnings)}"
-        return {"summary": summary, **counts}
-
-    def _apply_tools(self, infos, first_sync=False):
-        """Create, update and deactivate this server's mcp.tool records from a listing.
-
-        The admin's choices (enabled, requires approval) are kept. A tool whose description or
-        schemas differ from what was approved is set aside (review_state 'changed'); so is a tool
-        that appears after the first sync, which nobody reviewed yet."""
-        self.ensure_one()
-        Tool = self.env["mcp.tool"].with_context(active_test=False)
-        existing = {tool.name: tool for tool in Tool.search([("server_id", "=", self.id)])}
-        counts = {"created": 0, "updated": 0, "removed": 0, "changed": 0}
-        changed_names = []
-        to_create = []
-        for info in infos:
-            values = Tool._values_from_info(info)
-            tool = existing.pop(info.name, None)
-            if tool is None:
-                values.update(
-                    name=info.name,
-                    server_id=self.id,
-                    approved_hash=values["content_hash"] if first_sync else False,
-                    requires_approval=Tool._default_requires_approval(info.annotations),
-                )
-                to_create.append(values)
-                counts["created"] += 1
-                if not first_sync:
-                    changed_names.append(info.name)
-                continue
-            if not tool.active:
-                values["active"] = True
-            was_changed = tool.review_state == "changed"
-            tool.write(values)
-            counts["updated"] += 1
-            if tool.review_state == "changed" and not was_changed:
-                changed_names.append(info.name)
-        if to_create:
-            Tool.create(to_create)
-        gone = Tool.browse([t.id for t in existing.values() if t.active])
-        if gone:
-            gone.write({"active": False})
-            counts["removed"] = len(gone)
-        counts["changed"] = len(changed_names)
-        if changed_names:
-            self.message_post(
-                body=_(
-                    "These tools are new or changed their description or schemas since they were approved, and are "
-                    "set aside until reviewed: %s",
-                    ", ".join(changed_names),
-                )
-            )
-        return counts
-
-    @api.model
-    def _cron_sync_all(self):
-        """Sync every active server; one that fails is marked `error` and the others go on."""
-        servers = self.search([])
-        cron = self.env["ir.cron"]
-        connected = servers._connect_all()
-        for done, server in enumerate(servers, start=1):
-            try:
-                with self.env.cr.savepoint():
-                    result = server._sync_tools(connected[server.id])
-                if result.get("error"):
-                    _logger.warning("MCP sync failed: server=%s (id %s) %s", server.name, server.id, result["error"])
-            except Exception as exc:  # a bug or a database error must not stop the other servers
-                _logger.exception("MCP sync crashed: server=%s (id %s)", server.name, server.id)
-                server._record_error(AiMcpError(ErrorCode.MCP_PROTOCOL_ERROR, f"Sync failed unexpectedly: {exc}"))
-            if not odoo_module.current_test:
-                self.env.cr.commit()  # each server's result stands on its own
-            cron._notify_progress(done=done, remaining=len(servers) - done)
 
     # -- actions ---------------------------------------------------------------------------------
 

@@ -27,6 +27,15 @@ class ErrorCode(str, Enum):
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
     TOOL_DENIED = "TOOL_DENIED"
     CANCELLED = "CANCELLED"
+    MCP_AUTH_REQUIRED = "MCP_AUTH_REQUIRED"
+    OAUTH_METADATA_NOT_FOUND = "OAUTH_METADATA_NOT_FOUND"
+    OAUTH_METADATA_INVALID = "OAUTH_METADATA_INVALID"
+    OAUTH_FORBIDDEN_URL = "OAUTH_FORBIDDEN_URL"
+    OAUTH_REGISTRATION_FAILED = "OAUTH_REGISTRATION_FAILED"
+    OAUTH_STATE_INVALID = "OAUTH_STATE_INVALID"
+    OAUTH_ACCESS_DENIED = "OAUTH_ACCESS_DENIED"
+    OAUTH_TOKEN_ERROR = "OAUTH_TOKEN_ERROR"
+    OAUTH_REAUTH_REQUIRED = "OAUTH_REAUTH_REQUIRED"
 
 
 ADVICE: dict[ErrorCode, str] = {
@@ -47,6 +56,15 @@ ADVICE: dict[ErrorCode, str] = {
     ErrorCode.LIMIT_EXCEEDED: "A limit of the assistant was reached.",
     ErrorCode.TOOL_DENIED: "The user denied this tool call.",
     ErrorCode.CANCELLED: "The request was cancelled.",
+    ErrorCode.MCP_AUTH_REQUIRED: "Sign in to this server (OAuth) and try again.",
+    ErrorCode.OAUTH_METADATA_NOT_FOUND: "The server does not publish OAuth metadata; check the URL, or use a token instead of OAuth.",
+    ErrorCode.OAUTH_METADATA_INVALID: "The server's OAuth metadata is not usable; ask the server's operator to fix it.",
+    ErrorCode.OAUTH_FORBIDDEN_URL: "The server's OAuth metadata points at an address Odoo may not call; ask the server's operator, or an administrator to allow the host.",
+    ErrorCode.OAUTH_REGISTRATION_FAILED: "Odoo could not register as a client of this server; enter a client id (and secret) obtained from its provider.",
+    ErrorCode.OAUTH_STATE_INVALID: "This sign-in link is unknown, already used, expired or belongs to someone else; start the sign-in again.",
+    ErrorCode.OAUTH_ACCESS_DENIED: "The sign-in was declined at the provider; sign in again to allow access.",
+    ErrorCode.OAUTH_TOKEN_ERROR: "The provider's token endpoint failed; try again later or check the client settings.",
+    ErrorCode.OAUTH_REAUTH_REQUIRED: "The sign-in expired or was revoked; sign in again.",
 }
 
 
@@ -108,3 +126,37 @@ class ConfigError(AiMcpError):
 
 def _translated_params(params: Mapping[str, object], translate: Callable[[str], str]) -> dict[str, object]:
     return {name: translate(value) if isinstance(value, Lt) else value for name, value in params.items()}
+
+
+class OAuthError(AiMcpError):
+    """A failure of the OAuth sign-in or of a token; `field` names the metadata field (or
+    setting) at fault when there is one, e.g. "token_endpoint"."""
+
+    def __init__(self, code: ErrorCode, message: str | None = None, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(code, message)
+
+    def as_dict(self) -> dict[str, str]:
+        return {**super().as_dict(), **({"field": self.field} if self.field else {})}
+
+
+class AuthRequired(McpError):
+    """The server wants an OAuth sign-in (again, or with a wider scope) before it serves this
+    user: what the UI needs to offer one. `scope` is the scope to ask for (the challenge's on a
+    403 insufficient_scope); `owner` whose sign-in it is (None: the shared one)."""
+
+    def __init__(
+        self, server_key: str, server_name: str, message: str | None = None, *, scope: str | None = None,
+        step_up: bool = False, owner: str | None = None, resource_metadata: str | None = None,
+    ) -> None:
+        self.server_key = server_key
+        self.server_name = server_name
+        self.scope = scope
+        self.step_up = step_up
+        self.owner = owner
+        self.resource_metadata = resource_metadata
+        super().__init__(ErrorCode.MCP_AUTH_REQUIRED, message or f"Sign in to {server_name} to use its tools.")
+
+    def as_dict(self) -> dict[str, str]:
+        extra = {"server_key": self.server_key, "server": self.server_name, "step_up": "1" if self.step_up else ""}
+        return {**super().as_dict(), **extra, **({"scope": self.scope} if self.scope else {})}

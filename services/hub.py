@@ -26,6 +26,7 @@ from .call_observer import CallObserver
 from .errors import AiMcpError, ErrorCode, McpError
 from . import prompts, resources
 from .mcp_session import McpSession, ServerInfo, ToolListing
+from .oauth_tokens import RefreshingTokens, with_token
 from .prompts import PromptInfo
 from .resources import ResourceListing
 from .server_spec import ServerSpec
@@ -159,7 +160,7 @@ class McpHub:
         session = McpSession(spec)
         try:
             await session.open()
-            self.pool.forget_failure(spec.key)
+            self.pool.forget_failure(spec.pool_key)
             listing = await session.list_tools()
             assert session.info is not None
             return ConnectionReport(
@@ -173,7 +174,11 @@ class McpHub:
         finally:
             await session.close()
 
-    async def alist_tools(self, spec: ServerSpec) -> ToolListing:
+    async def alist_tools(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> ToolListing:
+        """`tokens`: an OAuth server's grant, refreshed before expiry and once on a refusal."""
+        return await with_token(spec, tokens, self._list_tools)
+
+    async def _list_tools(self, spec: ServerSpec) -> ToolListing:
         session = await self.pool.acquire(spec)
         try:
             return await session.list_tools()
@@ -192,11 +197,22 @@ class McpHub:
         timeout: float | None = None,
         retry_safe: bool = False,
         observer: CallObserver | None = None,
+        tokens: RefreshingTokens | None = None,
     ) -> ToolResult:
         """Call a tool on the pooled session. A lost connection is retried once, and only where a
         second run cannot do harm: the tool is read-only or idempotent, or the server had dropped
         the session so the request never ran. `observer` receives the call's progress and log
-        messages."""
+        messages; `tokens` is an OAuth server's grant (a refused token is refreshed and the call
+        made again: the server refused it before running it)."""
+
+        async def call(bearing: ServerSpec) -> ToolResult:
+            return await self._call_tool(bearing, tool, arguments, timeout, retry_safe, observer)
+
+        return await with_token(spec, tokens, call)
+
+    async def _call_tool(
+        self, spec: ServerSpec, tool: str, arguments: dict[str, Any], timeout: float | None, retry_safe: bool, observer: CallObserver | None
+    ) -> ToolResult:
         session = await self.pool.acquire(spec)
         try:
             return await session.call_tool(tool, arguments, timeout, observer)
@@ -208,20 +224,35 @@ class McpHub:
             _logger.info("MCP call retry after reconnect: server=%s tool=%s", spec.label(), tool)
             return await (await self.pool.acquire(spec)).call_tool(tool, arguments, timeout, observer)
 
-    async def alist_prompts(self, spec: ServerSpec) -> list[PromptInfo]:
-        return await prompts.list_prompts(await self.pool.acquire(spec))
+    async def alist_prompts(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> list[PromptInfo]:
+        async def listing(bearing: ServerSpec) -> list[PromptInfo]:
+            return await prompts.list_prompts(await self.pool.acquire(bearing))
 
-    async def aget_prompt(self, spec: ServerSpec, prompt: PromptInfo, arguments: dict[str, Any]) -> str:
-        return await prompts.get_prompt(await self.pool.acquire(spec), prompt, arguments)
+        return await with_token(spec, tokens, listing)
 
-    async def alist_resources(self, spec: ServerSpec) -> ResourceListing:
-        return await resources.list_resources(await self.pool.acquire(spec))
+    async def aget_prompt(
+        self, spec: ServerSpec, prompt: PromptInfo, arguments: dict[str, Any], tokens: RefreshingTokens | None = None
+    ) -> str:
+        async def rendering(bearing: ServerSpec) -> str:
+            return await prompts.get_prompt(await self.pool.acquire(bearing), prompt, arguments)
 
-    async def aread_resource(self, spec: ServerSpec, uri: str) -> list[ResourcePart]:
-        return await resources.read_resource(await self.pool.acquire(spec), uri)
+        return await with_token(spec, tokens, rendering)
 
-    async def aclose_server(self, key: str) -> None:
-        await self.pool.close(key)
+    async def alist_resources(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> ResourceListing:
+        async def listing(bearing: ServerSpec) -> ResourceListing:
+            return await resources.list_resources(await self.pool.acquire(bearing))
+
+        return await with_token(spec, tokens, listing)
+
+    async def aread_resource(self, spec: ServerSpec, uri: str, tokens: RefreshingTokens | None = None) -> list[ResourcePart]:
+        async def reading(bearing: ServerSpec) -> list[ResourcePart]:
+            return await resources.read_resource(await self.pool.acquire(bearing), uri)
+
+        return await with_token(spec, tokens, reading)
+
+    async def aclose_server(self, key: str, owner: str | None = None) -> None:
+        """Close a server's pooled sessions: every owner's, or (after one user's sign-out) one owner's."""
+        await self.pool.close(key, owner)
 
     async def _reap_forever(self) -> None:
         interval = max(1.0, min(30.0, self.pool.idle_timeout / 2))
@@ -236,28 +267,37 @@ class McpHub:
     def test_connection(self, spec: ServerSpec) -> ConnectionReport:
         return self.run(self.atest_connection(spec))
 
-    def list_tools(self, spec: ServerSpec) -> ToolListing:
-        return self.run(self.alist_tools(spec))
+    def list_tools(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> ToolListing:
+        return self.run(self.alist_tools(spec, tokens))
 
     def call_tool(
-        self, spec: ServerSpec, tool: str, arguments: dict[str, Any], *, timeout: float | None = None, retry_safe: bool = False
+        self,
+        spec: ServerSpec,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None = None,
+        retry_safe: bool = False,
+        tokens: RefreshingTokens | None = None,
     ) -> ToolResult:
-        return self.run(self.acall_tool(spec, tool, arguments, timeout=timeout, retry_safe=retry_safe))
+        return self.run(self.acall_tool(spec, tool, arguments, timeout=timeout, retry_safe=retry_safe, tokens=tokens))
 
-    def list_prompts(self, spec: ServerSpec) -> list[PromptInfo]:
-        return self.run(self.alist_prompts(spec))
+    def list_prompts(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> list[PromptInfo]:
+        return self.run(self.alist_prompts(spec, tokens))
 
-    def get_prompt(self, spec: ServerSpec, prompt: PromptInfo, arguments: dict[str, Any]) -> str:
-        return self.run(self.aget_prompt(spec, prompt, arguments))
+    def get_prompt(
+        self, spec: ServerSpec, prompt: PromptInfo, arguments: dict[str, Any], tokens: RefreshingTokens | None = None
+    ) -> str:
+        return self.run(self.aget_prompt(spec, prompt, arguments, tokens))
 
-    def list_resources(self, spec: ServerSpec) -> ResourceListing:
-        return self.run(self.alist_resources(spec))
+    def list_resources(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> ResourceListing:
+        return self.run(self.alist_resources(spec, tokens))
 
-    def read_resource(self, spec: ServerSpec, uri: str) -> list[ResourcePart]:
-        return self.run(self.aread_resource(spec, uri))
+    def read_resource(self, spec: ServerSpec, uri: str, tokens: RefreshingTokens | None = None) -> list[ResourcePart]:
+        return self.run(self.aread_resource(spec, uri, tokens))
 
-    def close_server(self, key: str) -> None:
-        self.run(self.aclose_server(key))
+    def close_server(self, key: str, owner: str | None = None) -> None:
+        self.run(self.aclose_server(key, owner))
 
     def stderr_tail(self, key: str) -> list[str]:
         session = self.pool.get(key)

@@ -33,7 +33,7 @@ from . import stdio_launcher
 from .address_pin import AddressPin, checked_pin
 from .call_observer import CallObserver
 from .eliciting_session import ElicitingClientSession
-from .errors import ConfigError, ErrorCode, McpError
+from .errors import AuthRequired, ConfigError, ErrorCode, McpError
 from .http_stream_watch import StreamBreakWatch
 from .icons import display_icon
 from .mcp_failures import (
@@ -46,7 +46,8 @@ from .mcp_failures import (
 )
 from .output_validation import CachedOutputValidation
 from .redaction import redact_env, redact_headers
-from .server_spec import ServerSpec, Transport
+from .oauth_discovery import Challenge
+from .server_spec import AuthType, ServerSpec, Transport
 from .tool_info import ToolInfo, normalize_tool
 from .tool_result import ToolResult, normalize_result
 
@@ -114,6 +115,10 @@ class McpSession:
         self._task: asyncio.Task[None] | None = None
         self._pin: AddressPin | None = None
         self._observers: dict[int, CallObserver] = {}
+        # the last 401/403 answer's WWW-Authenticate, kept for an OAuth server: it says whether to
+        # refresh, sign in again or ask for a wider scope
+        self.challenge: Challenge | None = None
+        self._refused = False
 
     @property
     def alive(self) -> bool:
@@ -194,8 +199,34 @@ class McpSession:
     def _report(self, exc: Exception) -> None:
         assert self._ready is not None
         if not self._ready.done():
-            self.failure = self._with_stderr(map_exception(exc, self.spec.name))
+            self.failure = self._auth_required(self._with_stderr(map_exception(exc, self.spec.name)))
             self._ready.set_exception(self.failure)
+
+    def _auth_required(self, error: McpError) -> McpError:
+        """An OAuth server's refusal becomes AuthRequired, which the caller answers by refreshing
+        the token once, or by asking the user to sign in (with the wider scope of a step-up)."""
+        if self.spec.auth_type is not AuthType.OAUTH or error.code is not ErrorCode.MCP_AUTH_FAILED:
+            return error
+        challenge = self.challenge
+        step_up = challenge is not None and challenge.insufficient_scope
+        return AuthRequired(
+            self.spec.key, self.spec.name,
+            f"{self.spec.name} needs a sign-in with more permissions ({challenge.scope})." if step_up and challenge else None,
+            scope=challenge.scope if challenge else None, step_up=step_up, owner=self.spec.token_owner,
+            resource_metadata=challenge.resource_metadata if challenge else None,
+        )
+
+    async def _keep_challenge(self, response: httpx.Response) -> None:
+        """A refusal of an open session's request ends the SDK's transport without answering the
+        pending requests, which would wait for their full timeout: fail them now, as refused."""
+        if response.status_code not in (401, 403):
+            return
+        self.challenge = Challenge.from_response(response)
+        session = self._session
+        if session is not None:
+            self._lost = True
+            self._refused = True
+            self._fail_pending(list(session._response_streams), CONNECTION_CLOSED, f"the server refused the token (HTTP {response.status_code})")
 
     async def _guard_address(self) -> None:
         """A user-given URL is checked again right before connecting, and the session's requests
@@ -296,6 +327,8 @@ class McpSession:
         )
         if self._pin is not None:
             client.event_hooks["request"].append(self._pin)
+        if self.spec.auth_type is AuthType.OAUTH:
+            client.event_hooks["response"].append(self._keep_challenge)
         if _logger.isEnabledFor(logging.DEBUG):
             client.event_hooks["request"].append(self._log_request)
             client.event_hooks["response"].append(self._log_response)
@@ -489,7 +522,10 @@ class McpSession:
             if code in (CONNECTION_CLOSED, SESSION_TERMINATED):
                 self._lost = True
                 self.terminated = code == SESSION_TERMINATED
-                self.failure = self._with_stderr(map_jsonrpc_error(exc.error, self.spec.name))
+                if self._refused and self.challenge is not None:
+                    self.failure = self._auth_required(from_http_status(self.challenge.status, self.spec.name))
+                else:
+                    self.failure = self._with_stderr(map_jsonrpc_error(exc.error, self.spec.name))
                 raise self.failure from None
             raise map_jsonrpc_error(exc.error, self.spec.name) from None
         except asyncio.CancelledError:

@@ -23,6 +23,7 @@ class AuthType(str, Enum):
     BEARER = "bearer"
     API_KEY = "api_key"
     HEADERS = "headers"
+    OAUTH = "oauth"
 
 
 class RetryPolicy(BaseModel):
@@ -60,6 +61,8 @@ class ServerSpec(BaseModel):
     cwd: str | None = None
     max_tools: int = Field(50, ge=1, le=1000)
     retry: RetryPolicy = RetryPolicy()
+    # OAuth with a token per user: whose token `token` is; pooled sessions are kept per owner
+    token_owner: str | None = None
     # a user-given URL: checked against the SSRF guard before every connection, not only at save
     public_only: bool = False
     allowed_hosts: tuple[str, ...] = ()
@@ -98,6 +101,8 @@ class ServerSpec(BaseModel):
                 raise ConfigError("command", _lt("A command is required for stdio servers, e.g. npx or /usr/bin/python3."))
         else:
             check_url(self.url)
+        if self.auth_type is AuthType.OAUTH and self.transport is Transport.STDIO:
+            raise ConfigError("auth_type", _lt("OAuth sign-in works over HTTP only. Choose streamable HTTP or SSE."))
         if self.auth_type in (AuthType.BEARER, AuthType.API_KEY) and not self.token:
             raise ConfigError(
                 "token",
@@ -109,11 +114,17 @@ class ServerSpec(BaseModel):
     def http_headers(self) -> dict[str, str]:
         """Headers with secrets in clear: call only where the connection is made."""
         headers = {k: v.get_secret_value() for k, v in self.headers.items()}
-        if self.auth_type is AuthType.BEARER and self.token:
+        if self.auth_type in (AuthType.BEARER, AuthType.OAUTH) and self.token:
             headers["Authorization"] = f"Bearer {self.token.get_secret_value()}"
         elif self.auth_type is AuthType.API_KEY and self.token:
             headers[self.api_key_header] = self.token.get_secret_value()
         return headers
+
+    @property
+    def pool_key(self) -> str:
+        """The pool's key: one session per server, and per token owner where tokens are per user,
+        so that a session opened with one user's token never serves another user."""
+        return f"{self.key}@{self.token_owner}" if self.token_owner else self.key
 
     def process_env(self) -> dict[str, str]:
         return {k: v.get_secret_value() for k, v in self.env.items()}

@@ -65,15 +65,16 @@ class SessionPool:
 
     async def acquire(self, spec: ServerSpec) -> McpSession:
         """The live session for this exact config, opening it (with backoff) if needed."""
-        current = self._sessions.get(spec.key)
+        key = spec.pool_key
+        current = self._sessions.get(key)
         if current is not None and current.alive and current.fingerprint == spec.fingerprint():
             return current
-        async with self._locks.setdefault(spec.key, asyncio.Lock()):
-            current = self._sessions.get(spec.key)
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            current = self._sessions.get(key)
             if current is not None and current.alive and current.fingerprint == spec.fingerprint():
                 return current
             if current is not None:
-                self._retire(spec.key)
+                self._retire(key)
             self._raise_if_down(spec)
             self._make_room()
             try:
@@ -81,8 +82,8 @@ class SessionPool:
             except McpError as exc:
                 self._mark_down(spec, exc)
                 raise
-            self._down.pop(spec.key, None)
-            self._sessions[spec.key] = session
+            self._down.pop(key, None)
+            self._sessions[key] = session
             return session
 
     def forget_failure(self, key: str) -> None:
@@ -90,12 +91,12 @@ class SessionPool:
         self._down.pop(key, None)
 
     def _raise_if_down(self, spec: ServerSpec) -> None:
-        down = self._down.get(spec.key)
+        down = self._down.get(spec.pool_key)
         if down is None or down.fingerprint != spec.fingerprint():
             return
         now = time.monotonic()
         if now >= down.until:
-            del self._down[spec.key]
+            del self._down[spec.pool_key]
             return
         raise McpError(
             down.error.code,
@@ -106,7 +107,7 @@ class SessionPool:
     def _mark_down(self, spec: ServerSpec, error: McpError) -> None:
         if error.code in TRANSIENT and self.failure_cooldown > 0:
             now = time.monotonic()
-            self._down[spec.key] = _Down(spec.fingerprint(), now, now + self.failure_cooldown, error)
+            self._down[spec.pool_key] = _Down(spec.fingerprint(), now, now + self.failure_cooldown, error)
 
     async def _open_with_backoff(self, spec: ServerSpec) -> McpSession:
         attempt = 0
@@ -144,7 +145,7 @@ class SessionPool:
                 ErrorCode.MCP_UNREACHABLE,
                 f"All {self.max_sessions} MCP sessions are busy; try again in a moment or raise the pool limit.",
             )
-        self._retire(idle[0].spec.key)
+        self._retire(idle[0].spec.pool_key)
 
     def _retire(self, key: str) -> None:
         session = self._sessions.pop(key, None)
@@ -154,10 +155,14 @@ class SessionPool:
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
-    async def close(self, key: str) -> None:
-        session = self._sessions.pop(key, None)
-        if session is not None:
-            await session.close()
+    async def close(self, key: str, owner: str | None = None) -> None:
+        """Close the server's sessions: all of them (every token owner's), or one owner's only."""
+        if owner is not None:
+            keys = [f"{key}@{owner}"]
+        else:
+            keys = [k for k in self._sessions if k == key or k.startswith(f"{key}@")]
+        sessions = [s for s in (self._sessions.pop(k, None) for k in keys) if s is not None]
+        await asyncio.gather(*(s.close() for s in sessions))
 
     async def reap_idle(self) -> int:
         """Close sessions unused for longer than the idle timeout; returns how many."""

@@ -6,6 +6,7 @@ import string
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import SecretStr
 
 from services.errors import ConfigError, ErrorCode
 from services.http_validation import check_header, check_url, parse_headers_json
@@ -149,3 +150,19 @@ def test_url_messages_are_sentences_that_say_how_to_fix_them() -> None:
         build_server_spec(key="k", name="n", url="ftp://host/mcp")
     assert info.value.problem == "The address must start with http:// or https://, not ftp://. Enter it in full, e.g. https://mcp.example.com/mcp."
     assert info.value.translated(lambda text: text.replace("The address", "地址")).startswith("地址 must start")
+
+
+def test_oauth_sessions_are_keyed_by_token_owner_and_bear_the_token() -> None:
+    shared = build_server_spec(key="k", name="n", url="https://host/mcp", auth_type="oauth", token="t")
+    mine = shared.model_copy(update={"token_owner": "7"})
+    assert shared.pool_key == "k" and mine.pool_key == "k@7"
+    assert shared.http_headers() == {"Authorization": "Bearer t"}
+    # no token yet is a valid spec: connecting answers "sign in"
+    assert build_server_spec(key="k", name="n", url="https://host/mcp", auth_type="oauth").http_headers() == {}
+    assert shared.fingerprint() != shared.model_copy(update={"token": SecretStr("t2")}).fingerprint()
+
+
+def test_oauth_needs_http() -> None:
+    with pytest.raises(ConfigError) as info:
+        build_server_spec(key="k", name="n", transport="stdio", command="npx", auth_type=AuthType.OAUTH)
+    assert info.value.field == "auth_type"

@@ -1,0 +1,189 @@
+"""Where and how to sign in to an MCP server: the discovery of the MCP authorization spec.
+
+401 with WWW-Authenticate -> protected resource metadata (RFC 9728) -> authorization server
+metadata (RFC 8414, then OpenID Connect discovery), its issuer checked. The candidate URLs, the
+parsing and the issuer comparison are the mcp SDK's (mcp.client.auth.utils); what is ours is
+that each URL goes through the SSRF guard (GuardedHttp) before it is called, since the header
+and the documents come from the server, and that every endpoint the metadata names is checked
+as soon as it is read, so a refusal names the field.
+
+Written by hand because the SDK's OAuthClientProvider runs the whole flow inside one httpx auth
+generator, with the browser redirect and the callback in the same process; Odoo's callback lands
+in another request, often another worker.
+"""
+from __future__ import annotations
+
+import logging
+
+import httpx
+from mcp.client.auth import OAuthFlowError
+from mcp.client.auth.utils import (
+    build_oauth_authorization_server_metadata_discovery_urls,
+    build_protected_resource_metadata_discovery_urls,
+    create_oauth_metadata_request,
+    extract_field_from_www_auth,
+    extract_resource_metadata_from_www_auth,
+    extract_scope_from_www_auth,
+    get_client_metadata_scopes,
+    handle_auth_metadata_response,
+    handle_protected_resource_response,
+    validate_metadata_issuer,
+)
+from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
+from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
+from pydantic import BaseModel, ConfigDict
+
+from .errors import ErrorCode, OAuthError
+from .oauth_http import GuardedHttp
+
+_logger = logging.getLogger(__name__)
+
+# endpoints of the authorization server metadata a client may call, checked when read
+AS_ENDPOINTS = ("authorization_endpoint", "token_endpoint", "registration_endpoint", "revocation_endpoint")
+
+
+class Challenge(BaseModel):
+    """What a 401/403 answer's WWW-Authenticate header says (RFC 6750, RFC 9728)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: int
+    error: str | None = None
+    scope: str | None = None
+    resource_metadata: str | None = None
+
+    @classmethod
+    def from_response(cls, response: httpx.Response) -> Challenge:
+        return cls(
+            status=response.status_code,
+            error=extract_field_from_www_auth(response, "error"),
+            scope=extract_scope_from_www_auth(response),
+            resource_metadata=extract_resource_metadata_from_www_auth(response),
+        )
+
+    @property
+    def insufficient_scope(self) -> bool:
+        return self.status == 403 and self.error == "insufficient_scope"
+
+
+class Discovery(BaseModel):
+    """Everything the sign-in needs to know about a server, as found."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server_url: str
+    resource: str
+    protected_resource: ProtectedResourceMetadata | None
+    authorization_server: OAuthMetadata
+    issuer: str
+    scope: str | None
+
+    @property
+    def supports_cimd(self) -> bool:
+        return self.authorization_server.client_id_metadata_document_supported is True
+
+    def endpoint(self, field: str) -> str | None:
+        value = getattr(self.authorization_server, field)
+        return str(value) if value else None
+
+
+async def probe(server_url: str, http: GuardedHttp, sse: bool = False) -> Challenge | None:
+    """Ask the server without a token; its 401 carries where to look. None when it does not refuse."""
+    await http.check(server_url, "url")
+    async with http.client() as client:
+        try:
+            if sse:
+                async with client.stream("GET", server_url, headers={"Accept": "text/event-stream"}) as response:
+                    return Challenge.from_response(response) if response.status_code in (401, 403) else None
+            response = await client.post(
+                server_url,
+                json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
+                headers={"Accept": "application/json, text/event-stream"},
+            )
+        except httpx.HTTPError as exc:
+            raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot reach {server_url}: {exc}", field="url") from None
+    return Challenge.from_response(response) if response.status_code in (401, 403) else None
+
+
+async def discover(server_url: str, http: GuardedHttp, challenge: Challenge | None = None, sse: bool = False) -> Discovery:
+    """Find the authorization server of the MCP server at `server_url`. Raises OAuthError."""
+    if challenge is None:
+        challenge = await probe(server_url, http, sse=sse)
+    www_auth_url = challenge.resource_metadata if challenge else None
+    protected = await _protected_resource(server_url, www_auth_url, http)
+    resource = resource_url_from_server_url(server_url)
+    if protected is not None:
+        if not check_resource_allowed(resource, str(protected.resource)):
+            raise OAuthError(
+                ErrorCode.OAUTH_METADATA_INVALID,
+                f"The protected resource metadata names {protected.resource}, not this server ({resource}).",
+                field="resource",
+            )
+        resource = str(protected.resource)
+        if protected.jwks_uri:
+            await http.check(str(protected.jwks_uri), "jwks_uri")
+    auth_server_url = str(protected.authorization_servers[0]) if protected else None
+    metadata, issuer = await _authorization_server(auth_server_url, server_url, http)
+    for field in AS_ENDPOINTS:
+        value = getattr(metadata, field)
+        if value:
+            await http.check(str(value), field)
+    if "S256" not in (metadata.code_challenge_methods_supported or []):
+        # MCP authorization: a client must refuse to go on without PKCE S256
+        raise OAuthError(
+            ErrorCode.OAUTH_METADATA_INVALID,
+            "The authorization server does not offer PKCE with S256, which the MCP specification requires.",
+            field="code_challenge_methods_supported",
+        )
+    scope = get_client_metadata_scopes(challenge.scope if challenge else None, protected, metadata)
+    _logger.info("OAuth discovered: server=%s issuer=%s resource=%s scope=%s", server_url, issuer, resource, scope)
+    return Discovery(
+        server_url=server_url, resource=resource, protected_resource=protected, authorization_server=metadata, issuer=issuer, scope=scope
+    )
+
+
+async def _protected_resource(server_url: str, www_auth_url: str | None, http: GuardedHttp) -> ProtectedResourceMetadata | None:
+    urls = build_protected_resource_metadata_discovery_urls(www_auth_url, server_url)
+    async with http.client() as client:
+        for url in urls:
+            await http.check(url, "resource_metadata")
+            try:
+                response = await client.send(create_oauth_metadata_request(url))
+            except httpx.HTTPError as exc:
+                raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot fetch {url}: {exc}", field="resource_metadata") from None
+            metadata = await handle_protected_resource_response(response)
+            if metadata is not None:
+                return metadata
+    # servers of the 2025-03-26 spec publish no resource metadata: the legacy path follows
+    return None
+
+
+async def _authorization_server(auth_server_url: str | None, server_url: str, http: GuardedHttp) -> tuple[OAuthMetadata, str]:
+    urls = build_oauth_authorization_server_metadata_discovery_urls(auth_server_url, server_url)
+    expected_issuer = auth_server_url or server_url
+    async with http.client() as client:
+        for url in urls:
+            await http.check(url, "authorization_servers")
+            try:
+                response = await client.send(create_oauth_metadata_request(url))
+            except httpx.HTTPError as exc:
+                raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot fetch {url}: {exc}", field="authorization_servers") from None
+            go_on, metadata = await handle_auth_metadata_response(response)
+            if metadata is not None:
+                if auth_server_url is not None:
+                    try:
+                        validate_metadata_issuer(metadata, expected_issuer)
+                    except OAuthFlowError as exc:
+                        raise OAuthError(ErrorCode.OAUTH_METADATA_INVALID, str(exc), field="issuer") from None
+                return metadata, str(metadata.issuer)
+            if not go_on:
+                raise OAuthError(
+                    ErrorCode.OAUTH_METADATA_NOT_FOUND,
+                    f"The authorization server answered HTTP {response.status_code} at {url}.",
+                    field="authorization_servers",
+                )
+    raise OAuthError(
+        ErrorCode.OAUTH_METADATA_NOT_FOUND,
+        f"No OAuth authorization server metadata was found for {server_url} (tried {', '.join(urls)}).",
+        field="authorization_servers",
+    )

@@ -1,0 +1,445 @@
+"""A real OAuth-protected MCP server for tests, built with the mcp SDK's server-side auth.
+
+FastMCP serves the authorization server (RFC 8414 metadata, dynamic client registration,
+authorize, token, revoke) and the protected resource (RFC 9728 metadata, bearer checks) on one
+127.0.0.1 port. The provider keeps everything in memory. `authorize` sends the browser to a
+consent page that a test posts to, as a person would click "Allow", naming the account that
+signs in; the page then redirects to the client's redirect URI with `code`, `state` and `iss`.
+
+It runs in a thread of the test process (`OAuthServer(...).start()`), so a test flips the
+switches of `Switches` while it runs (a token endpoint that starts failing, refresh tokens
+revoked behind the client's back) without restarting anything.
+
+What the SDK does not do is added here: client metadata documents (CIMD, the client id is an
+https URL whose document the server fetches), a per-tool scope that answers 403
+insufficient_scope (FastMCP's scopes are for the whole server), and the faults.
+"""
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+import uvicorn
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    AuthorizeError,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.fastmcp import FastMCP
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+READ_SCOPE = "read"
+ADMIN_SCOPE = "admin"
+STEP_UP_TOOL = "admin_report"
+FORBIDDEN_TOKEN_ENDPOINT = "http://169.254.169.254/latest/token"
+
+
+@dataclass
+class Switches:
+    """What the server does; tests may change these while it runs."""
+
+    dcr: bool = True
+    cimd: bool = False
+    token_lifetime: int = 3600
+    refresh: bool = True
+    refuse_tokens: bool = False
+    token_status: int | None = None  # e.g. 500: the token endpoint answers this instead
+    # metadata field -> URL the authorization server metadata advertises instead of its own
+    metadata_override: dict[str, str] = field(default_factory=dict)
+    # the issuer the metadata names (a mismatch test)
+    issuer_override: str | None = None
+    # a clock running this many seconds ahead of the client's (tokens expire earlier for it)
+    clock_skew: int = 0
+
+
+@dataclass
+class _Pending:
+    client_id: str
+    params: AuthorizationParams
+    expires_at: float
+
+
+class MemoryProvider:
+    """OAuthAuthorizationServerProvider keeping clients, codes and tokens in memory."""
+
+    def __init__(self, server: OAuthServer) -> None:
+        self.server = server
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.pending: dict[str, _Pending] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.access: dict[str, AccessToken] = {}
+        self.refresh: dict[str, RefreshToken] = {}
+        self.revoked: list[str] = []
+        self.token_requests = 0
+        self.cimd_fetches: list[str] = []
+
+    @property
+    def switches(self) -> Switches:
+        return self.server.switches
+
+    def now(self) -> float:
+        return time.time() + self.switches.clock_skew
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if client_id.startswith(("https://", "http://")):
+            return await self._client_from_document(client_id) if self.switches.cimd else None
+        return self.clients.get(client_id)
+
+    async def _client_from_document(self, url: str) -> OAuthClientInformationFull | None:
+        """A client id that is a URL names its metadata document (draft-ietf-oauth-client-id-metadata-document)."""
+        self.cimd_fetches.append(url)
+        async with httpx.AsyncClient(timeout=10) as http:
+            response = await http.get(url)
+        if response.status_code != 200:
+            return None
+        document = response.json()
+        if document.get("client_id") != url:
+            return None
+        # a document does not limit scopes as a registration does: any scope this server knows
+        return OAuthClientInformationFull.model_validate(
+            {**document, "token_endpoint_auth_method": "none", "scope": f"{READ_SCOPE} {ADMIN_SCOPE}"}
+        )
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        assert client_info.client_id
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        if params.resource and params.resource != self.server.url:
+            raise AuthorizeError("invalid_request", f"unknown resource {params.resource}")
+        request_id = secrets.token_urlsafe(16)
+        self.pending[request_id] = _Pending(client.client_id or "", params, time.time() + 600)
+        return f"{self.server.base_url}/consent?request={request_id}"
+
+    def consent(self, request_id: str, user: str, allow: bool) -> str:
+        """The browser's answer on the consent page: the URL it is sent back to."""
+        pending = self.pending.pop(request_id, None)
+        if pending is None or pending.expires_at < time.time():
+            raise KeyError(request_id)
+        params = pending.params
+        base = str(params.redirect_uri)
+        if not allow:
+            return construct_redirect_uri(base, error="access_denied", state=params.state, iss=self.server.issuer)
+        code = secrets.token_urlsafe(32)
+        self.codes[code] = AuthorizationCode(
+            code=code,
+            scopes=params.scopes or [READ_SCOPE],
+            expires_at=time.time() + 300,
+            client_id=pending.client_id,
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource,
+            subject=user,
+        )
+        return construct_redirect_uri(base, code=code, state=params.state, iss=self.server.issuer)
+
+    async def load_authorization_code(self, client: OAuthClientInformationFull, authorization_code: str) -> AuthorizationCode | None:
+        code = self.codes.get(authorization_code)
+        return code if code is not None and code.client_id == client.client_id else None
+
+    async def exchange_authorization_code(self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode) -> OAuthToken:
+        del self.codes[authorization_code.code]
+        return self._issue(client.client_id or "", authorization_code.scopes, authorization_code.resource, authorization_code.subject)
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+        token = self.refresh.get(refresh_token)
+        return token if token is not None and token.client_id == client.client_id else None
+
+    async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]) -> OAuthToken:
+        # rotation, as OAuth 2.1 asks of public clients
+        del self.refresh[refresh_token.token]
+        return self._issue(client.client_id or "", scopes or refresh_token.scopes, refresh_token.resource, refresh_token.subject)
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None, subject: str | None) -> OAuthToken:
+        self.token_requests += 1
+        access = f"at-{secrets.token_urlsafe(24)}"
+        lifetime = self.switches.token_lifetime
+        self.access[access] = AccessToken(
+            token=access, client_id=client_id, scopes=scopes, expires_at=int(self.now() + lifetime), resource=resource, subject=subject
+        )
+        refresh = None
+        if self.switches.refresh:
+            refresh = f"rt-{secrets.token_urlsafe(24)}"
+            self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject)
+        return OAuthToken(access_token=access, expires_in=lifetime, scope=" ".join(scopes), refresh_token=refresh)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        if self.switches.refuse_tokens:
+            return None
+        access = self.access.get(token)
+        if access is None or (access.expires_at is not None and access.expires_at < self.now()):
+            return None
+        return access
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        self.revoked.append(token.token)
+        for store in (self.access, self.refresh):
+            for key in [k for k, v in store.items() if v.subject == token.subject and v.client_id == token.client_id]:
+                del store[key]
+
+    def revoke_refresh_tokens(self) -> None:
+        """Behind the client's back, as an admin of the provider would."""
+        self.refresh.clear()
+
+    def expire_access_tokens(self) -> None:
+        for token in self.access.values():
+            token.expires_at = int(self.now()) - 1
+
+
+class OAuthServer:
+    """The server in a thread of this process. `url` is the MCP endpoint (the protected resource)."""
+
+    def __init__(self, transport: str = "streamable-http", switches: Switches | None = None, name: str = "oauth-test") -> None:
+        self.transport = transport
+        self.switches = switches or Switches()
+        self.name = name
+        self.port = _free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.issuer = f"{self.base_url}/"
+        self.url = f"{self.base_url}/{'mcp' if transport == 'streamable-http' else 'sse'}"
+        self.provider = MemoryProvider(self)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self, wait: float = 20.0) -> OAuthServer:
+        config = uvicorn.Config(self._app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name=f"oauth-server {self.port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if self._server.started:
+                return self
+            time.sleep(0.05)
+        raise RuntimeError(f"OAuth test server did not start on {self.port} within {wait} s")
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> OAuthServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def consent(self, authorize_url: str, user: str = "alice", allow: bool = True) -> str:
+        """What a person does in the browser: open the authorization URL, follow it to the consent
+        page, press Allow (or Deny) as `user`. Returns the redirect back to the client, unfollowed."""
+        with httpx.Client(timeout=10) as http:
+            response = http.get(authorize_url)
+            if response.status_code != 302:
+                raise RuntimeError(f"authorize answered {response.status_code}: {response.text[:300]}")
+            consent_page = response.headers["location"]
+            if not consent_page.startswith(f"{self.base_url}/consent"):
+                raise RuntimeError(f"authorize refused: {consent_page}")
+            page = http.get(consent_page)
+            page.raise_for_status()
+            request_id = parse_qs(httpx.URL(consent_page).query.decode())["request"][0]
+            answer = http.post(
+                f"{self.base_url}/consent", data={"request": request_id, "user": user, "action": "allow" if allow else "deny"}
+            )
+            if answer.status_code != 302:
+                raise RuntimeError(f"consent answered {answer.status_code}: {answer.text[:300]}")
+            return answer.headers["location"]
+
+    # -- the application --------------------------------------------------------------------
+
+    def _app(self) -> Any:
+        mcp = FastMCP(
+            self.name,
+            log_level="WARNING",
+            auth_server_provider=self.provider,
+            auth=AuthSettings(
+                issuer_url=self.issuer,  # type: ignore[arg-type]
+                resource_server_url=self.url,  # type: ignore[arg-type]
+                validate_token_resource=True,
+                required_scopes=[READ_SCOPE],
+                client_registration_options=ClientRegistrationOptions(
+                    enabled=True, valid_scopes=[READ_SCOPE, ADMIN_SCOPE], default_scopes=[READ_SCOPE]
+                ),
+                revocation_options=RevocationOptions(enabled=True),
+            ),
+        )
+        self._tools(mcp)
+        self._consent_routes(mcp)
+        app = mcp.streamable_http_app() if self.transport == "streamable-http" else mcp.sse_app()
+        return self._faults(app)
+
+    @staticmethod
+    def _tools(mcp: FastMCP) -> None:
+        @mcp.tool()
+        def whoami() -> str:
+            """Say who signed in."""
+            token = get_access_token()
+            return token.subject or "" if token else ""
+
+        @mcp.tool()
+        def echo(text: str) -> str:
+            """Return the text unchanged."""
+            return text
+
+        @mcp.tool(name=STEP_UP_TOOL)
+        def admin_report() -> str:
+            """A report that needs the admin scope."""
+            token = get_access_token()
+            return f"report for {token.subject if token else '?'} with {' '.join(token.scopes) if token else ''}"
+
+    def _consent_routes(self, mcp: FastMCP) -> None:
+        provider = self.provider
+
+        @mcp.custom_route("/consent", methods=["GET"])
+        async def consent_page(request: Request) -> Response:
+            request_id = request.query_params.get("request", "")
+            pending = provider.pending.get(request_id)
+            if pending is None:
+                return HTMLResponse("<p>Unknown request</p>", status_code=400)
+            scopes = " ".join(pending.params.scopes or [READ_SCOPE])
+            return HTMLResponse(
+                "<form method='post' action='/consent'>"
+                f"<p>{html.escape(pending.client_id)} asks for {html.escape(scopes)}</p>"
+                f"<input type='hidden' name='request' value='{html.escape(request_id)}'/>"
+                "<input name='user' value='alice'/>"
+                "<button name='action' value='allow'>Allow</button><button name='action' value='deny'>Deny</button></form>"
+            )
+
+        @mcp.custom_route("/consent", methods=["POST"])
+        async def consent_answer(request: Request) -> Response:
+            form = await request.form()
+            try:
+                target = provider.consent(str(form.get("request", "")), str(form.get("user", "alice")), form.get("action") == "allow")
+            except KeyError:
+                return HTMLResponse("<p>Unknown or expired request</p>", status_code=400)
+            return RedirectResponse(target, status_code=302)
+
+    def _faults(self, app: Any) -> Any:
+        """ASGI wrapper for what the SDK's routes do not offer: CIMD and overrides in the
+        metadata, DCR off, a failing token endpoint, and step-up for one tool."""
+        server = self
+
+        async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                return await app(scope, receive, send)
+            path = scope["path"]
+            switches = server.switches
+            if path == "/.well-known/oauth-authorization-server":
+                return await server._metadata(app, scope, receive, send)
+            if path == "/register" and not switches.dcr:
+                return await Response(status_code=404)(scope, receive, send)
+            if path == "/token" and switches.token_status:
+                return await JSONResponse({"error": "server_error"}, status_code=switches.token_status)(scope, receive, send)
+            if scope["method"] == "POST" and path in ("/mcp", "/messages/"):
+                return await server._step_up(app, scope, receive, send)
+            if scope["method"] == "POST" and path == "/revoke":
+                return await _public_client_revocation(app, scope, receive, send)
+            return await app(scope, receive, send)
+
+        return wrapped
+
+    async def _metadata(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        captured: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def capture(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                captured.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await app(scope, receive, capture)
+        metadata = json.loads(b"".join(chunks))
+        if self.switches.cimd:
+            metadata["client_id_metadata_document_supported"] = True
+        if not self.switches.dcr:
+            metadata.pop("registration_endpoint", None)
+        if self.switches.issuer_override:
+            metadata["issuer"] = self.switches.issuer_override
+        metadata.update(self.switches.metadata_override)
+        await JSONResponse(metadata, status_code=captured.get("status", 200))(scope, receive, send)
+
+    async def _step_up(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """A call of STEP_UP_TOOL with a token lacking the admin scope is answered 403
+        insufficient_scope at the HTTP level, as the MCP spec's scope challenge says."""
+        body = await _read_body(receive)
+        with contextlib.suppress(ValueError):
+            payload = json.loads(body or b"{}")
+            if isinstance(payload, dict) and payload.get("method") == "tools/call" and payload.get("params", {}).get("name") == STEP_UP_TOOL:
+                token = await self.provider.load_access_token(_bearer(scope))
+                if token is not None and ADMIN_SCOPE not in token.scopes:
+                    challenge = (
+                        f'Bearer error="insufficient_scope", scope="{READ_SCOPE} {ADMIN_SCOPE}", '
+                        f'resource_metadata="{self.base_url}/.well-known/oauth-protected-resource/{self.url.rsplit("/", 1)[1]}", '
+                        'error_description="admin_report needs the admin scope"'
+                    )
+                    response = JSONResponse({"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge})
+                    return await response(scope, receive, send)
+        await app(scope, _replay(body, receive), send)
+
+
+async def _public_client_revocation(app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """mcp 1.30's revocation handler requires a client_secret field even from a public client
+    (token_endpoint_auth_method none), which sends none (RFC 7009 section 2.1): give it an empty one."""
+    body = await _read_body(receive)
+    if b"client_secret=" not in body:
+        body += b"&client_secret="
+    await app(_with_length(scope, len(body)), _replay(body, receive), send)
+
+
+async def _read_body(receive: Any) -> bytes:
+    body = b""
+    more = True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    replayed = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal replayed
+        if replayed:
+            return await receive()  # later reads wait for the disconnect, as the app expects
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+def _with_length(scope: dict[str, Any], length: int) -> dict[str, Any]:
+    headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-length"]
+    return {**scope, "headers": [*headers, (b"content-length", str(length).encode())]}
+
+
+def _bearer(scope: dict[str, Any]) -> str:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization" and value.lower().startswith(b"bearer "):
+            return value[7:].decode()
+    return ""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -1,0 +1,106 @@
+"""The browser's side of an OAuth sign-in, over real HTTP, and an in-memory token store."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from services import oauth_client
+from services.oauth_discovery import Discovery, discover
+from services.oauth_http import GuardedHttp
+from services.oauth_models import ClientRegistration, TokenSet
+from services.oauth_tokens import RefreshingTokens
+from testing.oauth_server import OAuthServer
+
+# Nothing listens there: the test reads the redirect the consent page answers, as a browser would follow it.
+CALLBACK = "http://127.0.0.1:9/ai_mcp/oauth/callback"
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+class MemoryStore:
+    def __init__(self, tokens: TokenSet | None = None) -> None:
+        self.tokens = tokens
+        self.saves = 0
+
+    async def load(self) -> TokenSet | None:
+        return self.tokens
+
+    async def save(self, tokens: TokenSet) -> None:
+        self.tokens = tokens
+        self.saves += 1
+
+    async def drop(self) -> None:
+        self.tokens = None
+
+
+@dataclass
+class SignedIn:
+    discovery: Discovery
+    registration: ClientRegistration
+    tokens: TokenSet
+    callback_params: dict[str, str]
+    authorize_url: str
+
+    def source(self, http: GuardedHttp, store: MemoryStore | None = None) -> RefreshingTokens:
+        store = store or MemoryStore(self.tokens)
+        return RefreshingTokens(store, self.registration, self.discovery.endpoint("token_endpoint") or "", self.discovery.resource, http)
+
+
+def sign_in(
+    server: OAuthServer,
+    http: GuardedHttp,
+    user: str = "alice",
+    scope: str | None = None,
+    registration: ClientRegistration | None = None,
+    metadata_url: str | None = None,
+) -> SignedIn:
+    discovery = run(discover(server.url, http, sse=server.transport == "sse"))
+    if registration is None:
+        registration = run(oauth_client.register(discovery, http, CALLBACK, "Odoo test", metadata_url=metadata_url))
+    url, pending = run(oauth_client.start_authorization(discovery, registration, http, scope=scope))
+    back = server.consent(url, user=user)
+    assert back.startswith(CALLBACK), back
+    params = dict(parse_qsl(urlsplit(back).query))
+    code = oauth_client.read_callback(params, pending)
+    tokens = run(oauth_client.exchange_code(code, pending, registration, http))
+    return SignedIn(discovery, registration, tokens, params, url)
+
+
+@contextlib.contextmanager
+def serve_document(path: str, make: Any) -> Iterator[str]:
+    """Serve `make(url)` as JSON at `path` on 127.0.0.1, as Odoo serves its client metadata document."""
+    holder: dict[str, str] = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            if self.path != path:
+                self.send_error(404)
+                return
+            body = json.dumps(make(holder["url"])).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    holder["url"] = f"http://127.0.0.1:{httpd.server_address[1]}{path}"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield holder["url"]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -1,0 +1,172 @@
+"""What goes wrong in an OAuth sign-in, against the real test server: each failure is refused with
+a code (and the field at fault), and nothing else breaks."""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from services import oauth_client
+from services.errors import AuthRequired, ErrorCode, OAuthError
+from services.hub import McpHub
+from services.oauth_discovery import discover
+from services.oauth_http import GuardedHttp, oauth_allowed_hosts
+from services.server_spec import build_server_spec
+from testing.mcp_servers import free_port
+from testing.oauth_server import OAuthServer, Switches
+from tests_py.oauth_helpers import MemoryStore, run, sign_in
+
+
+@pytest.fixture
+def guard() -> GuardedHttp:
+    return GuardedHttp(["127.0.0.1"])
+
+
+@pytest.fixture
+def server() -> Iterator[OAuthServer]:
+    with OAuthServer() as server:
+        yield server
+
+
+def spec_for(server: OAuthServer):  # type: ignore[no-untyped-def]
+    return build_server_spec(key="srv", name="Notes", url=server.url, auth_type="oauth", token_owner="a")
+
+
+def test_authorization_server_down(guard: GuardedHttp) -> None:
+    with pytest.raises(OAuthError) as caught:
+        run(discover(f"http://127.0.0.1:{free_port()}/mcp", guard))
+    assert caught.value.code is ErrorCode.OAUTH_METADATA_NOT_FOUND and caught.value.field == "url"
+
+
+def test_authorization_server_down_at_refresh_keeps_the_sign_in(guard: GuardedHttp, hub: McpHub) -> None:
+    server = OAuthServer().start()
+    signed = sign_in(server, guard)
+    store = MemoryStore(signed.tokens)
+    server.stop()
+    with pytest.raises(OAuthError) as caught:
+        run(signed.source(guard, store).refresh(signed.tokens))
+    assert caught.value.code is ErrorCode.OAUTH_TOKEN_ERROR
+    assert store.tokens == signed.tokens  # a provider that is down is no reason to sign in again
+
+
+def test_token_endpoint_500(server: OAuthServer, guard: GuardedHttp, hub: McpHub) -> None:
+    signed = sign_in(server, guard)
+    store = MemoryStore(signed.tokens)
+    source = signed.source(guard, store)
+    server.switches.token_status = 500
+    server.provider.expire_access_tokens()
+    with pytest.raises(OAuthError) as caught:
+        hub.run(hub.acall_tool(spec_for(server), "whoami", {}, tokens=source))
+    assert caught.value.code is ErrorCode.OAUTH_TOKEN_ERROR and "HTTP 500" in caught.value.message
+    assert store.tokens == signed.tokens
+
+    server.switches.token_status = None  # the provider is back: the same grant works again
+    assert hub.run(hub.acall_tool(spec_for(server), "whoami", {}, tokens=source)).parts[0].text == "alice"
+
+
+def test_token_endpoint_500_at_sign_in(server: OAuthServer, guard: GuardedHttp) -> None:
+    server.switches.token_status = 500
+    with pytest.raises(OAuthError) as caught:
+        sign_in(server, guard)
+    assert caught.value.code is ErrorCode.OAUTH_TOKEN_ERROR and caught.value.field == "token_endpoint"
+
+
+def test_refusing_every_token_asks_for_a_sign_in_after_one_refresh(server: OAuthServer, guard: GuardedHttp, hub: McpHub) -> None:
+    signed = sign_in(server, guard)
+    store = MemoryStore(signed.tokens)
+    server.switches.refuse_tokens = True
+    with pytest.raises(AuthRequired):
+        hub.run(hub.acall_tool(spec_for(server), "whoami", {}, tokens=signed.source(guard, store)))
+    assert store.saves == 1  # refreshed once, not in a loop
+
+
+@pytest.mark.parametrize(
+    ("field", "url"),
+    [
+        ("token_endpoint", "http://169.254.169.254/latest/token"),
+        ("authorization_endpoint", "http://10.0.0.5/authorize"),
+        ("registration_endpoint", "http://[::ffff:169.254.169.254]/register"),
+        ("revocation_endpoint", "http://metadata.google.internal/revoke"),
+        ("token_endpoint", "http://0.0.0.0:8069/token"),
+    ],
+)
+def test_metadata_pointing_at_a_forbidden_address_is_refused_naming_the_field(field: str, url: str, guard: GuardedHttp) -> None:
+    with OAuthServer(switches=Switches(metadata_override={field: url})) as server:
+        with pytest.raises(OAuthError) as caught:
+            run(discover(server.url, guard))
+    assert caught.value.code is ErrorCode.OAUTH_FORBIDDEN_URL
+    assert caught.value.field == field and field in caught.value.message
+
+
+def test_a_user_server_may_not_reach_loopback_through_its_metadata() -> None:
+    with OAuthServer() as server:
+        # an admin's server on 127.0.0.1: its own host is allowed, nothing else private
+        assert oauth_allowed_hosts(server.url, (), public_only=False) == ("127.0.0.1",)
+        with pytest.raises(OAuthError) as caught:
+            run(discover(server.url, GuardedHttp(oauth_allowed_hosts(server.url, (), public_only=True))))
+    assert caught.value.code is ErrorCode.OAUTH_FORBIDDEN_URL and caught.value.field == "url"
+
+
+def test_issuer_mismatch_is_refused(guard: GuardedHttp) -> None:
+    with OAuthServer(switches=Switches(issuer_override="http://127.0.0.1:1/")) as server:
+        with pytest.raises(OAuthError) as caught:
+            run(discover(server.url, guard))
+    assert caught.value.code is ErrorCode.OAUTH_METADATA_INVALID and caught.value.field == "issuer"
+
+
+def test_no_pkce_s256_is_refused(guard: GuardedHttp) -> None:
+    with OAuthServer(switches=Switches(metadata_override={"code_challenge_methods_supported": ["plain"]})) as server:  # type: ignore[dict-item]
+        with pytest.raises(OAuthError) as caught:
+            run(discover(server.url, guard))
+    assert caught.value.field == "code_challenge_methods_supported"
+
+
+def _pending(server: OAuthServer, guard: GuardedHttp):  # type: ignore[no-untyped-def]
+    discovery = run(discover(server.url, guard))
+    registration = run(oauth_client.register(discovery, guard, "http://127.0.0.1:9/cb", "Odoo"))
+    url, pending = run(oauth_client.start_authorization(discovery, registration, guard))
+    return url, pending
+
+
+def test_callback_checks(server: OAuthServer, guard: GuardedHttp) -> None:
+    url, pending = _pending(server, guard)
+    good = {"code": "c", "state": pending.state, "iss": server.issuer}
+    assert oauth_client.read_callback(good, pending) == "c"
+
+    cases = [
+        ({**good, "state": "another-state-of-32-characters!!"}, ErrorCode.OAUTH_STATE_INVALID, None),
+        ({**good, "iss": "https://evil.example/"}, ErrorCode.OAUTH_STATE_INVALID, "iss"),
+        ({"state": pending.state, "error": "access_denied", "iss": server.issuer}, ErrorCode.OAUTH_ACCESS_DENIED, None),
+        ({"state": pending.state}, ErrorCode.OAUTH_STATE_INVALID, None),
+    ]
+    for params, code, field in cases:
+        with pytest.raises(OAuthError) as caught:
+            oauth_client.read_callback(params, pending)
+        assert caught.value.code is code and caught.value.field == field, params
+    with pytest.raises(OAuthError) as caught:
+        oauth_client.read_callback(good, pending, now=time.time() + 3600)
+    assert "expired" in caught.value.message
+
+
+def test_declining_at_the_provider_comes_back_as_access_denied(server: OAuthServer, guard: GuardedHttp) -> None:
+    from urllib.parse import parse_qsl, urlsplit
+
+    url, pending = _pending(server, guard)
+    back = server.consent(url, allow=False)
+    with pytest.raises(OAuthError) as caught:
+        oauth_client.read_callback(dict(parse_qsl(urlsplit(back).query)), pending)
+    assert caught.value.code is ErrorCode.OAUTH_ACCESS_DENIED
+
+
+def test_a_code_is_single_use(server: OAuthServer, guard: GuardedHttp) -> None:
+    from urllib.parse import parse_qsl, urlsplit
+
+    discovery = run(discover(server.url, guard))
+    registration = run(oauth_client.register(discovery, guard, "http://127.0.0.1:9/cb", "Odoo"))
+    url, pending = run(oauth_client.start_authorization(discovery, registration, guard))
+    code = oauth_client.read_callback(dict(parse_qsl(urlsplit(server.consent(url)).query)), pending)
+    run(oauth_client.exchange_code(code, pending, registration, guard))
+    with pytest.raises(OAuthError) as caught:
+        run(oauth_client.exchange_code(code, pending, registration, guard))
+    assert caught.value.code is ErrorCode.OAUTH_TOKEN_ERROR
