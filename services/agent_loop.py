@@ -15,22 +15,25 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlencode
 
 from langchain_core.messages import SystemMessage
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp import types as mcp_types
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
-from .errors import AiMcpError, ErrorCode, LlmError, McpError
+from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
 from .events import (
     ApprovalRequiredEvent,
+    AuthRequiredEvent,
     ConfirmContinueEvent,
     DoneEvent,
     ErrorEvent,
     Event,
     PendingCall,
     RoundEvent,
+    SignIn,
     StartEvent,
     TextEvent,
     ToolCallEvent,
@@ -40,9 +43,10 @@ from .events import (
 from .hub import McpHub
 from .llm_stream import LlmSettings, ModelReply, make_chat_model, stream_reply
 from .mcp_session import McpSession
+from .oauth_tokens import RefreshingTokens, with_token
 from .presets import schema_without
 from .prompted_tools import describe_tools, parse_reply
-from .server_spec import ServerSpec
+from .server_spec import AuthType, ServerSpec
 from .tool_info import ToolInfo
 from .tool_names import ToolNameMap, ToolRef
 from .tool_result import DEFAULT_MODEL_TEXT_LIMIT
@@ -96,12 +100,23 @@ class ToolBinding(BaseModel):
 
 
 class Resume(BaseModel):
-    """The user's answer to a pause: approval per call id, or whether to go on."""
+    """The user's answer to a pause: approval per call id, whether to go on, or that the sign-ins
+    asked for are over (signed in, or declined: TurnRequest.declined)."""
 
     model_config = ConfigDict(frozen=True)
 
     approvals: dict[str, bool] = Field(default_factory=dict)
     go_on: bool | None = None
+    signed_in: bool = False
+
+
+class SignInLink(BaseModel):
+    """Where the user of this turn signs in to one OAuth server: Odoo's route, opened in a new tab."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server_id: int
+    url: str
 
 
 class TurnRequest(BaseModel):
@@ -113,6 +128,12 @@ class TurnRequest(BaseModel):
     user_message: str | None = None
     resume: Resume | None = None
     conversation_id: int | None = None
+    # per server key, for OAuth servers: the grant calls are made with, and where to sign in when
+    # there is none (a per-user server the user has not signed in to yet)
+    grants: dict[str, InstanceOf[RefreshingTokens]] = Field(default_factory=dict)
+    sign_in_links: dict[str, SignInLink] = Field(default_factory=dict)
+    # keys of the servers the user chose to go on without rather than sign in to
+    declined: frozenset[str] = frozenset()
 
 
 async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | None = None) -> AsyncIterator[Event]:
@@ -144,6 +165,10 @@ class _Turn:
         self.round = rounds_used(self.history)
         self.usage: Counter[str] = Counter()
         self.tools: dict[str, BoundTool] = {}
+        # tools of servers the user declined to sign in to: not offered, but a waiting call is answered
+        self.declined_tools: dict[str, BoundTool] = {}
+        # per-user OAuth servers that need a sign-in before their calls run (server key -> why)
+        self.needs_sign_in: dict[str, AuthRequired] = {}
         self.lc_tools: list[BaseTool] = []
         self.confirmed = False
         self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
@@ -168,7 +193,7 @@ class _Turn:
             if resume is not None:
                 async for event in self._resume(resume):
                     yield event
-                    if isinstance(event, (DoneEvent, ApprovalRequiredEvent)):
+                    if isinstance(event, (DoneEvent, ApprovalRequiredEvent, AuthRequiredEvent)):
                         return
             async for event in self._rounds():
                 yield event
@@ -187,7 +212,8 @@ class _Turn:
                 sessions[item.spec.key] = item
         bindings: list[ToolBinding] = []
         for binding in self.request.tools:
-            if binding.server.key not in sessions:
+            key = binding.server.key
+            if key not in sessions and key not in self.needs_sign_in and key not in self.request.declined:
                 continue
             problem = binding.tool.schema_problem()
             if problem:
@@ -197,20 +223,29 @@ class _Turn:
                 )
             else:
                 bindings.append(binding)
+        # declined servers keep their names, so that a call waiting for the sign-in still matches
         names = ToolNameMap.build([ToolRef(b.server.key, b.server.name, b.tool.name) for b in bindings])
         for binding in bindings:
-            model_name = names.model_name(ToolRef(binding.server.key, binding.server.name, binding.tool.name))
-            self.tools[model_name] = BoundTool(
-                model_name, binding.server, binding.tool, binding.requires_approval, binding.fixed_arguments
+            spec = binding.server
+            model_name = names.model_name(ToolRef(spec.key, spec.name, binding.tool.name))
+            tool = BoundTool(
+                model_name, spec, binding.tool, binding.requires_approval, binding.fixed_arguments, self.request.grants.get(spec.key)
             )
+            if spec.key in self.request.declined:
+                self.declined_tools[model_name] = tool
+                continue
+            self.tools[model_name] = tool
             shown = binding.tool.model_copy(update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)})
-            self.lc_tools.append(_langchain_tool(sessions[binding.server.key], shown, model_name))
+            self.lc_tools.append(_langchain_tool(sessions.get(spec.key), spec, shown, model_name))
 
     async def _open_sessions(self) -> AsyncIterator[McpSession | WarningEvent]:
-        """Pooled sessions of the turn's servers, connected together; an unreachable one is a warning."""
-        servers = list({b.server.key: b.server for b in self.request.tools}.values())
+        """Pooled sessions of the turn's servers, connected together; an unreachable one is a
+        warning, a per-user OAuth server without a usable sign-in is noted in needs_sign_in."""
+        servers = [spec for spec in {b.server.key: b.server for b in self.request.tools}.values() if spec.key not in self.request.declined]
         for spec, outcome in zip(servers, await asyncio.gather(*(self._connect(spec) for spec in servers))):
-            if isinstance(outcome, McpError):
+            if isinstance(outcome, AuthRequired) and spec.token_owner and spec.key in self.request.sign_in_links:
+                self.needs_sign_in[spec.key] = outcome
+            elif isinstance(outcome, McpError):
                 yield WarningEvent(
                     code=outcome.code.value,
                     message=f"{spec.name} is unavailable, so its tools are left out of this answer: {outcome.message}",
@@ -220,6 +255,11 @@ class _Turn:
 
     async def _connect(self, spec: ServerSpec) -> McpSession | McpError:
         try:
+            if spec.auth_type is AuthType.OAUTH:
+                grant = self.request.grants.get(spec.key)
+                if grant is None:
+                    return AuthRequired(spec.key, spec.name, owner=spec.token_owner)
+                return await with_token(spec, grant, self.hub.pool.acquire)
             return await self.hub.pool.acquire(spec)
         except McpError as exc:
             return exc
@@ -270,18 +310,20 @@ class _Turn:
                 continue
             async for event in self._execute(calls, approvals=None):
                 yield event
-                if isinstance(event, ApprovalRequiredEvent):
+                if isinstance(event, (ApprovalRequiredEvent, AuthRequiredEvent)):
                     return
 
     async def _resume(self, resume: Resume) -> AsyncIterator[Event]:
         pending = pending_calls(self.history)
         if pending:
             calls = [self._call_event(c.id, c.name, c.arguments) for c in pending]
-            async for event in self._execute(calls, approvals=resume.approvals):
+            # after a sign-in no approval was asked yet: the calls that need one ask for it now
+            approvals = None if resume.signed_in else resume.approvals
+            async for event in self._execute(calls, approvals=approvals):
                 yield event
             return
-        if resume.go_on:
-            self.confirmed = True
+        if resume.go_on or resume.signed_in:
+            self.confirmed = self.confirmed or bool(resume.go_on)
             return
         async for event in self._final_answer():
             yield event
@@ -352,7 +394,8 @@ class _Turn:
     # -- execution -----------------------------------------------------------------------------
 
     async def _execute(self, calls: list[ToolCallEvent], approvals: dict[str, bool] | None) -> AsyncIterator[Event]:
-        """Run a round's calls. approvals=None means none were asked yet: calls that need one pause the turn."""
+        """Run a round's calls. approvals=None means none were asked yet: calls that need one pause
+        the turn, as do calls of a server the user must sign in to first."""
         runnable: list[tuple[ToolCallEvent, BoundTool]] = []
         for index, call in enumerate(calls):
             refusal = self._refusal(call, index)
@@ -365,20 +408,54 @@ class _Turn:
                     continue
             self._record(refusal)
             yield refusal
+        signing = {tool.server.key: self.needs_sign_in[tool.server.key] for _, tool in runnable if tool.server.key in self.needs_sign_in}
+        if signing:
+            # the calls wait together, as for an approval: the round's results reach the model at once
+            yield self._auth_required(signing, [call for call, _ in runnable])
+            return
         waiting = [call for call, tool in runnable if tool.requires_approval] if approvals is None else []
         if waiting:
-            yield ApprovalRequiredEvent(
-                calls=[PendingCall(id=c.id, tool=c.tool, title=c.title, server=c.server, arguments=c.arguments) for c in waiting]
-            )
+            yield ApprovalRequiredEvent(calls=[_pending(c) for c in waiting])
             return
         results: dict[str, ToolResultEvent] = {}
         async with contextlib.aclosing(self.runner.run(runnable)) as running:
             async for event in running:
+                if isinstance(event, ToolResultEvent) and self._needs_sign_in_now(event.id, runnable):
+                    continue  # held back: the call runs again once the user has signed in
                 if isinstance(event, ToolResultEvent):
                     results[event.id] = event
                 yield event
         for call, _ in runnable:  # the model reads results in the order it asked
-            self._record(results[call.id])
+            if call.id in results:
+                self._record(results[call.id])
+        refused = {call.id: tool.server.key for call, tool in runnable if call.id not in results}
+        if refused:
+            signing = {key: self.runner.sign_ins[call_id] for call_id, key in refused.items()}
+            yield self._auth_required(signing, [call for call, _ in runnable if call.id in refused])
+
+    def _needs_sign_in_now(self, call_id: str, runnable: list[tuple[ToolCallEvent, BoundTool]]) -> bool:
+        """A call its per-user OAuth server refused for want of a (wider) sign-in: the user is
+        asked to sign in rather than the model told to give up."""
+        refusal = self.runner.sign_ins.get(call_id)
+        if refusal is None:
+            return False
+        server = next(tool.server for call, tool in runnable if call.id == call_id)
+        return bool(server.token_owner) and server.key in self.request.sign_in_links
+
+    def _auth_required(self, refusals: dict[str, AuthRequired], calls: list[ToolCallEvent]) -> AuthRequiredEvent:
+        servers = []
+        for key, refusal in refusals.items():
+            link = self.request.sign_in_links[key]
+            query = {"step_up": "1", "scope": refusal.scope or ""} if refusal.step_up else {}
+            url = f"{link.url}&{urlencode(query)}" if query else link.url
+            servers.append(
+                SignIn(
+                    server_id=link.server_id, server=refusal.server_name, url=url, step_up=refusal.step_up,
+                    scope=refusal.scope, message=refusal.message,
+                )
+            )
+        _logger.info("Turn waits for a sign-in: assistant=%s servers=%s", self.settings.name, ",".join(s.server for s in servers))
+        return AuthRequiredEvent(servers=servers, calls=[_pending(c) for c in calls])
 
     def _refusal(self, call: ToolCallEvent, index: int) -> ToolResultEvent | None:
         if index >= self.limits.max_calls_per_round:
@@ -387,6 +464,14 @@ class _Turn:
             )
         if call.id in self._invalid_json:
             return failed(call, ErrorCode.MCP_INVALID_PARAMS, f"The arguments for {call.name} were not valid JSON. Send them as a JSON object.")
+        declined = self.declined_tools.get(call.name)
+        if declined is not None:
+            return failed(
+                call,
+                ErrorCode.MCP_AUTH_REQUIRED,
+                f"Not run: the user chose not to sign in to {declined.server.name}, so its tools are unavailable in this answer. "
+                "Answer without them.",
+            )
         tool = self.tools.get(call.name)
         if tool is None:
             offered = ", ".join(sorted(self.tools)) or "none"
@@ -397,11 +482,16 @@ class _Turn:
         self.history.append(HistoryMessage(role="tool", content=result.model_text, tool_call_id=result.id))
 
 
-def _langchain_tool(session: McpSession, info: ToolInfo, model_name: str) -> BaseTool:
+def _pending(call: ToolCallEvent) -> PendingCall:
+    return PendingCall(id=call.id, tool=call.tool, title=call.title, server=call.server, arguments=call.arguments)
+
+
+def _langchain_tool(session: McpSession | None, spec: ServerSpec, info: ToolInfo, model_name: str) -> BaseTool:
     """langchain-mcp-adapters turns the MCP tool into the LangChain tool bind_tools sends, on the
     pooled session. The loop still executes calls through the hub: the adapter's call has no
     per-call timeout, no cancel notice to the server and no retry policy, and its result loses
-    the error codes and typed parts the events carry."""
+    the error codes and typed parts the events carry. A server waiting for the user's sign-in has
+    no session yet: the adapter is given where it is instead, which it never uses."""
     tool = mcp_types.Tool(
         name=info.name,
         title=info.title,
@@ -409,4 +499,7 @@ def _langchain_tool(session: McpSession, info: ToolInfo, model_name: str) -> Bas
         inputSchema=info.input_schema,
         outputSchema=info.output_schema,
     )
+    if session is None:
+        connection: Any = {"transport": spec.transport.value, "url": spec.url}
+        return convert_mcp_tool_to_langchain_tool(None, tool, connection=connection).model_copy(update={"name": model_name})
     return convert_mcp_tool_to_langchain_tool(session.client_session, tool).model_copy(update={"name": model_name})

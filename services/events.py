@@ -121,6 +121,28 @@ class ApprovalRequiredEvent(_Event):
     calls: list[PendingCall]
 
 
+class SignIn(BaseModel):
+    """One server the user must sign in to (again) before the waiting calls can run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server_id: int
+    server: str
+    url: str  # Odoo's route that starts the sign-in, opened in a new tab
+    step_up: bool = False  # signed in, but a call needs a wider permission
+    scope: str | None = None
+    message: str
+
+
+class AuthRequiredEvent(_Event):
+    """The turn waits for the user to sign in to `servers`; `calls` run once they have (or fail,
+    saying why, for a server the user chose to go on without)."""
+
+    type: Literal["auth_required"] = "auth_required"
+    servers: list[SignIn]
+    calls: list[PendingCall]
+
+
 class ConfirmContinueEvent(_Event):
     type: Literal["confirm_continue"] = "confirm_continue"
     rounds_used: int
@@ -158,6 +180,7 @@ Event = Annotated[
         ElicitationRequiredEvent,
         ElicitationDoneEvent,
         ApprovalRequiredEvent,
+        AuthRequiredEvent,
         ConfirmContinueEvent,
         WarningEvent,
         ErrorEvent,
@@ -169,7 +192,7 @@ Event = Annotated[
 _EVENT = TypeAdapter(Event)
 
 # A turn stops at these: it either finished or waits for the user.
-FINAL_TYPES = frozenset({"done", "error", "approval_required", "confirm_continue"})
+FINAL_TYPES = frozenset({"done", "error", "approval_required", "auth_required", "confirm_continue"})
 
 
 def parse_event(data: dict[str, Any]) -> Event:

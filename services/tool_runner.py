@@ -15,9 +15,10 @@ import jsonschema
 from mcp import types as mcp_types
 
 from .call_observer import CallEvent, CallObserver, Questions
-from .errors import AiMcpError, ErrorCode
+from .errors import AiMcpError, AuthRequired, ErrorCode
 from .events import ToolCallEvent, ToolResultEvent
 from .hub import McpHub
+from .oauth_tokens import RefreshingTokens
 from .server_spec import ServerSpec
 from .tool_info import ToolInfo
 from .tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart
@@ -37,6 +38,8 @@ class BoundTool:
     info: ToolInfo
     requires_approval: bool = False
     fixed_arguments: Mapping[str, Any] = field(default_factory=dict)
+    # an OAuth server's grant for the turn's user (or the shared one); None for other servers
+    grant: RefreshingTokens | None = None
 
     def arguments(self, sent: Mapping[str, Any]) -> dict[str, Any]:
         """What the tool receives: the preset wins over the model."""
@@ -102,6 +105,8 @@ class ToolRunner:
         self._calls: dict[str, asyncio.Task[ToolResultEvent]] = {}
         self._cancelled: set[str] = set()
         self._questions: Questions = {}
+        # calls refused for want of a sign-in (an expired grant, a wider scope): the turn asks for one
+        self.sign_ins: dict[str, AuthRequired] = {}
 
     def answer(self, elicitation: str, action: str, content: dict[str, Any] | None = None) -> bool:
         """The user's answer to a server's question (elicitation_required); False when nobody waits for it."""
@@ -174,8 +179,11 @@ class ToolRunner:
                 timeout=timeout,
                 retry_safe=tool.info.annotations.retry_safe,
                 observer=observer,
+                tokens=tool.grant,
             )
         except AiMcpError as exc:
+            if isinstance(exc, AuthRequired):
+                self.sign_ins[call.id] = exc
             elapsed = _ms(started)
             _logger.info(
                 "Tool call failed: server=%s tool=%s code=%s duration_ms=%d", tool.server.name, tool.info.name, exc.code.value, elapsed
