@@ -18,12 +18,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from langchain_core.messages import SystemMessage
-from langchain_core.tools import BaseTool
-from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
-from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
-from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
+from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError
 from .events import (
     ApprovalRequiredEvent,
     AuthRequiredEvent,
@@ -38,20 +35,16 @@ from .events import (
     TextEvent,
     ToolCallEvent,
     ToolResultEvent,
-    WarningEvent,
 )
 from .hub import McpHub
 from .llm_stream import LlmSettings, ModelReply, make_chat_model, stream_reply
-from .mcp_session import McpSession
-from .oauth_tokens import RefreshingTokens, with_token
+from .oauth_tokens import RefreshingTokens
 from .presets import schema_without
 from .prompted_tools import describe_tools, parse_reply
-from .server_spec import AuthType, ServerSpec
-from .tool_info import ToolInfo
-from .tool_names import ToolNameMap, ToolRef
 from .tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .turn_control import TurnControl
+from .turn_tools import SignInLink, ToolBinding, TurnTools
 from .transcript import (
     HistoryMessage,
     HistoryToolCall,
@@ -87,18 +80,6 @@ class AssistantSettings(BaseModel):
     prompted_tools: bool = False
 
 
-class ToolBinding(BaseModel):
-    """A tool this turn may offer (the Odoo layer decides which)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    server: ServerSpec
-    tool: ToolInfo
-    requires_approval: bool = False
-    # resolved preset arguments: hidden from the model, merged over what it sends
-    fixed_arguments: dict[str, Any] = Field(default_factory=dict)
-
-
 class Resume(BaseModel):
     """The user's answer to a pause: approval per call id, whether to go on, or that the sign-ins
     asked for are over (signed in, or declined: TurnRequest.declined)."""
@@ -108,15 +89,6 @@ class Resume(BaseModel):
     approvals: dict[str, bool] = Field(default_factory=dict)
     go_on: bool | None = None
     signed_in: bool = False
-
-
-class SignInLink(BaseModel):
-    """Where the user of this turn signs in to one OAuth server: Odoo's route, opened in a new tab."""
-
-    model_config = ConfigDict(frozen=True)
-
-    server_id: int
-    url: str
 
 
 class TurnRequest(BaseModel):
@@ -164,12 +136,7 @@ class _Turn:
             self.history.append(HistoryMessage(role="user", content=request.user_message))
         self.round = rounds_used(self.history)
         self.usage: Counter[str] = Counter()
-        self.tools: dict[str, BoundTool] = {}
-        # tools of servers the user declined to sign in to: not offered, but a waiting call is answered
-        self.declined_tools: dict[str, BoundTool] = {}
-        # per-user OAuth servers that need a sign-in before their calls run (server key -> why)
-        self.needs_sign_in: dict[str, AuthRequired] = {}
-        self.lc_tools: list[BaseTool] = []
+        self.bound = TurnTools(hub, request.grants, request.sign_in_links, request.declined)
         self.confirmed = False
         self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
         self.chat = make_chat_model(self.settings.llm)
@@ -187,7 +154,7 @@ class _Turn:
             conversation_id=self.request.conversation_id, assistant=self.settings.name, max_rounds=self.limits.max_rounds
         )
         try:
-            async for warning in self._bind_tools():
+            async for warning in self.bound.bind(self.request.tools):
                 yield warning
             resume = self.request.resume
             if resume is not None:
@@ -200,69 +167,6 @@ class _Turn:
         except AiMcpError as exc:
             _logger.info("Turn ended: assistant=%s code=%s", self.settings.name, exc.code.value)
             yield ErrorEvent(code=exc.code.value, message=exc.message)
-
-    # -- tools ---------------------------------------------------------------------------------
-
-    async def _bind_tools(self) -> AsyncIterator[WarningEvent]:
-        sessions: dict[str, McpSession] = {}
-        async for item in self._open_sessions():
-            if isinstance(item, WarningEvent):
-                yield item
-            else:
-                sessions[item.spec.key] = item
-        bindings: list[ToolBinding] = []
-        for binding in self.request.tools:
-            key = binding.server.key
-            if key not in sessions and key not in self.needs_sign_in and key not in self.request.declined:
-                continue
-            problem = binding.tool.schema_problem()
-            if problem:
-                yield WarningEvent(
-                    code=ErrorCode.MCP_PROTOCOL_ERROR.value,
-                    message=f"{binding.server.name}: the tool {binding.tool.name!r} is left out because {problem}.",
-                )
-            else:
-                bindings.append(binding)
-        # declined servers keep their names, so that a call waiting for the sign-in still matches
-        names = ToolNameMap.build([ToolRef(b.server.key, b.server.name, b.tool.name) for b in bindings])
-        for binding in bindings:
-            spec = binding.server
-            model_name = names.model_name(ToolRef(spec.key, spec.name, binding.tool.name))
-            tool = BoundTool(
-                model_name, spec, binding.tool, binding.requires_approval, binding.fixed_arguments, self.request.grants.get(spec.key)
-            )
-            if spec.key in self.request.declined:
-                self.declined_tools[model_name] = tool
-                continue
-            self.tools[model_name] = tool
-            shown = binding.tool.model_copy(update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)})
-            self.lc_tools.append(_langchain_tool(sessions.get(spec.key), spec, shown, model_name))
-
-    async def _open_sessions(self) -> AsyncIterator[McpSession | WarningEvent]:
-        """Pooled sessions of the turn's servers, connected together; an unreachable one is a
-        warning, a per-user OAuth server without a usable sign-in is noted in needs_sign_in."""
-        servers = [spec for spec in {b.server.key: b.server for b in self.request.tools}.values() if spec.key not in self.request.declined]
-        for spec, outcome in zip(servers, await asyncio.gather(*(self._connect(spec) for spec in servers))):
-            if isinstance(outcome, AuthRequired) and spec.token_owner and spec.key in self.request.sign_in_links:
-                self.needs_sign_in[spec.key] = outcome
-            elif isinstance(outcome, McpError):
-                yield WarningEvent(
-                    code=outcome.code.value,
-                    message=f"{spec.name} is unavailable, so its tools are left out of this answer: {outcome.message}",
-                )
-            else:
-                yield outcome
-
-    async def _connect(self, spec: ServerSpec) -> McpSession | McpError:
-        try:
-            if spec.auth_type is AuthType.OAUTH:
-                grant = self.request.grants.get(spec.key)
-                if grant is None:
-                    return AuthRequired(spec.key, spec.name, owner=spec.token_owner)
-                return await with_token(spec, grant, self.hub.pool.acquire)
-            return await self.hub.pool.acquire(spec)
-        except McpError as exc:
-            return exc
 
     # -- rounds --------------------------------------------------------------------------------
 
@@ -346,7 +250,7 @@ class _Turn:
         messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
         if not with_tools:
             messages.append(SystemMessage(FINAL_CALL_HINT))
-        tools = self.lc_tools if with_tools and native else []
+        tools = self.bound.lc_tools if with_tools and native else []
         async with contextlib.aclosing(stream_reply(self.chat, messages, tools)) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
@@ -359,16 +263,16 @@ class _Turn:
 
     def _system_prompt(self, with_tools: bool) -> str:
         prompt = self.settings.system_prompt
-        if self.settings.prompted_tools and with_tools and self.tools:
+        if self.settings.prompted_tools and with_tools and self.bound.tools:
             described = describe_tools(
-                [(t.model_name, t.info.description, schema_without(t.info.input_schema, t.fixed_arguments)) for t in self.tools.values()]
+                [(t.model_name, t.info.description, schema_without(t.info.input_schema, t.fixed_arguments)) for t in self.bound.tools.values()]
             )
             prompt = f"{prompt}\n\n{described}".strip()
         return prompt
 
     def _planned_calls(self, reply: ModelReply) -> list[ToolCallEvent]:
         if self.settings.prompted_tools:
-            parsed = parse_reply(reply.text, list(self.tools))
+            parsed = parse_reply(reply.text, list(self.bound.tools))
             return [self._call_event(f"call_{self.round}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
         calls = [self._call_event(c.get("id") or f"call_{self.round}_{i}", c["name"], c.get("args") or {}) for i, c in enumerate(reply.tool_calls)]
         for i, bad in enumerate(reply.invalid_tool_calls):
@@ -378,7 +282,7 @@ class _Turn:
         return calls
 
     def _call_event(self, call_id: str, name: str, arguments: Any) -> ToolCallEvent:
-        tool = self.tools.get(name)
+        tool = self.bound.tools.get(name)
         return ToolCallEvent(
             id=call_id,
             name=name,
@@ -400,7 +304,7 @@ class _Turn:
         for index, call in enumerate(calls):
             refusal = self._refusal(call, index)
             if refusal is None:
-                tool = self.tools[call.name]
+                tool = self.bound.tools[call.name]
                 if tool.requires_approval and approvals is not None and not approvals.get(call.id, False):
                     refusal = failed(call, ErrorCode.TOOL_DENIED, "Not run: this call was denied by the user.")
                 else:
@@ -408,7 +312,7 @@ class _Turn:
                     continue
             self._record(refusal)
             yield refusal
-        signing = {tool.server.key: self.needs_sign_in[tool.server.key] for _, tool in runnable if tool.server.key in self.needs_sign_in}
+        signing = {tool.server.key: self.bound.needs_sign_in[tool.server.key] for _, tool in runnable if tool.server.key in self.bound.needs_sign_in}
         if signing:
             # the calls wait together, as for an approval: the round's results reach the model at once
             yield self._auth_required(signing, [call for call, _ in runnable])
@@ -439,8 +343,7 @@ class _Turn:
         refusal = self.runner.sign_ins.get(call_id)
         if refusal is None:
             return False
-        server = next(tool.server for call, tool in runnable if call.id == call_id)
-        return bool(server.token_owner) and server.key in self.request.sign_in_links
+        return self.bound.waits_for_sign_in(next(tool.server for call, tool in runnable if call.id == call_id))
 
     def _auth_required(self, refusals: dict[str, AuthRequired], calls: list[ToolCallEvent]) -> AuthRequiredEvent:
         servers = []
@@ -464,7 +367,7 @@ class _Turn:
             )
         if call.id in self._invalid_json:
             return failed(call, ErrorCode.MCP_INVALID_PARAMS, f"The arguments for {call.name} were not valid JSON. Send them as a JSON object.")
-        declined = self.declined_tools.get(call.name)
+        declined = self.bound.declined_tools.get(call.name)
         if declined is not None:
             return failed(
                 call,
@@ -472,9 +375,9 @@ class _Turn:
                 f"Not run: the user chose not to sign in to {declined.server.name}, so its tools are unavailable in this answer. "
                 "Answer without them.",
             )
-        tool = self.tools.get(call.name)
+        tool = self.bound.tools.get(call.name)
         if tool is None:
-            offered = ", ".join(sorted(self.tools)) or "none"
+            offered = ", ".join(sorted(self.bound.tools)) or "none"
             return failed(call, ErrorCode.MCP_TOOL_NOT_FOUND, f"The tool {call.name!r} is not offered in this conversation (offered: {offered}).")
         return check_arguments(tool, call)
 
@@ -484,22 +387,3 @@ class _Turn:
 
 def _pending(call: ToolCallEvent) -> PendingCall:
     return PendingCall(id=call.id, tool=call.tool, title=call.title, server=call.server, arguments=call.arguments)
-
-
-def _langchain_tool(session: McpSession | None, spec: ServerSpec, info: ToolInfo, model_name: str) -> BaseTool:
-    """langchain-mcp-adapters turns the MCP tool into the LangChain tool bind_tools sends, on the
-    pooled session. The loop still executes calls through the hub: the adapter's call has no
-    per-call timeout, no cancel notice to the server and no retry policy, and its result loses
-    the error codes and typed parts the events carry. A server waiting for the user's sign-in has
-    no session yet: the adapter is given where it is instead, which it never uses."""
-    tool = mcp_types.Tool(
-        name=info.name,
-        title=info.title,
-        description=info.description,
-        inputSchema=info.input_schema,
-        outputSchema=info.output_schema,
-    )
-    if session is None:
-        connection: Any = {"transport": spec.transport.value, "url": spec.url}
-        return convert_mcp_tool_to_langchain_tool(None, tool, connection=connection).model_copy(update={"name": model_name})
-    return convert_mcp_tool_to_langchain_tool(session.client_session, tool).model_copy(update={"name": model_name})

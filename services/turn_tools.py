@@ -1,0 +1,149 @@
+"""The tools of one turn: the servers' sessions opened together, each tool bound under the name the
+model calls it by, and what is known before the first round about servers that cannot serve now
+(unreachable: a warning; a per-user OAuth server without the user's sign-in: a pause when called;
+declined by the user: not offered, a waiting call answered with why)."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+from mcp import types as mcp_types
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import AuthRequired, ErrorCode, McpError
+from .events import WarningEvent
+from .hub import McpHub
+from .mcp_session import McpSession
+from .oauth_tokens import RefreshingTokens, with_token
+from .presets import schema_without
+from .server_spec import AuthType, ServerSpec
+from .tool_info import ToolInfo
+from .tool_names import ToolNameMap, ToolRef
+from .tool_runner import BoundTool
+
+_logger = logging.getLogger(__name__)
+
+
+class ToolBinding(BaseModel):
+    """A tool this turn may offer (the Odoo layer decides which)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: ServerSpec
+    tool: ToolInfo
+    requires_approval: bool = False
+    # resolved preset arguments: hidden from the model, merged over what it sends
+    fixed_arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class SignInLink(BaseModel):
+    """Where the user of this turn signs in to one OAuth server: Odoo's route, opened in a new tab."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server_id: int
+    url: str
+
+
+@dataclass
+class TurnTools:
+    """What `bind` found: the tools offered (by model name), those of declined servers, the
+    LangChain tools for bind_tools, and the servers that need the user's sign-in first."""
+
+    hub: McpHub
+    grants: Mapping[str, RefreshingTokens]
+    sign_in_links: Mapping[str, SignInLink]
+    declined: frozenset[str]
+    tools: dict[str, BoundTool] = field(default_factory=dict)
+    declined_tools: dict[str, BoundTool] = field(default_factory=dict)
+    lc_tools: list[BaseTool] = field(default_factory=list)
+    needs_sign_in: dict[str, AuthRequired] = field(default_factory=dict)
+
+    async def bind(self, bindings: list[ToolBinding]) -> AsyncIterator[WarningEvent]:
+        """Bind `bindings`, yielding a warning for each server or tool left out."""
+        sessions: dict[str, McpSession] = {}
+        async for item in self._open_sessions(bindings):
+            if isinstance(item, WarningEvent):
+                yield item
+            else:
+                sessions[item.spec.key] = item
+        usable: list[ToolBinding] = []
+        for binding in bindings:
+            key = binding.server.key
+            if key not in sessions and key not in self.needs_sign_in and key not in self.declined:
+                continue
+            problem = binding.tool.schema_problem()
+            if problem:
+                yield WarningEvent(
+                    code=ErrorCode.MCP_PROTOCOL_ERROR.value,
+                    message=f"{binding.server.name}: the tool {binding.tool.name!r} is left out because {problem}.",
+                )
+            else:
+                usable.append(binding)
+        # declined servers keep their names, so that a call waiting for the sign-in still matches
+        names = ToolNameMap.build([ToolRef(b.server.key, b.server.name, b.tool.name) for b in usable])
+        for binding in usable:
+            spec = binding.server
+            model_name = names.model_name(ToolRef(spec.key, spec.name, binding.tool.name))
+            tool = BoundTool(model_name, spec, binding.tool, binding.requires_approval, binding.fixed_arguments, self.grants.get(spec.key))
+            if spec.key in self.declined:
+                self.declined_tools[model_name] = tool
+                continue
+            self.tools[model_name] = tool
+            shown = binding.tool.model_copy(update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)})
+            self.lc_tools.append(_langchain_tool(sessions.get(spec.key), spec, shown, model_name))
+
+    def waits_for_sign_in(self, spec: ServerSpec) -> bool:
+        """Whether a refusal of `spec` is for the user to answer by signing in (a per-user OAuth
+        server the turn has a sign-in link for) rather than a failure the model reads."""
+        return bool(spec.token_owner) and spec.key in self.sign_in_links
+
+    async def _open_sessions(self, bindings: list[ToolBinding]) -> AsyncIterator[McpSession | WarningEvent]:
+        """Pooled sessions of the turn's servers, connected together; an unreachable one is a
+        warning, a per-user OAuth server without a usable sign-in is noted in needs_sign_in."""
+        servers = [spec for spec in {b.server.key: b.server for b in bindings}.values() if spec.key not in self.declined]
+        for spec, outcome in zip(servers, await asyncio.gather(*(self._connect(spec) for spec in servers))):
+            if isinstance(outcome, AuthRequired) and self.waits_for_sign_in(spec):
+                self.needs_sign_in[spec.key] = outcome
+            elif isinstance(outcome, McpError):
+                yield WarningEvent(
+                    code=outcome.code.value,
+                    message=f"{spec.name} is unavailable, so its tools are left out of this answer: {outcome.message}",
+                )
+            else:
+                yield outcome
+
+    async def _connect(self, spec: ServerSpec) -> McpSession | McpError:
+        try:
+            if spec.auth_type is AuthType.OAUTH:
+                grant = self.grants.get(spec.key)
+                if grant is None:
+                    return AuthRequired(spec.key, spec.name, owner=spec.token_owner)
+                return await with_token(spec, grant, self.hub.pool.acquire)
+            return await self.hub.pool.acquire(spec)
+        except McpError as exc:
+            return exc
+
+
+def _langchain_tool(session: McpSession | None, spec: ServerSpec, info: ToolInfo, model_name: str) -> BaseTool:
+    """langchain-mcp-adapters turns the MCP tool into the LangChain tool bind_tools sends, on the
+    pooled session. The loop still executes calls through the hub: the adapter's call has no
+    per-call timeout, no cancel notice to the server and no retry policy, and its result loses
+    the error codes and typed parts the events carry. A server waiting for the user's sign-in has
+    no session yet: the adapter is given where it is instead, which it never uses."""
+    tool = mcp_types.Tool(
+        name=info.name,
+        title=info.title,
+        description=info.description,
+        inputSchema=info.input_schema,
+        outputSchema=info.output_schema,
+    )
+    if session is None:
+        connection: Any = {"transport": spec.transport.value, "url": spec.url}
+        return convert_mcp_tool_to_langchain_tool(None, tool, connection=connection).model_copy(update={"name": model_name})
+    return convert_mcp_tool_to_langchain_tool(session.client_session, tool).model_copy(update={"name": model_name})
