@@ -1,2 +1,3 @@
 from . import chat
 from . import hub_stats
+from . import oauth

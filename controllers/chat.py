@@ -47,12 +47,13 @@ class ChatController(http.Controller):
 
     @http.route("/ai_mcp/chat/resume", type="http", auth="user", methods=["POST"], csrf=False)
     def chat_resume(self, **_query):
-        """{conversation_id, approvals?: {call_id: bool}, go_on?: bool} -> the rest of the turn."""
+        """{conversation_id, approvals?: {call_id: bool}, go_on?: bool, sign_in?: {declined: [server ids]}}
+        -> the rest of the turn."""
         try:
             self._check_csrf()
             body = self._json_body()
             conversation = request.env["ai.conversation"]._chat_own(body.get("conversation_id"))
-            turn = conversation._chat_resume(approvals=body.get("approvals"), go_on=body.get("go_on"))
+            turn = conversation._chat_resume(approvals=body.get("approvals"), go_on=body.get("go_on"), sign_in=body.get("sign_in"))
         except ChatRefused as refusal:
             return _refuse(refusal)
         return self._stream(turn)

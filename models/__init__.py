@@ -2,6 +2,9 @@ from . import ai_secret_mixin
 from . import cloud_service
 from . import mcp_server
 from . import mcp_server_sync
+from . import mcp_server_oauth
+from . import mcp_oauth_token
+from . import mcp_oauth_pending
 from . import mcp_tool
 from . import ai_provider
 from . import ai_assistant

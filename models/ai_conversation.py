@@ -6,7 +6,7 @@ import psycopg2.errors
 from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..services.agent_loop import Resume, TurnRequest, run_turn
+from ..services.agent_loop import Resume, SignInLink, TurnRequest, run_turn
 from ..services.call_observer import elicitation_errors
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import ErrorEvent, StartEvent, parse_event
@@ -53,6 +53,7 @@ class AiConversation(models.Model):
             ("running", "Answering"),
             ("awaiting_approval", "Waiting for Approval"),
             ("awaiting_confirmation", "Waiting for Confirmation"),
+            ("awaiting_auth", "Waiting for Sign-in"),
         ],
         default="idle", required=True, readonly=True,
     )
@@ -191,6 +192,17 @@ class AiConversation(models.Model):
             return None
         return rows[0][1]
 
+    def _sign_ins_left(self, everything=False):
+        """Ids of the servers the last auth_required event asked to sign in to that the user has
+        not signed in to since (all of them with `everything`): those a resume goes on without."""
+        self.ensure_one()
+        event = self.env["ai.conversation.event"].sudo().search(
+            [("conversation_id", "=", self.id), ("type", "=", "auth_required")], order="seq desc", limit=1
+        )
+        asked = self.env["mcp.server"].sudo().browse([s["server_id"] for s in (event.payload or {}).get("servers", [])]).exists()
+        Token = self.env["mcp.oauth.token"]
+        return [server.id for server in asked if everything or not Token._grant_of(server, self.env.user)]
+
     def _pending_call_ids(self):
         """Ids of the calls the last approval_required event asked about."""
         self.ensure_one()
@@ -234,9 +246,10 @@ class AiConversation(models.Model):
         history = conversation._history(resuming=False)
         return conversation._prepare_turn(last_seq, history, user_message=text)
 
-    def _chat_resume(self, approvals=None, go_on=None):
+    def _chat_resume(self, approvals=None, go_on=None, sign_in=None):
         """Claims a paused conversation and returns the ChatTurn that carries on with the user's
-        answer: `approvals` {call_id: bool} after approval_required, `go_on` after confirm_continue."""
+        answer: `approvals` {call_id: bool} after approval_required, `go_on` after confirm_continue,
+        `sign_in` {declined: [server ids]} after auth_required (the servers the user goes on without)."""
         self.ensure_one()
         self._chat_assistant(self.assistant_id.id)  # the user may have lost access meanwhile
         if self.state == "awaiting_approval":
@@ -247,13 +260,19 @@ class AiConversation(models.Model):
             if not isinstance(go_on, bool):
                 raise ChatRefused(400, "INVALID_REQUEST", _("Answer with go_on: true to continue, false to get an answer now."))
             resume = Resume(go_on=go_on)
+        elif self.state == "awaiting_auth":
+            declined = (sign_in or {}).get("declined", []) if isinstance(sign_in, dict) else None
+            if not isinstance(declined, list) or not all(isinstance(v, int) for v in declined):
+                raise ChatRefused(400, "INVALID_REQUEST", _("Answer the sign-in with {declined: [ids of the servers to go on without]}."))
+            resume = Resume(signed_in=True)
         elif self.state == "running":
             raise _busy(self.state)
         else:
             raise ChatRefused(409, "NOT_WAITING", _("This conversation is not waiting for an answer."))
         last_seq = self._claim((self.state,))
         history = self._history(resuming=True)
-        return self._prepare_turn(last_seq, history, resume=resume)
+        declined = self.env["mcp.server"].sudo().browse(sign_in["declined"]) if resume.signed_in else None
+        return self._prepare_turn(last_seq, history, resume=resume, declined=declined)
 
     @api.model
     def _chat_assistant(self, assistant_id):
@@ -373,7 +392,7 @@ class AiConversation(models.Model):
             history += messages if (resuming and last) else _close_open_calls(messages)
         return history
 
-    def _prepare_turn(self, last_seq, history, user_message=None, resume=None):
+    def _prepare_turn(self, last_seq, history, user_message=None, resume=None, declined=None):
         """The ChatTurn for this conversation: settings, tools bound for the current user now, history."""
         self.ensure_one()
         assistant = self.assistant_id.sudo()
@@ -385,6 +404,7 @@ class AiConversation(models.Model):
             settings = assistant._assistant_settings()
             failure = self._provider_problem(settings)
             tools = assistant.with_env(self.env)._tool_bindings(self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self)
+            grants, links = self._sign_in_access(tools)
             request = TurnRequest(
                 assistant=settings,
                 history=history,
@@ -392,6 +412,9 @@ class AiConversation(models.Model):
                 user_message=user_message,
                 resume=resume,
                 conversation_id=self.id,
+                grants=grants,
+                sign_in_links=links,
+                declined=frozenset(server._server_key() for server in (declined or ()) if server.exists()),
             )
         except AiMcpError as exc:
             failure = exc
@@ -412,6 +435,20 @@ class AiConversation(models.Model):
             control=control,
             stopped_message=_("Stopped: the connection to the browser was closed before the answer was finished."),
         )
+
+    def _sign_in_access(self, bindings):
+        """({server key: grant}, {server key: SignInLink}) for the OAuth servers of `bindings`: the
+        grant the current user calls with, and, on a per-user server, where they sign in."""
+        keys = {binding.server.key for binding in bindings if binding.server.auth_type.value == "oauth"}
+        grants, links = {}, {}
+        for server in self.env["mcp.server"].sudo().browse(sorted(int(key.rsplit("/", 1)[1]) for key in keys)):
+            key = server._server_key()
+            grant = server._oauth_grant(self.env.user)
+            if grant is not None:
+                grants[key] = grant
+            if server.oauth_token_scope == "user":
+                links[key] = SignInLink(server_id=server.id, url=server._oauth_sign_in_url(self))
+        return grants, links
 
     def _provider_problem(self, settings):
         """An error for a provider that cannot work as configured, found before calling it."""
@@ -441,6 +478,8 @@ def _stale(heartbeat):
 def _busy(state):
     if state in ("awaiting_approval", "awaiting_confirmation"):
         message = _("This conversation waits for your answer to its question; answer it first.")
+    elif state == "awaiting_auth":
+        message = _("This conversation waits for you to sign in (or to go on without signing in); answer it first.")
     else:
         message = _("This conversation is answering another message; wait for it to finish.")
     return ChatRefused(409, "CONVERSATION_BUSY", message)

@@ -355,6 +355,13 @@ class _Writer:
                 waiting |= self._tool_message(env, call.id)
             waiting.write({"status": "pending"})
             return event, ("awaiting_approval", None)
+        if kind == "auth_required":
+            self._end_reply(env)
+            waiting = Message.browse()
+            for call in event.calls:
+                waiting |= self._tool_message(env, call.id)
+            waiting.write({"status": "pending"})
+            return event, ("awaiting_auth", None)
         if kind == "confirm_continue":
             self._end_reply(env)
             return event, ("awaiting_confirmation", event.rounds_used)

@@ -4,7 +4,9 @@ A message posted in a chat with an assistant's partner runs a turn once the mess
 (the turn writes its events in transactions of its own, which must see the message and its
 conversation). The reply is posted as the assistant, with a compact, expandable summary of the
 tool calls. A turn that needs the user's approval, or asks whether to go on, asks in the chat and
-the next message answers it ("yes" / "no").
+the next message answers it ("yes" / "no"). One that needs the user to sign in to a server
+replies with the sign-in link; the next message goes on, with that server if the user signed in
+meanwhile, without it ("no") otherwise.
 """
 import functools
 import json
@@ -17,7 +19,7 @@ from markupsafe import Markup
 from odoo import _, api, models
 from odoo.tools import html2plaintext, html_sanitize, plaintext2html
 
-from ..services.events import FINAL_TYPES, ApprovalRequiredEvent, ConfirmContinueEvent, ErrorEvent, WarningEvent
+from ..services.events import FINAL_TYPES, ApprovalRequiredEvent, AuthRequiredEvent, ConfirmContinueEvent, ErrorEvent, WarningEvent
 from ..services.markdown_html import markdown_to_html
 from .chat_turn import ChatRefused, ChatTurn
 
@@ -84,6 +86,8 @@ class DiscussChannel(models.Model):
                 if answer is None:
                     return _("Please reply yes to allow the tool calls, or no to deny them.")
                 return conversation._chat_resume(approvals={call_id: answer for call_id in conversation._pending_call_ids()})
+            if conversation.state == "awaiting_auth":
+                return conversation._chat_resume(sign_in={"declined": conversation._sign_ins_left(everything=_yes_no(text) is False)})
             if conversation.state == "awaiting_confirmation":
                 answer = _yes_no(text)
                 if answer is None:
@@ -132,6 +136,16 @@ class DiscussChannel(models.Model):
             )
             intro = _("I would like to run this tool:") if len(final.calls) == 1 else _("I would like to run these tools:")
             parts.append(Markup("<p>%s</p><ul>%s</ul><p><b>%s</b></p>") % (intro, items, _("Reply yes to allow, or no to deny.")))
+        elif isinstance(final, AuthRequiredEvent):
+            base = self.get_base_url().rstrip("/")
+            links = Markup("").join(
+                Markup('<li>%s <a href="%s" target="_blank" rel="noopener">%s</a></li>')
+                % (server.message, base + server.url, _("Sign in to %s", server.server))
+                for server in final.servers
+            )
+            parts.append(Markup("<ul>%s</ul><p><b>%s</b></p>") % (links, _(
+                "Reply when you have signed in, and I will go on; reply no to go on without it."
+            )))
         elif isinstance(final, ConfirmContinueEvent):
             parts.append(plaintext2html(_(
                 "I have used %(used)s of my %(max)s tool rounds. Reply yes to let me go on, or no to get my answer now.",

@@ -20,7 +20,8 @@ ALLOW_STDIO_PARAM = "ai_mcp.allow_stdio"
 STDERR_TAIL_LINES = 40
 # a change to one of these makes "connected" stale: the server must be tested again
 CONNECTION_FIELDS = frozenset(
-    {"transport", "url", "auth_type", "api_key_header", "api_key", "headers", "command", "args", "env_vars", "cwd"}
+    {"transport", "url", "auth_type", "api_key_header", "api_key", "headers", "command", "args", "env_vars", "cwd",
+     "oauth_token_scope", "oauth_client_id", "oauth_client_secret", "oauth_scopes"}
 )
 
 
@@ -68,7 +69,8 @@ class McpServer(models.Model):
     )
     url = fields.Char(string="URL", tracking=True, help="The MCP endpoint, e.g. https://mcp.example.com/mcp")
     auth_type = fields.Selection(
-        [("none", "None"), ("bearer", "Bearer token"), ("api_key", "API key header"), ("headers", "Custom headers")],
+        [("none", "None"), ("bearer", "Bearer token"), ("api_key", "API key header"), ("headers", "Custom headers"),
+         ("oauth", "OAuth sign-in")],
         string="Authentication",
         default="none",
         required=True,
@@ -387,6 +389,8 @@ class McpServer(models.Model):
             public_only=server.scope == "user",
             allowed_hosts=tuple(h.strip() for h in self._allowed_hosts() if h.strip()),
             log_level=server.log_level or None,
+            # a per-user grant's sessions are the user's own: the pool keys them by token owner
+            token_owner=str(self.env.uid) if server.auth_type == "oauth" and server.oauth_token_scope == "user" else None,
         )
 
     @api.model

@@ -7,7 +7,7 @@ from odoo import _, api, fields, models
 from odoo.modules import module as odoo_module
 
 from ..services import hub as hub_module
-from ..services.errors import AiMcpError, ConfigError, ErrorCode
+from ..services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode
 from ..services.sync import connect_all
 from .mcp_server import STDERR_TAIL_LINES
 from .notify import config_error_text, error_text
@@ -23,7 +23,7 @@ class McpServer(models.Model):
     def _connect(self):
         """Connect afresh and list the tools: a hub ConnectionReport. Raises AiMcpError."""
         self.ensure_one()
-        return hub_module.get_hub().test_connection(self._server_spec())
+        return hub_module.get_hub().test_connection(self._oauth_bearing_spec())
 
     def _record_success(self, report, synced=False):
         values = {
@@ -57,7 +57,7 @@ class McpServer(models.Model):
         outcomes, specs = {}, {}
         for server in self:
             try:
-                specs[server.id] = server._server_spec()
+                specs[server.id] = server._oauth_bearing_spec()
             except Exception as exc:  # noqa: BLE001 - raised again by _sync_tools, where each server's failure is handled
                 outcomes[server.id] = exc
         outcomes.update(zip(specs, connect_all(hub_module.get_hub(), list(specs.values()))))
@@ -151,6 +151,10 @@ class McpServer(models.Model):
         cron = self.env["ir.cron"]
         connected = servers._connect_all()
         for done, server in enumerate(servers, start=1):
+            if isinstance(connected[server.id], AuthRequired):
+                # nobody the cron may act for is signed in: the tools stay as the last sign-in saw them
+                _logger.info("MCP sync skipped, no OAuth sign-in: server=%s (id %s)", server.name, server.id)
+                continue
             try:
                 with self.env.cr.savepoint():
                     result = server._sync_tools(connected[server.id])

@@ -23,3 +23,4 @@ from . import test_user_groups
 from . import test_chat_call_notifications
 from . import test_chat_prompts
 from . import test_chat_resources
+from . import test_oauth_sign_in

@@ -1,0 +1,319 @@
+"""mcp.server, signing in with OAuth: the settings an administrator chooses, the sign-in started
+and finished for a user (or for the shared grant), sign-out, and the grants a turn calls with.
+
+The protocol is in services/oauth_*.py; this file only maps records to it. Odoo is the OAuth
+client: it registers once per server (the registration is a secret of the server, shared by its
+users), and each user, or the server's manager for a shared grant, consents at the provider."""
+import json
+import logging
+from urllib.parse import urlencode
+
+from odoo import _, api, fields, models
+from odoo.exceptions import AccessError, UserError
+
+from ..services import hub as hub_module
+from ..services import oauth_client
+from ..services.errors import AuthRequired, ErrorCode, OAuthError
+from ..services.oauth_discovery import discover
+from ..services.oauth_http import GuardedHttp, oauth_allowed_hosts
+from ..services.oauth_models import ClientRegistration
+from ..services.oauth_tokens import RefreshingTokens
+from .mcp_oauth_token import OdooTokenStore
+
+_logger = logging.getLogger(__name__)
+
+CALLBACK_PATH = "/ai_mcp/oauth/callback"
+START_PATH = "/ai_mcp/oauth/start"
+CLIENT_METADATA_PATH = "/ai_mcp/oauth/client-metadata.json"
+
+
+class McpServer(models.Model):
+    _inherit = "mcp.server"
+    _secret_fields = ("api_key", "headers", "env_vars", "oauth_client_secret", "oauth_registration")
+
+    # -- OAuth settings --------------------------------------------------------------------------
+    oauth_token_scope = fields.Selection(
+        [("user", "Per user"), ("shared", "Shared")],
+        string="Sign-in",
+        default="user",
+        required=True,
+        help="Per user: each user signs in with their own account the first time a conversation needs this server. "
+        "Shared: the server's manager signs in once, and every conversation that may use the server uses that grant.",
+    )
+    oauth_scopes = fields.Char(string="Scopes", help="Scopes to ask for, separated by spaces. Empty: what the server advertises.")
+    oauth_client_id = fields.Char(
+        string="Client ID",
+        help="Only for providers that offer neither client metadata documents nor dynamic registration: "
+        "register Odoo with the provider (redirect URI below) and enter the client id it gives.",
+    )
+    oauth_client_secret = fields.Char(
+        string="Client Secret", compute="_compute_oauth_client_secret", inverse="_inverse_oauth_client_secret", copy=False,
+        help="Write-only, with the client id above when the provider gave one.",
+    )
+    oauth_client_secret_set = fields.Boolean(compute="_compute_secrets_set")
+    # how Odoo is registered with the provider and where its endpoints are (JSON): secret, as the
+    # registration may hold a client secret
+    oauth_registration = fields.Text(compute="_compute_oauth_registration", inverse="_inverse_oauth_registration", copy=False)
+    oauth_registration_set = fields.Boolean(compute="_compute_secrets_set")
+    oauth_redirect_uri = fields.Char(string="Redirect URI", compute="_compute_oauth_redirect_uri")
+
+    # -- the sign-in of the current user (or the shared one), as the form shows it ----------------
+    oauth_signed_in = fields.Boolean(compute="_compute_oauth_status")
+    oauth_status = fields.Char(string="Signed In", compute="_compute_oauth_status")
+    oauth_granted_scopes = fields.Char(string="Granted Scopes", compute="_compute_oauth_status")
+    oauth_refreshed_at = fields.Datetime(string="Last Refresh", compute="_compute_oauth_status")
+
+    def _compute_oauth_client_secret(self):
+        self._secret_compute("oauth_client_secret")
+
+    def _inverse_oauth_client_secret(self):
+        self._secret_inverse("oauth_client_secret")
+
+    def _compute_oauth_registration(self):
+        self._secret_compute("oauth_registration")
+
+    def _inverse_oauth_registration(self):
+        self._secret_inverse("oauth_registration")
+
+    def _compute_oauth_redirect_uri(self):
+        uri = self._oauth_url(CALLBACK_PATH)
+        for server in self:
+            server.oauth_redirect_uri = uri
+
+    @api.depends_context("uid")
+    def _compute_oauth_status(self):
+        Token = self.env["mcp.oauth.token"]
+        for server in self:
+            grant = Token._grant_of(server, self.env.user) if server.auth_type == "oauth" and isinstance(server.id, int) else Token
+            server.oauth_signed_in = bool(grant)
+            server.oauth_granted_scopes = grant.scope if grant else False
+            server.oauth_refreshed_at = grant.refreshed_at if grant else False
+            if not grant:
+                server.oauth_status = False
+            elif grant.expires_at:
+                server.oauth_status = _("%(who)s, until %(when)s", who=grant.signed_in_by_id.name or _("unknown"),
+                                        when=fields.Datetime.context_timestamp(self, grant.expires_at).strftime("%Y-%m-%d %H:%M"))
+            else:
+                server.oauth_status = grant.signed_in_by_id.name or _("unknown")
+
+    @api.onchange("auth_type")
+    def _onchange_auth_type_oauth(self):
+        if self.auth_type == "oauth" and self.transport == "stdio":
+            self.transport = "streamable_http"
+
+    # -- the grants a connection uses ------------------------------------------------------------
+
+    def _oauth_owner(self, user):
+        """Whose grant `user` connects with: the user's own on a per-user server, else the shared one (False)."""
+        self.ensure_one()
+        return user.id if self.oauth_token_scope == "user" else False
+
+    def _oauth_grant(self, user):
+        """RefreshingTokens for `user` on this server (refreshing writes in its own transaction), or
+        None until Odoo is registered with the server's provider."""
+        self.ensure_one()
+        registration = self._oauth_registration_data()
+        if registration is None:
+            return None
+        return RefreshingTokens(
+            OdooTokenStore(self.env.registry, self.id, self._oauth_owner(user)),
+            ClientRegistration.model_validate(registration["client"]),
+            registration["token_endpoint"],
+            registration["resource"],
+            self._oauth_http(),
+        )
+
+    def _oauth_sign_in_url(self, conversation=None):
+        query = {"server_id": self.id, **({"conversation_id": conversation.id} if conversation else {})}
+        return f"{START_PATH}?{urlencode(query)}"
+
+    def _oauth_bearing_spec(self):
+        """The spec to test or sync this server with: an OAuth server's carries the token of the
+        shared grant, or of the current user's (else, for the daily sync, its owner's), refreshed
+        if it is about to expire. Raises AuthRequired when there is none."""
+        self.ensure_one()
+        spec = self._server_spec()
+        if self.auth_type != "oauth":
+            return spec
+        for user in (self.env.user, self.owner_id) if self.oauth_token_scope == "user" else (self.env.user,):
+            tokens = self._oauth_current_tokens(user)
+            if tokens is not None:
+                owner = str(user.id) if self.oauth_token_scope == "user" else None
+                return spec.model_copy(update={"token": tokens.access_token, "token_owner": owner})
+        raise AuthRequired(spec.key, self.name, _("Sign in to %s first (Sign in, on the server's form).", self.name))
+
+    def _oauth_current_tokens(self, user):
+        """`user`'s tokens (or the shared ones), refreshed first when about to expire, in this
+        transaction: the request's own, which a TokenStore's cursor would wait for. None when
+        there are none or the provider refused the refresh (the grant is then dropped)."""
+        grant = self.env["mcp.oauth.token"]._grant_of(self, user)
+        tokens = grant._token_set() if grant else None
+        data = self._oauth_registration_data()
+        if tokens is None or data is None or not tokens.expiring():
+            return tokens
+        try:
+            tokens = hub_module.get_hub().run(oauth_client.refresh(
+                tokens, data["token_endpoint"], data["resource"], ClientRegistration.model_validate(data["client"]), self._oauth_http()
+            ))
+        except OAuthError as exc:
+            if exc.code is not ErrorCode.OAUTH_REAUTH_REQUIRED:
+                raise
+            _logger.info("OAuth refresh refused, sign-in dropped: server=%s user=%s", self.name, user.id)
+            grant.unlink()
+            return None
+        self.env["mcp.oauth.token"]._store(self, grant.user_id.id or False, tokens)
+        return tokens
+
+    def write(self, vals):
+        moved = {"url", "oauth_client_id", "oauth_client_secret"} & {f for f, v in vals.items() if v or f != "oauth_client_secret"}
+        result = super().write(vals)
+        if moved and not self.env.context.get("ai_mcp_keep_state"):
+            # another server or client: the registration and the grants were for the old one
+            for server in self.filtered(lambda s: s.oauth_registration_set):
+                server.sudo()._secret_clear("oauth_registration")
+            if "url" in moved:
+                self.env["mcp.oauth.token"].sudo().search([("server_id", "in", self.ids)]).unlink()
+        return result
+
+    def _oauth_registration_data(self):
+        text = self.sudo()._secret_value("oauth_registration")
+        if not text:
+            return None
+        data = json.loads(text)
+        if data.get("client", {}).get("redirect_uri") != self._oauth_url(CALLBACK_PATH):
+            return None  # Odoo's address changed since it registered: register again
+        return data
+
+    def _oauth_http(self):
+        hosts = tuple(h.strip() for h in self._allowed_hosts() if h.strip())
+        return GuardedHttp(oauth_allowed_hosts(self.url, hosts, public_only=self.scope == "user"))
+
+    def _oauth_url(self, path):
+        return self.get_base_url().rstrip("/") + path
+
+    # -- signing in ------------------------------------------------------------------------------
+
+    def _oauth_check_may_sign_in(self):
+        """Who may sign in: anyone who may use the server for a per-user grant; for the shared
+        grant, AI managers (system servers) or the cloud service's owner (user servers)."""
+        self.ensure_one()
+        server = self.sudo()  # a user may sign in to a server whose configuration they cannot read
+        if server.auth_type != "oauth":
+            raise UserError(_("%s does not sign in with OAuth: its Authentication is not OAuth.", server.name))
+        if server.oauth_token_scope == "shared":
+            manager = self.env.user.has_group("ai_mcp.group_ai_manager") if server.scope == "system" else server.owner_id == self.env.user
+            if not manager:
+                raise AccessError(_("Only the manager of %s may sign in for everyone who uses it.", server.name))
+        elif not server._oauth_user_may_use():
+            raise AccessError(_("You may not use %s.", server.name))
+
+    def _oauth_user_may_use(self):
+        user = self.env.user
+        if self.scope == "user":
+            return bool(self.cloud_service_id) and self.cloud_service_id._user_may_use(user)
+        assistants = self.env["ai.assistant"].search([("mcp_server_ids", "in", self.ids)])
+        return user.has_group("ai_mcp.group_ai_manager") or any(a._user_may_use(user) for a in assistants)
+
+    def _oauth_begin(self, session_id, conversation=None, scope=None):
+        """Register with the provider if needed and return the URL to send the browser to; the
+        pending sign-in is bound to the current user and `session_id`. Raises OAuthError."""
+        self.ensure_one()
+        self._oauth_check_may_sign_in()
+        server = self.sudo()
+        http = server._oauth_http()
+        hub = hub_module.get_hub()
+        discovery = hub.run(discover(server.url, http, sse=server.transport == "sse"))
+        registration = server._oauth_register(discovery, http)
+        wanted = scope or server.oauth_scopes or None
+        url, pending = hub.run(oauth_client.start_authorization(discovery, registration, http, scope=wanted))
+        owner = self.env.user if self.oauth_token_scope == "user" else None
+        self.env["mcp.oauth.pending"]._begin(server, pending, session_id, owner, conversation)
+        _logger.info("OAuth sign-in started: server=%s user=%s issuer=%s", server.name, self.env.uid, discovery.issuer)
+        return url
+
+    def _oauth_register(self, discovery, http):
+        data = self._oauth_registration_data()
+        if data and data["client"]["issuer"] == discovery.issuer and data["client"].get("client_id") and (
+            not self.oauth_client_id or data["client"]["client_id"] == self.oauth_client_id
+        ):
+            return ClientRegistration.model_validate(data["client"])
+        hub = hub_module.get_hub()
+        registration = hub.run(oauth_client.register(
+            discovery, http, self._oauth_url(CALLBACK_PATH), self._oauth_client_name(),
+            metadata_url=self._oauth_url(CLIENT_METADATA_PATH),
+            client_id=(self.oauth_client_id or "").strip() or None,
+            client_secret=self._secret_value("oauth_client_secret") or None,
+        ))
+        self.oauth_registration = json.dumps({
+            "client": {**registration.model_dump(mode="json"), "client_secret": registration.secret()},
+            "token_endpoint": discovery.endpoint("token_endpoint"),
+            "revocation_endpoint": discovery.endpoint("revocation_endpoint"),
+            "resource": discovery.resource,
+        })
+        return registration
+
+    @api.model
+    def _oauth_client_name(self):
+        return self.env.company.name or "Odoo"
+
+    @api.model
+    def _oauth_finish(self, params, session_id):
+        """The callback: check it answers a sign-in of this user and session, exchange the code,
+        store the grant, tell the user's open tabs. Returns the server. Raises OAuthError."""
+        pending, started = self.env["mcp.oauth.pending"]._take(params.get("state"), session_id)
+        server = started["server"].sudo()
+        code = oauth_client.read_callback(params, pending)
+        data = server._oauth_registration_data()
+        if data is None:
+            raise OAuthError(ErrorCode.OAUTH_STATE_INVALID, _("The server's sign-in settings changed meanwhile; sign in again."))
+        registration = ClientRegistration.model_validate(data["client"])
+        tokens = hub_module.get_hub().run(oauth_client.exchange_code(code, pending, registration, server._oauth_http()))
+        self.env["mcp.oauth.token"]._store(server, started["owner"].id or False, tokens, signed_in_by=self.env.user)
+        server._oauth_close_sessions(started["owner"].id or False)
+        self.env.user.partner_id._bus_send("ai_mcp.oauth_signed_in", {"server_id": server.id})
+        _logger.info("OAuth sign-in finished: server=%s user=%s scope=%s", server.name, self.env.uid, tokens.scope)
+        return server
+
+    def _oauth_close_sessions(self, owner_id):
+        """Pooled sessions opened with the previous grant of this owner only; other users' stay."""
+        key = self._server_key()
+        owner = str(owner_id) if owner_id else None
+
+        def close():
+            hub = hub_module._hub
+            if hub is not None:
+                hub.close_server(key, owner)
+
+        self.env.cr.postcommit.add(close)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_oauth_sign_in(self):
+        self.ensure_one()
+        self._oauth_check_may_sign_in()
+        return {"type": "ir.actions.act_url", "url": self._oauth_sign_in_url(), "target": "new"}
+
+    def action_oauth_sign_out(self):
+        """Forget the current user's grant (or the shared one), revoking it at the provider where it offers revocation."""
+        self.ensure_one()
+        if self.oauth_token_scope == "shared":
+            self._oauth_check_may_sign_in()
+        grant = self.env["mcp.oauth.token"]._grant_of(self, self.env.user)
+        if not grant:
+            return True
+        server = self.sudo()
+        data = server._oauth_registration_data()
+        tokens = grant._token_set()
+        revoked = False
+        if data and tokens:
+            try:
+                revoked = hub_module.get_hub().run(oauth_client.revoke(
+                    tokens, data.get("revocation_endpoint"), ClientRegistration.model_validate(data["client"]), server._oauth_http()
+                ))
+            except OAuthError as exc:
+                _logger.info("OAuth revocation failed, grant forgotten anyway: server=%s error=%s", server.name, exc.message)
+        owner = grant.user_id.id or False
+        grant.unlink()
+        server._oauth_close_sessions(owner)
+        _logger.info("OAuth sign-out: server=%s user=%s revoked=%s", server.name, self.env.uid, revoked)
+        return True

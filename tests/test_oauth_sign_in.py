@@ -1,0 +1,244 @@
+"""OAuth sign-in to an MCP server in a real Odoo, against a real OAuth-protected MCP server
+(testing/oauth_server.py): the browser's side over real HTTP (Odoo's start route, the provider's
+authorize and consent, Odoo's callback), three users, the chat pausing for a sign-in and resuming."""
+import json
+import logging
+from urllib.parse import parse_qs, urlsplit
+
+from odoo.exceptions import AccessError
+from odoo.tests import new_test_user, tagged
+
+from odoo.addons.ai_mcp.testing.oauth_server import OAuthServer
+from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
+
+from .chat_common import AI_USER_GROUPS, ChatCase, types_of
+
+_logger = logging.getLogger(__name__)
+
+
+@tagged("post_install", "-at_install")
+class TestOAuthSignIn(ChatCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.oauth = OAuthServer(name="notes").start()
+        cls.addClassCleanup(cls.oauth.stop)
+        # the redirect URI Odoo registers is its own address, as the browser reaches it
+        cls.env["ir.config_parameter"].sudo().set_param("web.base.url", cls.base_url())
+        cls.manager = new_test_user(cls.env, "oauth_manager", groups=f"{AI_USER_GROUPS},ai_mcp.group_ai_manager", name="Notes Manager")
+        cls.notes = cls.env["mcp.server"].create({
+            "name": "Notes", "scope": "system", "url": cls.oauth.url, "auth_type": "oauth", "oauth_token_scope": "user",
+        })
+        cls.assistant.mcp_server_ids = [(4, cls.notes.id)]
+
+    @classmethod
+    def _close_sessions(cls):
+        super()._close_sessions()
+        from odoo.addons.ai_mcp.services import hub as hub_module
+
+        if hub_module._hub is not None:
+            hub_module._hub.close_server(cls.notes._server_key())
+
+    # -- the browser's side ----------------------------------------------------------------------
+
+    def start_sign_in(self, user, **query):
+        """Log in as `user` and open Odoo's sign-in link: the provider's authorize URL it redirects to."""
+        session = self.login(user)
+        params = "&".join(f"{k}={v}" for k, v in {"server_id": self.notes.id, **query}.items())
+        response = self.opener.get(f"{self.base_url()}/ai_mcp/oauth/start?{params}", allow_redirects=False, timeout=30)
+        self.assertEqual(response.status_code, 303, response.text)
+        return session, response.headers["Location"]
+
+    def sign_in(self, user, provider_user):
+        session, authorize = self.start_sign_in(user)
+        back = self.oauth.consent(authorize, user=provider_user)
+        response = self.opener.get(back, timeout=30)
+        self.assertEqual(response.status_code, 200, response.text)
+        self.assertIn("You are signed in to Notes", response.text)
+        return session
+
+    def synced(self):
+        """The manager signs in and syncs the tools, as an administrator does once."""
+        self.sign_in(self.manager, "manager")
+        result = self.notes.with_user(self.manager)._sync_tools()
+        self.assertFalse(result.get("error"), result)
+        self.assertEqual(self.notes.state, "connected")
+        # what is tested here is the sign-in, not the approval a tool without annotations asks for
+        self.notes.tool_ids.write({"requires_approval": False})
+
+    def grants(self):
+        self.env.invalidate_all()
+        return self.env["mcp.oauth.token"].sudo().search([("server_id", "=", self.notes.id)])
+
+    # -- tests -----------------------------------------------------------------------------------
+
+    def test_sign_in_from_the_form_sync_and_sign_out(self):
+        self.assertFalse(self.notes.with_user(self.manager).oauth_signed_in)
+        _session, authorize = self.start_sign_in(self.manager)
+        query = parse_qs(urlsplit(authorize).query)
+        self.assertEqual(query["code_challenge_method"], ["S256"])
+        self.assertEqual(query["resource"], [self.oauth.url])
+        self.assertEqual(query["redirect_uri"], [f"{self.base_url()}/ai_mcp/oauth/callback"])
+        self.assertTrue(self.env["mcp.oauth.pending"].sudo().search_count([("user_id", "=", self.manager.id)]))
+
+        back = self.oauth.consent(authorize, user="manager")
+        self.assertEqual(self.opener.get(back, timeout=30).status_code, 200)
+        self.assertFalse(self.env["mcp.oauth.pending"].sudo().search_count([]), "a sign-in is used once")
+        grant = self.grants()
+        self.assertEqual((grant.user_id, grant.scope, grant.access_token_set, grant.refresh_token_set), (self.manager, "read", True, True))
+
+        form = self.notes.with_user(self.manager)
+        form.invalidate_recordset()
+        self.assertTrue(form.oauth_signed_in)
+        self.assertIn("Notes Manager, until", form.oauth_status)
+        self.assertEqual(form.oauth_granted_scopes, "read")
+        self.assertFalse(self.notes.with_user(self.user).oauth_signed_in, "the sign-in is the manager's own")
+
+        self.assertFalse(form._sync_tools().get("error"))
+        self.assertEqual(set(self.notes.tool_ids.mapped("name")), {"whoami", "echo", "admin_report"})
+
+        form.action_oauth_sign_out()
+        self.assertFalse(self.grants())
+        self.assertTrue(self.oauth.provider.revoked, "the grant is revoked at the provider, which offers revocation")
+        form.invalidate_recordset()
+        self.assertFalse(form.oauth_signed_in)
+
+    def test_a_user_not_signed_in_is_asked_and_the_turn_resumes_as_that_user(self):
+        self.synced()
+        self.sign_in(self.user, "alice")  # user A
+
+        # user B has not signed in: the turn pauses before the call, A's grant is not used
+        self.login(self.other)
+        self.llm.queue(Turn(text="Let me check. ", tool_calls=(ToolCall("whoami", {}, id="c1"),)))
+        _response, events = self.send("Who am I on Notes?")
+        transcript = [(e.event, e.data) for e in events]
+        self.assertEqual(events[-1].event, "auth_required", transcript)
+        self.assertNotIn("tool_result", types_of(events))
+        pause = events[-1].data
+        conversation_id = pause["conversation_id"] if "conversation_id" in pause else events[0].data["conversation_id"]
+        self.assertEqual([(s["server_id"], s["server"], s["step_up"]) for s in pause["servers"]], [(self.notes.id, "Notes", False)])
+        self.assertEqual(pause["servers"][0]["url"], f"/ai_mcp/oauth/start?server_id={self.notes.id}&conversation_id={conversation_id}")
+        self.assertEqual([c["id"] for c in pause["calls"]], ["c1"])
+        conversation = self.conversation(conversation_id)
+        self.assertEqual(conversation.state, "awaiting_auth")
+        self.assertEqual(conversation.message_ids.filtered(lambda m: m.role == "tool").status, "pending")
+
+        # B signs in (the link from the card, in B's browser session), and the turn goes on as B
+        session, authorize = self.start_sign_in(self.other, conversation_id=conversation_id)
+        response = self.opener.get(self.oauth.consent(authorize, user="bob"), timeout=30)
+        self.assertEqual(response.status_code, 200, response.text)
+        self.env.invalidate_all()
+        bus = self.env["bus.bus"].sudo().search([("message", "like", "ai_mcp.oauth_signed_in")])
+        self.assertIn(f'"res.partner",{self.other.partner_id.id}]', " ".join(bus.mapped("channel")), "the chat learns of the sign-in through the bus")
+        self.llm.queue(Turn(text="You are bob."))
+        _response, resumed = self.resume(conversation_id, sign_in={"declined": []})
+        transcript += [(e.event, e.data) for e in resumed]
+        _logger.info("OAuth pause and resume, events: %s", json.dumps(
+            [(kind, {k: v for k, v in data.items() if k in ("type", "id", "name", "servers", "ok", "content", "delta")}) for kind, data in transcript],
+            default=str,
+        ))
+        results = [e.data for e in resumed if e.event == "tool_result"]
+        self.assertEqual([(r["id"], r["ok"], r["content"][0]["text"]) for r in results], [("c1", True, "bob")])
+        self.assertEqual(resumed[-1].event, "done")
+        self.assertEqual(self.conversation(conversation_id).state, "idle")
+
+        # A's turn uses A's grant, never B's
+        self.login(self.user)
+        self.llm.queue(Turn(tool_calls=(ToolCall("whoami", {}, id="a1"),)), Turn(text="You are alice."))
+        _response, events = self.send("Who am I on Notes?")
+        self.assertEqual([e.data["content"][0]["text"] for e in events if e.event == "tool_result"], ["alice"])
+        self.assertEqual(set(self.grants().mapped("user_id.login")), {"oauth_manager", "chat_user", "chat_other"})
+
+    def test_declining_answers_without_the_server_and_says_why(self):
+        self.synced()
+        self.login(self.other)
+        self.llm.queue(Turn(tool_calls=(ToolCall("whoami", {}, id="c1"),)))
+        _response, events = self.send("Echo hi on Notes")
+        self.assertEqual(events[-1].event, "auth_required")
+        conversation_id = events[0].data["conversation_id"]
+
+        self.llm.queue(Turn(text="I answer without Notes."))
+        _response, resumed = self.resume(conversation_id, sign_in={"declined": [self.notes.id]})
+        result = next(e.data for e in resumed if e.event == "tool_result")
+        self.assertEqual(result["error_code"], "MCP_AUTH_REQUIRED")
+        self.assertIn("chose not to sign in to Notes", result["error_message"])
+        self.assertEqual(resumed[-1].event, "done")
+        told = [m["content"] for m in self.llm.requests[-1]["messages"] if m["role"] == "tool"]
+        self.assertIn("chose not to sign in to Notes", told[0])
+
+        response, _events = self.resume(conversation_id, sign_in={"declined": "all"})
+        self.assertEqual(response.status_code, 409, "the conversation no longer waits")
+
+    def test_nobody_reads_a_grant_managers_included(self):
+        self.synced()
+        self.sign_in(self.user, "alice")
+        for user in (self.manager, self.env.ref("base.user_admin"), self.user):
+            with self.assertRaises(AccessError, msg=user.login):
+                self.env["mcp.oauth.token"].with_user(user).search([])
+            with self.assertRaises(AccessError, msg=user.login):
+                self.env["mcp.oauth.pending"].with_user(user).search([])
+        # the server's registration and client secret are write-only like its other secrets
+        values = self.notes.with_user(self.manager).read(["oauth_registration", "oauth_client_secret", "oauth_registration_set"])[0]
+        self.assertEqual((values["oauth_registration"], values["oauth_client_secret"], values["oauth_registration_set"]), (False, False, True))
+        self.login(self.manager)
+        answer = self.jsonrpc("/web/dataset/call_kw", {
+            "model": "mcp.oauth.token", "method": "search_read", "args": [[]], "kwargs": {"fields": ["access_token", "refresh_token"]},
+        })
+        self.assertIn("error", answer)
+        grant = self.grants().filtered(lambda g: g.user_id == self.user)
+        self.assertNotIn(grant._secret_value("access_token"), json.dumps(answer))
+
+    def test_the_callback_refuses_a_state_of_another_user_or_used_twice(self):
+        self.synced()
+        _session, authorize = self.start_sign_in(self.user)
+        back = self.oauth.consent(authorize, user="alice")
+
+        self.login(self.other)  # B opens A's callback (a link sent to B, or a forged one)
+        response = self.opener.get(back, timeout=30)
+        self.assertEqual(response.status_code, 400)
+        self.assertIn("started by another user or in another browser session", response.text)
+        self.assertFalse(self.grants().filtered(lambda g: g.user_id in (self.user | self.other)))
+
+        self.login(self.user)  # A again, but in another browser session than the one that started it
+        self.assertEqual(self.opener.get(back, timeout=30).status_code, 400, "a state is bound to its browser session")
+
+        self.sign_in(self.user, "alice")  # started and finished in the same session
+        self.assertEqual(self.grants().filtered(lambda g: g.user_id == self.user).scope, "read")
+        back = self.opener.get(f"{self.base_url()}/ai_mcp/oauth/start?server_id={self.notes.id}", allow_redirects=False, timeout=30)
+        back = self.oauth.consent(back.headers["Location"], user="alice")
+        self.assertEqual(self.opener.get(back, timeout=30).status_code, 200)
+        again = self.opener.get(back, timeout=30)
+        self.assertEqual(again.status_code, 400)
+        self.assertIn("unknown, already used, expired or belongs to someone else", again.text)
+
+    def test_a_server_without_oauth_metadata_says_so_naming_the_field(self):
+        plain = self.env["mcp.server"].create({"name": "Plain", "scope": "system", "url": self.mcp.url, "auth_type": "oauth"})
+        self.assistant.mcp_server_ids = [(4, plain.id)]
+        self.login(self.manager)
+        response = self.opener.get(f"{self.base_url()}/ai_mcp/oauth/start?server_id={plain.id}", allow_redirects=False, timeout=30)
+        self.assertEqual(response.status_code, 502)
+        self.assertIn("field: authorization_servers", response.text)
+
+    def test_discuss_replies_with_the_sign_in_link(self):
+        self.synced()
+        channel = self.assistant.with_user(self.other)._discuss_chat()
+        self.llm.queue(Turn(tool_calls=(ToolCall("whoami", {}, id="d1"),)))
+        channel.with_user(self.other).message_post(body="Who am I on Notes?", message_type="comment", subtype_xmlid="mail.mt_comment")
+        self.env.flush_all()  # the turn reads on a cursor of its own, as after a commit
+        self.env.cr.postcommit.run()
+        self.env.invalidate_all()
+        reply = self.env["mail.message"].search(
+            [("model", "=", "discuss.channel"), ("res_id", "=", channel.id), ("author_id", "=", self.assistant.partner_id.id)], order="id desc", limit=1
+        )
+        body = str(reply.body)
+        conversation = self.env["ai.conversation"].search([("channel_id", "=", channel.id)])
+        self.assertIn("Sign in to Notes", body, [(e.type, e.payload) for e in self.stored_events(conversation.id)])
+        self.assertIn(f"{self.base_url()}/ai_mcp/oauth/start?server_id={self.notes.id}", body)
+
+        # "no" goes on without the server; the model reads why
+        self.llm.queue(Turn(text="Without Notes, I cannot tell."))
+        channel.with_user(self.other).message_post(body="no", message_type="comment", subtype_xmlid="mail.mt_comment")
+        self.env.cr.postcommit.run()
+        self.env.invalidate_all()
+        told = [m["content"] for m in self.llm.requests[-1]["messages"] if m["role"] == "tool"]
+        self.assertIn("chose not to sign in to Notes", told[0])
