@@ -17,18 +17,23 @@ import { ResourceSource } from "../composer/resource_source";
 import { ConversationList } from "../conversation_list/conversation_list";
 import { MessageList } from "../message_list/message_list";
 import { PauseDialogs } from "./pause_dialogs";
+import { SignInCard } from "../sign_in_card/sign_in_card";
+import { SignInPause } from "./sign_in_pause";
 import { StatusLine } from "../status_line/status_line";
 import { TurnStream } from "./turn_stream";
+
+/** Refusals of a resume that mean another tab of the user resumed the same conversation first. */
+const RESUMED_ELSEWHERE = new Set(["CONVERSATION_BUSY", "NOT_WAITING"]);
 
 /**
  * The "AI Assistant" client action (tag ai_mcp.chat_action). The view state is chat_state.js's,
  * held in `state.chat` and replaced by `reduce` for every event; this component does the I/O:
  * JSON routes through rpc, streams through turn_stream.js; pause_dialogs.js asks the approval and
- * "continue?" questions.
+ * "continue?" questions; sign-in cards ask for the OAuth sign-ins a turn waits for.
  */
 export class ChatAction extends Component {
     static template = "ai_mcp.ChatAction";
-    static components = { ChatHeader, ChatNotices, Composer, ConversationList, MessageList, StatusLine };
+    static components = { ChatHeader, ChatNotices, Composer, ConversationList, MessageList, SignInCard, StatusLine };
     static props = ["*"];
 
     setup() {
@@ -65,6 +70,11 @@ export class ChatAction extends Component {
         });
         this.scrollRef = useRef("scroll");
         this.stickToBottom = true;
+        this.signIn = new SignInPause(useService("bus_service"), {
+            chat: () => this.state.chat,
+            setChat: (chat) => this.setChat(chat),
+            resume: (answer, options) => this.resume(answer, options),
+        });
 
         onWillStart(() => this.load());
         onMounted(() => {
@@ -84,6 +94,7 @@ export class ChatAction extends Component {
             this.alive = false;
             this.turns.dispose();
             this.pauses.close();
+            this.signIn.dispose();
         });
     }
 
@@ -124,11 +135,18 @@ export class ChatAction extends Component {
         if (this.chat.status === "awaiting_confirmation") {
             return _t("Tell the assistant whether to go on first.");
         }
+        if (this.chat.status === "awaiting_auth") {
+            return _t("Sign in, or continue without the server, first.");
+        }
         return "";
     }
 
     get showStatus() {
-        return isStreamingStatus(this.chat.status) || (this.state.busy && !["error", "awaiting_approval", "awaiting_confirmation"].includes(this.chat.status));
+        return isStreamingStatus(this.chat.status) || (this.state.busy && !["error", "awaiting_approval", "awaiting_confirmation", "awaiting_auth"].includes(this.chat.status));
+    }
+
+    get paused() {
+        return ["awaiting_approval", "awaiting_auth"].includes(this.chat.status);
     }
 
     get canRetry() {
@@ -353,7 +371,7 @@ export class ChatAction extends Component {
         const before = this.state.chat;
         this.stickToBottom = true;
         this.setChat(userMessage(before, text));
-        await this.turns.run("message", STREAM_URL, { ...this.conversationParams(), message: text }, before);
+        await this.turns.run("message", STREAM_URL, { ...this.conversationParams(), message: text }, { before });
     }
 
     /** A prompt picked in the composer: its text is the user's message. Resolves to an error text. */
@@ -374,13 +392,19 @@ export class ChatAction extends Component {
         return null;
     }
 
-    async resume(answer) {
+    /** `elsewhere`: the answer did not come from this tab, so another tab may have resumed first. */
+    async resume(answer, { elsewhere = false } = {}) {
         const conversationId = this.state.chat.conversationId;
         if (!conversationId || this.state.busy) {
             return;
         }
         this.stickToBottom = true;
-        await this.turns.run("resume", RESUME_URL, { conversation_id: conversationId, ...answer });
+        let taken = false;
+        const refused = (error) => (taken = elsewhere && RESUMED_ELSEWHERE.has(error.code));
+        await this.turns.run("resume", RESUME_URL, { conversation_id: conversationId, ...answer }, { refused });
+        if (taken && this.alive) {
+            await this.openConversation(conversationId, { push: false }); // shows, or follows, that tab's answer
+        }
     }
 
     stop() {

@@ -67,7 +67,9 @@ export class TurnStream {
         this.host.setChat(stopped(this.host.chat()));
     }
 
-    async run(kind, url, body, before = null) {
+    /** `refused(error)` may take a refusal of the server's (a ChatHttpError's { code, message, status })
+     * upon itself by returning true; the turn then does not end with it. */
+    async run(kind, url, body, { before = null, refused = null } = {}) {
         const host = this.host;
         const request = {
             kind,
@@ -92,7 +94,9 @@ export class TurnStream {
                 return;
             }
             if (error instanceof ChatHttpError) {
-                host.fail(error.error);
+                if (!refused?.(error.error)) {
+                    host.fail(error.error);
+                }
             } else if (error?.name === "AbortError") {
                 host.setChat(stopped(host.chat()));
             } else {
