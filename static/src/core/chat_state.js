@@ -29,8 +29,9 @@
  * is open until its elicitation_done or the call's result.
  *
  * A turn's assistant message collects its text and tool blocks in stream order and is continued,
- * not replaced, when the turn resumes after an approval or a confirmation. Tool blocks carry `key`,
- * unique in the conversation (call ids are only unique within a turn), for t-key and toggleTool.
+ * not replaced, when the turn resumes after an approval, a sign-in or a confirmation. Tool blocks
+ * carry `key`, unique in the conversation (call ids are only unique within a turn), for t-key and
+ * toggleTool.
  */
 
 const STREAMING = new Set(["thinking", "running_tools"]);
