@@ -8,6 +8,10 @@ import {
     initialState,
     reduce,
     replayAfter,
+    signedIn,
+    signInAnswer,
+    signInDeclined,
+    signInOpened,
     stopped,
     toggleTool,
     userMessage,
@@ -47,6 +51,11 @@ function sequence(first = 1) {
         approval: (...ids) =>
             next("approval_required", {
                 calls: ids.map((id) => ({ id, tool: id, title: id, server: "CRM", arguments: { query: id } })),
+            }),
+        signIn: (servers, ...ids) =>
+            next("auth_required", {
+                servers,
+                calls: ids.map((id) => ({ id, tool: id, title: id, server: "Notes", arguments: { query: id } })),
             }),
         confirm: (used, max = 5) => next("confirm_continue", { rounds_used: used, max_rounds: max }),
         progress: (id, progress, total = null, message = null, ms = 100) =>
@@ -628,5 +637,169 @@ describe("a server's question during a call", () => {
         assert.equal(block(reduce(open, e.result("call_a", { ok: false, code: "MCP_TIMEOUT" })), "call_a").question, null);
         assert.equal(block(reduce(open, e.error("CANCELLED", "stopped")), "call_a").question, null);
         assert.equal(block(stopped(open), "call_a").question, null);
+    });
+});
+
+/** A server of an auth_required event, as services/events.py's SignIn sends it. */
+function signInServer(id, name, extra = {}) {
+    const url = "/ai_mcp/oauth/start?server_id=" + id + "&conversation_id=7";
+    return { server_id: id, server: name, url, step_up: false, scope: null, message: "Sign in to " + name + " to use its tools.", ...extra };
+}
+
+describe("a turn waiting for a sign-in", () => {
+    /** Round 1 calls Notes twice and CRM once; Notes and Wiki need the user's sign-in. */
+    function awaitingSignIn() {
+        const e = sequence();
+        const events = [
+            e.start(),
+            e.round(1),
+            e.call("call_note", "read_note", { server: "Notes" }),
+            e.call("call_wiki", "search_wiki", { server: "Wiki" }),
+            e.call("call_crm", "find_leads"),
+            e.result("call_crm"),
+            e.signIn([signInServer(7, "Notes"), signInServer(9, "Wiki")], "call_note", "call_wiki"),
+        ];
+        return { e, events, state: play(asked("Read my notes"), events) };
+    }
+
+    test("auth_required pauses the turn on the servers to sign in to and the calls that wait for them", () => {
+        const { state } = awaitingSignIn();
+        assert.equal(state.status, "awaiting_auth");
+        assert.deepEqual(state.pendingSignIn.servers, [
+            {
+                serverId: 7,
+                server: "Notes",
+                url: "/ai_mcp/oauth/start?server_id=7&conversation_id=7",
+                stepUp: false,
+                scope: null,
+                message: "Sign in to Notes to use its tools.",
+                opened: false,
+                outcome: null,
+            },
+            {
+                serverId: 9,
+                server: "Wiki",
+                url: "/ai_mcp/oauth/start?server_id=9&conversation_id=7",
+                stepUp: false,
+                scope: null,
+                message: "Sign in to Wiki to use its tools.",
+                opened: false,
+                outcome: null,
+            },
+        ]);
+        assert.deepEqual(
+            state.pendingSignIn.calls.map((call) => call.id),
+            ["call_note", "call_wiki"]
+        );
+        assert.deepEqual(
+            tools(state).map((part) => [part.id, part.status]),
+            [
+                ["call_note", "pending_sign_in"],
+                ["call_wiki", "pending_sign_in"],
+                ["call_crm", "done"],
+            ]
+        );
+        assert.equal(stopped(state), state, "nothing streams: stop has nothing to stop");
+    });
+
+    test("a step-up keeps its flag and the permission asked; a plain sign-in has none", () => {
+        const e = sequence();
+        const state = play(asked("Edit my note"), [
+            e.start(),
+            e.round(1),
+            e.call("call_edit", "edit_note", { server: "Notes" }),
+            e.signIn([signInServer(7, "Notes", { step_up: true, scope: "notes:write", message: "Notes needs more." }), signInServer(9, "Wiki")], "call_edit"),
+        ]);
+        const [notes, wiki] = state.pendingSignIn.servers;
+        assert.deepEqual([notes.stepUp, notes.scope, notes.message], [true, "notes:write", "Notes needs more."]);
+        assert.deepEqual([wiki.stepUp, wiki.scope], [false, null]);
+    });
+
+    test("opening a sign-in, signing in and declining mark that server only", () => {
+        const { state } = awaitingSignIn();
+        const opened = signInOpened(deepFreeze(state), 7);
+        assert.deepEqual(
+            opened.pendingSignIn.servers.map((server) => [server.serverId, server.opened, server.outcome]),
+            [
+                [7, true, null],
+                [9, false, null],
+            ]
+        );
+        const answered = signInDeclined(deepFreeze(signedIn(deepFreeze(opened), 7)), 9);
+        assert.deepEqual(
+            answered.pendingSignIn.servers.map((server) => [server.serverId, server.outcome]),
+            [
+                [7, "signed_in"],
+                [9, "declined"],
+            ]
+        );
+        assert.equal(answered.status, "awaiting_auth", "only the resume ends the pause");
+    });
+
+    test("a sign-in for a server the turn does not wait for, or when no turn waits, changes nothing", () => {
+        const { e, state } = awaitingSignIn();
+        assert.equal(signedIn(state, 42), state);
+        const idle = play(state, [e.start(), e.done(2)]);
+        assert.equal(signedIn(idle, 7), idle);
+        assert.equal(signInDeclined(idle, 7), idle);
+    });
+
+    test("the resume answer waits for every server, then lists the declined ones", () => {
+        const { state } = awaitingSignIn();
+        assert.equal(signInAnswer(state), null);
+        const one = signedIn(state, 7);
+        assert.equal(signInAnswer(one), null, "Wiki has no answer yet");
+        assert.deepEqual(signInAnswer(signInDeclined(one, 9)), { sign_in: { declined: [9] } });
+        assert.deepEqual(signInAnswer(signedIn(one, 9)), { sign_in: { declined: [] } });
+        assert.deepEqual(signInAnswer(signInDeclined(signInDeclined(state, 7), 9)), { sign_in: { declined: [7, 9] } });
+    });
+
+    test("a server declined and then signed in after all is not declined", () => {
+        const { state } = awaitingSignIn();
+        const changed = signedIn(signInDeclined(signedIn(state, 9), 7), 7);
+        assert.deepEqual(signInAnswer(changed), { sign_in: { declined: [] } });
+    });
+
+    test("the resume runs the waiting calls in the same answer, and done ends the pause", () => {
+        const { e, state } = awaitingSignIn();
+        const resumed = play(state, [e.start()]);
+        assert.equal(resumed.pendingSignIn, null);
+        assert.equal(resumed.status, "running_tools");
+        assert.deepEqual(
+            tools(resumed).map((part) => part.status),
+            ["running", "running", "done"]
+        );
+        assert.equal(signInAnswer(resumed), null);
+        const end = play(resumed, [
+            e.result("call_note"),
+            e.result("call_wiki", { ok: false, code: "MCP_AUTH_REQUIRED" }), // the user went on without Wiki
+            e.round(2),
+            e.text("Your notes say hi."),
+            e.done(2),
+        ]);
+        assert.equal(end.status, "idle");
+        assert.equal(end.pendingSignIn, null);
+        assert.equal(end.messages.length, 2);
+        assert.deepEqual(
+            lastAnswer(end).map((part) => part.status ?? part.text),
+            ["done", "error", "done", "Your notes say hi."]
+        );
+    });
+
+    test("a done straight after the pause clears it", () => {
+        const { e, state } = awaitingSignIn();
+        const end = play(state, [e.done(1)]);
+        assert.equal(end.status, "idle");
+        assert.equal(end.pendingSignIn, null);
+        assert.equal(signInAnswer(signedIn(signedIn(end, 7), 9)), null);
+    });
+
+    test("reloading a conversation left waiting for a sign-in shows the same cards and waiting calls", () => {
+        const { events, state } = awaitingSignIn();
+        const reloaded = fromHistory([{ role: "user", text: "Read my notes", seq: 0 }], events);
+        assert.equal(reloaded.status, "awaiting_auth");
+        assert.deepEqual(reloaded.pendingSignIn, state.pendingSignIn);
+        assert.deepEqual(reloaded.messages, state.messages);
+        assert.equal(reloaded.pendingSignIn.servers[0].outcome, null, "a reload forgets what was clicked: the card asks again");
     });
 });

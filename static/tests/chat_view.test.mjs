@@ -5,6 +5,7 @@ import {
     allDecided,
     approvalsFor,
     errorFromResponse,
+    FINAL_TYPES,
     formatDuration,
     iconSrc,
     progressPercent,
@@ -252,4 +253,11 @@ describe("resultItems: embedded binary resources", () => {
             ["blocked", "resource", "images://dot.png", "image/png", PNG, 70]
         );
     });
+});
+
+test("a turn's request ends at a pause for a sign-in as at one for an approval", () => {
+    for (const type of ["done", "error", "approval_required", "auth_required", "confirm_continue"]) {
+        assert.ok(FINAL_TYPES.has(type), type);
+    }
+    assert.equal(FINAL_TYPES.has("tool_call"), false);
 });

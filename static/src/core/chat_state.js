@@ -16,6 +16,9 @@
  *   awaiting_approval      `pendingApproval` holds the calls the user must allow or deny; calls of the
  *                          same round that need no approval wait too and keep status "running"
  *   awaiting_confirmation  `confirm` holds { roundsUsed, maxRounds }: go on or answer now
+ *   awaiting_auth          `pendingSignIn` holds { servers, calls }: the user signs in to each server
+ *                          (in another tab) or goes on without it; its calls have status
+ *                          "pending_sign_in" and run once the turn resumes
  *   error                  `error` holds { code, message }; the turn ended
  *
  * While a call runs, its block carries the server's latest `progress` ({ progress, total, message,
@@ -26,8 +29,9 @@
  * is open until its elicitation_done or the call's result.
  *
  * A turn's assistant message collects its text and tool blocks in stream order and is continued,
- * not replaced, when the turn resumes after an approval or a confirmation. Tool blocks carry `key`,
- * unique in the conversation (call ids are only unique within a turn), for t-key and toggleTool.
+ * not replaced, when the turn resumes after an approval, a sign-in or a confirmation. Tool blocks
+ * carry `key`, unique in the conversation (call ids are only unique within a turn), for t-key and
+ * toggleTool.
  */
 
 const STREAMING = new Set(["thinking", "running_tools"]);
@@ -41,6 +45,7 @@ export function initialState() {
         round: 0,
         maxRounds: 5,
         pendingApproval: null,
+        pendingSignIn: null,
         confirm: null,
         error: null,
         warnings: [],
@@ -61,6 +66,7 @@ export function userMessage(state, text) {
         status: "thinking",
         round: 0,
         pendingApproval: null,
+        pendingSignIn: null,
         confirm: null,
         error: null,
         warnings: [],
@@ -135,12 +141,57 @@ export function stopped(state) {
     return { ...state, status: "idle", messages };
 }
 
+/**
+ * The user opened the sign-in page of `serverId` (in another tab): its card waits for the sign-in.
+ * Nothing changes when the turn does not wait for that server.
+ */
+export function signInOpened(state, serverId) {
+    return updateSignIn(state, serverId, { opened: true });
+}
+
+/** `serverId` is signed in: the bus said so, or the user did (the card's fallback link). */
+export function signedIn(state, serverId) {
+    return updateSignIn(state, serverId, { outcome: "signed_in" });
+}
+
+/** The user goes on without `serverId`: its calls fail, saying so, when the turn resumes. */
+export function signInDeclined(state, serverId) {
+    return updateSignIn(state, serverId, { outcome: "declined" });
+}
+
+/**
+ * The answer that resumes a turn waiting for sign-ins ({ sign_in: { declined: [server ids] } } for
+ * POST /ai_mcp/chat/resume) once every server is signed in or declined; null until then.
+ */
+export function signInAnswer(state) {
+    const servers = state.status === "awaiting_auth" ? state.pendingSignIn?.servers : null;
+    if (!servers || servers.some((server) => !server.outcome)) {
+        return null;
+    }
+    const declined = servers.filter((server) => server.outcome === "declined").map((server) => server.serverId);
+    return { sign_in: { declined } };
+}
+
+// The latest word wins: a server declined a moment ago and then signed in after all is signed in.
+function updateSignIn(state, serverId, change) {
+    const pending = state.status === "awaiting_auth" ? state.pendingSignIn : null;
+    if (!pending?.servers.some((server) => server.serverId === serverId)) {
+        return state;
+    }
+    const servers = pending.servers.map((server) => (server.serverId === serverId ? { ...server, ...change } : server));
+    return { ...state, pendingSignIn: { ...pending, servers } };
+}
+
+/** Tool statuses of calls that run only once the user has answered the pause. */
+const WAITING_FOR_USER = new Set(["pending_approval", "pending_sign_in"]);
+
 const HANDLERS = {
     start(state, event) {
-        // A start while calls await approval is the resume after the user's answer: the server now runs
-        // the allowed calls and answers the denied ones with TOOL_DENIED results.
-        const release = (part) => (part.status === "pending_approval" ? { ...part, status: "running" } : part);
-        const messages = state.pendingApproval ? mapCurrentTools(state.messages, release) : state.messages;
+        // A start while calls await approval or a sign-in is the resume after the user's answer: the
+        // server now runs the allowed calls and answers the denied or declined ones with failed results.
+        const release = (part) => (WAITING_FOR_USER.has(part.status) ? { ...part, status: "running" } : part);
+        const paused = state.pendingApproval || state.pendingSignIn;
+        const messages = paused ? mapCurrentTools(state.messages, release) : state.messages;
         return {
             ...state,
             conversationId: event.conversation_id ?? state.conversationId,
@@ -149,6 +200,7 @@ const HANDLERS = {
             messages,
             status: busyStatus(messages),
             pendingApproval: null,
+            pendingSignIn: null,
             confirm: null,
             error: null,
         };
@@ -226,6 +278,24 @@ const HANDLERS = {
         return { ...state, messages, pendingApproval: event.calls, status: "awaiting_approval" };
     },
 
+    auth_required(state, event) {
+        const waiting = new Set(event.calls.map((call) => call.id));
+        const messages = mapCurrentTools(state.messages, (part) =>
+            waiting.has(part.id) ? { ...part, status: "pending_sign_in" } : part
+        );
+        const servers = event.servers.map((server) => ({
+            serverId: server.server_id,
+            server: server.server,
+            url: server.url,
+            stepUp: server.step_up === true,
+            scope: server.scope ?? null,
+            message: server.message,
+            opened: false,
+            outcome: null,
+        }));
+        return { ...state, messages, pendingSignIn: { servers, calls: event.calls }, status: "awaiting_auth" };
+    },
+
     confirm_continue(state, event) {
         return {
             ...state,
@@ -252,7 +322,7 @@ const HANDLERS = {
     },
 
     done(state, event) {
-        return { ...state, status: "idle", usage: event.usage ?? null, pendingApproval: null, confirm: null };
+        return { ...state, status: "idle", usage: event.usage ?? null, pendingApproval: null, pendingSignIn: null, confirm: null };
     },
 };
 

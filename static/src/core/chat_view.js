@@ -12,7 +12,7 @@
 export const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /** The events after which the server sends nothing more for the request (services/events.py). */
-export const FINAL_TYPES = new Set(["done", "error", "approval_required", "confirm_continue"]);
+export const FINAL_TYPES = new Set(["done", "error", "approval_required", "auth_required", "confirm_continue"]);
 
 /** Errors that happened in the browser, not in the turn: the server may not even know of them. */
 export const LOCAL_ERRORS = new Set(["NETWORK_ERROR", "HTTP_ERROR"]);

@@ -6,51 +6,34 @@ import { rpc } from "@web/core/network/rpc";
 import { registry } from "@web/core/registry";
 import { useService } from "@web/core/utils/hooks";
 
-import {
-    cancelRequested,
-    eventFromSse,
-    fromHistory,
-    initialState,
-    reduce,
-    stopped,
-    toggleTool,
-    userMessage,
-} from "@ai_mcp/core/chat_state";
-import { FINAL_TYPES, isStreamingStatus, lastUserText, retryPlan } from "@ai_mcp/core/chat_view";
+import { cancelRequested, fromHistory, initialState, reduce, toggleTool, userMessage } from "@ai_mcp/core/chat_state";
+import { isStreamingStatus, lastUserText, retryPlan } from "@ai_mcp/core/chat_view";
 import { ChatHeader } from "../chat_header/chat_header";
 import { ChatNotices } from "../chat_notices/chat_notices";
-import { ChatHttpError, postStream, readEventsAfter, RESUME_URL, STREAM_URL } from "../chat_transport";
+import { RESUME_URL, STREAM_URL } from "../chat_transport";
 import { Composer } from "../composer/composer";
 import { PromptSource } from "../composer/prompt_source";
 import { ResourceSource } from "../composer/resource_source";
 import { ConversationList } from "../conversation_list/conversation_list";
 import { MessageList } from "../message_list/message_list";
 import { PauseDialogs } from "./pause_dialogs";
+import { SignInCard } from "../sign_in_card/sign_in_card";
+import { SignInPause } from "./sign_in_pause";
 import { StatusLine } from "../status_line/status_line";
+import { TurnStream } from "./turn_stream";
 
-/** How long a broken stream is read again before the widget gives up (the server cancels the turn
- * once it notices the disconnect, at the latest at its next heartbeat). */
-const CATCH_UP_DELAYS = [300, 1000, 2000, 3000, 5000, 5000, 5000, 5000, 5000, 5000, 5000];
-/** Following a turn that streams to another tab (opened while running): poll its stored events. */
-const FOLLOW_INTERVAL = 1500;
-const FOLLOW_LIMIT = 10 * 60 * 1000;
-/** A message sent right after "stop" may find the turn still being cancelled (409): try again. */
-const BUSY_RETRY_WINDOW = 15000;
-const BUSY_RETRY_DELAY = 700;
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Refusals of a resume that mean another tab of the user resumed the same conversation first. */
+const RESUMED_ELSEWHERE = new Set(["CONVERSATION_BUSY", "NOT_WAITING"]);
 
 /**
  * The "AI Assistant" client action (tag ai_mcp.chat_action). The view state is chat_state.js's,
  * held in `state.chat` and replaced by `reduce` for every event; this component does the I/O:
- * JSON routes through rpc and streams through fetch; pause_dialogs.js asks the approval and
- * "continue?" questions.
- * One request streams at a time; `this.request` is it ({ kind, url, body, received, final,
- * stopped, controller, before }), `this.lastRequest` the last one, for "Retry".
+ * JSON routes through rpc, streams through turn_stream.js; pause_dialogs.js asks the approval and
+ * "continue?" questions; sign-in cards ask for the OAuth sign-ins a turn waits for.
  */
 export class ChatAction extends Component {
     static template = "ai_mcp.ChatAction";
-    static components = { ChatHeader, ChatNotices, Composer, ConversationList, MessageList, StatusLine };
+    static components = { ChatHeader, ChatNotices, Composer, ConversationList, MessageList, SignInCard, StatusLine };
     static props = ["*"];
 
     setup() {
@@ -66,18 +49,32 @@ export class ChatAction extends Component {
             loading: true,
             listOpen: false, // small screens: the conversation list shown over the chat
         });
-        this.request = null;
-        this.lastRequest = null;
-        this.stoppedAt = 0;
         this.alive = true;
         this.mounted = false;
         this.pauses = new PauseDialogs(this.dialog, (answer) => this.resume(answer));
         this.promptSource = new PromptSource(() => this.conversationParams());
         this.prompts = useState(this.promptSource.state);
         this.resourceSource = new ResourceSource(() => this.conversationParams());
-        this.followToken = 0;
+        this.turns = new TurnStream({
+            chat: () => this.state.chat,
+            apply: (event) => this.apply(event),
+            setChat: (chat) => this.setChat(chat),
+            fail: (error) => this.fail(error),
+            setBusy: (busy) => (this.state.busy = busy),
+            alive: () => this.alive,
+            started: () => {
+                router.pushState({ active_id: this.state.chat.conversationId });
+                this.refreshConversations();
+            },
+            settled: () => this.refreshConversations(),
+        });
         this.scrollRef = useRef("scroll");
         this.stickToBottom = true;
+        this.signIn = new SignInPause(useService("bus_service"), {
+            chat: () => this.state.chat,
+            setChat: (chat) => this.setChat(chat),
+            resume: (answer, options) => this.resume(answer, options),
+        });
 
         onWillStart(() => this.load());
         onMounted(() => {
@@ -95,10 +92,9 @@ export class ChatAction extends Component {
         );
         onWillUnmount(() => {
             this.alive = false;
-            this.followToken++;
-            // Leaving the screen cancels the turn (DESIGN.md section 4: nothing runs in the background).
-            this.request?.controller.abort();
+            this.turns.dispose();
             this.pauses.close();
+            this.signIn.dispose();
         });
     }
 
@@ -139,11 +135,18 @@ export class ChatAction extends Component {
         if (this.chat.status === "awaiting_confirmation") {
             return _t("Tell the assistant whether to go on first.");
         }
+        if (this.chat.status === "awaiting_auth") {
+            return _t("Sign in, or continue without the server, first.");
+        }
         return "";
     }
 
     get showStatus() {
-        return isStreamingStatus(this.chat.status) || (this.state.busy && !["error", "awaiting_approval", "awaiting_confirmation"].includes(this.chat.status));
+        return isStreamingStatus(this.chat.status) || (this.state.busy && !["error", "awaiting_approval", "awaiting_confirmation", "awaiting_auth"].includes(this.chat.status));
+    }
+
+    get paused() {
+        return ["awaiting_approval", "awaiting_auth"].includes(this.chat.status);
     }
 
     get canRetry() {
@@ -206,9 +209,8 @@ export class ChatAction extends Component {
         if (!this.alive) {
             return;
         }
-        this.followToken++;
+        this.turns.forget();
         this.pauses.close();
-        this.lastRequest = null;
         const conversation = data.conversation || {};
         let chat = fromHistory(data.messages || [], data.events || []);
         chat = { ...chat, conversationId: conversation.id || id };
@@ -228,7 +230,7 @@ export class ChatAction extends Component {
             router.pushState({ active_id: chat.conversationId });
         }
         if (isStreamingStatus(chat.status)) {
-            this.follow(chat.conversationId);
+            this.turns.follow(chat.conversationId);
         }
     }
 
@@ -236,9 +238,8 @@ export class ChatAction extends Component {
         if (this.state.busy) {
             return;
         }
-        this.followToken++;
+        this.turns.forget();
         this.pauses.close();
-        this.lastRequest = null;
         this.state.cloudServiceId = null;
         if (!this.state.assistants.some((assistant) => assistant.id === this.state.assistantId)) {
             this.state.assistantId = this.state.assistants[0]?.id ?? null;
@@ -370,7 +371,7 @@ export class ChatAction extends Component {
         const before = this.state.chat;
         this.stickToBottom = true;
         this.setChat(userMessage(before, text));
-        await this.stream("message", STREAM_URL, { ...this.conversationParams(), message: text }, before);
+        await this.turns.run("message", STREAM_URL, { ...this.conversationParams(), message: text }, { before });
     }
 
     /** A prompt picked in the composer: its text is the user's message. Resolves to an error text. */
@@ -391,31 +392,28 @@ export class ChatAction extends Component {
         return null;
     }
 
-    async resume(answer) {
+    /** `elsewhere`: the answer did not come from this tab, so another tab may have resumed first. */
+    async resume(answer, { elsewhere = false } = {}) {
         const conversationId = this.state.chat.conversationId;
         if (!conversationId || this.state.busy) {
             return;
         }
         this.stickToBottom = true;
-        await this.stream("resume", RESUME_URL, { conversation_id: conversationId, ...answer });
+        let taken = false;
+        const refused = (error) => (taken = elsewhere && RESUMED_ELSEWHERE.has(error.code));
+        await this.turns.run("resume", RESUME_URL, { conversation_id: conversationId, ...answer }, { refused });
+        if (taken && this.alive) {
+            await this.openConversation(conversationId, { push: false }); // shows, or follows, that tab's answer
+        }
     }
 
     stop() {
-        const request = this.request;
-        if (!request) {
-            return;
-        }
-        request.stopped = true;
-        request.controller.abort();
-        this.request = null;
-        this.state.busy = false;
-        this.stoppedAt = Date.now();
-        this.setChat(stopped(this.state.chat));
+        this.turns.stop();
     }
 
     retryPlan() {
         return retryPlan({
-            lastRequest: this.lastRequest,
+            lastRequest: this.turns.lastRequest,
             error: this.state.chat.error,
             lastUserText: lastUserText(this.state.chat.messages),
         });
@@ -427,148 +425,14 @@ export class ChatAction extends Component {
             return;
         }
         if (plan.kind === "resume") {
-            await this.stream("resume", RESUME_URL, plan.body);
+            await this.turns.run("resume", RESUME_URL, plan.body);
             return;
         }
-        if (plan.replaceLast && this.lastRequest?.before) {
+        if (plan.replaceLast && this.turns.lastRequest?.before) {
             // That message never reached the server: send it again in its place.
-            this.setChat({ ...this.lastRequest.before, error: null, status: "idle" });
+            this.setChat({ ...this.turns.lastRequest.before, error: null, status: "idle" });
         }
         await this.send(plan.text);
-    }
-
-    async stream(kind, url, body, before = null) {
-        const request = {
-            kind,
-            url,
-            body,
-            before,
-            received: 0,
-            final: false,
-            stopped: false,
-            controller: new AbortController(),
-        };
-        this.followToken++;
-        this.request = this.lastRequest = request;
-        this.state.busy = true;
-        try {
-            await this.post(request);
-            if (!request.final && !request.stopped) {
-                await this.catchUp(request); // the stream ended before the turn did
-            }
-        } catch (error) {
-            if (request.stopped || !this.alive) {
-                return;
-            }
-            if (error instanceof ChatHttpError) {
-                this.fail(error.error);
-            } else if (error?.name === "AbortError") {
-                this.setChat(stopped(this.state.chat));
-            } else {
-                await this.catchUp(request); // the network broke: read what the server stored
-            }
-        } finally {
-            if (this.request === request) {
-                this.request = null;
-                this.state.busy = false;
-            }
-            if (this.alive) {
-                this.refreshConversations();
-            }
-        }
-    }
-
-    async post(request) {
-        const onMessage = (message) => this.receive(request, message);
-        for (let attempt = 0; ; attempt++) {
-            try {
-                await postStream(request.url, request.body, { signal: request.controller.signal, onMessage });
-                return;
-            } catch (error) {
-                const busy = error instanceof ChatHttpError && error.error.code === "CONVERSATION_BUSY";
-                const justStopped = Date.now() - this.stoppedAt < BUSY_RETRY_WINDOW;
-                if (!busy || !justStopped || request.stopped || !this.alive) {
-                    throw error;
-                }
-                await sleep(BUSY_RETRY_DELAY);
-            }
-        }
-    }
-
-    receive(request, message) {
-        if (request.stopped || request !== this.request || !this.alive) {
-            return;
-        }
-        const event = eventFromSse(message);
-        request.received++;
-        const wasNew = !this.state.chat.conversationId;
-        this.apply(event);
-        if (event.type === "start" && wasNew && this.state.chat.conversationId) {
-            router.pushState({ active_id: this.state.chat.conversationId });
-            this.refreshConversations();
-        }
-        if (FINAL_TYPES.has(event.type)) {
-            request.final = true;
-        }
-    }
-
-    /** The stream broke or ended early: read the conversation's stored events after the last one seen. */
-    async catchUp(request) {
-        const onMessage = (message) => this.receive(request, message);
-        for (const delay of CATCH_UP_DELAYS) {
-            const conversationId = this.state.chat.conversationId;
-            if (!conversationId || request.stopped || !this.alive) {
-                break;
-            }
-            await sleep(delay);
-            if (request.stopped || !this.alive) {
-                return;
-            }
-            try {
-                await readEventsAfter(conversationId, this.state.chat.lastEventId, {
-                    signal: request.controller.signal,
-                    onMessage,
-                });
-            } catch (error) {
-                if (request.stopped || error?.name === "AbortError") {
-                    return;
-                }
-                // still unreachable: try again after the next delay
-            }
-            if (request.final) {
-                return;
-            }
-        }
-        if (!request.stopped && this.alive && request === this.request) {
-            this.fail({
-                code: "NETWORK_ERROR",
-                message: this.state.chat.conversationId
-                    ? _t("The connection to the server was lost and the answer could not be read again.")
-                    : _t("The connection to the server was lost before the answer started."),
-            });
-        }
-    }
-
-    /** A conversation opened while its turn runs elsewhere: poll its stored events until the turn pauses or ends. */
-    async follow(conversationId) {
-        const token = ++this.followToken;
-        const started = Date.now();
-        const current = () => token === this.followToken && this.alive && this.state.chat.conversationId === conversationId;
-        const onMessage = (message) => current() && this.apply(eventFromSse(message));
-        while (current() && isStreamingStatus(this.state.chat.status) && Date.now() - started < FOLLOW_LIMIT) {
-            await sleep(FOLLOW_INTERVAL);
-            if (!current()) {
-                return;
-            }
-            try {
-                await readEventsAfter(conversationId, this.state.chat.lastEventId, { onMessage });
-            } catch {
-                // try again at the next tick
-            }
-        }
-        if (current()) {
-            this.refreshConversations();
-        }
     }
 }
 

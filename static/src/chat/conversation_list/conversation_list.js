@@ -6,6 +6,7 @@ const STATE_ICONS = {
     running: "fa fa-circle-o-notch fa-spin",
     awaiting_approval: "fa fa-hand-paper-o text-warning",
     awaiting_confirmation: "fa fa-question-circle text-warning",
+    awaiting_auth: "fa fa-key text-warning",
 };
 
 /** The user's conversations, newest first, and "New chat". */
@@ -33,6 +34,7 @@ export class ConversationList extends Component {
             running: _t("Answering"),
             awaiting_approval: _t("Waiting for your approval"),
             awaiting_confirmation: _t("Waiting for your answer"),
+            awaiting_auth: _t("Waiting for your sign-in"),
         };
         return labels[conversation.state] || "";
     }
