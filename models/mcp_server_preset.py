@@ -35,8 +35,8 @@ class McpServerPreset(models.Model):
     args = fields.Text(string="Arguments", help="One argument per line, as on the server.")
     needs_oauth = fields.Boolean(
         string="Signs In with OAuth",
-        help="The provider documents an OAuth sign-in, which this module does not run: connecting needs a token "
-        "obtained elsewhere, as the setup notes say.",
+        help="The provider signs users in with OAuth: a server created from this entry signs in each user with "
+        "their own account (Sign in, on the server's form, or when a conversation first needs it).",
     )
 
     # -- what the current user can do with it -----------------------------------------------------
@@ -106,7 +106,7 @@ class McpServerPreset(models.Model):
         if stdio:
             values.update(command=self.command, args=self.args or False)
         else:
-            values.update(url=self.url, auth_type=self.auth_type)
+            values.update(url=self.url, auth_type="oauth" if self.needs_oauth else self.auth_type)
             if self.api_key_header:
                 values["api_key_header"] = self.api_key_header
         return values

@@ -53,6 +53,11 @@ class TestServerPresets(AiMcpCase):
             ("GitHub", "system", "streamable_http", "https://api.githubcopilot.com/mcp/", "bearer", "draft"),
         )
         self.assertEqual(server.preset_id, self.github)
+
+    def test_an_oauth_entry_creates_a_server_that_signs_in(self):
+        server = self.create_from(self.env.ref("ai_mcp.mcp_server_preset_linear"), self.manager)
+        self.assertEqual((server.auth_type, server.oauth_token_scope), ("oauth", "user"))
+        self.assertEqual(server.with_user(self.manager).action_oauth_sign_in()["url"], f"/ai_mcp/oauth/start?server_id={server.id}")
         self.assertFalse(server.api_key_set, "the admin adds the token on the form that opens")
         self.assertIn("https://github.com/github/github-mcp-server", server.description)
         self.assertIn("personal access token", server.description)
