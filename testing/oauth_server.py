@@ -66,6 +66,9 @@ class Switches:
     issuer_override: str | None = None
     # a clock running this many seconds ahead of the client's (tokens expire earlier for it)
     clock_skew: int = 0
+    # the person who allows every authorization at once, as if they pressed Allow on the consent
+    # page: a browser tour's sign-in then runs in the browser itself, redirects and cookies included
+    auto_consent_user: str | None = None
 
 
 @dataclass
@@ -125,6 +128,8 @@ class MemoryProvider:
             raise AuthorizeError("invalid_request", f"unknown resource {params.resource}")
         request_id = secrets.token_urlsafe(16)
         self.pending[request_id] = _Pending(client.client_id or "", params, time.time() + 600)
+        if self.switches.auto_consent_user:
+            return self.consent(request_id, self.switches.auto_consent_user, allow=True)
         return f"{self.server.base_url}/consent?request={request_id}"
 
     def consent(self, request_id: str, user: str, allow: bool) -> str:

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 
-from odoo.addons.ai_mcp.testing.oauth_server import OAuthServer
+from odoo.addons.ai_mcp.testing.oauth_server import STEP_UP_TOOL, OAuthServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .chat_common import AI_USER_GROUPS, ChatCase, types_of
@@ -242,3 +242,26 @@ class TestOAuthSignIn(ChatCase):
         self.env.invalidate_all()
         told = [m["content"] for m in self.llm.requests[-1]["messages"] if m["role"] == "tool"]
         self.assertIn("chose not to sign in to Notes", told[0])
+
+    def test_the_sign_in_card_signs_in_and_the_answer_goes_on(self):
+        self.synced()
+        self.oauth.switches.auto_consent_user = "bob"  # the provider's Allow, pressed in the browser's own flow
+        self.addCleanup(setattr, self.oauth.switches, "auto_consent_user", None)
+        self.llm._responder = notes_model
+        self.addCleanup(setattr, self.llm, "_responder", None)
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_oauth_tour", login=self.other.login, timeout=120)
+        grant = self.grants().filtered(lambda g: g.user_id == self.other)
+        self.assertEqual((grant.scope, grant.signed_in_by_id), ("read", self.other))
+        calls = self.env["ai.message"].search([("role", "=", "tool"), ("conversation_id.user_id", "=", self.other.id)], order="id")
+        self.assertEqual([(c.tool_name, c.status) for c in calls], [("whoami", "done"), (STEP_UP_TOOL, "error")])
+        self.assertEqual(calls[1].error_code, "MCP_AUTH_REQUIRED")
+
+def notes_model(body):
+    """"Who am I on Notes?": whoami, then its answer; "Show the admin report": admin_report, then an
+    answer without it."""
+    messages = body.get("messages", [])
+    last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")
+    results = [m["content"] for m in messages[last_user:] if m.get("role") == "tool"]
+    if messages[last_user]["content"].startswith("Who am I"):
+        return Turn(text=f"You are {results[0]}.") if results else Turn(tool_calls=(ToolCall("whoami", {}),))
+    return Turn(text="I answer without Notes.") if results else Turn(tool_calls=(ToolCall(STEP_UP_TOOL, {}),))
