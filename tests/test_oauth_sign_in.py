@@ -169,6 +169,29 @@ class TestOAuthSignIn(ChatCase):
         response, _events = self.resume(conversation_id, sign_in={"declined": "all"})
         self.assertEqual(response.status_code, 409, "the conversation no longer waits")
 
+    def test_a_shared_grant_serves_every_user_and_only_its_manager_signs_in(self):
+        self.notes.oauth_token_scope = "shared"
+        self.synced()
+        grant = self.grants()
+        self.assertEqual((len(grant), grant.user_id.id, grant.signed_in_by_id), (1, False, self.manager))
+
+        self.login(self.other)
+        refused = self.opener.get(f"{self.base_url()}/ai_mcp/oauth/start?server_id={self.notes.id}", allow_redirects=False, timeout=30)
+        self.assertEqual(refused.status_code, 403)
+        self.assertIn("Only the manager of Notes may sign in for everyone who uses it.", refused.text)
+
+        self.llm.queue(Turn(tool_calls=(ToolCall("whoami", {}, id="s1"),)), Turn(text="You use the shared sign-in."))
+        _response, events = self.send("Who am I on Notes?")
+        self.assertNotIn("auth_required", types_of(events))
+        self.assertEqual([e.data["content"][0]["text"] for e in events if e.event == "tool_result"], ["manager"])
+
+    def test_odoo_serves_its_client_metadata_document(self):
+        url = f"{self.base_url()}/ai_mcp/oauth/client-metadata.json"
+        document = self.opener.get(url, timeout=30).json()
+        self.assertEqual(document["client_id"], url)
+        self.assertEqual(document["redirect_uris"], [f"{self.base_url()}/ai_mcp/oauth/callback"])
+        self.assertEqual((document["token_endpoint_auth_method"], document["grant_types"]), ("none", ["authorization_code", "refresh_token"]))
+
     def test_nobody_reads_a_grant_managers_included(self):
         self.synced()
         self.sign_in(self.user, "alice")
