@@ -345,6 +345,31 @@ def _bearer_guard(app: Any, token: str, forbidden: str = "") -> Any:
     return guarded
 
 
+async def read_body(receive: Any) -> bytes:
+    """The whole body of an ASGI request, for a middleware that looks at it before the app does."""
+    body = b""
+    more = True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body
+
+
+def replay(body: bytes, receive: Any) -> Any:
+    """An ASGI `receive` that hands the app the body read beforehand."""
+    replayed = False
+
+    async def replaying() -> dict[str, Any]:
+        nonlocal replayed
+        if replayed:
+            return await receive()  # later reads wait for the disconnect, as the app expects
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replaying
+
+
 def _garbler(app: Any) -> Any:
     """Answers a tools/call of `garble` with a body that is not JSON-RPC, as a broken server would."""
 
@@ -352,27 +377,12 @@ def _garbler(app: Any) -> Any:
         if scope["type"] != "http" or scope["method"] != "POST":
             await app(scope, receive, send)
             return
-        body = b""
-        more = True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         if b'"name":"garble"' in body.replace(b" ", b""):
             await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
             await send({"type": "http.response.body", "body": b"{this is not json-rpc"})
             return
-
-        replayed = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal replayed
-            if replayed:
-                return await receive()  # later reads wait for the disconnect, as the app expects
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await app(scope, replay, send)
+        await app(scope, replay(body, receive), send)
 
     return garbling
 

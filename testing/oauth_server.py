@@ -44,6 +44,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from .mcp_servers import read_body, replay
+
 READ_SCOPE = "read"
 ADMIN_SCOPE = "admin"
 STEP_UP_TOOL = "admin_report"
@@ -384,7 +386,7 @@ class OAuthServer:
     async def _step_up(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """A call of STEP_UP_TOOL with a token lacking the admin scope is answered 403
         insufficient_scope at the HTTP level, as the MCP spec's scope challenge says."""
-        body = await _read_body(receive)
+        body = await read_body(receive)
         with contextlib.suppress(ValueError):
             payload = json.loads(body or b"{}")
             if isinstance(payload, dict) and payload.get("method") == "tools/call" and payload.get("params", {}).get("name") == STEP_UP_TOOL:
@@ -397,39 +399,16 @@ class OAuthServer:
                     )
                     response = JSONResponse({"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge})
                     return await response(scope, receive, send)
-        await app(scope, _replay(body, receive), send)
+        await app(scope, replay(body, receive), send)
 
 
 async def _public_client_revocation(app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
     """mcp 1.30's revocation handler requires a client_secret field even from a public client
     (token_endpoint_auth_method none), which sends none (RFC 7009 section 2.1): give it an empty one."""
-    body = await _read_body(receive)
+    body = await read_body(receive)
     if b"client_secret=" not in body:
         body += b"&client_secret="
-    await app(_with_length(scope, len(body)), _replay(body, receive), send)
-
-
-async def _read_body(receive: Any) -> bytes:
-    body = b""
-    more = True
-    while more:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
-    return body
-
-
-def _replay(body: bytes, receive: Any) -> Any:
-    replayed = False
-
-    async def replay() -> dict[str, Any]:
-        nonlocal replayed
-        if replayed:
-            return await receive()  # later reads wait for the disconnect, as the app expects
-        replayed = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replay
+    await app(_with_length(scope, len(body)), replay(body, receive), send)
 
 
 def _with_length(scope: dict[str, Any], length: int) -> dict[str, Any]:
