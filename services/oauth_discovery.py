@@ -142,15 +142,20 @@ async def discover(server_url: str, http: GuardedHttp, challenge: Challenge | No
     )
 
 
+async def _fetch(client: httpx.AsyncClient, http: GuardedHttp, url: str, field: str) -> httpx.Response:
+    """One metadata document candidate, its URL checked first; `field` names it in a refusal."""
+    await http.check(url, field)
+    try:
+        return await client.send(create_oauth_metadata_request(url))
+    except httpx.HTTPError as exc:
+        raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot fetch {url}: {exc}", field=field) from None
+
+
 async def _protected_resource(server_url: str, www_auth_url: str | None, http: GuardedHttp) -> ProtectedResourceMetadata | None:
     urls = build_protected_resource_metadata_discovery_urls(www_auth_url, server_url)
     async with http.client() as client:
         for url in urls:
-            await http.check(url, "resource_metadata")
-            try:
-                response = await client.send(create_oauth_metadata_request(url))
-            except httpx.HTTPError as exc:
-                raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot fetch {url}: {exc}", field="resource_metadata") from None
+            response = await _fetch(client, http, url, "resource_metadata")
             metadata = await handle_protected_resource_response(response)
             if metadata is not None:
                 return metadata
@@ -163,11 +168,7 @@ async def _authorization_server(auth_server_url: str | None, server_url: str, ht
     expected_issuer = auth_server_url or server_url
     async with http.client() as client:
         for url in urls:
-            await http.check(url, "authorization_servers")
-            try:
-                response = await client.send(create_oauth_metadata_request(url))
-            except httpx.HTTPError as exc:
-                raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot fetch {url}: {exc}", field="authorization_servers") from None
+            response = await _fetch(client, http, url, "authorization_servers")
             go_on, metadata = await handle_auth_metadata_response(response)
             if metadata is not None:
                 if auth_server_url is not None:
