@@ -54,10 +54,6 @@ class TestServerPresets(AiMcpCase):
         )
         self.assertEqual(server.preset_id, self.github)
 
-    def test_an_oauth_entry_creates_a_server_that_signs_in(self):
-        server = self.create_from(self.env.ref("ai_mcp.mcp_server_preset_linear"), self.manager)
-        self.assertEqual((server.auth_type, server.oauth_token_scope), ("oauth", "user"))
-        self.assertEqual(server.with_user(self.manager).action_oauth_sign_in()["url"], f"/ai_mcp/oauth/start?server_id={server.id}")
         self.assertFalse(server.api_key_set, "the admin adds the token on the form that opens")
         self.assertIn("https://github.com/github/github-mcp-server", server.description)
         self.assertIn("personal access token", server.description)
@@ -70,6 +66,11 @@ class TestServerPresets(AiMcpCase):
         context7 = self.create_from(self.context7, self.manager)
         self.assertEqual((context7.auth_type, context7.api_key_header), ("none", "CONTEXT7_API_KEY"))
         self.assertEqual(self.create_from(self.github, self.manager).name, "GitHub", "a preset can be used again")
+
+    def test_an_oauth_entry_creates_a_server_that_signs_in(self):
+        server = self.create_from(self.env.ref("ai_mcp.mcp_server_preset_linear"), self.manager)
+        self.assertEqual((server.auth_type, server.oauth_token_scope), ("oauth", "user"))
+        self.assertEqual(server.with_user(self.manager).action_oauth_sign_in()["url"], f"/ai_mcp/oauth/start?server_id={server.id}")
 
     def test_a_preset_server_connects_and_discovers_its_tools(self):
         http = self.serve()
