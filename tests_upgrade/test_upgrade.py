@@ -81,7 +81,7 @@ def upgraded() -> Iterator[tuple[dict, dict, str]]:
             server.use_module(ROOT)
             log = server.tmp / "update.log"
             done = server.update(log)
-            assert done.returncode == 0, done.stdout.decode(errors="replace")[-3000:]
+            assert done.returncode == 0, (done.stdout.decode(errors="replace") + log.read_text(errors="replace"))[-4000:]
             errors = [line for line in log.read_text(errors="replace").splitlines() if " ERROR " in line or " CRITICAL " in line]
             assert not errors, errors
             yield before, read_snapshot(server), log.read_text(errors="replace")

@@ -6,6 +6,8 @@ against old code.
 """
 import json
 
+from odoo.tools.parse_version import parse_version
+
 SECRETS = {"ai.provider": ("api_key",), "mcp.server": ("api_key", "headers", "env_vars")}
 MODELS = (
     "ai.provider", "ai.assistant", "mcp.server", "mcp.tool", "cloud.service", "ai.conversation", "ai.message",
@@ -22,8 +24,11 @@ def populate(env):
     groups = env.ref("base.group_user") | env.ref("ai_mcp.group_ai_user")
     owner = Users.create({"name": "Owner", "login": "upgrade_owner", "groups_id": [(6, 0, groups.ids)]})
     portal = Users.create({"name": "Portal", "login": "upgrade_portal", "groups_id": [(6, 0, env.ref("base.group_portal").ids)]})
-    # a portal user holding the AI role, which 18.0.1.0.0 allowed
-    env.cr.execute("INSERT INTO res_groups_users_rel (gid, uid) VALUES (%s, %s)", (env.ref("ai_mcp.group_ai_user").id, portal.id))
+    installed = env["ir.module.module"].search([("name", "=", "ai_mcp")]).latest_version
+    if parse_version(installed) < parse_version("18.0.1.1.0"):
+        # a portal user holding the AI role, which only 18.0.1.0.0 allowed (from 18.0.1.1.0 on, the
+        # role makes an internal user and Odoo refuses a user with two user types)
+        env.cr.execute("INSERT INTO res_groups_users_rel (gid, uid) VALUES (%s, %s)", (env.ref("ai_mcp.group_ai_user").id, portal.id))
 
     provider = env["ai.provider"].create({"name": "Upgrade LLM", "base_url": "https://llm.example.com/v1", "api_key": "sk-upgrade-1"})
     bearer = env["mcp.server"].create({"name": "Bearer", "url": "http://127.0.0.1:9/mcp", "auth_type": "bearer", "api_key": "tok-upgrade-2"})
