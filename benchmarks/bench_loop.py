@@ -14,6 +14,8 @@ loop never stops to ask "continue?" (that happens when round max_rounds - 1 ende
           thread hand-off is counted; the pooled MCP session is warm. Everything a turn does is in:
           binding tools, building the chat model, converting messages, validating arguments,
           building events.
+          The model request is posted as LangChain built it (services/chat_completions.py), not
+          walked by openai's create() first: that walk alone cost more than the rest of the loop.
   bare    on the same loop: an `openai.AsyncOpenAI` client created once and a raw
           `mcp.ClientSession` over `streamable_http_client` opened once, driven by hand
           (stream consumed, tool-call deltas assembled, `echo` called, result appended). It offers
@@ -276,7 +278,7 @@ def compare_bodies(ours: list[dict[str, Any]], bare: list[dict[str, Any]]) -> st
 
 
 # Where our loop's own time goes, by suspect: (label, file name, function name) as pstats names
-# them. A function that no longer exists reads 0; both loops pay the openai-SDK rows.
+# them. A function that no longer exists reads 0.
 SUSPECTS: tuple[tuple[str, str, str], ...] = (
     ("ChatOpenAI built per turn (make_chat_model)", "llm_stream.py", "make_chat_model"),
     ("langchain tool per turn (_langchain_tool)", "agent_loop.py", "_langchain_tool"),
@@ -292,8 +294,9 @@ SUSPECTS: tuple[tuple[str, str, str], ...] = (
     ("jsonschema check_schema (once per schema: cached validators)", "validators.py", "check_schema"),
     ("tool call through the hub (acall_tool; the SDK call inside)", "hub.py", "acall_tool"),
     ("pydantic model __init__ (events, messages, ...)", "main.py", "__init__"),
-    ("openai SDK body transform (both loops pay it)", "_transform.py", "async_maybe_transform"),
-    ("openai SDK create() in all (both loops pay it)", "completions.py", "create"),
+    ("openai SDK body transform (bare pays it; ours posts the payload as is)", "_transform.py", "async_maybe_transform"),
+    ("openai SDK create() in all (bare; ours: the row below)", "completions.py", "create"),
+    ("request sent as is (PlainChatCompletions.create)", "chat_completions.py", "create"),
 )
 
 

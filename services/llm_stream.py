@@ -16,6 +16,7 @@ from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from .chat_completions import post_payloads_as_they_are
 from .errors import ErrorCode, LlmError
 
 _logger = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ CHAT_MODEL_CACHE_SIZE = 64
 
 @functools.lru_cache(maxsize=CHAT_MODEL_CACHE_SIZE)
 def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
-    return ChatOpenAI(
+    chat = ChatOpenAI(
         model=settings.model,
         base_url=settings.base_url,
         api_key=settings.api_key.get_secret_value() or "not-needed",
@@ -61,6 +62,8 @@ def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
         # its per-chunk asyncio.wait_for costs a task per chunk; `timeout` already bounds each read
         stream_chunk_timeout=None,
     )
+    post_payloads_as_they_are(chat)
+    return chat
 
 
 async def stream_reply(

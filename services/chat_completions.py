@@ -1,0 +1,61 @@
+"""`chat.completions.create` for LangChain's ChatOpenAI, posting its JSON payload as it is.
+
+openai's own `create()` walks every request body against its TypedDict parameters (key aliases,
+file encoding) before sending it, trying each member of every union on every message: about 0.5 ms
+of CPU per message and 0.15 ms per tool on this machine class, paid again on each model call of a
+round as the history grows. It was the largest single cost of a round, larger than the whole
+agent loop. LangChain's payload is already plain JSON under openai's own key names, for which that
+walk changes nothing (tests_py/test_chat_completions.py proves it on a real turn's payloads), so it
+is posted through the client's public `post()` with the same options `create()` uses: same
+endpoint, headers, retries, timeout and errors. The chunks stay the dicts the server sent, which
+LangChain reads directly instead of building and dumping a pydantic model per chunk.
+
+Written by hand because neither openai nor langchain-openai has a switch for it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+# keyword arguments of create() that are request options, not body fields
+_OPTION_KEYS = ("extra_headers", "extra_query", "extra_body", "timeout")
+
+
+class PlainChatCompletions:
+    """Stands in for `AsyncOpenAI().chat.completions` in a ChatOpenAI (its `async_client`)."""
+
+    def __init__(self, client: openai.AsyncOpenAI) -> None:
+        self._client = client
+
+    async def create(self, **payload: Any) -> Any:
+        options: dict[str, Any] = {"security": {"bearer_auth": True}}
+        extra_headers, extra_query, extra_body, timeout = (payload.pop(key, None) for key in _OPTION_KEYS)
+        if extra_headers:
+            options["headers"] = extra_headers
+        if extra_query:
+            options["params"] = extra_query
+        if extra_body:
+            options["extra_json"] = extra_body
+        if timeout is not None:
+            options["timeout"] = timeout
+        stream = bool(payload.get("stream"))
+        return await self._client.post(
+            "/chat/completions",
+            body=payload,
+            cast_to=object,
+            options=options,  # type: ignore[arg-type]
+            stream=stream,
+            stream_cls=openai.AsyncStream[object],
+        )
+
+
+def post_payloads_as_they_are(chat: Any) -> None:
+    """Makes a ChatOpenAI post its payloads through PlainChatCompletions.
+
+    Left alone where LangChain reads the raw response (response headers asked for, or a LangSmith
+    gateway key): it calls `with_raw_response` there, which only openai's own resource has.
+    """
+    if chat.include_response_headers or getattr(chat, "_uses_gateway", False):
+        return
+    chat.async_client = PlainChatCompletions(chat.root_async_client)
