@@ -29,6 +29,7 @@ class PlainChatCompletions:
         self._client = client
 
     async def create(self, **payload: Any) -> Any:
+        # the credentials create() asks for: the API key, never an admin key of the environment
         options: dict[str, Any] = {"security": {"bearer_auth": True}}
         extra_headers, extra_query, extra_body, timeout = (payload.pop(key, None) for key in _OPTION_KEYS)
         if extra_headers:
