@@ -13,8 +13,9 @@ from odoo.http import request
 
 from ..models.chat_turn import ChatRefused
 from ..models.mcp_server_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH
+from ..models.notify import oauth_error_text
 from ..services import oauth_client
-from ..services.errors import AiMcpError, ErrorCode, OAuthError
+from ..services.errors import AiMcpError, ErrorCode
 
 _logger = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class OAuthController(http.Controller):
         except ChatRefused as refusal:
             return _page(_("Cannot sign in"), refusal.message, status=refusal.status)
         except AiMcpError as exc:
-            return _page(_("Cannot sign in"), _error_text(exc), status=502)
+            return _page(_("Cannot sign in"), oauth_error_text(request.env, exc), status=502)
         except ValueError:
             return _page(_("Cannot sign in"), _("The sign-in link is malformed: server_id must be a number."), status=400)
         return redirect(url, code=303, Response=http.Response)
@@ -58,7 +59,7 @@ class OAuthController(http.Controller):
         except AiMcpError as exc:
             _logger.info("OAuth callback refused: user=%s code=%s", request.env.uid, exc.code.value)
             status = 400 if exc.code in (ErrorCode.OAUTH_STATE_INVALID, ErrorCode.OAUTH_ACCESS_DENIED) else 502
-            return _page(_("Sign-in failed"), _error_text(exc), status=status)
+            return _page(_("Sign-in failed"), oauth_error_text(request.env, exc), status=status)
         message = _("You are signed in to %s. You can close this tab: the conversation goes on by itself.", server.name)
         # the tab was opened by the chat: close it where the browser lets a page do so
         return _page(_("Signed in"), message, extra=Markup("<script>setTimeout(function () { window.close(); }, 1500);</script>"))
@@ -79,12 +80,6 @@ class OAuthController(http.Controller):
 def _session_id():
     # the state is bound to the browser session that started the sign-in, never to its id in clear
     return hashlib.sha256((request.session.sid or "").encode()).hexdigest()
-
-
-def _error_text(exc):
-    if isinstance(exc, OAuthError) and exc.field:
-        return _("%(message)s (field: %(field)s)", message=exc.message, field=exc.field)
-    return exc.message
 
 
 def _page(title, message, status=200, extra=Markup("")):

@@ -13,12 +13,13 @@ from odoo.exceptions import AccessError, UserError
 
 from ..services import hub as hub_module
 from ..services import oauth_client
-from ..services.errors import AuthRequired, ErrorCode, OAuthError
+from ..services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
 from ..services.oauth_discovery import discover
 from ..services.oauth_http import GuardedHttp, oauth_allowed_hosts
 from ..services.oauth_models import ClientRegistration
 from ..services.oauth_tokens import RefreshingTokens
 from .mcp_oauth_token import OdooTokenStore
+from .notify import notification, oauth_error_text
 
 _logger = logging.getLogger(__name__)
 
@@ -291,6 +292,14 @@ class McpServer(models.Model):
     def action_oauth_sign_in(self):
         self.ensure_one()
         self._oauth_check_may_sign_in()
+        # the sign-in tab discovers again; this look first makes a server whose OAuth metadata
+        # cannot be found say so on its form, where the admin is, rather than in a new tab
+        server = self.sudo()
+        try:
+            hub_module.get_hub().run(discover(server.url, server._oauth_http(), sse=server.transport == "sse"))
+        except AiMcpError as exc:
+            _logger.info("OAuth sign-in not started: server=%s code=%s", server.name, exc.code.value)
+            return notification(_("Cannot sign in to %s", self.name), oauth_error_text(self.env, exc), "danger", sticky=True, reload=False)
         return {"type": "ir.actions.act_url", "url": self._oauth_sign_in_url(), "target": "new"}
 
     def action_oauth_sign_out(self):

@@ -1,7 +1,7 @@
 """Button results: a notification in the web client, then the form reloads to show new state."""
 from __future__ import annotations
 
-from ..services.errors import AiMcpError, ConfigError
+from ..services.errors import AiMcpError, ConfigError, OAuthError
 
 
 def notification(title: str, message: str, kind: str = "info", sticky: bool = False, reload: bool = True) -> dict:
@@ -28,3 +28,10 @@ def error_text(error: AiMcpError, records=None) -> str:
     if error.advice and error.advice not in error.message:
         text = f"{text} {error.advice}"
     return text
+
+
+def oauth_error_text(env, error: AiMcpError) -> str:
+    """What went wrong with a sign-in, naming the provider's metadata field at fault where there is one."""
+    if isinstance(error, OAuthError) and error.field:
+        return env._("%(message)s (field: %(field)s)", message=error.message, field=error.field)
+    return error.message

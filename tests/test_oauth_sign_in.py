@@ -241,6 +241,14 @@ class TestOAuthSignIn(ChatCase):
         response = self.opener.get(f"{self.base_url()}/ai_mcp/oauth/start?server_id={plain.id}", allow_redirects=False, timeout=30)
         self.assertEqual(response.status_code, 502)
         self.assertIn("field: authorization_servers", response.text)
+        # the form's button says it where the admin clicked, and opens no tab
+        action = plain.with_user(self.manager).action_oauth_sign_in()
+        self.assertEqual((action["tag"], action["params"]["type"]), ("display_notification", "danger"))
+        self.assertIn("field: authorization_servers", action["params"]["message"])
+        self.assertFalse(self.env["mcp.oauth.pending"].sudo().search_count([]), "nothing was started")
+        # a server whose metadata is found opens the sign-in tab
+        self.assertEqual(self.notes.with_user(self.manager).action_oauth_sign_in()["url"],
+                         f"/ai_mcp/oauth/start?server_id={self.notes.id}")
 
     def test_discuss_replies_with_the_sign_in_link(self):
         self.synced()
