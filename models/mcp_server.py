@@ -322,8 +322,9 @@ class McpServer(models.Model):
             if vals.get("scope") == "system":
                 raise AccessError(_("Only AI managers may add or change system MCP servers."))
 
-    def _close_sessions(self):
-        """Drop the pooled sessions of these servers once the transaction is committed."""
+    def _close_sessions(self, owner=None):
+        """Drop the pooled sessions of these servers once the transaction is committed: with
+        `owner` (an OAuth token owner), only those opened with that owner's grant."""
         keys = [server._server_key() for server in self if isinstance(server.id, int)]
         if not keys:
             return
@@ -334,7 +335,7 @@ class McpServer(models.Model):
                 return
             for key in keys:
                 try:
-                    hub.close_server(key)
+                    hub.close_server(key, owner)
                 except AiMcpError:
                     _logger.info("MCP session of %s did not close cleanly", key)
 

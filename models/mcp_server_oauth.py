@@ -270,22 +270,10 @@ class McpServer(models.Model):
         registration = ClientRegistration.model_validate(data["client"])
         tokens = hub_module.get_hub().run(oauth_client.exchange_code(code, pending, registration, server._oauth_http()))
         self.env["mcp.oauth.token"]._store(server, started["owner"].id or False, tokens, signed_in_by=self.env.user)
-        server._oauth_close_sessions(started["owner"].id or False)
+        server._close_sessions(owner=str(started["owner"].id) if started["owner"] else None)
         self.env.user.partner_id._bus_send("ai_mcp.oauth_signed_in", {"server_id": server.id})
         _logger.info("OAuth sign-in finished: server=%s user=%s scope=%s", server.name, self.env.uid, tokens.scope)
         return server
-
-    def _oauth_close_sessions(self, owner_id):
-        """Pooled sessions opened with the previous grant of this owner only; other users' stay."""
-        key = self._server_key()
-        owner = str(owner_id) if owner_id else None
-
-        def close():
-            hub = hub_module._hub
-            if hub is not None:
-                hub.close_server(key, owner)
-
-        self.env.cr.postcommit.add(close)
 
     # -- actions ---------------------------------------------------------------------------------
 
@@ -323,6 +311,6 @@ class McpServer(models.Model):
                 _logger.info("OAuth revocation failed, grant forgotten anyway: server=%s error=%s", server.name, exc.message)
         owner = grant.user_id.id or False
         grant.unlink()
-        server._oauth_close_sessions(owner)
+        server._close_sessions(owner=str(owner) if owner else None)
         _logger.info("OAuth sign-out: server=%s user=%s revoked=%s", server.name, self.env.uid, revoked)
         return True
