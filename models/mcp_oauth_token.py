@@ -65,8 +65,12 @@ class McpOauthToken(models.Model):
     def _grant_of(self, server, user):
         """The grant `user` calls `server` with: the user's own for a per-user server, the shared
         one otherwise. An empty recordset when there is none."""
-        owner = user.id if server.oauth_token_scope == "user" else False
-        return self.sudo().search([("server_id", "=", server.id), ("user_id", "=", owner)], limit=1)
+        return self._owned(server.id, server._oauth_owner(user))
+
+    @api.model
+    def _owned(self, server_id, owner_id):
+        """The grant of `server_id` held by `owner_id` (False: the shared one)."""
+        return self.sudo().search([("server_id", "=", server_id), ("user_id", "=", owner_id)], limit=1)
 
     def _token_set(self):
         self.ensure_one()
@@ -85,7 +89,7 @@ class McpOauthToken(models.Model):
     @api.model
     def _store(self, server, owner_id, tokens, signed_in_by=None):
         """Create or replace the grant of `server` for `owner_id` (False: shared)."""
-        grant = self.sudo().search([("server_id", "=", server.id), ("user_id", "=", owner_id)], limit=1)
+        grant = self._owned(server.id, owner_id)
         values = {
             "scope": tokens.scope or False,
             "expires_at": from_epoch(tokens.expires_at),
@@ -126,5 +130,5 @@ class OdooTokenStore:
         with self.registry.cursor() as cr:
             env = api.Environment(cr, 1, {})
             server = env["mcp.server"].browse(self.server_id)
-            grant = env["mcp.oauth.token"].search([("server_id", "=", self.server_id), ("user_id", "=", self.owner_id)], limit=1)
+            grant = env["mcp.oauth.token"]._owned(self.server_id, self.owner_id)
             return action(grant, server)
