@@ -1,7 +1,6 @@
 """OAuth sign-in routes: start (redirect to the provider), callback (back from it), and Odoo's
 client metadata document (its client id where providers accept those). HTTP only: the flow is
 in mcp.server (models/mcp_server_oauth.py) and services/oauth_*.py."""
-import hashlib
 import logging
 
 from markupsafe import Markup, escape
@@ -12,7 +11,7 @@ from odoo.exceptions import AccessError, UserError
 from odoo.http import request
 
 from ..models.chat_turn import ChatRefused
-from ..models.mcp_server_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH
+from ..models.mcp_server_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, START_PATH
 from ..models.notify import oauth_error_text
 from ..services import oauth_client
 from ..services.errors import AiMcpError, ErrorCode
@@ -28,7 +27,7 @@ PAGE = Markup(
 
 
 class OAuthController(http.Controller):
-    @http.route("/ai_mcp/oauth/start", type="http", auth="user", methods=["GET"])
+    @http.route(START_PATH, type="http", auth="user", methods=["GET"])
     def oauth_start(self, server_id=None, conversation_id=None, scope=None, **_query):
         """Sends the browser to the provider's sign-in page for a server (the user's own grant, or
         the shared one for its manager)."""
@@ -78,8 +77,8 @@ class OAuthController(http.Controller):
 
 
 def _session_id():
-    # the state is bound to the browser session that started the sign-in, never to its id in clear
-    return hashlib.sha256((request.session.sid or "").encode()).hexdigest()
+    # the state is bound to the browser session that started the sign-in (stored as a hash)
+    return request.session.sid or ""
 
 
 def _page(title, message, status=200, extra=Markup("")):
