@@ -252,6 +252,7 @@ class AiConversation(models.Model):
         `sign_in` {declined: [server ids]} after auth_required (the servers the user goes on without)."""
         self.ensure_one()
         self._chat_assistant(self.assistant_id.id)  # the user may have lost access meanwhile
+        declined_ids = []
         if self.state == "awaiting_approval":
             if not isinstance(approvals, dict) or not all(isinstance(v, bool) for v in approvals.values()):
                 raise ChatRefused(400, "INVALID_REQUEST", _("Answer the approval with {call id: true or false}."))
@@ -261,8 +262,8 @@ class AiConversation(models.Model):
                 raise ChatRefused(400, "INVALID_REQUEST", _("Answer with go_on: true to continue, false to get an answer now."))
             resume = Resume(go_on=go_on)
         elif self.state == "awaiting_auth":
-            declined = (sign_in or {}).get("declined", []) if isinstance(sign_in, dict) else None
-            if not isinstance(declined, list) or not all(isinstance(v, int) for v in declined):
+            declined_ids = sign_in.get("declined", []) if isinstance(sign_in, dict) else None
+            if not isinstance(declined_ids, list) or not all(isinstance(v, int) for v in declined_ids):
                 raise ChatRefused(400, "INVALID_REQUEST", _("Answer the sign-in with {declined: [ids of the servers to go on without]}."))
             resume = Resume(signed_in=True)
         elif self.state == "running":
@@ -271,7 +272,7 @@ class AiConversation(models.Model):
             raise ChatRefused(409, "NOT_WAITING", _("This conversation is not waiting for an answer."))
         last_seq = self._claim((self.state,))
         history = self._history(resuming=True)
-        declined = self.env["mcp.server"].sudo().browse(sign_in["declined"]) if resume.signed_in else None
+        declined = self.env["mcp.server"].sudo().browse(declined_ids)
         return self._prepare_turn(last_seq, history, resume=resume, declined=declined)
 
     @api.model
