@@ -227,7 +227,7 @@ class _Turn:
                 yield event
             return
         if resume.go_on or resume.signed_in:
-            self.confirmed = self.confirmed or bool(resume.go_on)
+            self.confirmed = bool(resume.go_on)
             return
         async for event in self._final_answer():
             yield event
@@ -340,8 +340,7 @@ class _Turn:
     def _needs_sign_in_now(self, call_id: str, runnable: list[tuple[ToolCallEvent, BoundTool]]) -> bool:
         """A call its per-user OAuth server refused for want of a (wider) sign-in: the user is
         asked to sign in rather than the model told to give up."""
-        refusal = self.runner.sign_ins.get(call_id)
-        if refusal is None:
+        if call_id not in self.runner.sign_ins:
             return False
         return self.bound.waits_for_sign_in(next(tool.server for call, tool in runnable if call.id == call_id))
 

@@ -506,7 +506,7 @@ class McpSession:
         return normalize_result(raw)
 
     async def send(self, request: Awaitable[T]) -> T:
-        """A request another module builds on `client_session` (prompts.py), with this session's
+        """A request another module builds on `client_session` (prompts.py, resources.py), with this session's
         bookkeeping and error codes."""
         return await self._request(request)
 

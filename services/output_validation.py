@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
 
 import jsonschema
 from mcp import ClientSession

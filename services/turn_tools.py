@@ -5,7 +5,6 @@ declined by the user: not offered, a waiting call answered with why)."""
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,8 +24,6 @@ from .server_spec import AuthType, ServerSpec
 from .tool_info import ToolInfo
 from .tool_names import ToolNameMap, ToolRef
 from .tool_runner import BoundTool
-
-_logger = logging.getLogger(__name__)
 
 
 class ToolBinding(BaseModel):
