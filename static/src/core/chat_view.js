@@ -237,7 +237,8 @@ function canonicalJson(value) {
     }
 }
 
-function base64Bytes(data) {
+/** Bytes a base64 text decodes to; null when there is none. */
+export function base64Bytes(data) {
     if (typeof data !== "string") {
         return null;
     }

@@ -9,18 +9,13 @@
  *   pickerEntries(servers, query)  -> the picker's rows: resources and templates that match
  */
 
+import { base64Bytes } from "./chat_view.js";
+import { promptSchema } from "./prompt_menu.js";
+
 export const ATTACHED_TEXT_LIMIT = 20000;
 // the server refuses messages over 32,000 characters: the user's text keeps the rest
-export const ATTACHMENTS_BUDGET = 28000;
+const ATTACHMENTS_BUDGET = 28000;
 const MARKER = "\n[... truncated: {omitted} more characters not sent ...]";
-
-function base64Bytes(data) {
-    if (typeof data !== "string") {
-        return 0;
-    }
-    const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
-    return Math.floor((data.length * 3) / 4) - padding;
-}
 
 /** One chip per read: its text parts joined; a binary is named with its size, never sent. */
 export function attachment(read) {
@@ -33,7 +28,7 @@ export function attachment(read) {
         server: read.server,
         mimeType: (contents[0] && contents[0].mime_type) || null,
         text: texts.length ? texts.join("\n") : null,
-        size: texts.length ? texts.join("\n").length : base64Bytes(binary?.blob),
+        size: texts.length ? texts.join("\n").length : base64Bytes(binary?.blob) ?? 0,
     };
 }
 
@@ -82,11 +77,7 @@ export function pickerEntries(servers, query) {
     return rows;
 }
 
-/** The schema form's schema for a template's variables: each a required text. */
+/** The schema form's schema for a template's variables: each a required text, as a prompt's required arguments. */
 export function templateSchema(template) {
-    const properties = {};
-    for (const name of template.variables || []) {
-        properties[name] = { type: "string", title: name, minLength: 1 };
-    }
-    return { type: "object", properties, required: [...(template.variables || [])] };
+    return promptSchema({ arguments: (template.variables || []).map((name) => ({ name, required: true })) });
 }

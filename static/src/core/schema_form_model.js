@@ -412,13 +412,14 @@ function compile(schema, ctx) {
         }
     } else if (Array.isArray(effective.anyOf) || Array.isArray(effective.oneOf)) {
         const alternatives = effective.anyOf || effective.oneOf;
+        const oneKind = !(effective.anyOf && effective.oneOf);
         // a titled choice (MCP elicitation's titled enums): [{const, title}, ...]
-        const titled = !(effective.anyOf && effective.oneOf) && titledOptions(alternatives);
+        const titled = oneKind && titledOptions(alternatives);
         if (titled) {
             return { ...desc, kind: "enum", options: titled };
         }
         const other = alternatives.filter((s) => !isNullSchema(s));
-        if (alternatives.length === 2 && other.length === 1 && !(effective.anyOf && effective.oneOf)) {
+        if (alternatives.length === 2 && other.length === 1 && oneKind) {
             const { anyOf, oneOf, ...rest } = effective;
             const inner = compile(other[0], { ...ctx, refs });
             const outer = Object.keys(rest).filter((k) => !ANNOTATIONS.has(k));

@@ -115,7 +115,7 @@ export class TurnStream {
 
     async post(request) {
         const onMessage = (message) => this.receive(request, message);
-        for (let attempt = 0; ; attempt++) {
+        for (;;) {
             try {
                 await postStream(request.url, request.body, { signal: request.controller.signal, onMessage });
                 return;

@@ -25,14 +25,3 @@ export class ResourceSource {
         return rpc("/ai_mcp/resources/read", { conversation_id: this.params().conversation_id, call_id: callId, uri }, { silent: true });
     }
 }
-
-/** Saves base64 `data` as a file of its MIME type (a download, never shown in the page). */
-export function downloadBase64(data, mimeType, uri) {
-    const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
-    const url = URL.createObjectURL(new Blob([bytes], { type: mimeType || "application/octet-stream" }));
-    const link = document.createElement("a");
-    link.href = url;
-    link.download = (String(uri).split(/[/:]/).filter(Boolean).pop() || "resource").slice(0, 100);
-    link.click();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-}

@@ -3,7 +3,6 @@ import { Component, useState } from "@odoo/owl";
 import { _t } from "@web/core/l10n/translation";
 
 import { resultItems } from "@ai_mcp/core/chat_view";
-import { downloadBase64 } from "../composer/resource_source";
 import { JsonTree } from "../json_tree/json_tree";
 
 /**
@@ -54,4 +53,15 @@ export class ToolResult extends Component {
         }
         return _t("%(what)s not shown (%(mime)s)", { what, mime });
     }
+}
+
+/** Saves base64 `data` as a file of its MIME type (a download, never shown in the page). */
+function downloadBase64(data, mimeType, uri) {
+    const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+    const url = URL.createObjectURL(new Blob([bytes], { type: mimeType || "application/octet-stream" }));
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = (String(uri).split(/[/:]/).filter(Boolean).pop() || "resource").slice(0, 100);
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
