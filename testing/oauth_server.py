@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import html
-import logging
 import json
+import logging
 import secrets
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -46,7 +45,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from .mcp_servers import read_body, replay
+from .mcp_servers import free_port, read_body, replay
 
 READ_SCOPE = "read"
 ADMIN_SCOPE = "admin"
@@ -233,7 +232,7 @@ class OAuthServer:
         self.transport = transport
         self.switches = switches or Switches()
         self.name = name
-        self.port = _free_port()
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.issuer = f"{self.base_url}/"
         self.url = f"{self.base_url}/{'mcp' if transport == 'streamable-http' else 'sse'}"
@@ -438,9 +437,3 @@ def _bearer(scope: dict[str, Any]) -> str:
         if name == b"authorization" and value.lower().startswith(b"bearer "):
             return value[7:].decode()
     return ""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

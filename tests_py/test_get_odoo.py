@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tarfile
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from testing.mcp_servers import free_port
 from testing.odoo_http import WebClient, wait_until_serving
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
@@ -44,12 +44,6 @@ def nightly_archive(tree: Path, into: Path) -> Path:
         for addon in sorted((tree / "addons").iterdir()):
             tar.add(addon, arcname=f"{top}/odoo/addons/{addon.name}", filter=lambda info: None if "__pycache__" in info.name else info)
     return archive
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def demo_model(body: dict) -> Turn:
