@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # ODOO_* are set here for the scripts that source this file
-# Shared by scripts/run, scripts/test and .ci/run: find an Odoo 18 that is already installed, put our
-# requirements into its Python without moving Odoo's pins, start PostgreSQL, link the checkout as
-# `ai_mcp`. Nothing here installs Odoo.
+# Shared by scripts/run, scripts/test and .ci/run: find an Odoo 18, or make one from its official
+# source (get_odoo), put our requirements into its Python without moving Odoo's pins, start
+# PostgreSQL, link the checkout as `ai_mcp`.
 
 AI_MCP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -115,8 +115,8 @@ find_odoo() {
 odoo_missing_help() {
     cat >&2 <<EOF
 Odoo 18 is missing: ${ODOO_NOT_FOUND}.
-scripts/run makes one in $(odoo_cache_dir) (AI_MCP_ODOO_SOURCE names the source; see README.md,
-"Which Odoo"), or install Odoo 18.0 Community as described on
+No Odoo 18 could be made in $(odoo_cache_dir) either (AI_MCP_ODOO_SOURCE names the source; see
+README.md, "Which Odoo"). Install Odoo 18.0 Community as described on
 https://www.odoo.com/documentation/18.0/administration/on_premise/source.html (for example in
 /opt/odoo18 with a virtualenv in /opt/odoo18/.venv), or point ODOO_BIN at an existing odoo-bin (and
 ODOO_PYTHON at the Python that runs it).
@@ -127,8 +127,9 @@ ODOO_NIGHTLY_URL=https://nightly.odoo.com/18.0/nightly/src/odoo_18.0.latest.tar.
 ODOO_GIT_BRANCH=18.0
 ODOO_PINS=$AI_MCP_ROOT/scripts/odoo18/pins.txt
 ODOO_BUILD_CONSTRAINTS=$AI_MCP_ROOT/scripts/odoo18/build-constraints.txt
-# Debian packages Odoo's requirements.txt builds against (python-ldap, psycopg2) and its database
-ODOO_DEBIAN_PACKAGES=(libldap2-dev libsasl2-dev libpq-dev postgresql)
+# Debian packages Odoo's venv is made with: python-ldap and psycopg2 have no wheels and compile
+# against these, and its database
+ODOO_DEBIAN_PACKAGES=(python3-venv python3-dev build-essential libldap2-dev libsasl2-dev libpq-dev postgresql)
 
 # What the Odoo that get_odoo makes depends on: a change of source or pins makes a new one.
 _odoo_stamp() {
@@ -219,6 +220,12 @@ _odoo_debian_packages() {
         warn "Odoo 18: could not install ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again"
         return 1
     fi
+}
+
+# The Odoo-side tests of this checkout (run from its root): test methods in tests/, tests_prefork/
+# and tests_upgrade/.
+odoo_test_count() {
+    cat tests/test_*.py tests_prefork/test_*.py tests_upgrade/test_*.py 2>/dev/null | grep -Ec '^    (async )?def test_'
 }
 
 # apply_odoo_pins PY: scripts/odoo18/pins.txt into Odoo's Python, when not satisfied already.

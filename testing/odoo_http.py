@@ -1,8 +1,8 @@
 """A real Odoo 18 on this machine, started for the HTTP benchmarks and the prefork tests, and a web client.
 
 `OdooServer` installs ai_mcp into a new database and starts odoo-bin on it (threaded or prefork)
-the way scripts/lib.sh finds it: ODOO_BIN or /opt/odoo18/odoo-bin, run by ODOO_PYTHON or the .venv
-next to it. `WebClient` is a logged-in browser session as the chat widget uses it: session cookie,
+from ODOO_BIN or /opt/odoo18/odoo-bin, run by ODOO_PYTHON or the .venv next to it (scripts/test
+passes ODOO_BIN for an Odoo that scripts/lib.sh found elsewhere or made). `WebClient` is a logged-in browser session as the chat widget uses it: session cookie,
 CSRF token, JSON-RPC, and the SSE chat stream read event by event.
 """
 from __future__ import annotations
@@ -33,8 +33,8 @@ class OdooNotFound(RuntimeError):
 
 
 def find_odoo() -> tuple[list[str], str | None]:
-    """(how to start Odoo 18, its addons folder when separate), found as scripts/lib.sh finds it:
-    ODOO_BIN, else /opt/odoo18/odoo-bin, each run by ODOO_PYTHON or the .venv next to it; else
+    """(how to start Odoo 18, its addons folder when separate): ODOO_BIN (scripts/test sets it to
+    what scripts/lib.sh found or made), else /opt/odoo18/odoo-bin, each run by ODOO_PYTHON or the .venv next to it; else
     `python -m odoo` of ODOO_PYTHON. OdooNotFound otherwise."""
     odoo_bin = os.environ.get("ODOO_BIN") or (DEFAULT_ODOO_BIN if os.path.isfile(DEFAULT_ODOO_BIN) else "")
     python = os.environ.get("ODOO_PYTHON")

@@ -18,11 +18,16 @@ ROOT = Path(__file__).resolve().parents[1]
 PINS = ROOT / "scripts" / "odoo18" / "pins.txt"
 
 
+def clean_env() -> dict[str, str]:
+    """This process's environment without what would make the scripts find this machine's Odoo or
+    require one (a CI's AI_MCP_REQUIRE_ODOO=1)."""
+    return {k: v for k, v in os.environ.items() if k not in {"ODOO_BIN", "ODOO_PYTHON", "CI", "AI_MCP_REQUIRE_ODOO"}}
+
+
 def bash(script: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in {"ODOO_BIN", "ODOO_PYTHON", "CI", "AI_MCP_REQUIRE_ODOO"}}
     return subprocess.run(
         ["bash", "-c", f"source {ROOT}/scripts/lib.sh\n{script}"],
-        env={**clean, **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120,
+        env={**clean_env(), **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120,
     )
 
 
@@ -210,12 +215,10 @@ def test_scripts_run_checks_the_gevent_worker_only_when_workers_are_asked_for(ar
 
 
 def test_without_odoo_the_summary_says_in_capitals_how_many_odoo_tests_were_skipped(tmp_path: Path) -> None:
-    # the run that only warns must not inherit a CI's AI_MCP_REQUIRE_ODOO=1
-    inherited = {k: v for k, v in os.environ.items() if k not in ("CI", "AI_MCP_REQUIRE_ODOO")}
-    env = {**inherited, "AI_MCP_ODOO_SEARCH": str(tmp_path), "ODOO_PYTHON": sys.executable}
+    env = {**clean_env(), "AI_MCP_ODOO_SEARCH": str(tmp_path), "ODOO_PYTHON": sys.executable}
     result = subprocess.run([str(ROOT / "scripts" / "test"), "odoo"], env=env, cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
-    count = found(bash("cat tests/test_*.py tests_prefork/test_*.py tests_upgrade/test_*.py | grep -Ec '^    (async )?def test_'"))
+    count = found(bash("odoo_test_count"))
     assert int(count) > 100
     assert result.returncode == 0, result.stdout
     assert f"odoo: SKIPPED {count} ODOO TESTS: no Odoo 18 found" in result.stdout
