@@ -36,10 +36,10 @@ class AiConversation(models.Model):
         if arguments is not None and not isinstance(arguments, dict):
             raise ChatRefused(400, "INVALID_REQUEST", _("Send the prompt's arguments as {name: text}."))
         try:
-            spec = server._server_spec()
-            prompt = next((p for p in get_hub().list_prompts(spec) if p.name == name), None)
+            spec, tokens = server._server_spec(), server._oauth_tokens_for(self.env.user)
+            prompt = next((p for p in get_hub().list_prompts(spec, tokens) if p.name == name), None)
             if prompt is None:
                 raise ChatRefused(404, "PROMPT_NOT_FOUND", _("%(server)s has no prompt %(name)s (any more).", server=server.name, name=name))
-            return get_hub().get_prompt(spec, prompt, arguments or {})
+            return get_hub().get_prompt(spec, prompt, arguments or {}, tokens)
         except AiMcpError as exc:
             raise mcp_refusal(exc, server) from None

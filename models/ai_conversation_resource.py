@@ -64,7 +64,7 @@ class AiConversation(models.Model):
                 uri = expand(str(template), arguments or {})
             if not isinstance(uri, str) or not uri.strip():
                 raise ChatRefused(400, "INVALID_REQUEST", _("Name the resource to read (its URI)."))
-            parts = get_hub().read_resource(server._server_spec(), uri)
+            parts = get_hub().read_resource(server._server_spec(), uri, server._oauth_tokens_for(self.env.user))
         except AiMcpError as exc:
             raise mcp_refusal(exc, server) from None
         return {"uri": uri, "server": server.name, "contents": [part.model_dump(mode="json", exclude={"type"}) for part in parts]}

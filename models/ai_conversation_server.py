@@ -52,13 +52,13 @@ class AiConversation(models.Model):
 
     @api.model
     def _ask_servers(self, servers, ask, unavailable):
-        """([(server, answer)], warnings): `ask(spec)` of each server; a server that fails is named
-        in the warnings with `unavailable`, a translated text with %(server)s and %(error)s; the
-        others still answer."""
+        """([(server, answer)], warnings): `ask(spec, tokens)` of each server, with the current
+        user's OAuth grant where it signs in; a server that fails is named in the warnings with
+        `unavailable`, a translated text with %(server)s and %(error)s; the others still answer."""
         answers, warnings = [], []
         for server in servers:
             try:
-                answers.append((server, ask(server._server_spec())))
+                answers.append((server, ask(server._server_spec(), server._oauth_tokens_for(self.env.user))))
             except AiMcpError as exc:
                 _logger.info("MCP server not answering the chat: server=%s error=%s", server.name, exc)
                 warnings.append(unavailable % {"server": server.name, "error": error_text(exc, server)})

@@ -124,6 +124,12 @@ class McpServer(models.Model):
             self._oauth_http(),
         )
 
+    def _oauth_tokens_for(self, user):
+        """What the hub is given as `tokens=` when `user` reads this server (prompts, resources):
+        their grant on an OAuth server, None on any other."""
+        self.ensure_one()
+        return self._oauth_grant(user) if self.auth_type == "oauth" else None
+
     def _oauth_sign_in_url(self, conversation=None):
         query = {"server_id": self.id, **({"conversation_id": conversation.id} if conversation else {})}
         return f"{START_PATH}?{urlencode(query)}"

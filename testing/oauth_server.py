@@ -321,6 +321,18 @@ class OAuthServer:
             """Return the text unchanged."""
             return text
 
+        # a prompt and a resource that, like whoami, say whose grant read them
+        @mcp.prompt(title="My notes")
+        def my_notes() -> str:
+            """Summarize the notes of whoever signed in."""
+            token = get_access_token()
+            return f"Summarize the notes of {token.subject if token else '?'}."
+
+        @mcp.resource("notes://mine", title="My notes", mime_type="text/plain")
+        def my_notes_resource() -> str:
+            token = get_access_token()
+            return f"notes of {token.subject if token else '?'}"
+
         @mcp.tool(name=STEP_UP_TOOL)
         def admin_report() -> str:
             """A report that needs the admin scope."""

@@ -185,6 +185,24 @@ class TestOAuthSignIn(ChatCase):
         self.assertNotIn("auth_required", types_of(events))
         self.assertEqual([e.data["content"][0]["text"] for e in events if e.event == "tool_result"], ["manager"])
 
+    def test_prompts_and_resources_are_read_with_the_users_own_grant(self):
+        self.synced()
+        Conversation = self.env["ai.conversation"]
+        mine = Conversation.with_user(self.manager)._chat_prompts(self.assistant.id)
+        self.assertEqual([p["name"] for p in mine["prompts"]], ["my_notes"], mine["warnings"])
+        text = Conversation.with_user(self.manager)._chat_prompt_text(self.assistant.id, self.notes.id, "my_notes")
+        self.assertIn("Summarize the notes of manager.", text)
+        read = Conversation.with_user(self.manager)._chat_read_resource(self.assistant.id, self.notes.id, uri="notes://mine")
+        self.assertEqual(read["contents"][0]["text"], "notes of manager")
+
+        # a user who has not signed in is told so, and never reads with the manager's grant
+        theirs = Conversation.with_user(self.user)._chat_prompts(self.assistant.id)
+        self.assertFalse(theirs["prompts"])
+        self.assertTrue(any("Notes" in warning and "MCP_AUTH_REQUIRED" in warning for warning in theirs["warnings"]), theirs)
+        self.sign_in(self.user, "bob")
+        read = Conversation.with_user(self.user)._chat_read_resource(self.assistant.id, self.notes.id, uri="notes://mine")
+        self.assertEqual(read["contents"][0]["text"], "notes of bob")
+
     def test_odoo_serves_its_client_metadata_document(self):
         url = f"{self.base_url()}/ai_mcp/oauth/client-metadata.json"
         document = self.opener.get(url, timeout=30).json()
