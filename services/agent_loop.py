@@ -13,11 +13,13 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError
@@ -37,7 +39,7 @@ from .events import (
     ToolResultEvent,
 )
 from .hub import McpHub
-from .llm_stream import LlmSettings, ModelReply, make_chat_model, stream_reply
+from .llm_stream import LlmSettings, ModelReply, make_chat_model, stream_reply, with_tools
 from .oauth_tokens import RefreshingTokens
 from .presets import schema_without
 from .prompted_tools import describe_tools, parse_reply
@@ -140,6 +142,8 @@ class _Turn:
         self.confirmed = False
         self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
         self.chat = make_chat_model(self.settings.llm)
+        self._offered: tuple[BaseTool, ...] = ()
+        self._chat_offering = self.chat
         self.runner = ToolRunner(
             hub,
             RunLimits(self.limits.call_timeout, self.limits.per_server_concurrency, self.limits.model_text_limit),
@@ -251,7 +255,7 @@ class _Turn:
         if not with_tools:
             messages.append(SystemMessage(FINAL_CALL_HINT))
         tools = self.bound.lc_tools if with_tools and native else []
-        async with contextlib.aclosing(stream_reply(self.chat, messages, tools)) as stream:
+        async with contextlib.aclosing(stream_reply(self.chat, messages, self._offering(tools))) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
                     self.usage.update(item.usage)
@@ -260,6 +264,14 @@ class _Turn:
                         ErrorCode.LLM_TIMEOUT, f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit."
                     )
                 yield item
+
+    def _offering(self, tools: Sequence[BaseTool]) -> Runnable[Any, BaseMessage]:
+        """The chat model bound to `tools`, bound again only when the tools offered changed (a
+        server declined mid-turn, the last round without tools)."""
+        if len(tools) != len(self._offered) or any(a is not b for a, b in zip(tools, self._offered)):
+            self._offered = tuple(tools)
+            self._chat_offering = with_tools(self.chat, tools)
+        return self._chat_offering
 
     def _system_prompt(self, with_tools: bool) -> str:
         prompt = self.settings.system_prompt

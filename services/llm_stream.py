@@ -12,6 +12,7 @@ import httpx
 import openai
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import add_ai_message_chunks
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -66,11 +67,16 @@ def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
     return chat
 
 
-async def stream_reply(
-    chat: ChatOpenAI, messages: Sequence[BaseMessage], tools: Sequence[BaseTool] = ()
-) -> AsyncIterator[str | ModelReply]:
-    """Yields text deltas as they arrive, then the whole ModelReply last."""
-    runnable = chat.bind_tools(list(tools)) if tools else chat
+def with_tools(chat: ChatOpenAI, tools: Sequence[BaseTool]) -> Runnable[Any, BaseMessage]:
+    """`chat` offering `tools`: bind_tools converts every tool's schema, so a turn binds once per
+    set of tools, not once per round."""
+    return chat.bind_tools(list(tools)) if tools else chat
+
+
+async def stream_reply(chat: ChatOpenAI, messages: Sequence[BaseMessage], runnable: Runnable[Any, BaseMessage] | None = None) -> AsyncIterator[str | ModelReply]:
+    """Yields text deltas as they arrive, then the whole ModelReply last. `runnable`: `chat` with
+    its tools bound (with_tools); `chat` alone when not given."""
+    runnable = runnable or chat
     started = time.monotonic()
     chunks: list[AIMessageChunk] = []
     try:
