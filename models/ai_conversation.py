@@ -434,6 +434,7 @@ class AiConversation(models.Model):
             make=lambda: turn_events(make_loop, warnings, failure, start),
             provider_hint=self._provider_hint(),
             control=control,
+            audit_known=self.env["ai.tool.call"]._audit_known(self),
             stopped_message=_("Stopped: the connection to the browser was closed before the answer was finished."),
         )
 

@@ -116,19 +116,35 @@ class AiToolCall(models.Model):
         }
 
     @api.model
+    def _audit_known(self, conversation):
+        """The `known` of _audit_target for every tool `conversation` could call, found at once
+        where the turn is prepared: the rows are then written without a lookup each."""
+        known = {}
+        self._audit_conversation(conversation, known)
+        servers = {server_id: name for name, ids in known["servers"].items() for server_id in ids}
+        Tool = self.env["mcp.tool"].sudo().with_context(active_test=False)
+        for tool in Tool.search_fetch([("server_id", "in", list(servers))], ["server_id", "name"]):
+            # the first of the model's order, as the lookup of one tool takes it
+            known.setdefault(("tool", servers[tool.server_id.id], tool.name), {"server_id": tool.server_id.id, "tool_id": tool.id})
+        return known
+
+    @api.model
+    def _audit_conversation(self, conversation, known):
+        known["conversation"] = {
+            "user_id": conversation.user_id.id or self.env.uid,
+            "assistant_id": conversation.assistant_id.id or False,
+            "cloud_service_id": conversation.cloud_service_id.id or False,
+            "conversation_id": conversation.id or False,
+        }
+        known["servers"] = self._servers_by_name(conversation)
+
+    @api.model
     def _audit_target(self, conversation_id, server_name, tool_name, known):
         """Who called which tool of which server, where: the values of a row that are not the
         result's. The call went to the tool of that name on a server of that name among those the
         conversation could bind (the assistant's, then the cloud service's)."""
         if "conversation" not in known:
-            conversation = self.env["ai.conversation"].sudo().browse(conversation_id).exists()
-            known["conversation"] = {
-                "user_id": conversation.user_id.id or self.env.uid,
-                "assistant_id": conversation.assistant_id.id or False,
-                "cloud_service_id": conversation.cloud_service_id.id or False,
-                "conversation_id": conversation.id or False,
-            }
-            known["servers"] = self._servers_by_name(conversation)
+            self._audit_conversation(self.env["ai.conversation"].sudo().browse(conversation_id).exists(), known)
         key = ("tool", server_name, tool_name)
         if key not in known:
             server_ids = known["servers"].get(server_name, []) if server_name else []
