@@ -20,7 +20,7 @@ from typing import Any
 
 import odoo
 from odoo import api, fields
-from odoo.tools import config
+from odoo.tools import SQL, config
 
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import (
@@ -28,7 +28,6 @@ from ..services.events import (
     Event,
     FINAL_TYPES,
     StartEvent,
-    TextEvent,
     WarningEvent,
 )
 from ..services.hub import get_hub
@@ -36,8 +35,11 @@ from ..services.turn_control import TurnControl
 
 _logger = logging.getLogger(__name__)
 
-# Text deltas are written in batches: at the next other event, or once the oldest unwritten
-# delta is this old, or when this many wait. Every other event is written before it is sent.
+# Events nobody acts on (text deltas, round markers, progress and log lines) are written in
+# batches: with the next other event, or once the oldest unwritten one is this old, or when this
+# many wait. Every other event is written before it is sent: the user may act on it (stop a call,
+# answer a question, approve), which another worker reads from the database.
+DEFERRED_TYPES = frozenset({"text", "round", "tool_progress", "tool_log"})
 TEXT_FLUSH_SECONDS = 0.25
 TEXT_FLUSH_COUNT = 64
 # How often the reader wakes up when nothing comes (disconnect checks, text flushes, heartbeats).
@@ -93,11 +95,13 @@ class ChatTurn:
     make: Callable[[], AsyncIterator[Event]]
     provider_hint: str = ""
     control: TurnControl | None = None
+    # ai.tool.call's lookups for the audit rows, done where the turn is prepared
+    audit_known: dict[Any, Any] = field(default_factory=dict)
     stopped_message: str = "Stopped: the connection to the browser was closed before the answer was finished."
     final: Event | None = field(default=None, init=False)
 
     def events(self, idle_every: float = IDLE_TICK_SECONDS) -> Iterator[tuple[int, Event] | None]:
-        """(seq, event) for every event, each written before it is yielded (text deltas at most
+        """(seq, event) for every event, each written before it is yielded (DEFERRED_TYPES at most
         TEXT_FLUSH_SECONDS later, and always before the turn ends); None when nothing came for
         `idle_every` seconds. Closing this iterator early cancels the turn: an `error` CANCELLED
         event is stored and the conversation is idle again."""
@@ -177,13 +181,14 @@ class _Writer:
         self.reply_calls: list[dict[str, Any]] = []
         self.reply_seq: int | None = None
         self.reply_message_id: int | None = None
+        self.reply_logged: dict[str, Any] | None = None  # what the reply's message holds
         self.tool_messages: dict[str, int] = {}
         self.running: set[str] = set()
         self.cancels_sent: set[str] = set()
         self.last_poll = 0.0
         # what each call of this run was stored with: (server, tool, arguments), for its audit row
         self.tool_calls: dict[str, tuple[str, str, Any]] = {}
-        self.audit_known: dict[Any, Any] = {}  # what the audit rows looked up, for the turn
+        self.audit_known: dict[Any, Any] = dict(turn.audit_known)
         # every write opens a new environment: without a company in its context, each looks the
         # user's company up again (ir.default's cache key needs it when a record is created)
         self.context = dict(turn.context)
@@ -194,7 +199,7 @@ class _Writer:
     def add(self, event: Event) -> tuple[int, Event]:
         self.seq += 1
         seq = self.seq
-        if isinstance(event, TextEvent):
+        if event.type in DEFERRED_TYPES:
             if not self.pending:
                 self.pending_since = time.monotonic()
             self.pending.append((seq, event))
@@ -315,7 +320,7 @@ class _Writer:
             # the reply is logged before its first call: a reply without text has the seq of that
             # call, and (seq, id) must still list the call before its result
             self._log_reply(env)
-            message = Message.create({
+            self.tool_messages[event.id] = self._insert_message(env, {
                 "conversation_id": self.turn.conversation_id,
                 "role": "tool",
                 "seq": seq,
@@ -325,7 +330,6 @@ class _Writer:
                 "arguments": event.arguments or None,
                 "status": "running",
             })
-            self.tool_messages[event.id] = message.id
             self.running.add(event.id)
             self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None)
             return event, None
@@ -335,7 +339,7 @@ class _Writer:
             message = self._tool_message(env, event.id)
             if message:
                 status = "done" if event.ok else RESULT_STATUSES.get(event.error_code, "error")
-                message.write({
+                self._update_message(env, message.id, {
                     "status": status,
                     "content": event.model_text,
                     "duration_ms": event.duration_ms,
@@ -391,23 +395,54 @@ class _Writer:
 
     def _log_reply(self, env, **values):
         """Creates or brings up to date the assistant message of the reply being streamed."""
-        values.update(content="".join(self.reply_text), tool_calls=self.reply_calls or None)
+        values.update(content="".join(self.reply_text), tool_calls=list(self.reply_calls) or None)
         Message = env["ai.message"]
-        if self.reply_message_id is not None:
-            message = Message.browse(self.reply_message_id)
-            message.write(values)
-            return message
-        message = Message.create({
-            "conversation_id": self.turn.conversation_id, "role": "assistant", "seq": self.reply_seq, **values,
-        })
-        self.reply_message_id = message.id
-        return message
+        if self.reply_message_id is None:
+            self.reply_message_id = self._insert_message(env, {
+                "conversation_id": self.turn.conversation_id, "role": "assistant", "seq": self.reply_seq, **values,
+            })
+        elif values != self.reply_logged:
+            self._update_message(env, self.reply_message_id, values)
+        self.reply_logged = values
+        return Message.browse(self.reply_message_id)
+
+    # The messages every round writes (the reply, its calls, their results) go through SQL: the
+    # ORM's create and write cost about 1 ms of CPU each, paid by every turn of the process
+    # several times a round (issue 13's profile). Only plain fields of ai.message are written.
+
+    def _insert_message(self, env, values: dict[str, Any]) -> int:
+        Message = env["ai.message"]
+        row = self._message_columns(Message, values)
+        row.update(create_uid=env.uid, create_date=row["write_date"])
+        env.cr.execute(SQL(
+            "INSERT INTO ai_message (%s) VALUES (%s) RETURNING id",
+            SQL(", ").join(map(SQL.identifier, row)), SQL(", ").join(row.values()),
+        ))
+        return env.cr.fetchone()[0]
+
+    def _update_message(self, env, message_id: int, values: dict[str, Any]) -> None:
+        Message = env["ai.message"]
+        # an ORM write of the same transaction (a resumed call set running) must not land after this one
+        Message.flush_model()
+        row = self._message_columns(Message, values)
+        env.cr.execute(SQL(
+            "UPDATE ai_message SET %s WHERE id = %s",
+            SQL(", ").join(SQL("%s = %s", SQL.identifier(name), value) for name, value in row.items()), message_id,
+        ))
+        Message.browse(message_id).invalidate_recordset(list(values))
+
+    @staticmethod
+    def _message_columns(Message, values: dict[str, Any]) -> dict[str, Any]:
+        row = {name: Message._fields[name].convert_to_column_insert(value, Message) for name, value in values.items()}
+        row.update(write_uid=Message.env.uid, write_date=fields.Datetime.now())
+        return row
 
     def _reset_reply(self) -> None:
         self.reply_text = []
         self.reply_calls = []
         self.reply_seq = None
         self.reply_message_id = None
+        self.reply_logged = None
 
     def _tool_message(self, env, call_id: str):
         Message = env["ai.message"]
