@@ -57,9 +57,6 @@ T = TypeVar("T")
 STDERR_LINES = 200
 MAX_LIST_PAGES = 100
 CANCEL_NOTICE_TIMEOUT = 2.0
-# One pooled session carries the calls of every turn of the process: httpx's default of 20 idle
-# connections would close (and later reopen) the rest whenever more calls than that overlap.
-HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=100)
 CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version="18.0.1.1.0")
 # MCP's syslog levels (RFC 5424), lowest first, and as Python's
 MCP_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -309,7 +306,7 @@ class McpSession:
                 httpx_client_factory=self._http_client_factory,
             )
         client = self._http_client_factory(
-            headers=headers, transport=StreamBreakWatch(httpx.AsyncHTTPTransport(limits=HTTP_LIMITS), self._answer_lost)
+            headers=headers, transport=StreamBreakWatch(httpx.AsyncHTTPTransport(), self._answer_lost)
         )
         stack.push_async_callback(client.aclose)
         return streamable_http_client(self.spec.url or "", http_client=client)
