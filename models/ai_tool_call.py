@@ -13,6 +13,7 @@ from odoo import _, api, fields, models
 from odoo.modules import module as odoo_module
 
 from ..services.errors import ErrorCode
+from .sql_rows import insert_row
 
 _logger = logging.getLogger(__name__)
 
@@ -67,8 +68,7 @@ class AiToolCall(models.Model):
     @api.depends("duration_ms", "status")
     def _compute_measures(self):
         for call in self:
-            call.max_duration_ms = call.duration_ms
-            call.error_count = 1 if call.status == "error" else 0
+            call.update(measures(call.duration_ms, call.status))
 
     @api.depends("tool_name", "server_name")
     def _compute_display_name(self):
@@ -88,8 +88,9 @@ class AiToolCall(models.Model):
         keeps for the turn: the conversation, its servers and each tool are looked up once per
         turn, not once per result (a running turn's conversation and assistant do not move)."""
         try:
-            with self.env.cr.savepoint():
-                return self.sudo().create(self._values_from_result(conversation_id, message, event, call, known))
+            with self.env.cr.savepoint(flush=False):
+                values = self._values_from_result(conversation_id, message, event, call, known)
+                return self.browse(insert_row(self.sudo(), {**values, **measures(values["duration_ms"], values["status"])}))
         except Exception:  # noqa: BLE001 - the audit must not break the user's answer
             _logger.exception("AI tool call not audited: conversation=%s call=%s", conversation_id, event.id)
             return self.browse()
@@ -203,6 +204,11 @@ class AiToolCall(models.Model):
         if removed:
             _logger.info("AI tool calls older than %s days removed: %s", days, removed)
         return removed
+
+
+def measures(duration_ms, status):
+    """The stored computes of a row: its duration again (summed up as a maximum) and 1 per failure."""
+    return {"max_duration_ms": duration_ms, "error_count": 1 if status == "error" else 0}
 
 
 def argument_bytes(arguments):

@@ -20,7 +20,7 @@ from typing import Any
 
 import odoo
 from odoo import api, fields
-from odoo.tools import SQL, config
+from odoo.tools import config
 
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import (
@@ -32,6 +32,7 @@ from ..services.events import (
 )
 from ..services.hub import get_hub
 from ..services.turn_control import TurnControl
+from .sql_rows import insert_row, update_row
 
 _logger = logging.getLogger(__name__)
 
@@ -320,7 +321,7 @@ class _Writer:
             # the reply is logged before its first call: a reply without text has the seq of that
             # call, and (seq, id) must still list the call before its result
             self._log_reply(env)
-            self.tool_messages[event.id] = self._insert_message(env, {
+            self.tool_messages[event.id] = insert_row(env["ai.message"], {
                 "conversation_id": self.turn.conversation_id,
                 "role": "tool",
                 "seq": seq,
@@ -339,7 +340,7 @@ class _Writer:
             message = self._tool_message(env, event.id)
             if message:
                 status = "done" if event.ok else RESULT_STATUSES.get(event.error_code, "error")
-                self._update_message(env, message.id, {
+                update_row(env["ai.message"], message.id, {
                     "status": status,
                     "content": event.model_text,
                     "duration_ms": event.duration_ms,
@@ -398,44 +399,13 @@ class _Writer:
         values.update(content="".join(self.reply_text), tool_calls=list(self.reply_calls) or None)
         Message = env["ai.message"]
         if self.reply_message_id is None:
-            self.reply_message_id = self._insert_message(env, {
+            self.reply_message_id = insert_row(env["ai.message"], {
                 "conversation_id": self.turn.conversation_id, "role": "assistant", "seq": self.reply_seq, **values,
             })
         elif values != self.reply_logged:
-            self._update_message(env, self.reply_message_id, values)
+            update_row(env["ai.message"], self.reply_message_id, values)
         self.reply_logged = values
         return Message.browse(self.reply_message_id)
-
-    # The messages every round writes (the reply, its calls, their results) go through SQL: the
-    # ORM's create and write cost about 1 ms of CPU each, paid by every turn of the process
-    # several times a round (issue 13's profile). Only plain fields of ai.message are written.
-
-    def _insert_message(self, env, values: dict[str, Any]) -> int:
-        Message = env["ai.message"]
-        row = self._message_columns(Message, values)
-        row.update(create_uid=env.uid, create_date=row["write_date"])
-        env.cr.execute(SQL(
-            "INSERT INTO ai_message (%s) VALUES (%s) RETURNING id",
-            SQL(", ").join(map(SQL.identifier, row)), SQL(", ").join(row.values()),
-        ))
-        return env.cr.fetchone()[0]
-
-    def _update_message(self, env, message_id: int, values: dict[str, Any]) -> None:
-        Message = env["ai.message"]
-        # an ORM write of the same transaction (a resumed call set running) must not land after this one
-        Message.flush_model()
-        row = self._message_columns(Message, values)
-        env.cr.execute(SQL(
-            "UPDATE ai_message SET %s WHERE id = %s",
-            SQL(", ").join(SQL("%s = %s", SQL.identifier(name), value) for name, value in row.items()), message_id,
-        ))
-        Message.browse(message_id).invalidate_recordset(list(values))
-
-    @staticmethod
-    def _message_columns(Message, values: dict[str, Any]) -> dict[str, Any]:
-        row = {name: Message._fields[name].convert_to_column_insert(value, Message) for name, value in values.items()}
-        row.update(write_uid=Message.env.uid, write_date=fields.Datetime.now())
-        return row
 
     def _reset_reply(self) -> None:
         self.reply_text = []
