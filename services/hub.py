@@ -56,6 +56,43 @@ class ConnectionReport(BaseModel):
     stderr_tail: list[str]
 
 
+class _Credits:
+    """How far the reader of `iterate` may fall behind its generator. The reader gives credit
+    back without waking the loop unless the generator is waiting for it: a wake-up per item (a
+    self-pipe write and a pass of the loop) was paid for every event of every turn."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, limit: int) -> None:
+        self._loop = loop
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._outstanding = 0
+        self._waiter: asyncio.Future[None] | None = None
+
+    async def take(self) -> None:
+        """On the loop: one more item handed to the reader; waits while `limit` are unread."""
+        with self._lock:
+            self._outstanding += 1
+            if self._outstanding <= self._limit:
+                return
+            waiter = self._waiter = self._loop.create_future()
+        await waiter
+
+    def give(self) -> None:
+        """In the reader's thread: one item read. The generator goes on once half are read."""
+        with self._lock:
+            self._outstanding -= 1
+            waiter = self._waiter if self._outstanding <= self._limit // 2 else None
+            if waiter is not None:
+                self._waiter = None
+        if waiter is not None:
+            self._loop.call_soon_threadsafe(_wake, waiter)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class McpHub:
     def __init__(
         self,
@@ -109,17 +146,15 @@ class McpHub:
         this returns only once it has finished. With `idle_every`, None is yielded whenever nothing
         came for that many seconds, so a streaming response can send a heartbeat."""
         items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        credits_ready: concurrent.futures.Future[asyncio.Semaphore] = concurrent.futures.Future()
+        credits = _Credits(self._loop, buffer)
         # a cancelled concurrent future reports "done" at once; this says the generator really ended
         finished = threading.Event()
 
         async def produce() -> None:
-            credits = asyncio.Semaphore(buffer)
-            credits_ready.set_result(credits)
             try:
                 async with contextlib.aclosing(make()) as stream:
                     async for item in stream:
-                        await credits.acquire()
+                        await credits.take()
                         items.put(("item", item))
             except Exception as exc:  # handed to the reading thread, which raises it
                 items.put(("error", exc))
@@ -132,7 +167,6 @@ class McpHub:
                 finished.set()
 
         task = self.submit(produce())
-        credits = credits_ready.result()
         try:
             while True:
                 try:
@@ -144,7 +178,7 @@ class McpHub:
                     return
                 if kind == "error":
                     raise value
-                self._loop.call_soon_threadsafe(credits.release)
+                credits.give()
                 yield value
         finally:
             task.cancel()
