@@ -1,9 +1,10 @@
-"""Notices when a streamable-HTTP response stream breaks before the server answered.
+"""Notices when a streamable-HTTP request fails or its response stream breaks before an answer.
 
 mcp 1.x reads a tools/call answer from the POST's SSE stream; when that stream dies (the server
-crashed, a proxy cut it) and the server sent no event id to resume from, the SDK gives up quietly
-and the caller waits for its full timeout. This httpx transport wrapper sees the break and tells
-the session which JSON-RPC request lost its answer, so the caller hears about it at once.
+crashed, a proxy cut it) and the server sent no event id to resume from, or when the POST cannot
+be sent at all, the SDK gives up quietly and the caller waits for its full timeout. This httpx
+transport wrapper sees the break and tells the session which JSON-RPC request lost its answer, so
+the caller hears about it at once.
 """
 from __future__ import annotations
 
@@ -21,8 +22,13 @@ class StreamBreakWatch(httpx.AsyncBaseTransport):
         self._on_break = on_break
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        response = await self._inner.handle_async_request(request)
         request_id = _jsonrpc_request_id(request)
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx.TransportError:
+            if request_id is not None:
+                self._on_break(request_id)
+            raise
         if request_id is not None and isinstance(response.stream, httpx.AsyncByteStream):
             response.stream = _WatchedStream(response.stream, lambda: self._on_break(request_id))
         return response

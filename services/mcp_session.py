@@ -335,9 +335,10 @@ class McpSession:
         return client
 
     def _answer_lost(self, request_id: int) -> None:
-        """The response stream of `request_id` broke: fail that request now, rebuild the session next time."""
+        """The request `request_id` could not be sent or its response stream broke: fail that
+        request now, rebuild the session next time."""
         self._lost = True
-        self._fail_pending([request_id], CONNECTION_CLOSED, "the server closed the stream before answering")
+        self._fail_pending([request_id], CONNECTION_CLOSED, "the connection to the server broke before it answered")
 
     async def _on_message(self, message: Any) -> None:
         """List changes are announced to the hub. The SDK also hands undecodable server output

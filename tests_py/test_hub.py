@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import logging
 import os
+import socket
 import threading
 import time
 from pathlib import Path
@@ -163,6 +165,63 @@ def test_twenty_threads_share_one_pooled_session(hub: McpHub, http_server: HttpS
     assert {i: float(total.split()[0]) for i, (total, _) in results.items()} == {i: i + 1000.0 for i in range(20)}
     assert len({session for _, session in results.values()}) == 1
     assert hub.pool.opened == 1
+
+
+class CountingProxy:
+    """A TCP proxy on 127.0.0.1 in front of `port` that counts the connections clients open."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.accepted = 0
+        self.refuse = False  # close new connections at once, before any answer
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            if self.refuse:
+                client.close()
+                continue
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_call_whose_request_cannot_be_sent_fails_at_once(hub: McpHub, http_server: HttpServer) -> None:
+    """The SDK drops a POST that fails before any answer without telling the caller, who would
+    wait for the whole call timeout."""
+    proxy = CountingProxy(http_server.port)
+    try:
+        url = http_server.url.replace(f":{http_server.port}/", f":{proxy.port}/")
+        spec = build_server_spec(key="refusing", name="refusing", transport="streamable_http", url=url, retry=FAST_RETRY)
+        assert hub.call_tool(spec, "echo", {"text": "first"}).text_for_model() == "first"
+        proxy.refuse = True  # the SDK sends each call on a connection of its own
+        started = time.monotonic()
+        with pytest.raises(McpError) as info:
+            hub.call_tool(spec, "echo", {"text": "lost"}, timeout=30)
+        assert time.monotonic() - started < 10
+        assert "broke before it answered" in info.value.message
+        proxy.refuse = False
+        assert hub.call_tool(spec, "echo", {"text": "again"}).text_for_model() == "again"
+    finally:
+        proxy.close()
 
 
 def test_changed_config_gets_a_new_session_and_old_one_closes(hub: McpHub, http_server: HttpServer) -> None:
