@@ -6,7 +6,8 @@ With many turns at once that overhead was a third of the writer's CPU (issue 13'
 each turn held a pool connection while it wrote. Here the writes that arrive while one is being
 committed wait, and the next of them writes them all in one transaction, each in a savepoint so
 one failing write fails only its own turn. A write still returns only once it is committed: the
-turn sends an event only after it is stored.
+turn sends an event only after it is stored. A few transactions run at once (LANES), so one
+batch's round trips to the database do not hold up every turn of the process.
 
 No thread of its own: the caller whose write comes first while nothing is being written does the
 writing (threads in the threaded server, greenlets in the gevent worker alike).
@@ -20,6 +21,8 @@ from typing import Any
 
 _logger = logging.getLogger(__name__)
 
+LANES = 4
+
 
 class _Write:
     __slots__ = ("work", "result", "error", "woken", "leads")
@@ -29,7 +32,7 @@ class _Write:
         self.result: Any = None
         self.error: BaseException | None = None
         self.woken = threading.Event()
-        self.leads = False  # woken to write the writes queued meanwhile, its own among them
+        self.leads = False  # woken to write a batch of its own and the writes queued then
 
     def outcome(self) -> Any:
         if self.error is not None:
@@ -38,42 +41,49 @@ class _Write:
 
 
 class GroupCommit:
-    """The writes of one database in this process."""
+    """The writes of one database in this process, in at most `lanes` transactions at once."""
 
-    def __init__(self, registry: Any) -> None:
+    def __init__(self, registry: Any, lanes: int = LANES) -> None:
         self.registry = registry
+        self.lanes = lanes
         self._lock = threading.Lock()
         self._queue: list[_Write] = []
-        self._writing = False
+        self._writing = 0  # transactions being written
 
     def run(self, work: Callable[[Any], Any]) -> Any:
         """`work(cr)` in a transaction shared with the writes of other turns; its result once
         committed. An exception of `work` is raised here, and undoes only `work`'s statements."""
         write = _Write(work)
         with self._lock:
-            self._queue.append(write)
-            leads = not self._writing
-            self._writing = True
+            leads = self._writing < self.lanes
+            if leads:
+                self._writing += 1
+            else:
+                self._queue.append(write)
         if not leads:
             write.woken.wait()
             if not write.leads:
                 return write.outcome()
-        self._write_queued()
+        self._write_batch(write)
         return write.outcome()
 
-    def _write_queued(self) -> None:
+    def _write_batch(self, first: _Write) -> None:
+        # a write is in one batch only: the leader's own was never queued, and the queue is
+        # taken, or its head made the next leader, under the lock
         with self._lock:
-            batch, self._queue = self._queue, []
+            batch, self._queue = [first, *self._queue], []
         try:
             self._commit(batch)
         finally:
             with self._lock:
-                following = self._queue[0] if self._queue else None
-                self._writing = following is not None
+                following = self._queue.pop(0) if self._queue else None
+                if following is None:
+                    self._writing -= 1
+                else:
+                    following.leads = True
             for write in batch:
                 write.woken.set()
             if following is not None:
-                following.leads = True
                 following.woken.set()
 
     def _commit(self, batch: list[_Write]) -> None:

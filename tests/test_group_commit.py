@@ -35,9 +35,10 @@ class TestGroupCommit(TransactionCase):
         cls.cr.execute("CREATE TEMPORARY TABLE ai_mcp_group_commit_test (writer int PRIMARY KEY)")
 
     def _write_at_once(self, works):
-        """Runs works[0] alone, and the others while it is being written: they queue behind it."""
+        """Runs works[0] alone in the one lane, and the others while it is being written: they
+        queue behind it."""
         registry = CountingRegistry(self.registry)
-        batches = GroupCommit(registry)
+        batches = GroupCommit(registry, lanes=1)
         first_started, queued = threading.Event(), threading.Event()
         results, errors = {}, {}
 
