@@ -12,12 +12,15 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import odoo
 from odoo import api, fields
+from odoo.tools import config
 
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import (
@@ -29,7 +32,6 @@ from ..services.events import (
 )
 from ..services.hub import get_hub
 from ..services.turn_control import TurnControl
-from .group_commit import group_commit
 from .sql_rows import insert_row, update_row
 
 _logger = logging.getLogger(__name__)
@@ -54,6 +56,10 @@ STALE_AFTER_SECONDS = 90.0
 PROVIDER_MENU = "AI > Configuration > Providers"
 # a failed call's message status, by error code
 RESULT_STATUSES = {ErrorCode.TOOL_DENIED.value: "denied", ErrorCode.CANCELLED.value: "cancelled"}
+# Share of the process's database pool the turns' writers may hold at once. Every request of the
+# process (the stream's own, before its route runs) borrows from the same pool, and Odoo's pool
+# refuses a borrow when full instead of waiting: writers queue here so requests always find room.
+WRITER_SHARE_OF_POOL = 0.5
 INTERNAL_ERROR = "INTERNAL_ERROR"
 TOOLS_LEFT_OUT = "TOOLS_LEFT_OUT"
 
@@ -145,6 +151,23 @@ class ChatTurn:
         return event
 
 
+_write_slots: threading.BoundedSemaphore | None = None
+_write_slots_lock = threading.Lock()
+
+
+def write_slots() -> threading.BoundedSemaphore:
+    """The process's slots for writer cursors, sized from its pool: `db_maxconn_gevent` in the
+    gevent worker (default `db_maxconn`), `db_maxconn` elsewhere, as odoo.sql_db sizes it."""
+    global _write_slots  # noqa: PLW0603 - one per process, created where the pool size is known
+    with _write_slots_lock:
+        if _write_slots is None:
+            maxconn = int((odoo.evented and config["db_maxconn_gevent"]) or config["db_maxconn"])
+            slots = max(1, int(maxconn * WRITER_SHARE_OF_POOL))
+            _logger.info("AI turn writers: at most %d database connections at once (pool of %d)", slots, maxconn)
+            _write_slots = threading.BoundedSemaphore(slots)
+        return _write_slots
+
+
 class _Writer:
     """Persists a turn's events and what they mean for the conversation and its messages."""
 
@@ -194,23 +217,18 @@ class _Writer:
         if not self.running or now - self.last_poll < REQUEST_POLL_SECONDS:
             return
         self.last_poll = now
-        running = sorted(self.running)
-
-        def take(cr):
+        with write_slots(), self.turn.registry.cursor() as cr:
             cr.execute(
                 "SELECT id, tool_call_id, status, elicitation_answer FROM ai_message"
                 " WHERE conversation_id = %s AND role = 'tool' AND tool_call_id = ANY(%s)"
                 " AND (status = 'cancelling' OR elicitation_answer IS NOT NULL)",
-                (self.turn.conversation_id, running),
+                (self.turn.conversation_id, sorted(self.running)),
             )
             rows = cr.fetchall()
             answered = [row[0] for row in rows if row[3] is not None]
             if answered:
                 # taken: an answer is handed over once
                 cr.execute("UPDATE ai_message SET elicitation_answer = NULL WHERE id = ANY(%s)", (answered,))
-            return rows
-
-        rows = group_commit(self.turn.registry).run(take)
         for _id, call_id, status, answer in rows:
             if answer is not None:
                 control.answer_elicitation(answer["elicitation"], answer["action"], answer.get("content"))
@@ -233,50 +251,46 @@ class _Writer:
     # -- one transaction ---------------------------------------------------------------------
 
     def _write(self, rows: list[tuple[int, Event]]) -> Event | None:
-        """Writes the waiting deferred events and `rows` (in the transaction the writes of other
-        turns share, group_commit.py); returns the last row's event as stored (a `done` gets its
-        message id)."""
+        """Writes the waiting text deltas and `rows` in one transaction; returns the last row's
+        event as stored (a `done` gets its message id)."""
         rows = self.pending + rows
         self.pending = []
-        stored = group_commit(self.turn.registry).run(lambda cr: self._store(cr, rows))
-        self.last_write = time.monotonic()
-        return stored
-
-    def _store(self, cr, rows: list[tuple[int, Event]]) -> Event | None:
         stored: Event | None = None
         turn = self.turn
-        env = api.Environment(cr, turn.uid, dict(self.context), su=True)
-        if "allowed_company_ids" not in self.context:
-            self.context["allowed_company_ids"] = [env.company.id]
-        now = fields.Datetime.now()
-        state = rounds = None
-        values, params = [], []
-        for seq, event in rows:
-            event, change = self._apply(env, seq, event)
-            if change is not None:
-                state = change[0] or state
-                rounds = change[1] if change[1] is not None else rounds
-            values.append("(%s, %s, %s, %s::jsonb, %s, %s, %s, %s)")
-            params += [turn.conversation_id, seq, event.type, json.dumps(event.data()), turn.uid, now, turn.uid, now]
-            stored = event
-        env.flush_all()
-        # a turn that ends clears its heartbeat; a running one renews it with every write
-        sets = {"write_date": now, "turn_heartbeat": None if state not in (None, "running") else now}
-        if rows:
-            sets["last_seq"] = rows[-1][0]
-        if rounds is not None:
-            sets["rounds_used"] = rounds
-        if state is not None:
-            sets["state"] = state
-        update = f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s"
-        if values:
-            # one statement, one round trip: PostgreSQL runs a data-modifying WITH even unread
-            update = (
-                "WITH stored AS (INSERT INTO ai_conversation_event"
-                " (conversation_id, seq, type, payload, create_uid, create_date, write_uid, write_date)"
-                " VALUES " + ", ".join(values) + " RETURNING id) " + update
-            )
-        cr.execute(update, [*params, *sets.values(), turn.conversation_id])
+        with write_slots(), turn.registry.cursor() as cr:
+            env = api.Environment(cr, turn.uid, dict(self.context), su=True)
+            if "allowed_company_ids" not in self.context:
+                self.context["allowed_company_ids"] = [env.company.id]
+            now = fields.Datetime.now()
+            state = rounds = None
+            values, params = [], []
+            for seq, event in rows:
+                event, change = self._apply(env, seq, event)
+                if change is not None:
+                    state = change[0] or state
+                    rounds = change[1] if change[1] is not None else rounds
+                values.append("(%s, %s, %s, %s::jsonb, %s, %s, %s, %s)")
+                params += [turn.conversation_id, seq, event.type, json.dumps(event.data()), turn.uid, now, turn.uid, now]
+                stored = event
+            env.flush_all()
+            # a turn that ends clears its heartbeat; a running one renews it with every write
+            sets = {"write_date": now, "turn_heartbeat": None if state not in (None, "running") else now}
+            if rows:
+                sets["last_seq"] = rows[-1][0]
+            if rounds is not None:
+                sets["rounds_used"] = rounds
+            if state is not None:
+                sets["state"] = state
+            update = f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s"
+            if values:
+                # one statement, one round trip: PostgreSQL runs a data-modifying WITH even unread
+                update = (
+                    "WITH stored AS (INSERT INTO ai_conversation_event"
+                    " (conversation_id, seq, type, payload, create_uid, create_date, write_uid, write_date)"
+                    " VALUES " + ", ".join(values) + " RETURNING id) " + update
+                )
+            cr.execute(update, [*params, *sets.values(), turn.conversation_id])
+        self.last_write = time.monotonic()
         return stored
 
     def _apply(self, env, seq: int, event: Event) -> tuple[Event, tuple[str, int | None] | None]:

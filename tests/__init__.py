@@ -24,4 +24,3 @@ from . import test_chat_call_notifications
 from . import test_chat_prompts
 from . import test_chat_resources
 from . import test_oauth_sign_in
-from . import test_group_commit
