@@ -1,17 +1,28 @@
-"""Notices when a streamable-HTTP request fails or its response stream breaks before an answer.
+"""The POSTs of a streamable-HTTP session: failures noticed, finished streams reused.
 
 mcp 1.x reads a tools/call answer from the POST's SSE stream; when that stream dies (the server
 crashed, a proxy cut it) and the server sent no event id to resume from, or when the POST cannot
 be sent at all, the SDK gives up quietly and the caller waits for its full timeout. This httpx
 transport wrapper sees the break and tells the session which JSON-RPC request lost its answer, so
 the caller hears about it at once.
+
+The SDK also closes a call's stream as soon as the answer is read, a moment before the server's
+end of stream arrives; httpx then drops the connection instead of pooling it, and every call pays
+a new TCP (and TLS) handshake. The wrapper reads what is left of a closed stream for a short while
+first, which is what lets httpx keep the connection.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
 
+import anyio
 import httpx
+
+# how long a stream the SDK closes may take to end (the server ends it right after the answer);
+# past this the connection is dropped as before
+DRAIN_SECONDS = 0.25
+DRAIN_BYTES = 64 * 1024
 
 OnBreak = Callable[[int], None]
 
@@ -41,17 +52,37 @@ class _WatchedStream(httpx.AsyncByteStream):
     def __init__(self, inner: httpx.AsyncByteStream, on_break: Callable[[], None]) -> None:
         self._inner = inner
         self._on_break = on_break
+        self._chunks: AsyncIterator[bytes] | None = None
+        self._ended = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        self._chunks = self._inner.__aiter__()
         try:
-            async for chunk in self._inner:
+            async for chunk in self._chunks:
                 yield chunk
         except httpx.TransportError:
             self._on_break()
             raise
+        self._ended = True
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        try:
+            if self._chunks is not None and not self._ended:
+                await self._drain(self._chunks)
+        finally:
+            await self._inner.aclose()
+
+    @staticmethod
+    async def _drain(chunks: AsyncIterator[bytes]) -> None:
+        read = 0
+        with anyio.move_on_after(DRAIN_SECONDS):
+            try:
+                async for chunk in chunks:
+                    read += len(chunk)
+                    if read > DRAIN_BYTES:
+                        return
+            except httpx.TransportError:
+                return
 
 
 def _jsonrpc_request_id(request: httpx.Request) -> int | None:

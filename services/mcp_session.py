@@ -57,6 +57,12 @@ T = TypeVar("T")
 STDERR_LINES = 200
 MAX_LIST_PAGES = 100
 CANCEL_NOTICE_TIMEOUT = 2.0
+# One pooled session carries the calls of every turn of the process: httpx's default of 20 idle
+# connections would close (and later reopen) the rest whenever more calls than that overlap. An
+# idle connection is dropped after 1 s, well before servers close theirs (uvicorn and node 5 s,
+# gunicorn 2 s): with httpx's default of 5 s, a call could go out on a connection the server was
+# closing at that moment, and fail.
+HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=1.0)
 CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version="18.0.1.1.0")
 # MCP's syslog levels (RFC 5424), lowest first, and as Python's
 MCP_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -306,7 +312,7 @@ class McpSession:
                 httpx_client_factory=self._http_client_factory,
             )
         client = self._http_client_factory(
-            headers=headers, transport=StreamBreakWatch(httpx.AsyncHTTPTransport(), self._answer_lost)
+            headers=headers, transport=StreamBreakWatch(httpx.AsyncHTTPTransport(limits=HTTP_LIMITS), self._answer_lost)
         )
         stack.push_async_callback(client.aclose)
         return streamable_http_client(self.spec.url or "", http_client=client)

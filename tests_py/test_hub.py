@@ -204,6 +204,22 @@ class CountingProxy:
         self.listener.close()
 
 
+def test_calls_reuse_the_sessions_connections(hub: McpHub, http_server: HttpServer) -> None:
+    """The SDK closes each call's answer stream a moment before it ends; without draining it,
+    httpx drops the connection and every call opens a new one (a TLS handshake on a real server)."""
+    proxy = CountingProxy(http_server.port)
+    try:
+        url = http_server.url.replace(f":{http_server.port}/", f":{proxy.port}/")
+        spec = build_server_spec(key="proxied", name="proxied", transport="streamable_http", url=url, retry=FAST_RETRY)
+        assert hub.call_tool(spec, "echo", {"text": "first"}).text_for_model() == "first"
+        opened = proxy.accepted
+        for i in range(10):
+            assert hub.call_tool(spec, "echo", {"text": f"call {i}"}).text_for_model() == f"call {i}"
+        assert proxy.accepted == opened
+    finally:
+        proxy.close()
+
+
 def test_a_call_whose_request_cannot_be_sent_fails_at_once(hub: McpHub, http_server: HttpServer) -> None:
     """The SDK drops a POST that fails before any answer without telling the caller, who would
     wait for the whole call timeout."""
@@ -212,7 +228,8 @@ def test_a_call_whose_request_cannot_be_sent_fails_at_once(hub: McpHub, http_ser
         url = http_server.url.replace(f":{http_server.port}/", f":{proxy.port}/")
         spec = build_server_spec(key="refusing", name="refusing", transport="streamable_http", url=url, retry=FAST_RETRY)
         assert hub.call_tool(spec, "echo", {"text": "first"}).text_for_model() == "first"
-        proxy.refuse = True  # the SDK sends each call on a connection of its own
+        proxy.refuse = True
+        time.sleep(1.5)  # the idle connections expire: the next call needs a new one
         started = time.monotonic()
         with pytest.raises(McpError) as info:
             hub.call_tool(spec, "echo", {"text": "lost"}, timeout=30)
