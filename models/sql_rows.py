@@ -35,7 +35,7 @@ def update_row(model, record_id: int, values: dict[str, Any]) -> None:
         SQL(", ").join(SQL("%s = %s", SQL.identifier(name), value) for name, value in row.items()),
         record_id,
     ))
-    model.browse(record_id).invalidate_recordset(list(values))
+    model.browse(record_id).invalidate_recordset([*values, "write_uid", "write_date"])
 
 
 def _columns(model, values: dict[str, Any]) -> dict[str, Any]:
