@@ -90,7 +90,7 @@ class AiToolCall(models.Model):
         try:
             with self.env.cr.savepoint(flush=False):
                 values = self._values_from_result(conversation_id, message, event, call, known)
-                return self.browse(insert_row(self.sudo(), {**values, **measures(values["duration_ms"], values["status"])}))
+                return self.browse(insert_row(self, {**values, **measures(values["duration_ms"], values["status"])}))
         except Exception:  # noqa: BLE001 - the audit must not break the user's answer
             _logger.exception("AI tool call not audited: conversation=%s call=%s", conversation_id, event.id)
             return self.browse()

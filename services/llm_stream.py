@@ -73,7 +73,9 @@ def with_tools(chat: ChatOpenAI, tools: Sequence[BaseTool]) -> Runnable[Any, Bas
     return chat.bind_tools(list(tools)) if tools else chat
 
 
-async def stream_reply(chat: ChatOpenAI, messages: Sequence[BaseMessage], runnable: Runnable[Any, BaseMessage] | None = None) -> AsyncIterator[str | ModelReply]:
+async def stream_reply(
+    chat: ChatOpenAI, messages: Sequence[BaseMessage], runnable: Runnable[Any, BaseMessage] | None = None
+) -> AsyncIterator[str | ModelReply]:
     """Yields text deltas as they arrive, then the whole ModelReply last. `runnable`: `chat` with
     its tools bound (with_tools); `chat` alone when not given."""
     runnable = runnable or chat
