@@ -212,8 +212,9 @@ class TestAuditRetention(AiMcpCase):
         cls.fresh = cls.Calls.create([
             {"status": "ok", "tool_name": f"fresh_{i}", "date": now - timedelta(days=days)} for i, days in enumerate((0, 1, 29))
         ])
+        # no row sits on a boundary: the purge computes its limit a few seconds after these dates
         cls.old = cls.Calls.create([
-            {"status": "error", "tool_name": f"old_{i}", "date": now - timedelta(days=days)} for i, days in enumerate((31, 90, 91, 400, 401))
+            {"status": "error", "tool_name": f"old_{i}", "date": now - timedelta(days=days)} for i, days in enumerate((31, 89, 91, 400, 401))
         ])
 
     def test_the_cron_removes_only_rows_older_than_the_retention_in_batches(self):
