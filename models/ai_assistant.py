@@ -158,8 +158,8 @@ class AiAssistant(models.Model):
         if cloud_service:
             service = cloud_service.sudo()
             if service._user_may_use(self.env.user):
-                for server in self._service_servers(service):
-                    selected.extend((None, tool) for tool in server.tool_ids if tool._is_usable())
+                for tools in self.env["mcp.tool"]._enabled_on(self._service_servers(service)).values():
+                    selected.extend((None, tool) for tool in tools if tool.review_state == "approved")
             elif warnings is not None:
                 warnings.append(_("You may not use the tools of %s; its servers are left out.", service.name))
         presets = self.env["ai.tool.preset"]._for_turn(
@@ -205,18 +205,17 @@ class AiAssistant(models.Model):
         """([(ToolRef, mcp.tool)], notes): the system tools the model is given, and why others are not."""
         self.ensure_one()
         assistant = self.sudo()
-        disabled = set(assistant.mcp_tool_disabled_ids._origin.ids)
+        servers = assistant.mcp_server_ids.filtered(lambda s: s.active and s.scope == "system")
+        # with active_test, reading the disabled tools would fetch every one of them to drop the archived
+        disabled = assistant.with_context(active_test=False).mcp_tool_disabled_ids._origin.ids
+        offered = self.env["mcp.tool"]._enabled_on(servers.filtered(lambda s: s.state == "connected"), disabled)
         refs = []
         notes = []
-        for server in assistant.mcp_server_ids:
-            if not server.active or server.scope != "system":
-                continue
-            if server.state != "connected":
+        for server in servers:
+            if server not in offered:
                 notes.append(_("(%s is not connected: test it or sync its tools to offer them.)", server.name))
                 continue
-            for tool in server.tool_ids.sorted("name"):
-                if tool._origin.id in disabled or not tool.enabled:
-                    continue
+            for tool in offered[server]:
                 if tool.review_state != "approved":
                     notes.append(_("(%(tool)s of %(server)s changed since it was approved: left out until reviewed.)",
                                    tool=tool.name, server=server.name))

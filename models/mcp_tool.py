@@ -5,6 +5,13 @@ from odoo import _, api, fields, models
 from ..services.tool_info import ToolAnnotations, ToolInfo
 
 
+# what a turn reads of a tool it may offer (ai.assistant._system_tools, _tool_bindings, _tool_info)
+TURN_FIELDS = [
+    "name", "title", "description", "server_id", "enabled", "review_state", "requires_approval", "input_schema",
+    "output_schema", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint", "icon",
+]
+
+
 class McpTool(models.Model):
     _name = "mcp.tool"
     _description = "MCP Tool"
@@ -136,10 +143,18 @@ class McpTool(models.Model):
             icon=self.icon or self.server_id.server_icon or None,
         )
 
-    def _is_usable(self):
-        """Whether a model may be given this tool, as far as the tool itself goes."""
-        self.ensure_one()
-        return self.active and self.enabled and self.review_state == "approved"
+    @api.model
+    def _enabled_on(self, servers, excluded_ids=()):
+        """{server: its active, enabled tools but `excluded_ids`, by name} for each of `servers`.
+
+        A turn reads these of every tool it may offer; fetched in one query, for the tools it may
+        offer only, instead of every tool of every server field by field."""
+        tools = self.sudo().search_fetch(
+            [("server_id", "in", servers._origin.ids), ("enabled", "=", True), ("id", "not in", list(excluded_ids))],
+            TURN_FIELDS,
+        )
+        by_server = tools.grouped("server_id")
+        return {server: by_server.get(server._origin, tools.browse()).sorted("name") for server in servers}
 
     # -- actions ---------------------------------------------------------------------------------
 
