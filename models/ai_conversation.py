@@ -435,6 +435,7 @@ class AiConversation(models.Model):
             provider_hint=self._provider_hint(),
             control=control,
             audit_known=self.env["ai.tool.call"]._audit_known(self),
+            resuming=resume is not None,
             stopped_message=_("Stopped: the connection to the browser was closed before the answer was finished."),
         )
 

@@ -39,7 +39,9 @@ _logger = logging.getLogger(__name__)
 # Events nobody acts on (text deltas, round markers, progress and log lines) are written in
 # batches: with the next other event, or once the oldest unwritten one is this old, or when this
 # many wait. Every other event is written before it is sent: the user may act on it (stop a call,
-# answer a question, approve), which another worker reads from the database.
+# answer a question, approve), which another worker reads from the database. The `start` of a new
+# turn is batched too: the request already claimed the conversation and stored the message, so
+# its row is all there is to write, and the user sees the turn begin without waiting for it.
 DEFERRED_TYPES = frozenset({"text", "round", "tool_progress", "tool_log"})
 TEXT_FLUSH_SECONDS = 0.25
 TEXT_FLUSH_COUNT = 64
@@ -98,6 +100,8 @@ class ChatTurn:
     control: TurnControl | None = None
     # ai.tool.call's lookups for the audit rows, done where the turn is prepared
     audit_known: dict[Any, Any] = field(default_factory=dict)
+    # carries on after the user's answer: its `start` marks the approved calls running, at once
+    resuming: bool = False
     stopped_message: str = "Stopped: the connection to the browser was closed before the answer was finished."
     final: Event | None = field(default=None, init=False)
 
@@ -200,7 +204,7 @@ class _Writer:
     def add(self, event: Event) -> tuple[int, Event]:
         self.seq += 1
         seq = self.seq
-        if event.type in DEFERRED_TYPES:
+        if event.type in DEFERRED_TYPES or (event.type == "start" and not self.turn.resuming):
             if not self.pending:
                 self.pending_since = time.monotonic()
             self.pending.append((seq, event))

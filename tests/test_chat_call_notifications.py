@@ -193,6 +193,14 @@ class TestChatCallNotifications(ChatCase):
         self.assertEqual([(e.seq, e.type) for e in stored], [(e.id, e.event) for e in events], "stored as streamed")
 
     def test_a_call_that_ran_after_its_approval_can_be_stopped_too(self):
+        self.stop_after_approval("tool_progress")
+
+    def test_an_approved_call_can_be_stopped_as_soon_as_the_turn_goes_on(self):
+        # the resumed turn's start is stored before it is shown: the call is running from then on
+        self.stop_after_approval("start")
+
+    def stop_after_approval(self, stop_on):
+        """Approve a long call, and stop it from another worker once the resumed turn sends `stop_on`."""
         self.login(self.user)
         owner = self.other_browser(self.user)
         self.tools["progress"].sudo().requires_approval = True
@@ -203,7 +211,7 @@ class TestChatCallNotifications(ChatCase):
         answers = {}
 
         def on_events(resumed):
-            if any(e.event == "tool_progress" for e in resumed) and "owner" not in answers:
+            if any(e.event == stop_on for e in resumed) and "owner" not in answers:
                 answers["owner"] = self.cancel(owner, conversation_id, "call_p")
 
         resumed = self.stream_until({"conversation_id": conversation_id, "approvals": {"call_p": True}}, on_events, path="/ai_mcp/chat/resume")
