@@ -32,6 +32,7 @@ from ..services.events import (
 )
 from ..services.hub import get_hub
 from ..services.turn_control import TurnControl
+from .call_requests import CallRequests
 from .sql_rows import insert_row, update_row
 
 _logger = logging.getLogger(__name__)
@@ -50,8 +51,8 @@ IDLE_TICK_SECONDS = 0.5
 # A running turn proves it is alive by writing this often; one silent for STALE_AFTER_SECONDS died
 # with its process and may be taken over.
 HEARTBEAT_SECONDS = 15.0
-# How often a turn with calls running looks for the user's requests about them (stop a call,
-# answer its server's question).
+# How often the turns with calls running look for the user's requests about them (stop a call,
+# answer its server's question): one query for all the turns of the process (call_requests.py).
 REQUEST_POLL_SECONDS = 0.5
 STALE_AFTER_SECONDS = 90.0
 
@@ -172,6 +173,15 @@ def write_slots() -> threading.BoundedSemaphore:
         return _write_slots
 
 
+@contextlib.contextmanager
+def _turn_cursor(registry):
+    with write_slots(), registry.cursor() as cr:
+        yield cr
+
+
+call_requests = CallRequests(_turn_cursor, REQUEST_POLL_SECONDS)
+
+
 class _Writer:
     """Persists a turn's events and what they mean for the conversation and its messages."""
 
@@ -190,7 +200,6 @@ class _Writer:
         self.tool_messages: dict[str, int] = {}
         self.running: set[str] = set()
         self.cancels_sent: set[str] = set()
-        self.last_poll = 0.0
         # what each call of this run was stored with: (server, tool, arguments), for its audit row
         self.tool_calls: dict[str, tuple[str, str, Any]] = {}
         self.audit_known: dict[Any, Any] = dict(turn.audit_known)
@@ -215,30 +224,16 @@ class _Writer:
         return seq, written
 
     def pass_requests(self, control: TurnControl) -> None:
-        """Hands `control` what the user asked of this turn's running calls since the last look (a
-        stop, an answer to a server's question), whichever worker received it."""
-        now = time.monotonic()
-        if not self.running or now - self.last_poll < REQUEST_POLL_SECONDS:
+        """Hands `control` what the user asked of this turn's running calls (a stop, an answer to
+        a server's question), whichever worker received it."""
+        if not self.running:
             return
-        self.last_poll = now
-        with write_slots(), self.turn.registry.cursor() as cr:
-            cr.execute(
-                "SELECT id, tool_call_id, status, elicitation_answer FROM ai_message"
-                " WHERE conversation_id = %s AND role = 'tool' AND tool_call_id = ANY(%s)"
-                " AND (status = 'cancelling' OR elicitation_answer IS NOT NULL)",
-                (self.turn.conversation_id, sorted(self.running)),
-            )
-            rows = cr.fetchall()
-            answered = [row[0] for row in rows if row[3] is not None]
-            if answered:
-                # taken: an answer is handed over once
-                cr.execute("UPDATE ai_message SET elicitation_answer = NULL WHERE id = ANY(%s)", (answered,))
-        for _id, call_id, status, answer in rows:
-            if answer is not None:
-                control.answer_elicitation(answer["elicitation"], answer["action"], answer.get("content"))
-            if status == "cancelling" and call_id not in self.cancels_sent:
-                self.cancels_sent.add(call_id)
-                control.cancel_call(call_id)
+        for request in call_requests.take(self.turn.registry, self.turn.conversation_id, self.running):
+            if request.answer is not None:
+                control.answer_elicitation(request.answer["elicitation"], request.answer["action"], request.answer.get("content"))
+            if request.cancel and request.call_id not in self.cancels_sent:
+                self.cancels_sent.add(request.call_id)
+                control.cancel_call(request.call_id)
 
     def tick(self) -> None:
         now = time.monotonic()
@@ -250,6 +245,7 @@ class _Writer:
     def close(self) -> None:
         if not self.closed and self.pending:
             self._write([])
+        call_requests.forget(self.turn.registry, self.turn.conversation_id)
         self.closed = True
 
     # -- one transaction ---------------------------------------------------------------------
@@ -341,6 +337,8 @@ class _Writer:
         if kind == "tool_result":
             self._end_reply(env)
             self.running.discard(event.id)
+            if not self.running:
+                call_requests.forget(self.turn.registry, self.turn.conversation_id)
             message = self._tool_message(env, event.id)
             if message:
                 status = "done" if event.ok else RESULT_STATUSES.get(event.error_code, "error")

@@ -24,3 +24,4 @@ from . import test_chat_call_notifications
 from . import test_chat_prompts
 from . import test_chat_resources
 from . import test_oauth_sign_in
+from . import test_call_requests
