@@ -175,6 +175,7 @@ def write_slots() -> threading.BoundedSemaphore:
 
 @contextlib.contextmanager
 def _turn_cursor(registry):
+    """A cursor of its own for a turn's writes and looks, within the writers' share of the pool."""
     with write_slots(), registry.cursor() as cr:
         yield cr
 
@@ -257,7 +258,7 @@ class _Writer:
         self.pending = []
         stored: Event | None = None
         turn = self.turn
-        with write_slots(), turn.registry.cursor() as cr:
+        with _turn_cursor(turn.registry) as cr:
             env = api.Environment(cr, turn.uid, dict(self.context), su=True)
             if "allowed_company_ids" not in self.context:
                 self.context["allowed_company_ids"] = [env.company.id]
@@ -401,11 +402,11 @@ class _Writer:
         values.update(content="".join(self.reply_text), tool_calls=list(self.reply_calls) or None)
         Message = env["ai.message"]
         if self.reply_message_id is None:
-            self.reply_message_id = insert_row(env["ai.message"], {
+            self.reply_message_id = insert_row(Message, {
                 "conversation_id": self.turn.conversation_id, "role": "assistant", "seq": self.reply_seq, **values,
             })
         elif values != self.reply_logged:
-            update_row(env["ai.message"], self.reply_message_id, values)
+            update_row(Message, self.reply_message_id, values)
         self.reply_logged = values
         return Message.browse(self.reply_message_id)
 
