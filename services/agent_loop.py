@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError
@@ -142,7 +141,7 @@ class _Turn:
         self.confirmed = False
         self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
         self.chat = make_chat_model(self.settings.llm)
-        self._offered: tuple[BaseTool, ...] = ()
+        self._offered: tuple[dict[str, Any], ...] = ()
         self._chat_offering = self.chat
         self.runner = ToolRunner(
             hub,
@@ -254,7 +253,7 @@ class _Turn:
         messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
         if not with_tools:
             messages.append(SystemMessage(FINAL_CALL_HINT))
-        tools = self.bound.lc_tools if with_tools and native else []
+        tools = self.bound.offered if with_tools and native else []
         async with contextlib.aclosing(stream_reply(self.chat, messages, self._offering(tools))) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
@@ -265,7 +264,7 @@ class _Turn:
                     )
                 yield item
 
-    def _offering(self, tools: Sequence[BaseTool]) -> Runnable[Any, BaseMessage]:
+    def _offering(self, tools: Sequence[dict[str, Any]]) -> Runnable[Any, BaseMessage]:
         """The chat model bound to `tools`, bound again only when the tools offered changed (a
         server declined mid-turn, the last round without tools)."""
         if len(tools) != len(self._offered) or any(a is not b for a, b in zip(tools, self._offered)):

@@ -13,7 +13,6 @@ import openai
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -67,9 +66,8 @@ def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
     return chat
 
 
-def with_tools(chat: ChatOpenAI, tools: Sequence[BaseTool]) -> Runnable[Any, BaseMessage]:
-    """`chat` offering `tools`: bind_tools converts every tool's schema, so a turn binds once per
-    set of tools, not once per round."""
+def with_tools(chat: ChatOpenAI, tools: Sequence[dict[str, Any]]) -> Runnable[Any, BaseMessage]:
+    """`chat` offering `tools`, OpenAI tools as bind_tools makes them (turn_tools._offered_tool)."""
     return chat.bind_tools(list(tools)) if tools else chat
 
 

@@ -5,11 +5,13 @@ declined by the user: not offered, a waiting call answered with why)."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,7 +52,7 @@ class SignInLink(BaseModel):
 @dataclass
 class TurnTools:
     """What `bind` found: the tools offered (by model name), those of declined servers, the
-    LangChain tools for bind_tools, and the servers that need the user's sign-in first."""
+    OpenAI tools bind_tools sends, and the servers that need the user's sign-in first."""
 
     hub: McpHub
     grants: Mapping[str, RefreshingTokens]
@@ -58,7 +60,7 @@ class TurnTools:
     declined: frozenset[str]
     tools: dict[str, BoundTool] = field(default_factory=dict)
     declined_tools: dict[str, BoundTool] = field(default_factory=dict)
-    lc_tools: list[BaseTool] = field(default_factory=list)
+    offered: list[dict[str, Any]] = field(default_factory=list)
     needs_sign_in: dict[str, AuthRequired] = field(default_factory=dict)
 
     async def bind(self, bindings: list[ToolBinding]) -> AsyncIterator[WarningEvent]:
@@ -93,7 +95,7 @@ class TurnTools:
                 continue
             self.tools[model_name] = tool
             shown = binding.tool.model_copy(update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)})
-            self.lc_tools.append(_langchain_tool(sessions.get(spec.key), spec, shown, model_name))
+            self.offered.append(_offered_tool(spec, shown, model_name))
 
     def waits_for_sign_in(self, spec: ServerSpec) -> bool:
         """Whether a refusal of `spec` is for the user to answer by signing in (a per-user OAuth
@@ -127,20 +129,28 @@ class TurnTools:
             return exc
 
 
-def _langchain_tool(session: McpSession | None, spec: ServerSpec, info: ToolInfo, model_name: str) -> BaseTool:
-    """langchain-mcp-adapters turns the MCP tool into the LangChain tool bind_tools sends, on the
-    pooled session. The loop still executes calls through the hub: the adapter's call has no
-    per-call timeout, no cancel notice to the server and no retry policy, and its result loses
-    the error codes and typed parts the events carry. A server waiting for the user's sign-in has
-    no session yet: the adapter is given where it is instead, which it never uses."""
-    tool = mcp_types.Tool(
-        name=info.name,
-        title=info.title,
-        description=info.description,
-        inputSchema=info.input_schema,
-        outputSchema=info.output_schema,
+# Turning a tool into what bind_tools sends walks and dereferences its whole schema: about half a
+# millisecond a tool, on every turn, for a result that only changes with what the model is told.
+OFFERED_TOOL_CACHE_SIZE = 2048
+
+
+def _offered_tool(spec: ServerSpec, info: ToolInfo, model_name: str) -> dict[str, Any]:
+    """The OpenAI tool bind_tools sends for `info` under `model_name`: a new copy each time, as the
+    request may change what it is given."""
+    told = json.dumps(
+        [model_name, info.name, info.title, info.description, info.input_schema, info.output_schema]
     )
-    if session is None:
-        connection: Any = {"transport": spec.transport.value, "url": spec.url}
-        return convert_mcp_tool_to_langchain_tool(None, tool, connection=connection).model_copy(update={"name": model_name})
-    return convert_mcp_tool_to_langchain_tool(session.client_session, tool).model_copy(update={"name": model_name})
+    return json.loads(_offered_tool_json(told, spec.transport.value, spec.url))
+
+
+@functools.lru_cache(maxsize=OFFERED_TOOL_CACHE_SIZE)
+def _offered_tool_json(told: str, transport: str, url: str | None) -> str:
+    """langchain-mcp-adapters turns the MCP tool into a LangChain tool, and LangChain turns that
+    into the OpenAI tool, as bind_tools would. The adapter's tool itself is never called: the loop
+    executes calls through the hub, as the adapter's call has no per-call timeout, no cancel notice
+    to the server and no retry policy, and its result loses the error codes and typed parts the
+    events carry. So it is given where the server is rather than a session."""
+    model_name, name, title, description, input_schema, output_schema = json.loads(told)
+    tool = mcp_types.Tool(name=name, title=title, description=description, inputSchema=input_schema, outputSchema=output_schema)
+    adapted = convert_mcp_tool_to_langchain_tool(None, tool, connection={"transport": transport, "url": url})  # type: ignore[arg-type]
+    return json.dumps(convert_to_openai_tool(adapted.model_copy(update={"name": model_name})))

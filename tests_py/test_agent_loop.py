@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+from mcp import types as mcp_types
 
 from conftest import FAST_RETRY, http_spec, stdio_spec
 from services.agent_loop import AssistantSettings, LoopLimits, Resume, ToolBinding, TurnRequest, run_turn
@@ -76,6 +79,24 @@ def test_three_round_chain_streams_every_step(hub: McpHub, llm: ScriptedLLM, too
     assert (last_seen["role"], last_seen["content"], last_seen["tool_call_id"]) == ("tool", "3.0", results[0].id)
     offered = [t["function"]["name"] for t in llm.requests[0]["tools"]]
     assert {"add", "echo", "weather"} <= set(offered)
+
+
+def test_a_tool_changed_on_its_server_is_offered_as_it_is_now(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    spec = http_spec(tools_server)
+    add = next(t for t in hub.list_tools(spec).tools if t.name == "add")
+    request = TurnRequest(assistant=settings(llm), tools=[ToolBinding(server=spec, tool=add)], user_message="add")
+    llm.queue(Turn(text="ok"), Turn(text="ok"))
+    run(hub, request)
+    schema = {**add.input_schema, "properties": {**add.input_schema["properties"], "round": {"type": "boolean"}}}
+    changed = add.model_copy(update={"description": "Adds two numbers, rounding when asked.", "input_schema": schema})
+    run(hub, request.model_copy(update={"tools": [ToolBinding(server=spec, tool=changed)]}))
+    before, after = (body["tools"][0]["function"] for body in llm.requests)
+    assert before["description"] == add.description and "round" not in before["parameters"]["properties"]
+    assert after["description"] == "Adds two numbers, rounding when asked."
+    assert list(after["parameters"]["properties"]) == [*before["parameters"]["properties"], "round"]
+    # what LangChain's bind_tools makes of the adapter's tool, exactly
+    adapted = convert_mcp_tool_to_langchain_tool(None, mcp_types.Tool(name="add", description=changed.description, inputSchema=schema), connection={"transport": "streamable_http", "url": spec.url})
+    assert llm.requests[1]["tools"] == [convert_to_openai_tool(adapted)]
 
 
 def test_calls_to_two_servers_overlap(hub: McpHub, llm: ScriptedLLM, tmp_path: Path) -> None:
