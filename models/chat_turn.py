@@ -46,7 +46,12 @@ _logger = logging.getLogger(__name__)
 DEFERRED_TYPES = frozenset({"text", "round", "tool_progress", "tool_log"})
 TEXT_FLUSH_SECONDS = 0.25
 TEXT_FLUSH_COUNT = 64
-# How often the reader wakes up when nothing comes (disconnect checks, text flushes, heartbeats).
+# A tool call is held back, unsent, until its result comes, for at most an idle tick: most calls
+# end by then, and the call and its result are written in one transaction instead of two.
+# What comes after a held event waits with it, so the stream keeps its order.
+HELD_TYPES = frozenset({"tool_call"})
+# How often the reader wakes up when nothing comes (disconnect checks, text flushes, heartbeats):
+# a held call of a slow tool is sent at most this late.
 IDLE_TICK_SECONDS = 0.5
 # A running turn proves it is alive by writing this often; one silent for STALE_AFTER_SECONDS died
 # with its process and may be taken over.
@@ -108,7 +113,8 @@ class ChatTurn:
 
     def events(self, idle_every: float = IDLE_TICK_SECONDS) -> Iterator[tuple[int, Event] | None]:
         """(seq, event) for every event, each written before it is yielded (DEFERRED_TYPES at most
-        TEXT_FLUSH_SECONDS later, and always before the turn ends); None when nothing came for
+        TEXT_FLUSH_SECONDS later, and always before the turn ends; HELD_TYPES are yielded once
+        written, at the next other event or idle tick, with what came meanwhile); None when nothing came for
         `idle_every` seconds. Closing this iterator early cancels the turn: an `error` CANCELLED
         event is stored and the conversation is idle again."""
         writer = _Writer(self)
@@ -118,21 +124,21 @@ class ChatTurn:
                 if self.control is not None:
                     writer.pass_requests(self.control)
                 if item is None:
-                    writer.tick()
+                    yield from writer.tick()
                     yield None
                     continue
-                seq, event = writer.add(self._adjust(item))
-                if event.type in FINAL_TYPES:
-                    self.final = event
-                yield seq, event
+                for seq, event in writer.add(self._adjust(item)):
+                    if event.type in FINAL_TYPES:
+                        self.final = event
+                    yield seq, event
                 if self.final is not None:
                     return
             # the loop always ends on a final event; should it not, the conversation must not stay running
-            self.final = writer.add(ErrorEvent(code=INTERNAL_ERROR, message="The answer ended unexpectedly."))[1]
+            self.final = writer.add(ErrorEvent(code=INTERNAL_ERROR, message="The answer ended unexpectedly."))[-1][1]
         except GeneratorExit:
             stream.close()  # cancels the turn on the hub and waits for it to stop
             if self.final is None:
-                self.final = writer.add(ErrorEvent(code=ErrorCode.CANCELLED.value, message=self.stopped_message))[1]
+                self.final = writer.add(ErrorEvent(code=ErrorCode.CANCELLED.value, message=self.stopped_message))[-1][1]
             raise
         except Exception as exc:  # noqa: BLE001 - whatever broke, the user is told and the state is released
             stream.close()
@@ -142,7 +148,7 @@ class ChatTurn:
                 _logger.exception("AI turn failed: conversation=%s", self.conversation_id)
                 error = ErrorEvent(code=INTERNAL_ERROR, message="The assistant failed unexpectedly; the details are in the server log.")
             self.final = error
-            yield writer.add(self._adjust(error))
+            yield from writer.add(self._adjust(error))
         finally:
             stream.close()
             writer.close()
@@ -189,8 +195,10 @@ class _Writer:
     def __init__(self, turn: ChatTurn) -> None:
         self.turn = turn
         self.seq = turn.last_seq
-        self.pending: list[tuple[int, Event]] = []
+        self.pending: list[tuple[int, Event]] = []  # not written yet
         self.pending_since = 0.0
+        self.held: list[tuple[int, Event]] = []  # not sent yet: HELD_TYPES and what came after
+        self.held_since = 0.0
         self.last_write = time.monotonic()
         # the model reply being streamed: its text, calls and first sequence number
         self.reply_text: list[str] = []
@@ -211,18 +219,34 @@ class _Writer:
 
     # -- events in ---------------------------------------------------------------------------
 
-    def add(self, event: Event) -> tuple[int, Event]:
+    def add(self, event: Event) -> list[tuple[int, Event]]:
+        """Takes the turn's next event; returns the (seq, event) that may be sent now, in order."""
+        now = time.monotonic()
         self.seq += 1
-        seq = self.seq
-        if event.type in DEFERRED_TYPES or (event.type == "start" and not self.turn.resuming):
-            if not self.pending:
-                self.pending_since = time.monotonic()
-            self.pending.append((seq, event))
-            if len(self.pending) >= TEXT_FLUSH_COUNT or time.monotonic() - self.pending_since >= TEXT_FLUSH_SECONDS:
-                self._write([])
-            return seq, event
-        written = self._write([(seq, event)])
-        return seq, written
+        row = (self.seq, event)
+        ready: list[tuple[int, Event]] = [row]
+        if event.type in HELD_TYPES or (self.held and event.type in DEFERRED_TYPES):
+            if not self.held:
+                self.held_since = now
+            self.held.append(row)
+            ready = []
+        elif not (event.type in DEFERRED_TYPES or (event.type == "start" and not self.turn.resuming)):
+            row = (self.seq, self._write([row]))
+            return [*self._release(), row]
+        if not self.pending:
+            self.pending_since = now
+        self.pending.append(row)
+        # while a call is held, the text waiting to be written waits with it
+        waited, limit = (now - self.held_since, IDLE_TICK_SECONDS) if self.held else (now - self.pending_since, TEXT_FLUSH_SECONDS)
+        if waited >= limit or len(self.pending) >= TEXT_FLUSH_COUNT:
+            self._write([])
+            return [*ready, *self._release()]
+        return ready
+
+    def _release(self) -> list[tuple[int, Event]]:
+        """The held events, once written."""
+        released, self.held = self.held, []
+        return released
 
     def pass_requests(self, control: TurnControl) -> None:
         """Hands `control` what the user asked of this turn's running calls (a stop, an answer to
@@ -236,12 +260,15 @@ class _Writer:
                 self.cancels_sent.add(request.call_id)
                 control.cancel_call(request.call_id)
 
-    def tick(self) -> None:
+    def tick(self) -> list[tuple[int, Event]]:
+        """Nothing came for a while: writes what waited long enough; returns what may be sent now."""
         now = time.monotonic()
-        if self.pending and now - self.pending_since >= TEXT_FLUSH_SECONDS:
+        if self.held or (self.pending and now - self.pending_since >= TEXT_FLUSH_SECONDS):
             self._write([])
-        elif now - self.last_write >= HEARTBEAT_SECONDS:
+            return self._release()
+        if now - self.last_write >= HEARTBEAT_SECONDS:
             self._write([])
+        return []
 
     def close(self) -> None:
         if not self.closed and self.pending:

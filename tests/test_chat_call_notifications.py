@@ -116,6 +116,37 @@ class TestChatCallNotifications(ChatCase):
         self.assertTrue((self.mcp_state / "slow-cancelled").exists(), "the MCP server was told to stop the call")
         self.assertFalse((self.mcp_state / "slow-finished").exists())
 
+    def test_a_slow_call_shows_while_it_runs_and_a_fast_one_is_stored_with_its_result(self):
+        self.login(self.user)
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="call_echo"),)),
+            Turn(tool_calls=(ToolCall("progress", {"steps": 4, "seconds": 2}, id="call_long"),)),
+            Turn(text="Both ran."),
+        )
+        arrived = {}
+
+        def on_events(events):
+            for event in events:
+                if event.event in ("tool_call", "tool_result"):
+                    arrived.setdefault((event.event, event.data["id"]), time.monotonic())
+
+        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Echo, then wait."}, on_events)
+        self.assertEqual(events[-1].event, "done")
+        self.assertGreater(arrived[("tool_result", "call_long")] - arrived[("tool_call", "call_long")], 1.5)
+        conversation_id = events[0].data["conversation_id"]
+        self.env.cr.execute(
+            "SELECT payload->>'id', type, xmin::text FROM ai_conversation_event"
+            " WHERE conversation_id = %s AND type IN ('tool_call', 'tool_result')",
+            [conversation_id],
+        )
+        transactions = {(call, kind): xmin for call, kind, xmin in self.env.cr.fetchall()}
+        echo = next(e for e in events if e.event == "tool_result" and e.data["id"] == "call_echo")
+        if echo.data["duration_ms"] < 100:  # well within the time a call is held
+            self.assertEqual(transactions[("call_echo", "tool_call")], transactions[("call_echo", "tool_result")])
+        self.assertNotEqual(transactions[("call_long", "tool_call")], transactions[("call_long", "tool_result")])
+        messages = self.conversation(conversation_id).message_ids
+        self.assertEqual(messages.filtered(lambda m: m.role == "tool").mapped("status"), ["done", "done"])
+
     def test_a_call_that_is_not_running_cannot_be_cancelled(self):
         self.login(self.user)
         self.llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="call_echo"),)), Turn(text="Said hi."))
