@@ -114,9 +114,9 @@ class ChatTurn:
     def events(self, idle_every: float = IDLE_TICK_SECONDS) -> Iterator[tuple[int, Event] | None]:
         """(seq, event) for every event, each written before it is yielded (DEFERRED_TYPES at most
         TEXT_FLUSH_SECONDS later, and always before the turn ends; HELD_TYPES are yielded once
-        written, at the next other event or idle tick, with what came meanwhile); None when nothing came for
-        `idle_every` seconds. Closing this iterator early cancels the turn: an `error` CANCELLED
-        event is stored and the conversation is idle again."""
+        written, at the next other event or idle tick, with what came meanwhile); None when nothing
+        came for `idle_every` seconds. Closing this iterator early cancels the turn: an `error`
+        CANCELLED event is stored and the conversation is idle again."""
         writer = _Writer(self)
         stream = get_hub().iterate(self.make, idle_every=idle_every)
         try:
@@ -236,8 +236,10 @@ class _Writer:
         if not self.pending:
             self.pending_since = now
         self.pending.append(row)
-        # while a call is held, the text waiting to be written waits with it
-        waited, limit = (now - self.held_since, IDLE_TICK_SECONDS) if self.held else (now - self.pending_since, TEXT_FLUSH_SECONDS)
+        if self.held:  # the text waiting to be written waits with the held call
+            waited, limit = now - self.held_since, IDLE_TICK_SECONDS
+        else:
+            waited, limit = now - self.pending_since, TEXT_FLUSH_SECONDS
         if waited >= limit or len(self.pending) >= TEXT_FLUSH_COUNT:
             self._write([])
             return [*ready, *self._release()]

@@ -137,9 +137,7 @@ OFFERED_TOOL_CACHE_SIZE = 2048
 def _offered_tool(spec: ServerSpec, info: ToolInfo, model_name: str) -> dict[str, Any]:
     """The OpenAI tool bind_tools sends for `info` under `model_name`: a new copy each time, as the
     request may change what it is given."""
-    told = json.dumps(
-        [model_name, info.name, info.title, info.description, info.input_schema, info.output_schema]
-    )
+    told = json.dumps([model_name, info.name, info.title, info.description, info.input_schema, info.output_schema])
     return json.loads(_offered_tool_json(told, spec.transport.value, spec.url))
 
 
@@ -151,6 +149,9 @@ def _offered_tool_json(told: str, transport: str, url: str | None) -> str:
     to the server and no retry policy, and its result loses the error codes and typed parts the
     events carry. So it is given where the server is rather than a session."""
     model_name, name, title, description, input_schema, output_schema = json.loads(told)
-    tool = mcp_types.Tool(name=name, title=title, description=description, inputSchema=input_schema, outputSchema=output_schema)
-    adapted = convert_mcp_tool_to_langchain_tool(None, tool, connection={"transport": transport, "url": url})  # type: ignore[arg-type]
+    tool = mcp_types.Tool(
+        name=name, title=title, description=description, inputSchema=input_schema, outputSchema=output_schema
+    )
+    connection: Any = {"transport": transport, "url": url}
+    adapted = convert_mcp_tool_to_langchain_tool(None, tool, connection=connection)
     return json.dumps(convert_to_openai_tool(adapted.model_copy(update={"name": model_name})))
