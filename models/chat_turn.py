@@ -51,7 +51,7 @@ TEXT_FLUSH_COUNT = 64
 # What comes after a held event waits with it, so the stream keeps its order.
 HELD_TYPES = frozenset({"tool_call"})
 # How often the reader wakes up when nothing comes (disconnect checks, text flushes, heartbeats):
-# a held call of a slow tool is sent at most this late.
+# a held call of a slow tool is sent about this late (with the first event past it, if any come).
 IDLE_TICK_SECONDS = 0.5
 # A running turn proves it is alive by writing this often; one silent for STALE_AFTER_SECONDS died
 # with its process and may be taken over.
