@@ -50,8 +50,11 @@ TEXT_FLUSH_COUNT = 64
 # end by then, and the call and its result are written in one transaction instead of two.
 # What comes after a held event waits with it, so the stream keeps its order.
 HELD_TYPES = frozenset({"tool_call"})
+# A call that reports (progress, a log line) is one the user waits for: its first report releases
+# it at once, and the call and that report share the transaction.
+RELEASING_TYPES = frozenset({"tool_progress", "tool_log"})
 # How often the reader wakes up when nothing comes (disconnect checks, text flushes, heartbeats):
-# a held call of a slow tool is sent about this late (with the first event past it, if any come).
+# a held call of a slow tool that reports nothing is sent about this late.
 IDLE_TICK_SECONDS = 0.5
 # A running turn proves it is alive by writing this often; one silent for STALE_AFTER_SECONDS died
 # with its process and may be taken over.
@@ -111,14 +114,15 @@ class ChatTurn:
     stopped_message: str = "Stopped: the connection to the browser was closed before the answer was finished."
     final: Event | None = field(default=None, init=False)
 
-    def events(self, idle_every: float = IDLE_TICK_SECONDS) -> Iterator[tuple[int, Event] | None]:
+    def events(self, idle_every: float | None = None) -> Iterator[tuple[int, Event] | None]:
         """(seq, event) for every event, each written before it is yielded (DEFERRED_TYPES at most
         TEXT_FLUSH_SECONDS later, and always before the turn ends; HELD_TYPES are yielded once
-        written, at the next other event or idle tick, with what came meanwhile); None when nothing
-        came for `idle_every` seconds. Closing this iterator early cancels the turn: an `error`
-        CANCELLED event is stored and the conversation is idle again."""
+        written, at the next event that is not deferred, the call's first report, or the idle tick,
+        with what came meanwhile); None when nothing came for `idle_every` seconds (default
+        IDLE_TICK_SECONDS). Closing this iterator early cancels the turn: an `error` CANCELLED
+        event is stored and the conversation is idle again."""
         writer = _Writer(self)
-        stream = get_hub().iterate(self.make, idle_every=idle_every)
+        stream = get_hub().iterate(self.make, idle_every=idle_every or IDLE_TICK_SECONDS)
         try:
             for item in stream:
                 if self.control is not None:
@@ -240,7 +244,8 @@ class _Writer:
             waited, limit = now - self.held_since, IDLE_TICK_SECONDS
         else:
             waited, limit = now - self.pending_since, TEXT_FLUSH_SECONDS
-        if waited >= limit or len(self.pending) >= TEXT_FLUSH_COUNT:
+        reported = bool(self.held) and event.type in RELEASING_TYPES
+        if reported or waited >= limit or len(self.pending) >= TEXT_FLUSH_COUNT:
             self._write([])
             return [*ready, *self._release()]
         return ready

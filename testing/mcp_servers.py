@@ -230,6 +230,20 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
         return f"{steps} steps done"
 
     @mcp.tool()
+    async def gate(ctx: Context, report: bool = False, limit: float = 60.0) -> str:
+        """Send one progress notification when `report`, then wait until the file `gate-open`
+        appears in the state folder (a test opens it once it has seen the call), at most `limit`
+        seconds. The answer says which came first."""
+        if report:
+            await ctx.report_progress(0, 1, "waiting at the gate")
+        deadline = time.monotonic() + limit
+        while state_dir is not None and not (state_dir / "gate-open").exists():
+            if time.monotonic() >= deadline:
+                return "nobody opened the gate"
+            await asyncio.sleep(0.05)
+        return "the gate was opened"
+
+    @mcp.tool()
     async def chatty(count: int, ctx: Context) -> str:
         """Send `count` log messages (info, then one warning) while running."""
         for i in range(count - 1):

@@ -1,11 +1,13 @@
 """While a tool runs, the chat shows what its server says (progress, log messages) and the user can
 stop that one call: the request reaches the running turn through the database, from any worker."""
 import time
+from unittest.mock import patch
 
 import requests
 
 from odoo.tests import tagged
 
+from odoo.addons.ai_mcp.models import chat_turn
 from odoo.addons.ai_mcp.services.tool_runner import CANCELLED_BY_USER
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
@@ -20,7 +22,7 @@ class TestChatCallNotifications(ChatCase):
     def setUpClass(cls):
         super().setUpClass()
         # they change nothing: no approval card in the way of what these tests look at
-        for name in ("progress", "chatty", "slow", "ask_preferences", "ask_visit"):
+        for name in ("progress", "chatty", "slow", "gate", "ask_preferences", "ask_visit"):
             cls.tools[name].requires_approval = False
 
     def stream_until(self, body, on_events, path="/ai_mcp/chat/stream"):
@@ -120,32 +122,52 @@ class TestChatCallNotifications(ChatCase):
         self.login(self.user)
         self.llm.queue(
             Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="call_echo"),)),
-            Turn(tool_calls=(ToolCall("progress", {"steps": 4, "seconds": 2}, id="call_long"),)),
+            Turn(tool_calls=(ToolCall("gate", {}, id="call_long"),)),
             Turn(text="Both ran."),
         )
-        arrived = {}
-
-        def on_events(events):
-            for event in events:
-                if event.event in ("tool_call", "tool_result"):
-                    arrived.setdefault((event.event, event.data["id"]), time.monotonic())
-
-        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Echo, then wait."}, on_events)
+        # the tool waits until the browser has its call: it can only end once the call was shown
+        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Echo, then wait."}, self.open_gate_on_call)
         self.assertEqual(events[-1].event, "done")
-        self.assertGreater(arrived[("tool_result", "call_long")] - arrived[("tool_call", "call_long")], 1.5)
-        conversation_id = events[0].data["conversation_id"]
-        self.env.cr.execute(
-            "SELECT payload->>'id', type, xmin::text FROM ai_conversation_event"
-            " WHERE conversation_id = %s AND type IN ('tool_call', 'tool_result')",
-            [conversation_id],
-        )
-        transactions = {(call, kind): xmin for call, kind, xmin in self.env.cr.fetchall()}
-        echo = next(e for e in events if e.event == "tool_result" and e.data["id"] == "call_echo")
+        results = {e.data["id"]: e for e in events if e.event == "tool_result"}
+        self.assertEqual(results["call_long"].data["content"][0]["text"], "the gate was opened")
+        transactions = self.event_transactions(events[0].data["conversation_id"])
+        echo = results["call_echo"]
         if echo.data["duration_ms"] < 100:  # well within the time a call is held
             self.assertEqual(transactions[("call_echo", "tool_call")], transactions[("call_echo", "tool_result")])
         self.assertNotEqual(transactions[("call_long", "tool_call")], transactions[("call_long", "tool_result")])
-        messages = self.conversation(conversation_id).message_ids
+        messages = self.conversation(events[0].data["conversation_id"]).message_ids
         self.assertEqual(messages.filtered(lambda m: m.role == "tool").mapped("status"), ["done", "done"])
+
+    def test_a_calls_first_progress_shows_it_at_once(self):
+        self.login(self.user)
+        self.llm.queue(Turn(tool_calls=(ToolCall("gate", {"report": True, "limit": 20}, id="call_gate"),)), Turn(text="Through."))
+        # no idle tick within the test: only the call's own progress can release it
+        with patch.object(chat_turn, "IDLE_TICK_SECONDS", 3600):
+            events = self.stream_until({"assistant_id": self.assistant.id, "message": "Wait at the gate."}, self.open_gate_on_call)
+        self.assertEqual(events[-1].event, "done")
+        result = next(e for e in events if e.event == "tool_result")
+        self.assertEqual(result.data["content"][0]["text"], "the gate was opened", "the call was shown while it ran")
+        transactions = self.event_transactions(events[0].data["conversation_id"])
+        self.assertEqual(transactions[("call_gate", "tool_call")], transactions[("call_gate", "tool_progress")])
+
+    def open_gate_on_call(self, events):
+        """Opens the test server's gate (its `gate` tool waits for it) once a call of it has arrived."""
+        if any(e.event == "tool_call" and e.data["tool"] == "gate" for e in events):
+            gate = self.mcp_state / "gate-open"
+            gate.touch()
+            self.addCleanup(gate.unlink, missing_ok=True)
+
+    def event_transactions(self, conversation_id):
+        """{(call id, event type): the transaction that stored its first such event}"""
+        self.env.cr.execute(
+            "SELECT payload->>'id', type, xmin::text FROM ai_conversation_event"
+            " WHERE conversation_id = %s AND type IN ('tool_call', 'tool_progress', 'tool_result') ORDER BY seq",
+            [conversation_id],
+        )
+        transactions = {}
+        for call, kind, xmin in self.env.cr.fetchall():
+            transactions.setdefault((call, kind), xmin)
+        return transactions
 
     def test_a_call_that_is_not_running_cannot_be_cancelled(self):
         self.login(self.user)
