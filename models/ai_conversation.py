@@ -270,7 +270,8 @@ class AiConversation(models.Model):
             raise _busy(self.state)
         else:
             raise ChatRefused(409, "NOT_WAITING", _("This conversation is not waiting for an answer."))
-        # after an approval or a sign-in the turn goes on with the time it had left; "continue?" grants a whole limit again
+        # after an approval or a sign-in the turn goes on with the time it had left;
+        # "continue?" grants a whole limit again
         spent = self._turn_spent() if self.state in ("awaiting_approval", "awaiting_auth") else 0.0
         last_seq = self._claim((self.state,))
         history = self._history(resuming=True)
@@ -282,7 +283,9 @@ class AiConversation(models.Model):
         (the time the user took to answer is never counted)."""
         self.ensure_one()
         event = self.env["ai.conversation.event"].sudo().search(
-            [("conversation_id", "=", self.id), ("type", "in", ("approval_required", "auth_required"))], order="seq desc", limit=1
+            [("conversation_id", "=", self.id), ("type", "in", ("approval_required", "auth_required"))],
+            order="seq desc",
+            limit=1,
         )
         return (event.payload or {}).get("turn_ms", 0) / 1000
 

@@ -115,8 +115,8 @@ class McpServer(models.Model):
     connect_timeout = fields.Float(default=10.0, help="Seconds to connect and initialize.")
     call_timeout = fields.Float(
         default=30.0,
-        help="Seconds a tool call may go without a sign of life: its result, or a progress report, each of which starts "
-        "it again. Time spent waiting for the user's answer to the server's question never counts.",
+        help="Seconds a tool call may go without a sign of life: its result, or a progress report, each of which "
+        "starts it again. Time spent waiting for the user's answer to the server's question never counts.",
     )
     call_time_cap = fields.Float(
         string="Call Time Cap",
@@ -126,8 +126,8 @@ class McpServer(models.Model):
     )
     question_timeout = fields.Float(
         default=600.0,
-        help="Seconds a question of the server (a form to fill in, a page to visit) waits for the user's answer; then it "
-        "is cancelled, the server is told, and the tool call says so.",
+        help="Seconds a question of the server (a form to fill in, a page to visit) waits for the user's answer; "
+        "then it is cancelled, the server is told, and the tool call says so.",
     )
     log_level = fields.Selection(
         [("debug", "Debug"), ("info", "Info"), ("notice", "Notice"), ("warning", "Warning"), ("error", "Error"),
@@ -301,9 +301,13 @@ class McpServer(models.Model):
             if not 0 < server.call_timeout <= 3600:
                 raise ValidationError(_("%s: the call timeout must be between 0 and 3600 seconds.", server.name))
             if not 0 < server.call_time_cap <= 86400:
-                raise ValidationError(_("%s: the call time cap must be between 0 and 86400 seconds (a day).", server.name))
+                raise ValidationError(
+                    _("%s: the call time cap must be between 0 and 86400 seconds (a day).", server.name)
+                )
             if not 0 < server.question_timeout <= 86400:
-                raise ValidationError(_("%s: the question timeout must be between 0 and 86400 seconds (a day).", server.name))
+                raise ValidationError(
+                    _("%s: the question timeout must be between 0 and 86400 seconds (a day).", server.name)
+                )
 
     # -- CRUD ------------------------------------------------------------------------------------
 

@@ -268,7 +268,7 @@ class McpHub:
     ) -> ToolResult:
         session = await self.pool.acquire(spec)
         try:
-            return await session.call_tool(tool, arguments, CallClock(limits, self.now, budget), observer, self.clock_tick)
+            return await session.call_tool(tool, arguments, self._clock(limits, budget), observer, self.clock_tick)
         except McpError as exc:
             if session.alive or exc.code is not ErrorCode.MCP_UNREACHABLE:
                 raise
@@ -276,7 +276,11 @@ class McpHub:
                 raise
             _logger.info("MCP call retry after reconnect: server=%s tool=%s", spec.label(), tool)
             session = await self.pool.acquire(spec)
-            return await session.call_tool(tool, arguments, CallClock(limits, self.now, budget), observer, self.clock_tick)
+            return await session.call_tool(tool, arguments, self._clock(limits, budget), observer, self.clock_tick)
+
+    def _clock(self, limits: CallLimits, budget: TurnBudget | None) -> CallClock:
+        """A fresh clock for each attempt: a call retried after a reconnect starts again."""
+        return CallClock(limits, self.now, budget)
 
     async def alist_prompts(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> list[PromptInfo]:
         async def listing(bearing: ServerSpec) -> list[PromptInfo]:

@@ -498,7 +498,8 @@ class McpSession:
         enforces: the SDK's fixed timer could neither be reset by progress nor stopped while a
         question waits for the user. `tick`: how often the clock is read at least."""
         session = self._require_session()
-        clock = clock or CallClock(CallLimits(self.spec.call_timeout, self.spec.call_time_cap, self.spec.question_timeout))
+        spec = self.spec
+        clock = clock or CallClock(CallLimits(spec.call_timeout, spec.call_time_cap, spec.question_timeout))
         # send_request takes this id synchronously before its first await, and nothing awaits in
         # between: it is the id of our request, which the SDK does not expose yet is what a
         # notifications/cancelled must name.
@@ -627,18 +628,19 @@ def _timeout_message(server: str, limit: Limit, clock: CallClock) -> str:
     if limit is Limit.TURN:
         seconds = clock.budget.seconds if clock.budget is not None else 0.0
         return (
-            f"The answer's time limit ({spoken_duration(seconds)}) ran out while {server} ran this call; the call was cancelled. "
-            "Raise the assistant's answer timeout if its tools need longer."
+            f"The answer's time limit ({spoken_duration(seconds)}) ran out while {server} ran this call; "
+            "the call was cancelled. Raise the assistant's answer timeout if its tools need longer."
         )
     if limit is Limit.CAP:
         return (
-            f"{server} was still running this call after {spoken_duration(clock.limits.cap)}, the most a call may take however "
-            "often it reports progress; the call was cancelled. Raise the server's call time cap if the tool needs longer."
+            f"{server} was still running this call after {spoken_duration(clock.limits.cap)}, the most a call may "
+            "take however often it reports progress; the call was cancelled. Raise the server's call time cap if "
+            "the tool needs longer."
         )
     return (
-        f"{server} sent neither a result nor progress for {spoken_duration(clock.limits.idle)}; the call was cancelled. "
-        "Raise the call timeout (the assistant's or the server's, whichever is lower) if the tool needs longer, "
-        "or have the tool report progress."
+        f"{server} sent neither a result nor progress for {spoken_duration(clock.limits.idle)}; "
+        "the call was cancelled. Raise the call timeout (the assistant's or the server's, whichever is lower) "
+        "if the tool needs longer, or have the tool report progress."
     )
 
 

@@ -236,14 +236,15 @@ class TestChatCallNotifications(ChatCase):
         self.assertEqual((spec.question_timeout, spec.call_time_cap), (1.0, 900.0))
 
         self.login(self.user)
-        self.llm.queue(Turn(tool_calls=(ToolCall("ask_preferences", {}, id="call_ask"),)), Turn(text="No answer, then."))
+        self.llm.queue(Turn(tool_calls=(ToolCall("ask_preferences", {}, id="call_ask"),)), Turn(text="No answer."))
         events = self.stream_until({"assistant_id": self.assistant.id, "message": "Greet me."}, lambda events: None)
         lapse = "No answer within 1 second: the question was cancelled."
         done = next(e for e in events if e.event == "elicitation_done")
         self.assertEqual((done.data["action"], done.data["note"]), ("cancel", lapse))
         self.assertEqual(next(e for e in events if e.event == "tool_result").data["model_text"], "no answer: cancel")
         self.assertEqual(events[-1].event, "done")
-        call = self.conversation(events[0].data["conversation_id"]).message_ids.filtered(lambda m: m.tool_call_id == "call_ask")
+        messages = self.conversation(events[0].data["conversation_id"]).message_ids
+        call = messages.filtered(lambda m: m.tool_call_id == "call_ask")
         self.assertEqual((call.status, call.note), ("done", lapse))
 
     def test_a_call_that_ran_after_its_approval_can_be_stopped_too(self):

@@ -31,7 +31,9 @@ class TestChatResume(ChatCase):
         conversation_id = events[0].data["conversation_id"]
         # as if the answer had used its whole limit before asking: the user's answer, however
         # quick or late, gives it no more time
-        stored = self.env["ai.conversation.event"].sudo().search([("conversation_id", "=", conversation_id), ("seq", "=", pause.id)])
+        stored = self.env["ai.conversation.event"].sudo().search(
+            [("conversation_id", "=", conversation_id), ("seq", "=", pause.id)]
+        )
         stored.payload = {**stored.payload, "turn_ms": int(self.assistant.turn_timeout * 1000)}
         self.env.flush_all()
         self.assertEqual(self.conversation(conversation_id)._turn_spent(), self.assistant.turn_timeout)

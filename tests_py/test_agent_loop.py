@@ -350,7 +350,8 @@ def test_a_turn_resumed_after_a_long_approval_goes_on_with_the_time_it_had_left(
     limits = {"turn_timeout": 100.0, "call_timeout": 1000.0}
     llm.queue(Turn(tool_calls=(ToolCall("slow", {"seconds": 0.2}, id="c1"),)))
     paused = []
-    for event in hub.iterate(lambda: run_turn(TurnRequest(assistant=settings(llm, **limits), tools=bindings, user_message="go"), hub)):
+    first = TurnRequest(assistant=settings(llm, **limits), tools=bindings, user_message="go")
+    for event in hub.iterate(lambda: run_turn(first, hub)):
         paused.append(event)
         if event.type == "round":
             clock.advance(70)  # the model thinks for 70 s

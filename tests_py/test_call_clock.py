@@ -71,4 +71,5 @@ def test_two_questions_at_once_stop_the_turn_until_both_are_answered(clock: Manu
 
 
 def test_limits_read_as_a_person_would_say_them() -> None:
-    assert [spoken_duration(s) for s in (600, 60, 90, 1, 0.5)] == ["10 minutes", "1 minute", "90 seconds", "1 second", "0.5 seconds"]
+    spoken = [spoken_duration(s) for s in (600, 60, 90, 1, 0.5)]
+    assert spoken == ["10 minutes", "1 minute", "90 seconds", "1 second", "0.5 seconds"]

@@ -92,20 +92,24 @@ def test_progress_keeps_a_call_alive_past_its_timeout(hub: McpHub, notifying_spe
     assert result.text_for_model() == "30 steps done"
 
 
-def test_a_silent_call_still_times_out_and_the_server_is_told(hub: McpHub, notifying_http: HttpServer, state_dir: Path) -> None:
+def test_a_silent_call_still_times_out_and_the_server_is_told(
+    hub: McpHub, notifying_http: HttpServer, state_dir: Path
+) -> None:
     (state_dir / "slow-cancelled").unlink(missing_ok=True)
     spec = http_spec(notifying_http, key="silent", call_timeout=0.5)
     with pytest.raises(McpError) as info:
         call(hub, spec, "slow", {"seconds": 30})
     assert info.value.code is ErrorCode.MCP_TIMEOUT
-    assert info.value.message.startswith("silent sent neither a result nor progress for 0.5 seconds; the call was cancelled.")
+    assert info.value.message.startswith("silent sent neither a result nor progress for 0.5 seconds; the call was")
     deadline = time.monotonic() + 5
     while not (state_dir / "slow-cancelled").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert (state_dir / "slow-cancelled").exists()
 
 
-def test_a_call_reporting_progress_stops_at_its_cap(clocked_hub: McpHub, clock: ManualClock, notifying_http: HttpServer) -> None:
+def test_a_call_reporting_progress_stops_at_its_cap(
+    clocked_hub: McpHub, clock: ManualClock, notifying_http: HttpServer
+) -> None:
     spec = http_spec(notifying_http, key="endless", call_timeout=120)  # the cap: 10 minutes by default
     shown: list[Any] = []
 
@@ -116,9 +120,11 @@ def test_a_call_reporting_progress_stops_at_its_cap(clocked_hub: McpHub, clock: 
 
     observer = CallObserver("call-1", two_minutes_less_twenty_seconds_pass)
     with pytest.raises(McpError) as info:
-        clocked_hub.run(clocked_hub.acall_tool(spec, "progress", {"steps": 300, "seconds": 60}, observer=observer), timeout=30)
+        clocked_hub.run(
+            clocked_hub.acall_tool(spec, "progress", {"steps": 300, "seconds": 60}, observer=observer), timeout=30
+        )
     assert info.value.code is ErrorCode.MCP_TIMEOUT
-    assert "still running this call after 10 minutes, the most a call may take however often it reports progress" in info.value.message
+    assert "still running this call after 10 minutes, the most a call may take however often" in info.value.message
     # its progress carried it five times past the 120 s timeout, to the cap
     assert sum(isinstance(e, ToolProgressEvent) for e in shown) >= 6
 

@@ -82,7 +82,8 @@ def test_the_users_time_counts_against_neither_the_call_nor_the_turn(
         return "accept", {"name": "Ann", "color": "green"}
 
     events = ask_and_answer(
-        clocked_hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), after_an_hour, call_timeout=1.0, turn_timeout=5.0
+        clocked_hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), after_an_hour,
+        call_timeout=1.0, turn_timeout=5.0,
     )
     assert result_of(events, "call_ask").model_text == "hello Ann, green"
     assert next(e for e in events if e.type == "elicitation_done").note is None

@@ -73,7 +73,8 @@ function sequence(first = 1) {
                 host: null,
                 ...extra,
             }),
-        answered: (id, elicitation, action = "accept", extra = {}) => next("elicitation_done", { id, elicitation, action, ...extra }),
+        answered: (id, elicitation, action = "accept", extra = {}) =>
+            next("elicitation_done", { id, elicitation, action, ...extra }),
         warning: (code, message) => next("warning", { code, message }),
         error: (code, message) => next("error", { code, message }),
         done: (rounds) => next("done", { message_id: 42, usage: { input_tokens: 100, output_tokens: 20 }, rounds }),
