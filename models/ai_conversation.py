@@ -270,10 +270,24 @@ class AiConversation(models.Model):
             raise _busy(self.state)
         else:
             raise ChatRefused(409, "NOT_WAITING", _("This conversation is not waiting for an answer."))
+        # after an approval or a sign-in the turn goes on with the time it had left;
+        # "continue?" grants a whole limit again
+        spent = self._turn_spent() if self.state in ("awaiting_approval", "awaiting_auth") else 0.0
         last_seq = self._claim((self.state,))
         history = self._history(resuming=True)
         declined = self.env["mcp.server"].sudo().browse(declined_ids)
-        return self._prepare_turn(last_seq, history, resume=resume, declined=declined)
+        return self._prepare_turn(last_seq, history, resume=resume, declined=declined, spent=spent)
+
+    def _turn_spent(self):
+        """Seconds of the answer's time limit its runs before the pause used: the pause event says
+        (the time the user took to answer is never counted)."""
+        self.ensure_one()
+        event = self.env["ai.conversation.event"].sudo().search(
+            [("conversation_id", "=", self.id), ("type", "in", ("approval_required", "auth_required"))],
+            order="seq desc",
+            limit=1,
+        )
+        return (event.payload or {}).get("turn_ms", 0) / 1000
 
     @api.model
     def _chat_assistant(self, assistant_id):
@@ -393,7 +407,7 @@ class AiConversation(models.Model):
             history += messages if (resuming and last) else _close_open_calls(messages)
         return history
 
-    def _prepare_turn(self, last_seq, history, user_message=None, resume=None, declined=None):
+    def _prepare_turn(self, last_seq, history, user_message=None, resume=None, declined=None, spent=0.0):
         """The ChatTurn for this conversation: settings, tools bound for the current user now, history."""
         self.ensure_one()
         assistant = self.assistant_id.sudo()
@@ -416,6 +430,7 @@ class AiConversation(models.Model):
                 grants=grants,
                 sign_in_links=links,
                 declined=frozenset(server._server_key() for server in (declined or ()) if server.exists()),
+                spent=spent,
             )
         except AiMcpError as exc:
             failure = exc

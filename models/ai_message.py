@@ -43,6 +43,7 @@ class AiMessage(models.Model):
     status = fields.Selection(MESSAGE_STATUSES)
     duration_ms = fields.Integer(string="Duration (ms)")
     error_code = fields.Char()
+    note = fields.Char(help="What happened to the call besides its result, e.g. its server's question left unanswered.")
     # the user's answer to the question the call's server asked ({elicitation, action, content}),
     # written by whichever worker received it and taken by the worker running the turn
     elicitation_answer = fields.Json(copy=False, groups="base.group_system")

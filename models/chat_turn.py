@@ -387,6 +387,11 @@ class _Writer:
                 self.turn.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_known
             )
             return event, None
+        if kind == "elicitation_done" and event.note:
+            message = self._tool_message(env, event.id)
+            if message:
+                update_row(env["ai.message"], message.id, {"note": event.note})
+            return event, None
         if kind == "approval_required":
             self._end_reply(env)
             # the calls that need no approval wait with the others

@@ -113,7 +113,22 @@ class McpServer(models.Model):
 
     # -- limits ----------------------------------------------------------------------------------
     connect_timeout = fields.Float(default=10.0, help="Seconds to connect and initialize.")
-    call_timeout = fields.Float(default=30.0, help="Seconds a tool call may take.")
+    call_timeout = fields.Float(
+        default=30.0,
+        help="Seconds a tool call may go without a sign of life: its result, or a progress report, each of which "
+        "starts it again. Time spent waiting for the user's answer to the server's question never counts.",
+    )
+    call_time_cap = fields.Float(
+        string="Call Time Cap",
+        default=600.0,
+        help="Seconds a tool call may run in all, however often it reports progress. Time spent waiting for the user's "
+        "answer to the server's question never counts.",
+    )
+    question_timeout = fields.Float(
+        default=600.0,
+        help="Seconds a question of the server (a form to fill in, a page to visit) waits for the user's answer; "
+        "then it is cancelled, the server is told, and the tool call says so.",
+    )
     log_level = fields.Selection(
         [("debug", "Debug"), ("info", "Info"), ("notice", "Notice"), ("warning", "Warning"), ("error", "Error"),
          ("critical", "Critical"), ("alert", "Alert"), ("emergency", "Emergency")],
@@ -278,13 +293,21 @@ class McpServer(models.Model):
             elif server.cloud_service_id:
                 raise ValidationError(_("%s: only user servers belong to a cloud service.", server.name))
 
-    @api.constrains("connect_timeout", "call_timeout")
+    @api.constrains("connect_timeout", "call_timeout", "call_time_cap", "question_timeout")
     def _check_timeouts(self):
         for server in self:
             if not 0 < server.connect_timeout <= 300:
                 raise ValidationError(_("%s: the connect timeout must be between 0 and 300 seconds.", server.name))
             if not 0 < server.call_timeout <= 3600:
                 raise ValidationError(_("%s: the call timeout must be between 0 and 3600 seconds.", server.name))
+            if not 0 < server.call_time_cap <= 86400:
+                raise ValidationError(
+                    _("%s: the call time cap must be between 0 and 86400 seconds (a day).", server.name)
+                )
+            if not 0 < server.question_timeout <= 86400:
+                raise ValidationError(
+                    _("%s: the question timeout must be between 0 and 86400 seconds (a day).", server.name)
+                )
 
     # -- CRUD ------------------------------------------------------------------------------------
 
@@ -383,6 +406,8 @@ class McpServer(models.Model):
             headers=headers,
             connect_timeout=server.connect_timeout,
             call_timeout=server.call_timeout,
+            call_time_cap=server.call_time_cap,
+            question_timeout=server.question_timeout,
             command=server.command if transport == "stdio" else None,
             args=tuple(server._arg_list()) if transport == "stdio" else (),
             env=env,

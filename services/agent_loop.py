@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -21,6 +20,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
+from .call_clock import TurnBudget
 from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError
 from .events import (
     ApprovalRequiredEvent,
@@ -107,6 +107,9 @@ class TurnRequest(BaseModel):
     sign_in_links: dict[str, SignInLink] = Field(default_factory=dict)
     # keys of the servers the user chose to go on without rather than sign in to
     declined: frozenset[str] = frozenset()
+    # seconds of the turn's time limit its earlier runs used, for a resumption after an approval
+    # or a sign-in (the pause event's turn_ms): the user's time is never counted
+    spent: float = Field(0.0, ge=0)
 
 
 async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | None = None) -> AsyncIterator[Event]:
@@ -131,7 +134,7 @@ class _Turn:
         self.settings = request.assistant
         self.limits = request.assistant.limits
         self.hub = hub
-        self.deadline = time.monotonic() + self.limits.turn_timeout
+        self.budget = TurnBudget(self.limits.turn_timeout, hub.now, request.spent)
         self.history = list(request.history)
         if request.user_message:
             self.history.append(HistoryMessage(role="user", content=request.user_message))
@@ -146,11 +149,14 @@ class _Turn:
         self.runner = ToolRunner(
             hub,
             RunLimits(self.limits.call_timeout, self.limits.per_server_concurrency, self.limits.model_text_limit),
-            self.remaining,
+            self.budget,
         )
 
     def remaining(self) -> float:
-        return self.deadline - time.monotonic()
+        return self.budget.remaining()
+
+    def _turn_ms(self) -> int:
+        return int(self.budget.spent() * 1000)
 
     async def events(self) -> AsyncIterator[Event]:
         yield StartEvent(
@@ -330,7 +336,7 @@ class _Turn:
             return
         waiting = [call for call, tool in runnable if tool.requires_approval] if approvals is None else []
         if waiting:
-            yield ApprovalRequiredEvent(calls=[_pending(c) for c in waiting])
+            yield ApprovalRequiredEvent(calls=[_pending(c) for c in waiting], turn_ms=self._turn_ms())
             return
         results: dict[str, ToolResultEvent] = {}
         async with contextlib.aclosing(self.runner.run(runnable)) as running:
@@ -368,7 +374,7 @@ class _Turn:
                 )
             )
         _logger.info("Turn waits for a sign-in: assistant=%s servers=%s", self.settings.name, ",".join(s.server for s in servers))
-        return AuthRequiredEvent(servers=servers, calls=[_pending(c) for c in calls])
+        return AuthRequiredEvent(servers=servers, calls=[_pending(c) for c in calls], turn_ms=self._turn_ms())
 
     def _refusal(self, call: ToolCallEvent, index: int) -> ToolResultEvent | None:
         if index >= self.limits.max_calls_per_round:

@@ -6,7 +6,9 @@ second, and each event is a stored row and a message to the browser. The first o
 once, later ones at most every PROGRESS_INTERVAL seconds, and the latest one always goes out
 before the result. Log messages are capped per call for the same reason; the rest reach only the
 Odoo log. A question becomes an `elicitation_required` event; the call waits for the answer,
-which `questions` (owned by the tool runner) routes here, until the call ends.
+which `questions` (owned by the tool runner) routes here, until the call ends or the question's
+own limit lapses. The call's clock (call_clock.py) hears of both: progress starts its idle timeout
+again, and an open question stops it.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from urllib.parse import urlsplit
 import jsonschema
 from mcp import types as mcp_types
 
+from .call_clock import CallClock, spoken_duration
 from .events import ElicitationDoneEvent, ElicitationRequiredEvent, ToolLogEvent, ToolProgressEvent
 
 PROGRESS_INTERVAL = 0.5
@@ -46,11 +49,19 @@ class CallObserver:
         self._pending: ToolProgressEvent | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._logs = 0
+        self._clock: CallClock | None = None
+        self._lapsed: set[str] = set()
         self.received = 0
+
+    def watch(self, clock: CallClock) -> None:
+        """The clock of the call being observed: told of its progress and questions."""
+        self._clock = clock
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         """The SDK's progress callback: awaited in the session's receive loop, so it never waits."""
         self.received += 1
+        if self._clock is not None:
+            self._clock.activity()
         self._pending = ToolProgressEvent(
             id=self.call_id, progress=progress, total=total, message=message, elapsed_ms=int((time.monotonic() - self._started) * 1000)
         )
@@ -78,12 +89,29 @@ class CallObserver:
         self._questions[event.elicitation] = answer
         self._open.add(event.elicitation)
         self._emit(event)
+        if self._clock is not None:
+            self._clock.ask(event.elicitation)
         try:
             result = await answer
         finally:
             self._questions.pop(event.elicitation, None)
-        self._close_question(event.elicitation, result.action)
+            if self._clock is not None:
+                self._clock.answered(event.elicitation)
+        self._close_question(event.elicitation, result.action, self._lapse_note(event.elicitation))
         return result
+
+    def lapse(self, elicitation: str) -> None:
+        """The question waited longer than its limit: the server is answered `cancel`, and the
+        tool block says why."""
+        answer = self._questions.get(elicitation) if self._questions is not None else None
+        if answer is not None and not answer.done():
+            self._lapsed.add(elicitation)
+            answer.set_result(mcp_types.ElicitResult(action="cancel"))
+
+    def _lapse_note(self, elicitation: str) -> str | None:
+        if elicitation not in self._lapsed or self._clock is None:
+            return None
+        return f"No answer within {spoken_duration(self._clock.limits.question)}: the question was cancelled."
 
     def finish(self) -> None:
         """The call ended: its latest progress goes out now, before its result, and questions
@@ -94,10 +122,10 @@ class CallObserver:
             if self._questions is not None and (answer := self._questions.get(elicitation)) is not None:
                 answer.cancel()
 
-    def _close_question(self, elicitation: str, action: str) -> None:
+    def _close_question(self, elicitation: str, action: str, note: str | None = None) -> None:
         if elicitation in self._open:
             self._open.discard(elicitation)
-            self._emit(ElicitationDoneEvent(id=self.call_id, elicitation=elicitation, action=action))
+            self._emit(ElicitationDoneEvent(id=self.call_id, elicitation=elicitation, action=action, note=note))
 
     def _send_pending(self) -> None:
         if self._timer is not None:

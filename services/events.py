@@ -84,7 +84,8 @@ class ToolLogEvent(_Event):
 
 class ElicitationRequiredEvent(_Event):
     """A running call's server asks the user: a form (`requested_schema`) or a page to visit (`url`,
-    shown with its `host`). The call waits for the answer, within its timeout."""
+    shown with its `host`). The call waits for the answer, its timeout and the turn's stopped, up
+    to the server's question timeout."""
 
     type: Literal["elicitation_required"] = "elicitation_required"
     id: str
@@ -98,12 +99,14 @@ class ElicitationRequiredEvent(_Event):
 
 
 class ElicitationDoneEvent(_Event):
-    """The question of `elicitation_required` is closed: answered, or dropped with its call."""
+    """The question of `elicitation_required` is closed: answered, dropped with its call, or
+    cancelled unanswered at its limit (`note` says so, for the tool block)."""
 
     type: Literal["elicitation_done"] = "elicitation_done"
     id: str
     elicitation: str
     action: Literal["accept", "decline", "cancel"]
+    note: str | None = None
 
 
 class PendingCall(BaseModel):
@@ -116,7 +119,14 @@ class PendingCall(BaseModel):
     arguments: dict[str, Any]
 
 
-class ApprovalRequiredEvent(_Event):
+class _PauseEvent(_Event):
+    """A turn waiting for the user. `turn_ms`: the turn's time used so far (the user's is never
+    counted), what a turn resumed after an approval or a sign-in goes on from."""
+
+    turn_ms: int = 0
+
+
+class ApprovalRequiredEvent(_PauseEvent):
     type: Literal["approval_required"] = "approval_required"
     calls: list[PendingCall]
 
@@ -134,7 +144,7 @@ class SignIn(BaseModel):
     message: str
 
 
-class AuthRequiredEvent(_Event):
+class AuthRequiredEvent(_PauseEvent):
     """The turn waits for the user to sign in to `servers`; `calls` run once they have (or fail,
     saying why, for a server the user chose to go on without)."""
 

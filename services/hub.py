@@ -22,10 +22,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from .call_clock import CallClock, CallLimits, Now, TurnBudget
 from .call_observer import CallObserver
 from .errors import AiMcpError, ErrorCode, McpError
 from . import prompts, resources
-from .mcp_session import McpSession, ServerInfo, ToolListing
+from .mcp_session import CLOCK_TICK, McpSession, ServerInfo, ToolListing
 from .oauth_tokens import RefreshingTokens, with_token
 from .prompts import PromptInfo
 from .resources import ResourceListing
@@ -99,8 +100,14 @@ class McpHub:
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         failure_cooldown: float = DEFAULT_FAILURE_COOLDOWN,
+        now: Now = time.monotonic,
+        clock_tick: float = CLOCK_TICK,
     ) -> None:
+        """`now`: the monotonic clock tool calls and turns are timed with; `clock_tick`: how often
+        a running call reads it at least (tests drive a clock of their own with a short tick)."""
         self.pid = os.getpid()
+        self.now = now
+        self.clock_tick = clock_tick
         self.pool = SessionPool(idle_timeout=idle_timeout, max_sessions=max_sessions, failure_cooldown=failure_cooldown)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, name="ai_mcp-hub", daemon=True)
@@ -232,31 +239,48 @@ class McpHub:
         retry_safe: bool = False,
         observer: CallObserver | None = None,
         tokens: RefreshingTokens | None = None,
+        budget: TurnBudget | None = None,
     ) -> ToolResult:
         """Call a tool on the pooled session. A lost connection is retried once, and only where a
         second run cannot do harm: the tool is read-only or idempotent, or the server had dropped
-        the session so the request never ran. `observer` receives the call's progress and log
-        messages; `tokens` is an OAuth server's grant (a refused token is refreshed and the call
-        made again: the server refused it before running it)."""
+        the session so the request never ran. `timeout` (default: the server's call timeout) is
+        how long the call may go without a sign of life (progress starts it again), within the
+        server's call time cap and `budget`, the turn's time; none of them runs while a question
+        of the server waits for the user. `observer` receives the call's progress, log messages
+        and questions; `tokens` is an OAuth server's grant (a refused token is refreshed and the
+        call made again: the server refused it before running it)."""
+        limits = CallLimits(timeout or spec.call_timeout, spec.call_time_cap, spec.question_timeout)
 
         async def call(bearing: ServerSpec) -> ToolResult:
-            return await self._call_tool(bearing, tool, arguments, timeout, retry_safe, observer)
+            return await self._call_tool(bearing, tool, arguments, limits, retry_safe, observer, budget)
 
         return await with_token(spec, tokens, call)
 
     async def _call_tool(
-        self, spec: ServerSpec, tool: str, arguments: dict[str, Any], timeout: float | None, retry_safe: bool, observer: CallObserver | None
+        self,
+        spec: ServerSpec,
+        tool: str,
+        arguments: dict[str, Any],
+        limits: CallLimits,
+        retry_safe: bool,
+        observer: CallObserver | None,
+        budget: TurnBudget | None,
     ) -> ToolResult:
         session = await self.pool.acquire(spec)
         try:
-            return await session.call_tool(tool, arguments, timeout, observer)
+            return await session.call_tool(tool, arguments, self._clock(limits, budget), observer, self.clock_tick)
         except McpError as exc:
             if session.alive or exc.code is not ErrorCode.MCP_UNREACHABLE:
                 raise
             if not (retry_safe or session.terminated):
                 raise
             _logger.info("MCP call retry after reconnect: server=%s tool=%s", spec.label(), tool)
-            return await (await self.pool.acquire(spec)).call_tool(tool, arguments, timeout, observer)
+            session = await self.pool.acquire(spec)
+            return await session.call_tool(tool, arguments, self._clock(limits, budget), observer, self.clock_tick)
+
+    def _clock(self, limits: CallLimits, budget: TurnBudget | None) -> CallClock:
+        """A fresh clock for each attempt: a call retried after a reconnect starts again."""
+        return CallClock(limits, self.now, budget)
 
     async def alist_prompts(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> list[PromptInfo]:
         async def listing(bearing: ServerSpec) -> list[PromptInfo]:

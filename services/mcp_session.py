@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from . import stdio_launcher
 from .address_pin import AddressPin, checked_pin
+from .call_clock import CallClock, CallLimits, Limit, spoken_duration
 from .call_observer import CallObserver
 from .eliciting_session import ElicitingClientSession
 from .errors import AuthRequired, ConfigError, ErrorCode, McpError
@@ -57,6 +58,11 @@ T = TypeVar("T")
 STDERR_LINES = 200
 MAX_LIST_PAGES = 100
 CANCEL_NOTICE_TIMEOUT = 2.0
+# A call's limits are read from its CallClock at least this often: the clock is a callable that
+# asyncio's timers cannot follow (tests drive it), and a question opened meanwhile may lapse sooner.
+CLOCK_TICK = 1.0
+# The call's own clock ends it (call_clock.py); the SDK's fixed timer must never fire first.
+SDK_TIMER_OFF = timedelta(days=7)
 # One pooled session carries the calls of every turn of the process: httpx's default of 20 idle
 # connections would close (and later reopen) the rest whenever more calls than that overlap. An
 # idle connection is dropped after 1 s, well before servers close theirs (uvicorn and node 5 s,
@@ -481,25 +487,38 @@ class McpSession:
         return ToolListing(tools=[normalize_tool(t) for t in tools[: self.spec.max_tools]], total=len(tools), warnings=warnings)
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], timeout: float | None = None, observer: CallObserver | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        clock: CallClock | None = None,
+        observer: CallObserver | None = None,
+        tick: float = CLOCK_TICK,
     ) -> ToolResult:
+        """Call a tool within `clock`'s limits (by default this server's), which the hub's loop
+        enforces: the SDK's fixed timer could neither be reset by progress nor stopped while a
+        question waits for the user. `tick`: how often the clock is read at least."""
         session = self._require_session()
-        timeout = timeout or self.spec.call_timeout
+        spec = self.spec
+        clock = clock or CallClock(CallLimits(spec.call_timeout, spec.call_time_cap, spec.question_timeout))
         # send_request takes this id synchronously before its first await, and nothing awaits in
         # between: it is the id of our request, which the SDK does not expose yet is what a
         # notifications/cancelled must name.
         request_id = session._request_id
         started = time.monotonic()
         if observer is not None:
+            observer.watch(clock)
             self._observers[request_id] = observer
         try:
             raw = await self._request(
-                session.call_tool(
-                    name,
-                    arguments,
-                    read_timeout_seconds=timedelta(seconds=timeout),
-                    # a progress token goes with the call only when someone watches its progress
-                    progress_callback=observer.progress if observer is not None else None,
+                self._clocked(
+                    session.call_tool(
+                        name,
+                        arguments,
+                        read_timeout_seconds=SDK_TIMER_OFF,
+                        # a progress token goes with the call only when someone watches its progress
+                        progress_callback=observer.progress if observer is not None else None,
+                    ),
+                    clock, observer, tick, request_id,
                 ),
                 cancel_id=request_id,
             )
@@ -511,6 +530,43 @@ class McpSession:
                 "MCP tools/call: server=%s tool=%s duration_ms=%d", self.spec.name, name, (time.monotonic() - started) * 1000
             )
         return normalize_result(raw)
+
+    async def _clocked(
+        self, request: Awaitable[T], clock: CallClock, observer: CallObserver | None, tick: float, request_id: int
+    ) -> T:
+        """`request`'s answer, unless `clock` runs out first: then the server is told to cancel it.
+        The request is awaited in this task (its id is read here before it is sent), a watcher
+        cancels it, as asyncio.timeout does."""
+        caller = asyncio.current_task()
+        assert caller is not None
+        ran_out: list[Limit] = []
+        watcher = asyncio.create_task(self._watch(clock, observer, tick, caller, ran_out))
+        try:
+            return await request
+        except asyncio.CancelledError:
+            if not ran_out or caller.uncancel() > 0:
+                raise  # cancelled by someone else (the user, the turn), not by the clock
+        finally:
+            watcher.cancel()
+        limit = ran_out[0]
+        await self._cancel_on_server(request_id, "timed out")
+        _logger.info("MCP tools/call timed out: server=%s limit=%s", self.spec.name, limit.value)
+        raise McpError(ErrorCode.MCP_TIMEOUT, _timeout_message(self.spec.name, limit, clock))
+
+    @staticmethod
+    async def _watch(
+        clock: CallClock, observer: CallObserver | None, tick: float, caller: asyncio.Task[Any], ran_out: list[Limit]
+    ) -> None:
+        while True:
+            await asyncio.sleep(min(clock.due(), tick))
+            if observer is not None:
+                for question in clock.lapsed():
+                    observer.lapse(question)
+            limit = clock.expired()
+            if limit is not None:
+                ran_out.append(limit)
+                caller.cancel()
+                return
 
     async def send(self, request: Awaitable[T]) -> T:
         """A request another module builds on `client_session` (prompts.py, resources.py), with this session's
@@ -565,6 +621,27 @@ class McpSession:
                 _logger.info("MCP cancel sent: server=%s request=%s reason=%s", self.spec.name, request_id, reason)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx.HTTPError) as exc:
                 _logger.debug("MCP cancel not sent: server=%s error=%s", self.spec.name, exc)
+
+
+def _timeout_message(server: str, limit: Limit, clock: CallClock) -> str:
+    """Which limit ended the call, and what raises it."""
+    if limit is Limit.TURN:
+        seconds = clock.budget.seconds if clock.budget is not None else 0.0
+        return (
+            f"The answer's time limit ({spoken_duration(seconds)}) ran out while {server} ran this call; "
+            "the call was cancelled. Raise the assistant's answer timeout if its tools need longer."
+        )
+    if limit is Limit.CAP:
+        return (
+            f"{server} was still running this call after {spoken_duration(clock.limits.cap)}, the most a call may "
+            "take however often it reports progress; the call was cancelled. Raise the server's call time cap if "
+            "the tool needs longer."
+        )
+    return (
+        f"{server} sent neither a result nor progress for {spoken_duration(clock.limits.idle)}; "
+        "the call was cancelled. Raise the call timeout (the assistant's or the server's, whichever is lower) "
+        "if the tool needs longer, or have the tool report progress."
+    )
 
 
 def _server_info(init: mcp_types.InitializeResult) -> ServerInfo:

@@ -55,6 +55,10 @@ class ServerSpec(BaseModel):
     headers: dict[str, SecretStr] = Field(default_factory=dict)
     connect_timeout: float = Field(10.0, gt=0, le=300)
     call_timeout: float = Field(30.0, gt=0, le=3600)
+    # a call reporting progress goes on past call_timeout (each report starts it again), up to this
+    call_time_cap: float = Field(600.0, gt=0, le=86400)
+    # how long a question of the server (elicitation) waits for the user before it is cancelled
+    question_timeout: float = Field(600.0, gt=0, le=86400)
     command: str | None = None
     args: tuple[str, ...] = ()
     env: dict[str, SecretStr] = Field(default_factory=dict)
@@ -132,7 +136,8 @@ class ServerSpec(BaseModel):
     def fingerprint(self) -> str:
         """Stable digest of everything that shapes the connection, secrets included, so a changed
         token or URL gives a new pooled session while equal configs share one."""
-        data = self.model_dump(mode="json", exclude={"name", "max_tools"})
+        # the limits read per call do not shape the connection: changing them keeps the session
+        data = self.model_dump(mode="json", exclude={"name", "max_tools", "call_time_cap", "question_timeout"})
         data["token"] = self.token.get_secret_value() if self.token else None
         data["headers"] = {k: v.get_secret_value() for k, v in self.headers.items()}
         data["env"] = self.process_env()

@@ -6,7 +6,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ import jsonschema
 
 from mcp import types as mcp_types
 
+from .call_clock import TurnBudget
 from .call_observer import CallEvent, CallObserver, Questions
 from .errors import AiMcpError, AuthRequired, ErrorCode
 from .events import ToolCallEvent, ToolResultEvent
@@ -97,10 +98,10 @@ def _path(error: jsonschema.ValidationError) -> str:
 
 
 class ToolRunner:
-    def __init__(self, hub: McpHub, limits: RunLimits, deadline: Callable[[], float]) -> None:
+    def __init__(self, hub: McpHub, limits: RunLimits, budget: TurnBudget) -> None:
         self._hub = hub
         self._limits = limits
-        self._remaining = deadline
+        self._budget = budget
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._calls: dict[str, asyncio.Task[ToolResultEvent]] = {}
         self._cancelled: set[str] = set()
@@ -169,7 +170,7 @@ class ToolRunner:
 
     async def _call(self, call: ToolCallEvent, tool: BoundTool, observer: CallObserver) -> ToolResultEvent:
         # the stricter of the assistant's per-call limit and the server's own call timeout, within the turn's time
-        timeout = min(self._limits.call_timeout, tool.server.call_timeout, max(self._remaining(), 0.001))
+        timeout = min(self._limits.call_timeout, tool.server.call_timeout)
         started = time.monotonic()
         try:
             result = await self._hub.acall_tool(
@@ -180,6 +181,7 @@ class ToolRunner:
                 retry_safe=tool.info.annotations.retry_safe,
                 observer=observer,
                 tokens=tool.grant,
+                budget=self._budget,
             )
         except AiMcpError as exc:
             if isinstance(exc, AuthRequired):

@@ -5,6 +5,7 @@ from unittest.mock import patch
 
 import requests
 
+from odoo.exceptions import ValidationError
 from odoo.tests import tagged
 
 from odoo.addons.ai_mcp.models import chat_turn
@@ -244,6 +245,29 @@ class TestChatCallNotifications(ChatCase):
         self.assertEqual(late["result"]["answered"], False)
         stored = self.stored_events(events[0].data["conversation_id"])
         self.assertEqual([(e.seq, e.type) for e in stored], [(e.id, e.event) for e in events], "stored as streamed")
+
+    def test_a_question_left_unanswered_is_cancelled_at_the_servers_limit_and_the_call_says_so(self):
+        fresh = self.env["mcp.server"].create({"name": "Defaults", "scope": "system", "url": self.mcp.url})
+        self.assertEqual((fresh.call_time_cap, fresh.question_timeout), (600.0, 600.0), "ten minutes each by default")
+        with self.assertRaisesRegex(ValidationError, "question timeout must be between 0 and 86400"):
+            fresh.question_timeout = 0
+        with self.assertRaisesRegex(ValidationError, "call time cap must be between 0 and 86400"):
+            fresh.call_time_cap = 86401
+        self.server.write({"question_timeout": 1.0, "call_time_cap": 900.0})
+        spec = self.server._server_spec()
+        self.assertEqual((spec.question_timeout, spec.call_time_cap), (1.0, 900.0))
+
+        self.login(self.user)
+        self.llm.queue(Turn(tool_calls=(ToolCall("ask_preferences", {}, id="call_ask"),)), Turn(text="No answer."))
+        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Greet me."}, lambda events: None)
+        lapse = "No answer within 1 second: the question was cancelled."
+        done = next(e for e in events if e.event == "elicitation_done")
+        self.assertEqual((done.data["action"], done.data["note"]), ("cancel", lapse))
+        self.assertEqual(next(e for e in events if e.event == "tool_result").data["model_text"], "no answer: cancel")
+        self.assertEqual(events[-1].event, "done")
+        messages = self.conversation(events[0].data["conversation_id"]).message_ids
+        call = messages.filtered(lambda m: m.tool_call_id == "call_ask")
+        self.assertEqual((call.status, call.note), ("done", lapse))
 
     def test_a_call_that_ran_after_its_approval_can_be_stopped_too(self):
         self.stop_after_approval("tool_progress")

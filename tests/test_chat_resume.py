@@ -24,6 +24,26 @@ class TestChatResume(ChatCase):
         self.assertEqual(response.status_code, 200, response.text)
         return events
 
+    def test_a_turn_resumed_after_an_approval_goes_on_with_the_time_it_had_left(self):
+        events = self.ask_weather()
+        pause = events[-1]
+        self.assertIsInstance(pause.data["turn_ms"], int)  # the answer's time so far, the user's never counted
+        conversation_id = events[0].data["conversation_id"]
+        # as if the answer had used its whole limit before asking: the user's answer, however
+        # quick or late, gives it no more time
+        stored = self.env["ai.conversation.event"].sudo().search(
+            [("conversation_id", "=", conversation_id), ("seq", "=", pause.id)]
+        )
+        stored.payload = {**stored.payload, "turn_ms": int(self.assistant.turn_timeout * 1000)}
+        self.env.flush_all()
+        self.assertEqual(self.conversation(conversation_id)._turn_spent(), self.assistant.turn_timeout)
+        response, resumed = self.resume(conversation_id, approvals={"call_weather": True})
+        self.assertEqual(response.status_code, 200, response.text)
+        results = {e.data["id"]: e.data for e in resumed if e.event == "tool_result"}
+        self.assertEqual(results["call_weather"]["error_code"], "MCP_TIMEOUT")
+        self.assertIn("The answer's time limit (2 minutes) ran out", results["call_weather"]["error_message"])
+        self.assertEqual((resumed[-1].event, resumed[-1].data["code"]), ("error", "LLM_TIMEOUT"))
+
     def test_approval_allowed_runs_the_call_and_the_answer_goes_on(self):
         events = self.ask_weather()
         self.assertEqual(types_of(events), ["start", "round", "tool_call", "tool_call", "approval_required"])

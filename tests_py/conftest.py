@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,36 @@ FAST_RETRY = RetryPolicy(attempts=3, initial_delay=0.05, max_delay=0.2)
 @pytest.fixture
 def hub() -> Iterator[McpHub]:
     hub = McpHub()
+    yield hub
+    hub.shutdown()
+
+
+class ManualClock:
+    """A monotonic clock that moves only when a test says: calls and turns timed with it never
+    time out by themselves, however slow the machine."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._now = 1000.0
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self._now += seconds
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def clocked_hub(clock: ManualClock) -> Iterator[McpHub]:
+    """A hub timing calls and turns with `clock`, read every 20 ms."""
+    hub = McpHub(now=clock, clock_tick=0.02)
     yield hub
     hub.shutdown()
 

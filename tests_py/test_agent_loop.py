@@ -12,7 +12,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp import types as mcp_types
 
-from conftest import FAST_RETRY, http_spec, stdio_spec
+from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 from services.agent_loop import AssistantSettings, LoopLimits, Resume, ToolBinding, TurnRequest, run_turn
 from services.events import parse_event
 from services.hub import McpHub
@@ -340,6 +340,43 @@ def test_turn_time_limit_bounds_tools_and_ends_the_turn(hub: McpHub, llm: Script
     assert result.error_code == "MCP_TIMEOUT"
     assert events[-1].type == "error" and events[-1].code == "LLM_TIMEOUT"
     assert "1 s limit" in events[-1].message
+
+
+def test_a_turn_resumed_after_a_long_approval_goes_on_with_the_time_it_had_left(
+    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
+    hub = clocked_hub
+    bindings = tools_of(hub, http_spec(tools_server, call_timeout=1000), approval=frozenset({"slow"}))
+    limits = {"turn_timeout": 100.0, "call_timeout": 1000.0}
+    llm.queue(Turn(tool_calls=(ToolCall("slow", {"seconds": 0.2}, id="c1"),)))
+    paused = []
+    first = TurnRequest(assistant=settings(llm, **limits), tools=bindings, user_message="go")
+    for event in hub.iterate(lambda: run_turn(first, hub)):
+        paused.append(event)
+        if event.type == "round":
+            clock.advance(70)  # the model thinks for 70 s
+    assert paused[-1].type == "approval_required" and paused[-1].turn_ms == 70_000
+    clock.advance(3600)  # the user answers an hour later: not counted
+    history = history_from_events(persisted(paused), user_message="go")
+
+    def resume(then: float) -> list[Any]:
+        """The approved call runs, then the model answers; `then` seconds pass as the turn goes on."""
+        request = TurnRequest(
+            assistant=settings(llm, **limits), tools=bindings, history=history,
+            resume=Resume(approvals={"c1": True}), spent=persisted(paused)[-1].turn_ms / 1000,
+        )
+        llm.queue(Turn(text="Done."))
+        events = []
+        for event in hub.iterate(lambda: run_turn(request, hub)):
+            events.append(event)
+            if event.type == "start":
+                clock.advance(then)
+        return events
+
+    in_time = resume(29)  # 30 s were left
+    assert [e.ok for e in in_time if e.type == "tool_result"] == [True] and in_time[-1].type == "done"
+    late = resume(31)
+    assert late[-1].type == "error" and late[-1].code == "LLM_TIMEOUT" and "100 s limit" in late[-1].message
 
 
 def test_tools_with_unusable_schemas_are_left_out_with_a_warning(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:

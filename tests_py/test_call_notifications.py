@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import http_spec, stdio_spec
+from conftest import ManualClock, http_spec, stdio_spec
 from services.agent_loop import TurnRequest, run_turn
 from services.call_observer import MAX_LOG_EVENTS, CallObserver
 from services.errors import ErrorCode, McpError
@@ -83,6 +83,50 @@ def test_a_thousand_notifications_in_a_burst_become_two_events() -> None:
     events: list[Any] = []
     asyncio.run(_burst(CallObserver("c", events.append), 1000))
     assert [e.progress for e in events] == [1, 1000]
+
+
+def test_progress_keeps_a_call_alive_past_its_timeout(hub: McpHub, notifying_spec: ServerSpec) -> None:
+    # a notification every 0.1 s for 3 s: three times the call's 1 s timeout, which each one starts again
+    spec = notifying_spec.model_copy(update={"call_timeout": 1.0})
+    result, events, _ = call(hub, spec, "progress", {"steps": 30, "seconds": 3.0})
+    assert result.text_for_model() == "30 steps done"
+
+
+def test_a_silent_call_still_times_out_and_the_server_is_told(
+    hub: McpHub, notifying_http: HttpServer, state_dir: Path
+) -> None:
+    (state_dir / "slow-cancelled").unlink(missing_ok=True)
+    spec = http_spec(notifying_http, key="silent", call_timeout=0.5)
+    with pytest.raises(McpError) as info:
+        call(hub, spec, "slow", {"seconds": 30})
+    assert info.value.code is ErrorCode.MCP_TIMEOUT
+    assert info.value.message.startswith("silent sent neither a result nor progress for 0.5 seconds; the call was")
+    deadline = time.monotonic() + 5
+    while not (state_dir / "slow-cancelled").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (state_dir / "slow-cancelled").exists()
+
+
+def test_a_call_reporting_progress_stops_at_its_cap(
+    clocked_hub: McpHub, clock: ManualClock, notifying_http: HttpServer
+) -> None:
+    spec = http_spec(notifying_http, key="endless", call_timeout=120)  # the cap: 10 minutes by default
+    shown: list[Any] = []
+
+    def two_minutes_less_twenty_seconds_pass(event: Any) -> None:
+        shown.append(event)
+        if isinstance(event, ToolProgressEvent):
+            clock.advance(100)  # within the 120 s timeout, which the next notification starts again
+
+    observer = CallObserver("call-1", two_minutes_less_twenty_seconds_pass)
+    with pytest.raises(McpError) as info:
+        clocked_hub.run(
+            clocked_hub.acall_tool(spec, "progress", {"steps": 300, "seconds": 60}, observer=observer), timeout=30
+        )
+    assert info.value.code is ErrorCode.MCP_TIMEOUT
+    assert "still running this call after 10 minutes, the most a call may take however often" in info.value.message
+    # its progress carried it five times past the 120 s timeout, to the cap
+    assert sum(isinstance(e, ToolProgressEvent) for e in shown) >= 6
 
 
 def test_server_log_messages_are_shown_in_their_call_and_capped(hub: McpHub, notifying_spec: ServerSpec) -> None:

@@ -1,11 +1,14 @@
 """A server asks the user during a call (elicitation, form and URL modes): the question becomes an
-event, the user's answer reaches the server, and the call waits no longer than its timeout."""
+event, the user's answer reaches the server, and neither the call's timeout nor the turn's runs
+while the user answers; an unanswered question is cancelled at its own limit."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from conftest import http_spec
+import pytest
+
+from conftest import ManualClock, http_spec
 from services.agent_loop import TurnRequest, run_turn
 from services.hub import McpHub
 from services.turn_control import TurnControl
@@ -69,12 +72,37 @@ def test_a_url_question_shows_its_host_and_waits_for_the_user(hub: McpHub, llm: 
     assert result_of(events, "call_visit").model_text == "visit: accept"
 
 
-def test_an_unanswered_question_ends_with_its_calls_timeout(hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer) -> None:
-    spec = http_spec(notifying_http, key="asking-timeout")
-    events = ask_and_answer(hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), lambda event: None, call_timeout=1.0)
-    assert result_of(events, "call_ask").error_code == "MCP_TIMEOUT"
+def test_the_users_time_counts_against_neither_the_call_nor_the_turn(
+    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, notifying_http: HttpServer
+) -> None:
+    spec = http_spec(notifying_http, key="asking-slowly", call_timeout=1.0, question_timeout=7200)
+
+    def after_an_hour(event: Any) -> tuple[str, dict]:
+        clock.advance(3600)  # the call's 1 s and the turn's 5 s are long past, the question's 2 h not
+        return "accept", {"name": "Ann", "color": "green"}
+
+    events = ask_and_answer(
+        clocked_hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), after_an_hour,
+        call_timeout=1.0, turn_timeout=5.0,
+    )
+    assert result_of(events, "call_ask").model_text == "hello Ann, green"
+    assert next(e for e in events if e.type == "elicitation_done").note is None
+    assert events[-1].type == "done"
+
+
+@pytest.mark.parametrize(("tool", "told"), [("ask_preferences", "no answer: cancel"), ("ask_visit", "visit: cancel")])
+def test_an_unanswered_question_is_cancelled_at_its_limit_and_the_block_says_so(
+    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, notifying_http: HttpServer, tool: str, told: str
+) -> None:
+    spec = http_spec(notifying_http, key=f"asking-{tool}")  # the question's default limit: 10 minutes
+
+    def never(event: Any) -> None:
+        clock.advance(600)
+
+    events = ask_and_answer(clocked_hub, llm, spec, (ToolCall(tool, {}, id="call_ask"),), never)
     done = next(e for e in events if e.type == "elicitation_done")
-    assert done.action == "cancel"
+    assert (done.action, done.note) == ("cancel", "No answer within 10 minutes: the question was cancelled.")
+    assert result_of(events, "call_ask").model_text == told  # the server was answered `cancel`, and went on
     assert events[-1].type == "done"
 
 

@@ -73,7 +73,8 @@ function sequence(first = 1) {
                 host: null,
                 ...extra,
             }),
-        answered: (id, elicitation, action = "accept") => next("elicitation_done", { id, elicitation, action }),
+        answered: (id, elicitation, action = "accept", extra = {}) =>
+            next("elicitation_done", { id, elicitation, action, ...extra }),
         warning: (code, message) => next("warning", { code, message }),
         error: (code, message) => next("error", { code, message }),
         done: (rounds) => next("done", { message_id: 42, usage: { input_tokens: 100, output_tokens: 20 }, rounds }),
@@ -169,6 +170,7 @@ describe("a streamed turn", () => {
                         logs: [],
                         cancelling: false,
                         question: null,
+                        note: null,
                     },
                     {
                         kind: "tool",
@@ -189,6 +191,7 @@ describe("a streamed turn", () => {
                         logs: [],
                         cancelling: false,
                         question: null,
+                        note: null,
                     },
                     { kind: "text", text: "Three leads; no forecast." },
                 ],
@@ -629,6 +632,17 @@ describe("a server's question during a call", () => {
         const open = reduce(state, e.ask("call_a", "q2", { mode: "url", url: "https://pay.example.com/x", host: "pay.example.com", requested_schema: null }));
         assert.equal(block(open, "call_a").question.host, "pay.example.com");
         assert.equal(block(reduce(open, e.answered("call_a", "other")), "call_a").question.elicitation, "q2");
+    });
+
+    test("a question cancelled unanswered at its limit leaves a note on its block, which the result keeps", () => {
+        const { e, state } = running();
+        const open = reduce(state, e.ask("call_a", "q4"));
+        assert.equal(block(open, "call_a").note, null);
+        const note = "No answer within 10 minutes: the question was cancelled.";
+        const lapsed = reduce(open, e.answered("call_a", "q4", "cancel", { note }));
+        assert.equal(block(lapsed, "call_a").question, null);
+        assert.equal(block(lapsed, "call_a").note, note);
+        assert.equal(block(reduce(lapsed, e.result("call_a")), "call_a").note, note);
     });
 
     test("the call's result or the end of the turn closes its question", () => {

@@ -26,7 +26,8 @@
  * may ask to stop it (`cancelRequested`), after which it shows as stopping until its result, a
  * CANCELLED error, arrives with status "cancelled". A server may ask the user something while its call
  * runs: the block's `question` ({ elicitation, mode, message, server, requestedSchema, url, host })
- * is open until its elicitation_done or the call's result.
+ * is open until its elicitation_done or the call's result. A question left unanswered past its
+ * limit is cancelled; the block's `note` then says so.
  *
  * A turn's assistant message collects its text and tool blocks in stream order and is continued,
  * not replaced, when the turn resumes after an approval, a sign-in or a confirmation. Tool blocks
@@ -260,7 +261,10 @@ const HANDLERS = {
     },
 
     elicitation_done(state, event) {
-        const close = (part) => (part.id === event.id && part.question?.elicitation === event.elicitation ? { ...part, question: null } : part);
+        const close = (part) =>
+            part.id === event.id && part.question?.elicitation === event.elicitation
+                ? { ...part, question: null, note: event.note ?? part.note }
+                : part;
         return { ...state, messages: mapCurrentTools(state.messages, close) };
     },
 
@@ -346,6 +350,7 @@ function toolBlock(event, messageIndex) {
         logs: [],
         cancelling: false,
         question: null,
+        note: null,
     };
 }
 
