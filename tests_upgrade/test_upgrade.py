@@ -120,3 +120,11 @@ def test_a_portal_user_never_becomes_internal(upgraded) -> None:
     before, after, _log = upgraded
     assert before["portal"]["portal"]
     assert after["portal"]["portal"] and not after["portal"]["internal"]
+
+
+def test_servers_made_before_the_call_limits_get_their_defaults(upgraded) -> None:
+    before, after, _log = upgraded
+    assert before["mcp.server"], "no server to compare"
+    added = [name for name in ("call_time_cap", "question_timeout") if name not in before["mcp.server"][0]]
+    for server in after["mcp.server"]:
+        assert {name: server[name] for name in added} == dict.fromkeys(added, 600.0), server["name"]
