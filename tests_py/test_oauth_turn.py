@@ -20,6 +20,7 @@ from services.transcript import history_from_events
 from test_agent_loop import settings
 from testing.oauth_server import STEP_UP_TOOL, OAuthServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+from conftest import ManualClock
 from tests_py.oauth_helpers import MemoryStore, SignedIn, sign_in
 
 LINK = SignInLink(server_id=7, url="/ai_mcp/oauth/start?server_id=7&conversation_id=3")
@@ -85,6 +86,38 @@ def test_a_user_without_a_sign_in_is_asked_and_the_turn_resumes_as_that_user(
     assert resumed[-1].type == "done"
     told = [m for m in llm.requests[-1]["messages"] if m["role"] == "tool"]
     assert told[0]["content"] == "bob"
+
+
+def test_a_sign_in_left_open_for_an_hour_costs_the_turn_nothing(
+    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, server: OAuthServer, guard: GuardedHttp
+) -> None:
+    hub = clocked_hub
+    admin = sign_in(server, guard, user="admin")
+    tools = bindings(hub, server, "bob", admin, guard)
+    bob = MemoryStore()
+    request = dict(assistant=settings(llm, turn_timeout=100.0), tools=tools, sign_in_links={"notes": LINK})
+    llm.queue(Turn(tool_calls=(ToolCall("whoami", {}, id="c1"),)))
+    first = TurnRequest(**request, user_message="Who am I?", grants={"notes": grant(admin, guard, bob)})
+    paused = []
+    for event in hub.iterate(lambda: run_turn(first, hub)):
+        paused.append(event)
+        if event.type == "round":
+            clock.advance(70)  # the model thinks for 70 s
+    assert paused[-1].type == "auth_required" and paused[-1].turn_ms == 70_000
+    clock.advance(3600)  # the user signs in an hour later
+    bob.tokens = sign_in(server, guard, user="bob", registration=admin.registration).tokens
+    llm.queue(Turn(text="You are bob."))
+    resume = TurnRequest(
+        **request, history=history_from_events(paused[1:], user_message="Who am I?"), resume=Resume(signed_in=True),
+        grants={"notes": grant(admin, guard, bob)}, spent=paused[-1].turn_ms / 1000,
+    )
+    resumed = []
+    for event in hub.iterate(lambda: run_turn(resume, hub)):
+        resumed.append(event)
+        if event.type == "start":
+            clock.advance(29)  # 30 s of the turn's 100 were left
+    assert [(e.id, e.ok) for e in resumed if e.type == "tool_result"] == [("c1", True)]
+    assert resumed[-1].type == "done"
 
 
 def test_declining_the_sign_in_answers_without_that_server_and_tells_the_model_why(
