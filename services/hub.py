@@ -103,12 +103,15 @@ class McpHub:
         now: Now = time.monotonic,
         clock_tick: float = CLOCK_TICK,
     ) -> None:
-        """`now`: the monotonic clock tool calls and turns are timed with; `clock_tick`: how often
-        a running call reads it at least (tests drive a clock of their own with a short tick)."""
+        """`now`: the monotonic clock tool calls, turns and the failure cooldown are timed with;
+        `clock_tick`: how often a running call reads it at least (tests drive a clock of their own
+        with a short tick)."""
         self.pid = os.getpid()
         self.now = now
         self.clock_tick = clock_tick
-        self.pool = SessionPool(idle_timeout=idle_timeout, max_sessions=max_sessions, failure_cooldown=failure_cooldown)
+        self.pool = SessionPool(
+            idle_timeout=idle_timeout, max_sessions=max_sessions, failure_cooldown=failure_cooldown, now=now
+        )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, name="ai_mcp-hub", daemon=True)
         self._thread.start()

