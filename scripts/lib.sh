@@ -322,6 +322,22 @@ get_odoo() {
     say "Odoo 18: ready in $dir/src ($(du -sh "$dir/src" | cut -f1) with its venv)"
 }
 
+# odoo_or_make: find_odoo, else get_odoo and then the Odoo it made. What was made is used whatever
+# ODOO_BIN or AI_MCP_ODOO_SEARCH say (they named no Odoo that exists): use_made_odoo exports its
+# ODOO_BIN and ODOO_PYTHON, so the scripts this one starts use it too. 1 when none can be had.
+odoo_or_make() {
+    find_odoo && return 0
+    say "Odoo 18: none found ($ODOO_NOT_FOUND)"
+    get_odoo && use_made_odoo
+}
+
+use_made_odoo() {
+    local src
+    src=$(odoo_cache_dir)/src
+    export ODOO_BIN=$src/odoo-bin ODOO_PYTHON=$src/.venv/bin/python
+    find_odoo
+}
+
 # Exit 0 when every requirement line of $2 is already satisfied in Python $1 (plain lines only).
 _requirements_satisfied() {
     "$1" - "$2" <<'EOF' 2>/dev/null

@@ -155,6 +155,25 @@ def test_get_odoo_reuses_what_it_made_until_the_source_or_pins_change(tmp_path: 
     assert (cache / "odoo18" / "src" / "odoo-bin").exists(), "a failed attempt must not remove the working Odoo"
 
 
+@pytest.mark.parametrize("setting", ["ODOO_BIN", "AI_MCP_ODOO_SEARCH"])
+def test_the_odoo_just_made_is_used_whatever_named_none(tmp_path: Path, setting: str) -> None:
+    cache = tmp_path / "cache"
+    made = odoo_tree(cache / "odoo18" / "src")
+    (tmp_path / "empty").mkdir()
+    env = {
+        "AI_MCP_ODOO_SOURCE": "ftp://example.org/odoo.tgz",
+        "AI_MCP_CACHE_DIR": str(cache),
+        # the README's "no Odoo": a missing odoo-bin, or folders without one
+        setting: str(tmp_path / "missing" / "odoo-bin") if setting == "ODOO_BIN" else str(tmp_path / "empty"),
+    }
+    found(bash('_odoo_stamp "$AI_MCP_ODOO_SOURCE" > "$(odoo_cache_dir)/stamp"', env))
+    result = bash('odoo_or_make && echo "uses ${ODOO_CMD[*]}" && bash -c \'echo "then $ODOO_BIN"\'', env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("Odoo 18: none found (")
+    assert lines[-2:] == [f"uses {made}/.venv/bin/python {made}/odoo-bin", f"then {made}/odoo-bin"]
+
+
 def test_an_unreachable_default_source_fails_within_seconds_and_names_the_setting(tmp_path: Path) -> None:
     result = bash(
         "get_odoo",
