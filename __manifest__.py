@@ -40,6 +40,7 @@
         "views/ai_chat_views.xml",
         "data/ai_tool_call_cron.xml",
         "data/mcp_server_preset_data.xml",
+        "data/ai_demo_environment.xml",
         "views/ai_tool_call_views.xml",
         "views/ai_tool_preset_views.xml",
         "views/mcp_server_preset_views.xml",

@@ -12,8 +12,9 @@ PROBE_SECONDS = 0.5
 
 
 class AiDemo(models.AbstractModel):
-    """Demo data that depends on the machine: called from data/ai_mcp_demo.xml at each install or
-    update, so that scripts/run gives a new user something to chat with."""
+    """Demo data that depends on the machine: called from data/ai_mcp_demo.xml at install and from
+    data/ai_demo_environment.xml at each update, so that scripts/run gives a new user something to
+    chat with, configured from the environment of its latest start."""
 
     _name = "ai.demo"
     _description = "AI demo setup"

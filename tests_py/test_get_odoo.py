@@ -59,12 +59,14 @@ def demo_model(body: dict) -> Turn:
 def bare_machine(tmp_path: Path) -> Iterator[dict[str, str]]:
     """The environment of a machine where find_odoo sees no Odoo but the one get_odoo makes."""
     cache = tmp_path / "cache"
+    (tmp_path / "no-odoo-here").mkdir()
     db = f"ai_mcp_get_odoo_{os.getpid()}"
     env = {k: v for k, v in os.environ.items() if k not in {"ODOO_BIN", "ODOO_PYTHON"}}
     env.update({
         "AI_MCP_ODOO_SOURCE": str(nightly_archive(ODOO_TREE, tmp_path)),
         "AI_MCP_CACHE_DIR": str(cache),
-        "AI_MCP_ODOO_SEARCH": f"{cache}/odoo18/src",
+        # the README's "no Odoo": folders without one, so what scripts/run makes is found only because it made it
+        "AI_MCP_ODOO_SEARCH": str(tmp_path / "no-odoo-here"),
         "AI_MCP_DB": db,
         "AI_MCP_PORT": str(free_port()),
         "AI_MCP_EXAMPLE_PORT": str(free_port()),
@@ -74,24 +76,29 @@ def bare_machine(tmp_path: Path) -> Iterator[dict[str, str]]:
     subprocess.run(["dropdb", "--if-exists", db], capture_output=True, check=False)
 
 
-def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(bare_machine: dict[str, str], tmp_path: Path) -> None:
-    log_path = tmp_path / "run.log"
-    port = int(bare_machine["AI_MCP_PORT"])
-    with ScriptedLLM(responder=demo_model) as llm, log_path.open("wb") as log:
-        env = {**bare_machine, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key", "OPENAI_MODEL": "scripted-model"}
+def start_and_chat(env: dict[str, str], log_path: Path, timeout: float) -> tuple[dict, str, float]:
+    """scripts/run with `env` until it serves, then one demo chat as admin: (turn, output, seconds to serve)."""
+    port = int(env["AI_MCP_PORT"])
+    with log_path.open("wb") as log:
         started = time.monotonic()
         run = subprocess.Popen([str(ROOT / "scripts" / "run")], env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, start_new_session=True)
         try:
-            wait_until_serving(run, port, str(log_path), MAKE_TIMEOUT)
-            made_in = time.monotonic() - started
-            user = WebClient(f"http://127.0.0.1:{port}", bare_machine["AI_MCP_DB"], "admin", "admin")
+            wait_until_serving(run, port, str(log_path), timeout)
+            served_in = time.monotonic() - started
+            user = WebClient(f"http://127.0.0.1:{port}", env["AI_MCP_DB"], "admin", "admin")
             assistant = user.call("ai.assistant", "search", [("name", "=", "Demo Assistant")])
             turn = user.stream({"assistant_id": assistant[0], "message": "What is 6 times 7?"}, timeout=120)
         finally:
             os.killpg(run.pid, signal.SIGTERM)
             run.wait(60)
-    output = log_path.read_text(errors="replace")
+    return turn, log_path.read_text(errors="replace"), served_in
+
+
+def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(bare_machine: dict[str, str], tmp_path: Path) -> None:
+    with ScriptedLLM(responder=demo_model) as llm:
+        env = {**bare_machine, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key", "OPENAI_MODEL": "scripted-model"}
+        turn, output, made_in = start_and_chat(env, tmp_path / "run.log", MAKE_TIMEOUT)
     print(f"scripts/run made Odoo 18 and served /web/login in {made_in:.0f} s")
 
     cache = Path(bare_machine["AI_MCP_CACHE_DIR"]) / "odoo18"
@@ -105,7 +112,15 @@ def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
     assert "The calculator says 42." in "".join(e.data["delta"] for e in events if e.event == "text")
 
     # the next run reuses it, and its Python can start the gevent worker (the pins are in)
-    again = subprocess.run(["bash", "-c", f"source {ROOT}/scripts/lib.sh && get_odoo && find_odoo && odoo_gevent_check \"$ODOO_PY\""],
+    again = subprocess.run(["bash", "-c", f"source {ROOT}/scripts/lib.sh && get_odoo && use_made_odoo && odoo_gevent_check \"$ODOO_PY\""],
                            env=bare_machine, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == f"Odoo 18: reusing {cache}/src (made from {bare_machine['AI_MCP_ODOO_SOURCE']})"
+
+    # a second start with another provider (a key set after the first start): the demo uses it
+    with ScriptedLLM(responder=demo_model, api_key="second-key") as second:
+        env = {**bare_machine, "OPENAI_BASE_URL": second.base_url, "OPENAI_API_KEY": "second-key", "OPENAI_MODEL": "second-model"}
+        turn, output, _served_in = start_and_chat(env, tmp_path / "run-again.log", 300)
+        assert "database " + bare_machine["AI_MCP_DB"] + ": updating ai_mcp" in output
+        assert turn["error"] is None, turn["error"]
+        assert second.requests and {r["model"] for r in second.requests} == {"second-model"}
