@@ -744,10 +744,18 @@ describe("elicitation forms start with every default (initialState's fillDefault
             subscribe: { type: "boolean", default: true },
             quiet: { type: "boolean", default: false },
             color: { type: "string", enum: ["red", "green", "blue"], default: "green" },
-            size: { type: "string", oneOf: [{ const: "s", title: "Small" }, { const: "l", title: "Large" }], default: "l" },
+            size: {
+                type: "string",
+                oneOf: [{ const: "s", title: "Small" }, { const: "l", title: "Large" }],
+                default: "l",
+            },
             legacy: { type: "string", enum: ["r", "g"], enumNames: ["Red", "Green"], default: "g" },
             tags: { type: "array", items: { type: "string", enum: ["a", "b", "c"] }, default: ["a", "c"] },
-            titledTags: { type: "array", items: { anyOf: [{ const: "x", title: "Ex" }, { const: "y", title: "Why" }] }, default: ["y"] },
+            titledTags: {
+                type: "array",
+                items: { anyOf: [{ const: "x", title: "Ex" }, { const: "y", title: "Why" }] },
+                default: ["y"],
+            },
             plain: { type: "string" },
         },
         required: ["count"],
@@ -774,10 +782,11 @@ describe("elicitation forms start with every default (initialState's fillDefault
         assert.deepEqual(collect(desc, state), { present: true, value: DEFAULTS, errors: [], partial: DEFAULTS });
         const s = state.fields;
         assert.deepEqual(
-            [s.name.raw, s.ratio.raw, s.count.raw, s.subscribe.checked, s.quiet.checked, s.color.index, s.size.index, s.legacy.index],
-            ["Ada", "3.14", "2", true, false, 1, 1, 1],
+            [s.name.raw, s.ratio.raw, s.count.raw, s.subscribe.checked, s.quiet.checked],
+            ["Ada", "3.14", "2", true, false],
             "the inputs show the defaults"
         );
+        assert.deepEqual([s.color.index, s.size.index, s.legacy.index], [1, 1, 1], "the choices too");
         assert.deepEqual(s.tags.items.map((item) => item.index), [0, 2]);
         assert.deepEqual(s.titledTags.items.map((item) => item.index), [1]);
         assert.equal(s.plain.present, false, "a field without a default starts empty");
@@ -836,7 +845,14 @@ describe("elicitation forms start with every default (initialState's fillDefault
             [{ type: "object", properties: { a: { default: { deep: [1] } } } }, { a: { deep: [1] } }],
             [{ type: "object", properties: { a: true, b: false, c: { $ref: "#/nowhere", default: 1 } } }, {}],
             [{ type: "object", properties: { a: { type: ["string", "null"], default: null } } }, { a: null }],
-            [{ type: "object", properties: { a: { type: "object", properties: { b: { type: "string", default: "in" } } } }, required: ["a"] }, { a: { b: "in" } }],
+            [
+                {
+                    type: "object",
+                    properties: { a: { type: "object", properties: { b: { default: "in" } } } },
+                    required: ["a"],
+                },
+                { a: { b: "in" } },
+            ],
             [{ type: "object", properties: { a: { anyOf: [{ type: "string" }, { type: "integer" }], default: 4 } } }, { a: 4 }],
             [{ type: "object", properties: { a: { type: "string", pattern: "(", default: "x" } } }, { a: "x" }],
         ];
