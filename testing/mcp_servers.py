@@ -63,6 +63,17 @@ DEFAULTS_FORM: dict[str, Any] = {
     },
     "required": ["count"],
 }
+# What a client that applies the defaults answers to DEFAULTS_FORM left untouched.
+DEFAULTS_FORM_UNTOUCHED: dict[str, Any] = {
+    "note": "leave at the door",
+    "ratio": 3.14,
+    "count": 2,
+    "gift": True,
+    "color": "green",
+    "size": "l",
+    "speed": "fast",
+    "tags": ["a", "c"],
+}
 
 
 def build_server(

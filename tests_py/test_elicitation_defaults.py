@@ -12,19 +12,8 @@ from services.elicitation_defaults import apply_defaults
 from services.hub import McpHub
 from test_call_notifications import notifying_http, state_dir  # noqa: F401 - fixtures
 from test_elicitation import ask_and_answer, result_of
-from testing.mcp_servers import DEFAULTS_FORM, HttpServer
+from testing.mcp_servers import DEFAULTS_FORM, DEFAULTS_FORM_UNTOUCHED, HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall
-
-EVERY_DEFAULT = {
-    "note": "leave at the door",
-    "ratio": 3.14,
-    "count": 2,
-    "gift": True,
-    "color": "green",
-    "size": "l",
-    "speed": "fast",
-    "tags": ["a", "c"],
-}
 
 
 def server_received(
@@ -47,12 +36,12 @@ def server_received(
 def test_an_untouched_answer_reaches_the_server_with_every_default(
     hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer
 ) -> None:
-    assert server_received(hub, llm, notifying_http, {}) == EVERY_DEFAULT
+    assert server_received(hub, llm, notifying_http, {}) == DEFAULTS_FORM_UNTOUCHED
 
 
 def test_what_the_user_set_wins_over_the_default(hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer) -> None:
     answer = {"count": 5, "color": "red", "tags": [], "gift": False, "comment": "ring twice"}
-    assert server_received(hub, llm, notifying_http, answer) == {**EVERY_DEFAULT, **answer}
+    assert server_received(hub, llm, notifying_http, answer) == {**DEFAULTS_FORM_UNTOUCHED, **answer}
 
 
 def test_the_server_does_not_fill_in_defaults_itself(hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer) -> None:
