@@ -8,6 +8,7 @@ from odoo.exceptions import AccessError, UserError
 
 from ..services.agent_loop import Resume, SignInLink, TurnRequest, run_turn
 from ..services.call_observer import elicitation_errors
+from ..services.elicitation_defaults import apply_defaults
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import ErrorEvent, StartEvent, parse_event
 from ..services.hub import get_hub
@@ -158,8 +159,9 @@ class AiConversation(models.Model):
         return bool(call)
 
     def _chat_answer_elicitation(self, call_id, elicitation, action, content=None):
-        """The user's answer to the question a running call's server asked. Returns {answered}
-        or {answered: False, errors} when the form content does not fit the requested schema."""
+        """The user's answer to the question a running call's server asked; a form answer gets the
+        default of each field it leaves out. Returns {answered} or {answered: False, errors} when the
+        form content does not fit the requested schema."""
         self.ensure_one()
         if action not in ("accept", "decline", "cancel"):
             raise ChatRefused(400, "INVALID_REQUEST", _("Answer with accept, decline or cancel."))
@@ -170,8 +172,10 @@ class AiConversation(models.Model):
         if question is None:
             return {"answered": False, "errors": [_("This question is closed: its call has ended.")]}
         form = action == "accept" and question.get("mode") == "form"
-        content = (content or {}) if form else None
-        errors = elicitation_errors(question.get("requested_schema") or {}, content) if form else []
+        schema = question.get("requested_schema") or {}
+        # a field left out gets its default, then the whole answer is checked as the server will see it
+        content = apply_defaults(schema, content or {}) if form else None
+        errors = elicitation_errors(schema, content) if form else []
         if errors:
             return {"answered": False, "errors": errors}
         call.elicitation_answer = {"elicitation": question["elicitation"], "action": action, "content": content}

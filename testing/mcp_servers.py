@@ -41,6 +41,41 @@ class Preferences(BaseModel):
     newsletter: bool = False
 
 
+# A question with a default of every kind the 2025-11-25 specification allows, one default the
+# field refuses (never applied) and one field with none.
+DEFAULTS_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "note": {"type": "string", "title": "Note", "default": "leave at the door"},
+        "ratio": {"type": "number", "default": 3.14},
+        "count": {"type": "integer", "minimum": 1, "default": 2},
+        "gift": {"type": "boolean", "default": True},
+        "color": {"type": "string", "enum": ["red", "green", "blue"], "default": "green"},
+        "size": {
+            "type": "string",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            "default": "l",
+        },
+        "speed": {"type": "string", "enum": ["slow", "fast"], "enumNames": ["Slow", "Fast"], "default": "fast"},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}, "default": ["a", "c"]},
+        "badge": {"type": "integer", "default": "many"},
+        "comment": {"type": "string"},
+    },
+    "required": ["count"],
+}
+# What a client that applies the defaults answers to DEFAULTS_FORM left untouched.
+DEFAULTS_FORM_UNTOUCHED: dict[str, Any] = {
+    "note": "leave at the door",
+    "ratio": 3.14,
+    "count": 2,
+    "gift": True,
+    "color": "green",
+    "size": "l",
+    "speed": "fast",
+    "tags": ["a", "c"],
+}
+
+
 def build_server(
     name: str,
     tool_count: int,
@@ -261,6 +296,15 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
         if result.action == "accept":
             return f"hello {result.data.name}, {result.data.color}" + (" (subscribed)" if result.data.newsletter else "")
         return f"no answer: {result.action}"
+
+    @mcp.tool()
+    async def ask_defaults(ctx: Context) -> str:
+        """Ask a form whose fields have defaults, then say exactly what came back: the raw answer,
+        not a model that would fill in the defaults itself."""
+        result = await ctx.request_context.session.elicit_form(
+            "Check the order options.", DEFAULTS_FORM, related_request_id=ctx.request_id
+        )
+        return json.dumps({"action": result.action, "content": result.content}, sort_keys=True)
 
     @mcp.tool()
     async def ask_visit(ctx: Context) -> str:

@@ -1,5 +1,6 @@
 """While a tool runs, the chat shows what its server says (progress, log messages) and the user can
 stop that one call: the request reaches the running turn through the database, from any worker."""
+import json
 import time
 from unittest.mock import patch
 
@@ -10,6 +11,7 @@ from odoo.tests import tagged
 
 from odoo.addons.ai_mcp.models import chat_turn
 from odoo.addons.ai_mcp.services.tool_runner import CANCELLED_BY_USER
+from odoo.addons.ai_mcp.testing.mcp_servers import DEFAULTS_FORM_UNTOUCHED
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .chat_common import ChatCase
@@ -23,7 +25,7 @@ class TestChatCallNotifications(ChatCase):
     def setUpClass(cls):
         super().setUpClass()
         # they change nothing: no approval card in the way of what these tests look at
-        for name in ("progress", "chatty", "slow", "gate", "ask_preferences", "ask_visit"):
+        for name in ("progress", "chatty", "slow", "gate", "ask_preferences", "ask_visit", "ask_defaults"):
             cls.tools[name].requires_approval = False
 
     def stream_until(self, body, on_events, path="/ai_mcp/chat/stream"):
@@ -268,6 +270,28 @@ class TestChatCallNotifications(ChatCase):
         messages = self.conversation(events[0].data["conversation_id"]).message_ids
         call = messages.filtered(lambda m: m.tool_call_id == "call_ask")
         self.assertEqual((call.status, call.note), ("done", lapse))
+
+    def test_an_answer_that_leaves_fields_out_reaches_the_server_with_their_defaults(self):
+        self.login(self.user)
+        owner = self.other_browser(self.user)
+        self.llm.queue(Turn(tool_calls=(ToolCall("ask_defaults", {}, id="call_defaults"),)), Turn(text="Checked."))
+        answered = {"comment": "ring twice", "count": 5, "tags": []}
+        replies = []
+
+        def on_events(events):
+            question = next((e for e in events if e.event == "elicitation_required"), None)
+            if question is not None and not replies:
+                replies.append(self.rpc(owner, "/ai_mcp/chat/elicitation", {
+                    "conversation_id": events[0].data["conversation_id"], "call_id": "call_defaults",
+                    "elicitation": question.data["elicitation"], "action": "accept", "content": answered,
+                }))
+
+        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Check my order."}, on_events)
+        self.assertEqual(replies[0]["result"], {"answered": True})
+        result = next(e for e in events if e.event == "tool_result")
+        received = json.loads(result.data["model_text"])
+        # what the user gave is kept, each field left out has its default, a default the field refuses none
+        self.assertEqual(received, {"action": "accept", "content": {**DEFAULTS_FORM_UNTOUCHED, **answered}})
 
     def test_a_call_that_ran_after_its_approval_can_be_stopped_too(self):
         self.stop_after_approval("tool_progress")

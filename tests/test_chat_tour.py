@@ -9,10 +9,12 @@ same blocks, rebuilt from the stored history.
 Odoo skips browser tests silently when websocket-client or Chromium is missing, so the test fails
 instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
 
+import json
+
 from odoo.tests import HttpCase, tagged
 
 from odoo.addons.ai_mcp.services import hub as hub_module
-from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
+from odoo.addons.ai_mcp.testing.mcp_servers import DEFAULTS_FORM_UNTOUCHED, HttpServer
 
 from .common import require_browser
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
@@ -101,7 +103,8 @@ class TestChatTour(_TourCase):
 
 
 def progress_model(body):
-    """"Greet me": `ask_preferences`, then the greeting it returned. Anything else: `progress` and
+    """"Greet me": `ask_preferences`, then the greeting it returned; "Check my order": `ask_defaults`,
+    then what it received. "Show the stock": `stock_report`. Anything else: `progress` and
     `slow` at once, then an answer that says what happened to each."""
     messages = body.get("messages", [])
     last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")
@@ -111,6 +114,9 @@ def progress_model(body):
         return Turn(text="Here is the stock report.") if results else Turn(tool_calls=(ToolCall("stock_report", {}),))
     if asked.startswith("Greet me"):
         return Turn(text=f"The server says: {results[-1]}") if results else Turn(tool_calls=(ToolCall("ask_preferences", {}),))
+    if asked.startswith("Check my order"):
+        check = ToolCall("ask_defaults", {})
+        return Turn(text=f"The server got: {results[-1]}") if results else Turn(tool_calls=(check,))
     if not results:
         # A notification every 1.5 s: Odoo's tour engine only checks a step once the page has been
         # quiet for 500 ms, so a faster pace would starve it until the call ends.
@@ -122,7 +128,7 @@ def progress_model(body):
 class TestCallProgressTour(_TourCase):
     responder = staticmethod(progress_model)
     server_options = ("--notifying",)
-    approvals = {"progress": False, "slow": False, "ask_preferences": False, "stock_report": False}
+    approvals = {name: False for name in ("progress", "slow", "ask_preferences", "stock_report", "ask_defaults")}
     assistant_values = {"name": "Progress assistant", "call_timeout": 90}
 
     def test_progress_bar_and_stopping_one_call(self):
@@ -138,6 +144,10 @@ class TestCallProgressTour(_TourCase):
         conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
         asked = conversation.message_ids.filtered(lambda m: m.tool_name == "ask_preferences")
         self.assertEqual((asked.status, asked.content), ("done", "hello Ada, blue"))
+        # the form of defaults was sent untouched: the server got each default the field accepts
+        checked = conversation.message_ids.filtered(lambda m: m.tool_name == "ask_defaults")
+        self.assertEqual(checked.status, "done")
+        self.assertEqual(json.loads(checked.content), {"action": "accept", "content": DEFAULTS_FORM_UNTOUCHED})
 
 
 def prompt_model(body):

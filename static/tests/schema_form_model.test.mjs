@@ -732,3 +732,146 @@ describe("MCP elicitation choices (2025-11-25): titled and untitled, single and 
         assert.deepEqual(result.errors.map((e) => e.code), ["maxItems"]);
     });
 });
+
+describe("elicitation forms start with every default (initialState's fillDefaults)", () => {
+    // a server's question as the 2025-11-25 specification shapes it: flat, primitive fields
+    const QUESTION = {
+        type: "object",
+        properties: {
+            name: { type: "string", default: "Ada" },
+            ratio: { type: "number", default: 3.14 },
+            count: { type: "integer", minimum: 1, default: 2 },
+            subscribe: { type: "boolean", default: true },
+            quiet: { type: "boolean", default: false },
+            color: { type: "string", enum: ["red", "green", "blue"], default: "green" },
+            size: {
+                type: "string",
+                oneOf: [{ const: "s", title: "Small" }, { const: "l", title: "Large" }],
+                default: "l",
+            },
+            legacy: { type: "string", enum: ["r", "g"], enumNames: ["Red", "Green"], default: "g" },
+            tags: { type: "array", items: { type: "string", enum: ["a", "b", "c"] }, default: ["a", "c"] },
+            titledTags: {
+                type: "array",
+                items: { anyOf: [{ const: "x", title: "Ex" }, { const: "y", title: "Why" }] },
+                default: ["y"],
+            },
+            plain: { type: "string" },
+        },
+        required: ["count"],
+    };
+    const DEFAULTS = {
+        name: "Ada",
+        ratio: 3.14,
+        count: 2,
+        subscribe: true,
+        quiet: false,
+        color: "green",
+        size: "l",
+        legacy: "g",
+        tags: ["a", "c"],
+        titledTags: ["y"],
+    };
+    const fresh = (schema) => {
+        const desc = compileSchema(schema);
+        return { desc, f: fields(desc), state: initialState(desc, { fillDefaults: true }) };
+    };
+
+    test("an untouched form sends every default, each field as its kind holds it", () => {
+        const { desc, state } = fresh(QUESTION);
+        assert.deepEqual(collect(desc, state), { present: true, value: DEFAULTS, errors: [], partial: DEFAULTS });
+        const s = state.fields;
+        assert.deepEqual(
+            [s.name.raw, s.ratio.raw, s.count.raw, s.subscribe.checked, s.quiet.checked],
+            ["Ada", "3.14", "2", true, false],
+            "the inputs show the defaults"
+        );
+        assert.deepEqual([s.color.index, s.size.index, s.legacy.index], [1, 1, 1], "the choices too");
+        assert.deepEqual(s.tags.items.map((item) => item.index), [0, 2]);
+        assert.deepEqual(s.titledTags.items.map((item) => item.index), [1]);
+        assert.equal(s.plain.present, false, "a field without a default starts empty");
+    });
+
+    test("the user clears an optional field: it is no longer sent", () => {
+        const { desc, f, state } = fresh(QUESTION);
+        setRaw(f.ratio, state.fields.ratio, "");
+        setRaw(f.name, state.fields.name, "");
+        setIndex(f.color, state.fields.color, -1);
+        setChecked(f.subscribe, state.fields.subscribe, undefined);
+        setPresent(f.tags, state.fields.tags, false);
+        const { ratio, name, color, subscribe, tags, ...rest } = DEFAULTS;
+        assert.deepEqual(collect(desc, state).value, rest);
+        setRaw(f.ratio, state.fields.ratio, "2.5");
+        assert.deepEqual(collect(desc, state).value, { ...rest, ratio: 2.5 });
+    });
+
+    test("a required field cleared shows the usual error at its input", () => {
+        const { desc, f, state } = fresh(QUESTION);
+        setRaw(f.count, state.fields.count, "");
+        const result = collect(desc, state);
+        assert.equal(result.value, undefined);
+        assert.deepEqual(result.errors.map((e) => [e.path, e.code]), [[["count"], "required"]]);
+        const choice = fresh({ type: "object", properties: { c: QUESTION.properties.color }, required: ["c"] });
+        setIndex(choice.f.c, choice.state.fields.c, -1);
+        assert.deepEqual(collect(choice.desc, choice.state).errors.map((e) => [e.path, e.code]), [[["c"], "required"]]);
+    });
+
+    test("a default the field's schema refuses is not filled in: it stays a hint", () => {
+        const { desc, state } = fresh({
+            type: "object",
+            properties: {
+                wrongType: { type: "integer", default: "many" },
+                fraction: { type: "integer", default: 2.5 },
+                notAChoice: { type: "string", enum: ["red", "green"], default: "pink" },
+                notATitledChoice: { type: "string", oneOf: [{ const: "s", title: "Small" }], default: "xl" },
+                outOfRange: { type: "number", maximum: 10, default: 11 },
+                tooShort: { type: "string", minLength: 3, default: "ab" },
+                unknownItem: { type: "array", items: { type: "string", enum: ["a"] }, default: ["a", "z"] },
+                notAList: { type: "array", items: { type: "string", enum: ["a"] }, default: "a" },
+                flag: { type: "boolean", default: "yes" },
+                requiredWrong: { type: "number", default: "3" },
+                good: { type: "string", default: "kept" },
+            },
+            required: ["requiredWrong"],
+        });
+        const result = collect(desc, state);
+        assert.deepEqual(result.partial, { good: "kept" }, "only the default that fits is sent");
+        assert.deepEqual(result.errors.map((e) => [e.path, e.code]), [[["requiredWrong"], "required"]]);
+        assert.equal(fields(desc).wrongType.default, "many", "the bad default is still there for the hint");
+    });
+
+    test("odd schemas and defaults do not break the form", () => {
+        const cases = [
+            [{ type: "object", properties: { a: { default: { deep: [1] } } } }, { a: { deep: [1] } }],
+            [{ type: "object", properties: { a: true, b: false, c: { $ref: "#/nowhere", default: 1 } } }, {}],
+            [{ type: "object", properties: { a: { type: ["string", "null"], default: null } } }, { a: null }],
+            [
+                {
+                    type: "object",
+                    properties: { a: { type: "object", properties: { b: { default: "in" } } } },
+                    required: ["a"],
+                },
+                { a: { b: "in" } },
+            ],
+            [{ type: "object", properties: { a: { anyOf: [{ type: "string" }, { type: "integer" }], default: 4 } } }, { a: 4 }],
+            [{ type: "object", properties: { a: { type: "string", pattern: "(", default: "x" } } }, { a: "x" }],
+        ];
+        for (const [schema, expected] of cases) {
+            const { desc, state } = fresh(schema);
+            const result = collect(desc, state);
+            const where = JSON.stringify(schema);
+            assert.deepEqual([result.errors, result.value], [[], expected], where);
+            assert.deepEqual(validate(schema, result.value), [], `what is sent is valid: ${where}`);
+        }
+    });
+
+    test("the forms of a tool's or a prompt's arguments keep optional defaults as hints", () => {
+        const desc = compileSchema(QUESTION);
+        const state = initialState(desc);
+        assert.deepEqual(collect(desc, state).value, { count: 2 }, "only a required field starts with its default");
+        assert.equal(state.fields.ratio.raw, "");
+        assert.equal(state.fields.color.index, -1);
+        const prompt = compileSchema({ type: "object", properties: { style: { type: "string", default: "warm" } } });
+        assert.deepEqual(collect(prompt, initialState(prompt)).value, {});
+    });
+});

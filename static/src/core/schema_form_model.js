@@ -12,6 +12,7 @@
  *
  *   compileSchema(schema)          -> descriptor tree (what to render)
  *   stateFromValue(desc, value)    -> editable state tree (what the inputs hold), value may be absent
+ *   initialState(desc, options)    -> the state of a fresh form (options.fillDefaults: every default)
  *   collect(desc, state)           -> { value, present, errors }  (errors: [{ path, code, params }])
  *   validate(schema, value)        -> errors, the validator used by collect
  *
@@ -639,7 +640,7 @@ function foreign(desc, state, value) {
     return state;
 }
 
-function fillEmpty(desc, state) {
+function fillEmpty(desc, state, options = {}) {
     switch (desc.kind) {
         case "boolean":
             state.checked = desc.required ? false : undefined;
@@ -650,7 +651,7 @@ function fillEmpty(desc, state) {
         case "object":
             state.fields = {};
             for (const field of desc.fields) {
-                setOwn(state.fields, field.key, initialState(field));
+                setOwn(state.fields, field.key, initialState(field, options));
             }
             state.extraRaw = "";
             break;
@@ -663,19 +664,41 @@ function fillEmpty(desc, state) {
     return state;
 }
 
-/** The state of a fresh form: required fields prefilled with their default, if any. */
-export function initialState(desc) {
-    if (desc.required && desc.hasDefault) {
-        const state = stateFromValue(desc, desc.default);
-        if (!state.foreign) {
+/**
+ * The state of a fresh form.
+ *
+ * Without options (a tool's arguments in the Try wizard, a prompt's arguments): a required field
+ * starts with its default, if any; an optional one starts empty, shows its default as a hint and is
+ * not sent unless the user sets it, since a server applies its own default to an argument left out.
+ *
+ * `{ fillDefaults: true }` (only the answer to a server's question, MCP elicitation, where the client
+ * is to apply each field's default): every field whose schema has a default starts filled with it
+ * and is sent as it is, optional fields too; the user may still clear an optional one. A default the
+ * field's own schema refuses (wrong type, not among the choices, out of range) is not filled in: it
+ * stays a hint.
+ */
+export function initialState(desc, options = {}) {
+    if (desc.hasDefault && (desc.required || options.fillDefaults)) {
+        const state = defaultState(desc, Boolean(options.fillDefaults));
+        if (state) {
             return state;
         }
     }
-    const state = fillEmpty(desc, { present: false, isNull: false });
+    const state = fillEmpty(desc, { present: false, isNull: false }, options);
     if (desc.kind === "object" && desc.required) {
         state.present = true;
     }
     return state;
+}
+
+/** The state holding the field's default, or undefined when the field cannot hold it (or, when
+ * `checked`, its schema refuses it). */
+function defaultState(desc, checked) {
+    if (checked && validate(desc.schema, desc.default, desc.root).length) {
+        return undefined;
+    }
+    const state = stateFromValue(desc, desc.default);
+    return state.foreign ? undefined : state;
 }
 
 /** A new array item's state (an item is always sent). */

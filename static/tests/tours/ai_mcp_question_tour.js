@@ -3,11 +3,15 @@
  * A server asks the user during a call (tests/test_chat_tour.py TestCallProgressTour: the model
  * calls `ask_preferences`, whose server elicits a name and a colour): the question shows as a form
  * in the call's block, the answer goes back to the server and its greeting comes back as the answer.
+ * Then `ask_defaults` asks a form whose fields have defaults: they start filled in, and the form
+ * sent untouched gives the server every one of them.
  */
 import { registry } from "@web/core/registry";
 
 const ASK = '.o_ai_chat_tool_block[data-tool="ask_preferences"]';
 const REPORT = '.o_ai_chat_tool_block[data-tool="stock_report"]';
+const DEFAULTS = '.o_ai_chat_tool_block[data-tool="ask_defaults"]';
+const FIELD = (path) => `${DEFAULTS} .o_ai_chat_question_form .o_schema_form_node[data-path="${path}"]`;
 
 registry.category("web_tour.tours").add("ai_mcp_question_tour", {
     url: "/odoo/action-ai_mcp.action_ai_chat",
@@ -30,6 +34,17 @@ registry.category("web_tour.tours").add("ai_mcp_question_tour", {
         { trigger: `${REPORT}[data-status="done"] .o_ai_chat_tool_header`, run: "click" },
         { content: "the report is a tree", trigger: `${REPORT} .o_ai_chat_json_tree .o_ai_chat_json_key:contains("warehouse")` },
         { trigger: `${REPORT} .o_ai_chat_json_leaf:contains("checked"):contains("true")` },
+        { trigger: '.o_ai_chat[data-status="idle"] .o_ai_chat_send' },
+        // a question whose fields have defaults
+        { content: "ask to check the order", trigger: ".o_ai_chat_composer_input", run: "edit Check my order." },
+        { trigger: ".o_ai_chat_composer_input", run: "press Enter" },
+        { content: "the text starts with its default", trigger: `${FIELD("note")} input:value("leave at the door")` },
+        { content: "the number too", trigger: `${FIELD("ratio")} input:value("3.14")` },
+        { content: "the choice too", trigger: `${FIELD("color")} select:has(option:selected:contains("green"))` },
+        { content: "by its title", trigger: `${FIELD("size")} select:has(option:selected:contains("Large"))` },
+        { content: "send it untouched", trigger: `${DEFAULTS} .o_ai_chat_question_accept`, run: "click" },
+        { content: "the question closes", trigger: `${DEFAULTS}[data-status="done"]:not(:has(.o_ai_chat_question))` },
+        { trigger: '.o_ai_chat_message_assistant .o_ai_chat_markdown:contains("leave at the door")' },
         { trigger: '.o_ai_chat[data-status="idle"] .o_ai_chat_send' },
     ],
 });

@@ -8,7 +8,8 @@ import { errorMessage, SchemaFormNode } from "../../schema_form/schema_form";
 
 /**
  * A running call's server asks the user something (a `question` of chat_state.js). Form mode shows
- * the requested schema with the schema form; URL mode shows the page's host, opens it in a new tab
+ * the requested schema with the schema form, each field filled with its default (the only form
+ * that does so: see initialState); URL mode shows the page's host, opens it in a new tab
  * and waits for the user to say they are done. `onAnswer(action, content)` resolves to the
  * server-side check: { answered } or { answered: false, errors }.
  */
@@ -20,7 +21,9 @@ export class ElicitationCard extends Component {
     setup() {
         const question = this.props.question;
         const desc = compileSchema(question.requestedSchema || { type: "object", properties: {} });
-        this.state = useState({ desc, root: initialState(desc), errors: {}, problems: [], sending: false, waitedMs: 0 });
+        // MCP asks the client to apply a field's default: the form starts with every default filled in
+        const root = initialState(desc, { fillDefaults: true });
+        this.state = useState({ desc, root, errors: {}, problems: [], sending: false, waitedMs: 0 });
         this.idPrefix = `o_ai_chat_question_${question.elicitation}`;
         const started = Date.now();
         // the call waits within its timeout: show how long it has waited
