@@ -102,6 +102,7 @@ class MemoryProvider:
         self.revoked: list[str] = []
         self.token_requests = 0
         self.refresh_requests = 0  # refresh_token grants asked for, refused ones included
+        self.refresh_arrived = threading.Semaphore(0)  # released as each one arrives, before any hold
         self.cimd_fetches: list[str] = []
 
     @property
@@ -177,6 +178,7 @@ class MemoryProvider:
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
         self.refresh_requests += 1
+        self.refresh_arrived.release()
         if self.switches.hold_refresh is not None:
             await anyio.to_thread.run_sync(self.switches.hold_refresh.wait)
         token = self.refresh.get(refresh_token)
@@ -251,6 +253,7 @@ class OAuthServer:
         self.issuer = f"{self.base_url}/"
         self.url = f"{self.base_url}/{'mcp' if transport == 'streamable-http' else 'sse'}"
         self.provider = MemoryProvider(self)
+        self.metadata_misses: list[str] = []  # metadata documents asked for while `metadata` is off
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -392,6 +395,7 @@ class OAuthServer:
             switches = server.switches
             if not switches.metadata:
                 if path.startswith(_METADATA_PATHS):
+                    server.metadata_misses.append(path)
                     return await Response(status_code=404)(scope, receive, send)
                 send = _without_resource_metadata(send)
             if path == "/.well-known/oauth-authorization-server":
