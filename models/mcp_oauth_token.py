@@ -149,9 +149,13 @@ class McpOauthToken(models.Model):
         if not self:
             return None
         self.ensure_one()
-        rows = self.env.execute_query(SQL("SELECT id FROM %s WHERE id = %s FOR UPDATE", SQL.identifier(self._table), self.id))
+        self.env.flush_all()
+        # a serialization failure here is expected, and handled by the caller: not a bad query to log
+        lock = SQL("SELECT id FROM %s WHERE id = %s FOR UPDATE", SQL.identifier(self._table), self.id)
+        self.env.cr.execute(lock, log_exceptions=False)
+        found = self.env.cr.fetchone()
         self.invalidate_recordset()
-        return self._token_set() if rows else None
+        return self._token_set() if found else None
 
 
 def _token_values(tokens):

@@ -96,10 +96,8 @@ _FLIGHTS = _Flights()
 
 def renewed_since(stored: TokenSet, started_from: TokenSet) -> bool:
     """True when the grant was refreshed since a holder read `started_from`: its refresh token
-    rotated, or its access token or expiry changed."""
-    return (stored.refresh_token, stored.access_token, stored.expires_at) != (
-        started_from.refresh_token, started_from.access_token, started_from.expires_at
-    )
+    rotated or its access token changed. Not the expiry, which a store may keep rounded."""
+    return (stored.refresh_token, stored.access_token) != (started_from.refresh_token, started_from.access_token)
 
 
 class RefreshingTokens:
