@@ -140,7 +140,7 @@ class McpOauthToken(models.Model):
         stored = self._locked_tokens()
         if stored is None or stored.refresh_token != refused.refresh_token:
             return stored
-        _logger.info("OAuth grant dropped, its refresh token was refused: grant=%s server=%s", self.id, self.server_id.id)
+        _logger.info("OAuth grant dropped, its refresh token refused: grant=%s server=%s", self.id, self.server_id.id)
         self.unlink()
         return None
 

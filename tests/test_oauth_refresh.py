@@ -44,7 +44,8 @@ class TestOAuthConcurrentRefresh(TransactionCase):
         self.hub = hub_module.get_hub()
         with self.committed() as env:
             server = env["mcp.server"].create({
-                "name": "Shared notes", "scope": "system", "url": self.oauth.url, "auth_type": "oauth", "oauth_token_scope": "shared",
+                "name": "Shared notes", "scope": "system", "url": self.oauth.url,
+                "auth_type": "oauth", "oauth_token_scope": "shared",
             })
             self.server_id = server.id
             self.tokens = self.sign_in(server)
@@ -95,7 +96,9 @@ class TestOAuthConcurrentRefresh(TransactionCase):
 
     def waiting_for_a_row_lock(self):
         with self.committed() as env:
-            env.cr.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+            env.cr.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
             return env.cr.fetchone()[0]
 
     def test_a_sync_and_a_turn_refreshing_one_grant_at_once_make_one_refresh(self):
@@ -122,7 +125,9 @@ class TestOAuthConcurrentRefresh(TransactionCase):
         second.start()
         # the turn waits for the grant's row, or (without the lock) has reached the provider too
         deadline = time.monotonic() + WAIT
-        while not self.waiting_for_a_row_lock() and self.oauth.provider.refresh_requests < 2 and time.monotonic() < deadline:
+        while time.monotonic() < deadline and self.oauth.provider.refresh_requests < 2:
+            if self.waiting_for_a_row_lock():
+                break
             time.sleep(0.05)
         hold.set()
         first.join(WAIT)

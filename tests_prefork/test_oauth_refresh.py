@@ -27,6 +27,9 @@ from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
 
 WORKERS = 2
 WAIT = 60
+WAITING_FOR_A_LOCK = (
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +51,8 @@ def odoo() -> Iterator[dict]:
 
 
 def _sql(odoo: dict, query: str) -> str:
-    done = subprocess.run(["psql", "-X", "-At", "-d", odoo["server"].db, "-c", query], capture_output=True, text=True, check=True)
+    command = ["psql", "-X", "-At", "-d", odoo["server"].db, "-c", query]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
     return done.stdout.strip()
 
 
@@ -91,9 +95,9 @@ def test_two_workers_refreshing_one_shared_grant_make_one_refresh(odoo: dict) ->
         second.start()
         # the second worker waits for the grant's row (or, without the lock, reaches the provider too)
         deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline and oauth.provider.refresh_requests < 2 and _sql(
-            odoo, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        ) == "0":
+        while time.monotonic() < deadline and oauth.provider.refresh_requests < 2:
+            if _sql(odoo, WAITING_FOR_A_LOCK) != "0":
+                break
             time.sleep(0.1)
     finally:
         hold.set()
@@ -101,7 +105,7 @@ def test_two_workers_refreshing_one_shared_grant_make_one_refresh(odoo: dict) ->
         if thread.is_alive() or thread.ident:
             thread.join(WAIT)
 
-    outcomes = {name: (result.get("params") or result).get("type", result.get("error")) for name, result in results.items()}
+    outcomes = {name: result["params"]["type"] if "params" in result else result for name, result in results.items()}
     assert outcomes == {"first": "success", "second": "success"}, results
     assert oauth.provider.refresh_requests == 1
     assert _sql(odoo, f"SELECT count(*) FROM mcp_oauth_token WHERE server_id = {server_id}") == "1", "the grant is kept"
