@@ -1,16 +1,29 @@
 """OAuth grants of MCP servers: one per server and user (a per-user server), or one per server
 with no user (a shared server). Tokens are write-only encrypted secrets (ai.secret.mixin); the
 model has no access rights at all, so nobody reads a row through the ORM, managers included: only
-the code that connects does, as superuser (TokenStore)."""
+the code that connects does, as superuser (TokenStore).
+
+A grant is refreshed under a lock of its row (`_renew`), so the holders of one grant in every
+worker take turns: the refresh tokens of OAuth 2.1 rotate, and one spent twice is refused."""
 import asyncio
 import calendar
+import logging
 from datetime import datetime
 
-from odoo import api, fields, models
+from psycopg2.errors import SerializationFailure
+
+from odoo import SUPERUSER_ID, api, fields, models
 from odoo.tools import SQL
 from pydantic import SecretStr
 
 from ..services.oauth_models import TokenSet
+
+_logger = logging.getLogger(__name__)
+
+# A holder that waited for another one's refresh finds the row changed, which Odoo's repeatable
+# read transactions refuse as a serialization failure: it starts again, and then reads the new
+# tokens. Two or three holders of a grant at once are common; this many, not.
+RENEW_ATTEMPTS = 8
 
 
 def to_epoch(value):
@@ -90,14 +103,7 @@ class McpOauthToken(models.Model):
     def _store(self, server, owner_id, tokens, signed_in_by=None):
         """Create or replace the grant of `server` for `owner_id` (False: shared)."""
         grant = self._owned(server.id, owner_id)
-        values = {
-            "scope": tokens.scope or False,
-            "expires_at": from_epoch(tokens.expires_at),
-            "refreshed_at": from_epoch(tokens.obtained_at),
-            "access_token": tokens.access_token.get_secret_value(),
-        }
-        if tokens.refresh_token is not None:
-            values["refresh_token"] = tokens.refresh_token.get_secret_value()
+        values = _token_values(tokens)
         if signed_in_by is not None:
             values.update(signed_in_by_id=signed_in_by.id, signed_in_at=fields.Datetime.now())
         if grant:
@@ -106,6 +112,62 @@ class McpOauthToken(models.Model):
             grant.write(values)
             return grant
         return self.sudo().create({"server_id": server.id, "user_id": owner_id, **values})
+
+    def _renew(self, renewing):
+        """Lock this grant's row for the rest of the transaction, read it again and store what
+        `renewing(tokens as stored)` returns: other tokens are written, the same ones left as they
+        are, None drops the grant if it still holds the refresh token `renewing` was given. Returns
+        the grant's tokens as then stored, None when there is no grant (any more).
+
+        Raises psycopg2's SerializationFailure when another transaction changed the row since this
+        one began: a new transaction will see that change (OdooTokenStore starts again; a request
+        is retried by Odoo)."""
+        stored = self._locked_tokens()
+        if stored is None:
+            return None
+        kept = renewing(stored)
+        if kept is None:
+            return self._drop_refused(stored)
+        if kept is not stored:
+            if kept.refresh_token is None:
+                self._secret_clear("refresh_token")
+            self.write(_token_values(kept))
+        return kept
+
+    def _drop_refused(self, refused):
+        """Drop this grant if it still holds `refused`'s refresh token, which the provider refused
+        (a compare and delete): a grant another holder renewed meanwhile is kept and returned."""
+        stored = self._locked_tokens()
+        if stored is None or stored.refresh_token != refused.refresh_token:
+            return stored
+        _logger.info("OAuth grant dropped, its refresh token refused: grant=%s server=%s", self.id, self.server_id.id)
+        self.unlink()
+        return None
+
+    def _locked_tokens(self):
+        """This grant's tokens as stored, its row locked until the transaction ends; None when it is gone."""
+        if not self:
+            return None
+        self.ensure_one()
+        self.env.flush_all()
+        # a serialization failure here is expected, and handled by the caller: not a bad query to log
+        lock = SQL("SELECT id FROM %s WHERE id = %s FOR UPDATE", SQL.identifier(self._table), self.id)
+        self.env.cr.execute(lock, log_exceptions=False)
+        found = self.env.cr.fetchone()
+        self.invalidate_recordset()
+        return self._token_set() if found else None
+
+
+def _token_values(tokens):
+    values = {
+        "scope": tokens.scope or False,
+        "expires_at": from_epoch(tokens.expires_at),
+        "refreshed_at": from_epoch(tokens.obtained_at),
+        "access_token": tokens.access_token.get_secret_value(),
+    }
+    if tokens.refresh_token is not None:
+        values["refresh_token"] = tokens.refresh_token.get_secret_value()
+    return values
 
 
 class OdooTokenStore:
@@ -117,18 +179,34 @@ class OdooTokenStore:
         self.server_id = server_id
         self.owner_id = owner_id or False
 
+    @property
+    def key(self):
+        return (self.registry.db_name, self.server_id, self.owner_id)
+
     async def load(self):
-        return await asyncio.to_thread(self._run, lambda grant, server: grant._token_set() if grant else None)
+        return await asyncio.to_thread(self._run, lambda grant: grant._token_set() if grant else None)
 
-    async def save(self, tokens):
-        await asyncio.to_thread(self._run, lambda grant, server: grant.env["mcp.oauth.token"]._store(server, self.owner_id, tokens))
+    async def renew(self, renewal):
+        # the row stays locked while the provider answers: the renewal runs on this loop, waited
+        # for by the thread that holds the lock
+        loop = asyncio.get_running_loop()
 
-    async def drop(self):
-        await asyncio.to_thread(self._run, lambda grant, server: grant.unlink())
+        def renewing(stored):
+            return asyncio.run_coroutine_threadsafe(renewal(stored), loop).result()
+
+        return await asyncio.to_thread(self.renew_locked, renewing)
+
+    def renew_locked(self, renewing):
+        """mcp.oauth.token._renew in a transaction of its own, committed before this returns."""
+        for _attempt in range(RENEW_ATTEMPTS - 1):
+            try:
+                return self._run(lambda grant: grant._renew(renewing))
+            except SerializationFailure:
+                _logger.info("OAuth grant changed by another holder meanwhile, read again: server=%s owner=%s",
+                             self.server_id, self.owner_id)
+        return self._run(lambda grant: grant._renew(renewing))
 
     def _run(self, action):
         with self.registry.cursor() as cr:
-            env = api.Environment(cr, 1, {})
-            server = env["mcp.server"].browse(self.server_id)
-            grant = env["mcp.oauth.token"]._owned(self.server_id, self.owner_id)
-            return action(grant, server)
+            env = api.Environment(cr, SUPERUSER_ID, {})
+            return action(env["mcp.oauth.token"]._owned(self.server_id, self.owner_id))

@@ -151,25 +151,27 @@ class McpServer(models.Model):
 
     def _oauth_current_tokens(self, user):
         """`user`'s tokens (or the shared ones), refreshed first when about to expire, in this
-        transaction: the request's own, which a TokenStore's cursor would wait for. None when
-        there are none or the provider refused the refresh (the grant is then dropped)."""
+        transaction: the request's own, which a TokenStore's cursor would wait for. The grant's row
+        is locked for the refresh, as OdooTokenStore does, so a holder in another worker that
+        refreshed it first is seen and its tokens used. None when there are none or the provider
+        refused the refresh (the grant is then dropped, unless another holder renewed it)."""
         grant = self.env["mcp.oauth.token"]._grant_of(self, user)
-        tokens = grant._token_set() if grant else None
-        data = self._oauth_registration_data()
-        if tokens is None or data is None or not tokens.expiring():
-            return tokens
-        try:
-            tokens = hub_module.get_hub().run(oauth_client.refresh(
-                tokens, data["token_endpoint"], data["resource"], ClientRegistration.model_validate(data["client"]), self._oauth_http()
-            ))
-        except OAuthError as exc:
-            if exc.code is not ErrorCode.OAUTH_REAUTH_REQUIRED:
-                raise
-            _logger.info("OAuth refresh refused, sign-in dropped: server=%s user=%s", self.name, user.id)
-            grant.unlink()
-            return None
-        self.env["mcp.oauth.token"]._store(self, grant.user_id.id or False, tokens)
-        return tokens
+        started_from = grant._token_set() if grant else None
+        source = self._oauth_grant(user)
+        if started_from is None or source is None or not started_from.expiring():
+            return started_from
+        hub = hub_module.get_hub()
+
+        def renewing(stored):
+            try:
+                return hub.run(source.renew(stored, started_from))
+            except OAuthError as exc:
+                if exc.code is not ErrorCode.OAUTH_REAUTH_REQUIRED:
+                    raise
+                _logger.info("OAuth refresh refused: server=%s user=%s", self.name, user.id)
+                return None
+
+        return grant._renew(renewing)
 
     def write(self, vals):
         moved = {"url", "oauth_client_id", "oauth_client_secret"} & {f for f, v in vals.items() if v or f != "oauth_client_secret"}

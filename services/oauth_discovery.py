@@ -1,7 +1,9 @@
 """Where and how to sign in to an MCP server: the discovery of the MCP authorization spec.
 
 401 with WWW-Authenticate -> protected resource metadata (RFC 9728) -> authorization server
-metadata (RFC 8414, then OpenID Connect discovery), its issuer checked. The candidate URLs, the
+metadata (RFC 8414, then OpenID Connect discovery), its issuer checked. A server of the 2025-03-26
+MCP revision may publish neither: its origin's /authorize, /token and /register are then used, as
+that revision says. The candidate URLs, the
 parsing and the issuer comparison are the mcp SDK's (mcp.client.auth.utils); what is ours is
 that each URL goes through the SSRF guard (GuardedHttp) before it is called, since the header
 and the documents come from the server, and that every endpoint the metadata names is checked
@@ -14,6 +16,7 @@ in another request, often another worker.
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlsplit
 
 import httpx
 from mcp.client.auth import OAuthFlowError
@@ -123,7 +126,8 @@ async def discover(server_url: str, http: GuardedHttp, challenge: Challenge | No
         if protected.jwks_uri:
             await http.check(str(protected.jwks_uri), "jwks_uri")
     auth_server_url = str(protected.authorization_servers[0]) if protected else None
-    metadata, issuer = await _authorization_server(auth_server_url, server_url, http)
+    # default endpoints only for a server that asked for a sign-in: one that did not may not use OAuth at all
+    metadata, issuer = await _authorization_server(auth_server_url, server_url, http, defaults=challenge is not None)
     for field in AS_ENDPOINTS:
         value = getattr(metadata, field)
         if value:
@@ -159,11 +163,14 @@ async def _protected_resource(server_url: str, www_auth_url: str | None, http: G
             metadata = await handle_protected_resource_response(response)
             if metadata is not None:
                 return metadata
-    # servers of the 2025-03-26 spec publish no resource metadata: the legacy path follows
+    # servers of the 2025-03-26 revision publish no resource metadata: the authorization server
+    # is then found at the MCP server's origin, from its metadata or, without any, by default paths
     return None
 
 
-async def _authorization_server(auth_server_url: str | None, server_url: str, http: GuardedHttp) -> tuple[OAuthMetadata, str]:
+async def _authorization_server(
+    auth_server_url: str | None, server_url: str, http: GuardedHttp, defaults: bool
+) -> tuple[OAuthMetadata, str]:
     urls = build_oauth_authorization_server_metadata_discovery_urls(auth_server_url, server_url)
     expected_issuer = auth_server_url or server_url
     async with http.client() as client:
@@ -183,8 +190,28 @@ async def _authorization_server(auth_server_url: str | None, server_url: str, ht
                     f"The authorization server answered HTTP {response.status_code} at {url}.",
                     field="authorization_servers",
                 )
+    if auth_server_url is None and defaults:
+        return _default_endpoints(server_url)
     raise OAuthError(
         ErrorCode.OAUTH_METADATA_NOT_FOUND,
         f"No OAuth authorization server metadata was found for {server_url} (tried {', '.join(urls)}).",
         field="authorization_servers",
     )
+
+
+def _default_endpoints(server_url: str) -> tuple[OAuthMetadata, str]:
+    """The authorization server of a server of the 2025-03-26 MCP revision that publishes no
+    metadata: that revision has clients use /authorize, /token and /register at the MCP server's
+    origin (its path dropped). It also requires PKCE of every client, so S256 is taken as offered.
+    The endpoints are checked by the SSRF guard as read metadata is (`discover`)."""
+    parts = urlsplit(server_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    _logger.info("OAuth metadata not published, default endpoints used: server=%s origin=%s", server_url, origin)
+    metadata = OAuthMetadata.model_validate({
+        "issuer": origin,
+        "authorization_endpoint": f"{origin}/authorize",
+        "token_endpoint": f"{origin}/token",
+        "registration_endpoint": f"{origin}/register",
+        "code_challenge_methods_supported": ["S256"],
+    })
+    return metadata, str(metadata.issuer)

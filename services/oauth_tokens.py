@@ -2,15 +2,26 @@
 
 A `TokenStore` is where one owner's tokens live (the Odoo layer keeps them as encrypted secrets;
 tests keep them in memory). `RefreshingTokens` hands out a token, refreshing it first when it is
-about to expire (clock skew tolerance), and refreshes again when the server refuses it. A refresh
-the provider refuses (a revoked or expired refresh token) drops the stored tokens and becomes
-AuthRequired: that owner signs in again, nothing else is affected.
+about to expire (clock skew tolerance), and refreshes again when the server refuses it.
+
+A grant may have many holders at once: the turns of a team on a shared grant, in the threads of
+one Odoo and in other workers. Refresh tokens rotate (OAuth 2.1 asks it of public clients), so a
+refresh token spent by one holder is refused to the next, and the provider may treat its reuse as
+a theft. So a grant is refreshed by one holder at a time: one per process here (`_Flights`), one
+across processes by the store's `renew`, which locks the stored grant and reads it again. A holder
+that finds the grant renewed since it read it uses the stored tokens and asks the provider nothing.
+
+A refresh the provider refuses (a revoked or expired refresh token) drops the stored grant only if
+it still holds the refused refresh token; that owner signs in again, nothing else is affected. A
+grant another holder renewed meanwhile is kept and used.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from typing import Protocol, TypeVar
 
 from . import oauth_client
@@ -23,15 +34,70 @@ _logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+# what a store runs on the grant it locked and read again: the tokens to keep (the ones it was
+# given: nothing changes), or None when the provider refused the refresh token it was given
+Renewal = Callable[[TokenSet | None], Awaitable[TokenSet | None]]
+
 
 class TokenStore(Protocol):
     """One owner's tokens for one server."""
 
+    @property
+    def key(self) -> Hashable:
+        """The grant: stores of one grant have equal keys, so its holders in a process take turns."""
+
     async def load(self) -> TokenSet | None: ...
 
-    async def save(self, tokens: TokenSet) -> None: ...
+    async def renew(self, renewal: Renewal) -> TokenSet | None:
+        """Run `renewal` on the grant as stored, read again while it is locked against every other
+        holder (other processes included, where there may be any), and keep what it returns before
+        the lock is released. None from `renewal` drops the grant if it still holds the refresh
+        token `renewal` was given (compare and delete). Returns the grant as then stored (None: no
+        grant); an exception of `renewal` leaves the grant as it was and propagates."""
 
-    async def drop(self) -> None: ...
+
+class _Flights:
+    """One refresh per grant at a time in this process, whatever thread or event loop asks: a turn
+    refreshes on the hub's loop, a test or a request on loops of their own. A waiter cancelled in
+    line gives up its place; the holder's release wakes the others, on their own loops."""
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._waiting: dict[Hashable, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+
+    @contextlib.asynccontextmanager
+    async def one_at_a_time(self, key: Hashable) -> AsyncIterator[None]:
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._mutex:
+                if key not in self._waiting:
+                    self._waiting[key] = []
+                    break
+                turn: asyncio.Future[None] = loop.create_future()
+                self._waiting[key].append((loop, turn))
+            await turn
+        try:
+            yield
+        finally:
+            with self._mutex:
+                waiting = self._waiting.pop(key)
+            for other, turn in waiting:
+                with contextlib.suppress(RuntimeError):  # that waiter's loop has closed
+                    other.call_soon_threadsafe(_wake, turn)
+
+
+def _wake(turn: asyncio.Future[None]) -> None:
+    if not turn.done():
+        turn.set_result(None)
+
+
+_FLIGHTS = _Flights()
+
+
+def renewed_since(stored: TokenSet, started_from: TokenSet) -> bool:
+    """True when the grant was refreshed since a holder read `started_from`: its refresh token
+    rotated or its access token changed. Not the expiry, which a store may keep rounded."""
+    return (stored.refresh_token, stored.access_token) != (started_from.refresh_token, started_from.access_token)
 
 
 class RefreshingTokens:
@@ -52,7 +118,6 @@ class RefreshingTokens:
         self.resource = resource
         self.http = http
         self.skew = skew
-        self._lock = asyncio.Lock()
 
     async def current(self) -> TokenSet | None:
         """The tokens to call with, refreshed first when they expire within the skew."""
@@ -61,25 +126,47 @@ class RefreshingTokens:
             tokens = await self.refresh(tokens)
         return tokens
 
-    async def refresh(self, rejected: TokenSet) -> TokenSet:
-        """New tokens in place of `rejected`; raises OAuthError(OAUTH_REAUTH_REQUIRED) after
-        dropping the stored ones when the provider refuses."""
-        async with self._lock:
-            stored = await self.store.load()
-            if stored is None:
-                raise OAuthError(ErrorCode.OAUTH_REAUTH_REQUIRED, "The sign-in was removed; sign in again.")
-            if stored.access_token.get_secret_value() != rejected.access_token.get_secret_value() and not stored.expiring(skew=self.skew):
-                return stored  # another caller refreshed meanwhile: refresh tokens rotate, do not spend this one twice
+    async def refresh(self, started_from: TokenSet) -> TokenSet:
+        """Tokens to use in place of `started_from` (expiring, or refused by the server): the
+        stored ones when another holder renewed them meanwhile, else new ones from the provider.
+        Raises OAuthError(OAUTH_REAUTH_REQUIRED) when the grant is gone or the provider refused it."""
+        refusal: OAuthError | None = None
+
+        async def renewal(stored: TokenSet | None) -> TokenSet | None:
+            nonlocal refusal
             try:
-                tokens = await oauth_client.refresh(stored, self.token_endpoint, self.resource, self.registration, self.http)
+                return await self.renew(stored, started_from)
             except OAuthError as exc:
-                if exc.code is ErrorCode.OAUTH_REAUTH_REQUIRED:
-                    _logger.info("OAuth refresh refused, sign-in dropped: issuer=%s", self.registration.issuer)
-                    await self.store.drop()
-                raise
-            await self.store.save(tokens)
-            _logger.info("OAuth token refreshed: issuer=%s expires_at=%s", self.registration.issuer, tokens.expires_at)
-            return tokens
+                if exc.code is not ErrorCode.OAUTH_REAUTH_REQUIRED:
+                    raise
+                refusal = exc
+                return None
+
+        async with _FLIGHTS.one_at_a_time(self.store.key):
+            tokens = await self.store.renew(renewal)
+        if tokens is None:
+            if refusal is not None:
+                _logger.info("OAuth refresh refused, sign-in dropped: issuer=%s", self.registration.issuer)
+                raise refusal
+            raise OAuthError(ErrorCode.OAUTH_REAUTH_REQUIRED, "The sign-in was removed; sign in again.")
+        if refusal is not None:
+            _logger.info("OAuth refresh refused, the grant renewed meanwhile kept: issuer=%s", self.registration.issuer)
+        return tokens
+
+    async def renew(self, stored: TokenSet | None, started_from: TokenSet) -> TokenSet | None:
+        """What a holder that started from `started_from` calls with, decided on the grant as
+        `stored` now (locked against the other holders): nothing when there is none, the stored
+        tokens when another holder renewed them since this one read them (even when they are short
+        lived, within the skew: they are as new as a refresh would make them), else a refresh of
+        the stored refresh token. Raises OAuthError."""
+        if stored is None:
+            return None
+        if renewed_since(stored, started_from):
+            _logger.info("OAuth grant renewed by another holder, used as stored: issuer=%s", self.registration.issuer)
+            return stored
+        tokens = await oauth_client.refresh(stored, self.token_endpoint, self.resource, self.registration, self.http)
+        _logger.info("OAuth token refreshed: issuer=%s expires_at=%s", self.registration.issuer, tokens.expires_at)
+        return tokens
 
 
 async def with_token(spec: ServerSpec, tokens: RefreshingTokens | None, action: Callable[[ServerSpec], Awaitable[T]]) -> T:

@@ -37,6 +37,7 @@ from mcp.server.auth.provider import (
     AuthorizationParams,
     AuthorizeError,
     RefreshToken,
+    TokenError,
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
@@ -72,6 +73,13 @@ class Switches:
     # the person who allows every authorization at once, as if they pressed Allow on the consent
     # page: a browser tour's sign-in then runs in the browser itself, redirects and cookies included
     auto_consent_user: str | None = None
+    # a refresh request waits until this is set: a test holds one holder's refresh in flight while
+    # another holder of the grant reads it
+    hold_refresh: threading.Event | None = None
+    # False: a server of the 2025-03-26 MCP revision that publishes no OAuth metadata at all
+    # (neither protected resource nor authorization server documents, no resource_metadata in its
+    # 401): clients fall back to /authorize, /token and /register at its origin
+    metadata: bool = True
 
 
 @dataclass
@@ -93,6 +101,8 @@ class MemoryProvider:
         self.refresh: dict[str, RefreshToken] = {}
         self.revoked: list[str] = []
         self.token_requests = 0
+        self.refresh_requests = 0  # refresh_token grants asked for, refused ones included
+        self.refresh_arrived = threading.Semaphore(0)  # released as each one arrives, before any hold
         self.cimd_fetches: list[str] = []
 
     @property
@@ -167,12 +177,18 @@ class MemoryProvider:
         return self._issue(client.client_id or "", authorization_code.scopes, authorization_code.resource, authorization_code.subject)
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+        self.refresh_requests += 1
+        self.refresh_arrived.release()
+        if self.switches.hold_refresh is not None:
+            await anyio.to_thread.run_sync(self.switches.hold_refresh.wait)
         token = self.refresh.get(refresh_token)
         return token if token is not None and token.client_id == client.client_id else None
 
     async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]) -> OAuthToken:
-        # rotation, as OAuth 2.1 asks of public clients
-        del self.refresh[refresh_token.token]
+        # rotation, as OAuth 2.1 asks of public clients: a refresh token is spent once, even by
+        # two requests that both found it before either spent it
+        if self.refresh.pop(refresh_token.token, None) is None:
+            raise TokenError("invalid_grant", "refresh token already used")
         return self._issue(client.client_id or "", scopes or refresh_token.scopes, refresh_token.resource, refresh_token.subject)
 
     def _issue(self, client_id: str, scopes: list[str], resource: str | None, subject: str | None) -> OAuthToken:
@@ -237,6 +253,7 @@ class OAuthServer:
         self.issuer = f"{self.base_url}/"
         self.url = f"{self.base_url}/{'mcp' if transport == 'streamable-http' else 'sse'}"
         self.provider = MemoryProvider(self)
+        self.metadata_misses: list[str] = []  # metadata documents asked for while `metadata` is off
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -376,6 +393,11 @@ class OAuthServer:
                 return await app(scope, receive, send)
             path = scope["path"]
             switches = server.switches
+            if not switches.metadata:
+                if path.startswith(_METADATA_PATHS):
+                    server.metadata_misses.append(path)
+                    return await Response(status_code=404)(scope, receive, send)
+                send = _without_resource_metadata(send)
             if path == "/.well-known/oauth-authorization-server":
                 return await server._metadata(app, scope, receive, send)
             if path == "/register" and not switches.dcr:
@@ -428,6 +450,25 @@ class OAuthServer:
                     response = JSONResponse({"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge})
                     return await response(scope, receive, send)
         await app(scope, replay(body, receive), send)
+
+
+_METADATA_PATHS = (
+    "/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"
+)
+
+
+def _without_resource_metadata(send: Any) -> Any:
+    """A 401 as a server of the 2025-03-26 revision answers it: a bare Bearer challenge, without
+    the RFC 9728 resource_metadata parameter that revision did not know."""
+
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            bare = b'Bearer error="invalid_token"'
+            headers = [(k, bare if k.lower() == b"www-authenticate" else v) for k, v in message.get("headers", [])]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 async def _public_client_revocation(app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -6,7 +6,7 @@ import contextlib
 import http.server
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -15,7 +15,7 @@ from services import oauth_client
 from services.oauth_discovery import Discovery, discover
 from services.oauth_http import GuardedHttp
 from services.oauth_models import ClientRegistration, TokenSet
-from services.oauth_tokens import RefreshingTokens
+from services.oauth_tokens import RefreshingTokens, Renewal
 from testing.oauth_server import OAuthServer
 
 # Nothing listens there: the test reads the redirect the consent page answers, as a browser would follow it.
@@ -27,19 +27,31 @@ def run(coro: Any) -> Any:
 
 
 class MemoryStore:
+    """A TokenStore in memory. It locks nothing: two holders renewing at once both run their
+    renewal, as two Odoo workers would without the row lock, so what keeps them apart is the
+    process's one refresh per grant and the compare and delete of a refused refresh token."""
+
     def __init__(self, tokens: TokenSet | None = None) -> None:
         self.tokens = tokens
         self.saves = 0
 
+    @property
+    def key(self) -> Hashable:
+        return id(self)
+
     async def load(self) -> TokenSet | None:
         return self.tokens
 
-    async def save(self, tokens: TokenSet) -> None:
-        self.tokens = tokens
-        self.saves += 1
-
-    async def drop(self) -> None:
-        self.tokens = None
+    async def renew(self, renewal: Renewal) -> TokenSet | None:
+        stored = self.tokens
+        kept = await renewal(stored)
+        if kept is None:
+            if stored is not None and self.tokens is not None and self.tokens.refresh_token == stored.refresh_token:
+                self.tokens = None
+        elif kept is not stored:
+            self.tokens = kept
+            self.saves += 1
+        return self.tokens
 
 
 @dataclass

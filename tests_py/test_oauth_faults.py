@@ -2,8 +2,11 @@
 a code (and the field at fault), and nothing else breaks."""
 from __future__ import annotations
 
+import asyncio
+import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -13,7 +16,7 @@ from services.hub import McpHub
 from services.oauth_discovery import discover
 from services.oauth_http import GuardedHttp, oauth_allowed_hosts
 from services.server_spec import build_server_spec
-from testing.mcp_servers import free_port
+from testing.mcp_servers import free_port, serve_http
 from testing.oauth_server import OAuthServer, Switches
 from tests_py.oauth_helpers import MemoryStore, run, sign_in
 
@@ -106,6 +109,45 @@ def test_a_user_server_may_not_reach_loopback_through_its_metadata() -> None:
         with pytest.raises(OAuthError) as caught:
             run(discover(server.url, GuardedHttp(oauth_allowed_hosts(server.url, (), public_only=True))))
     assert caught.value.code is ErrorCode.OAUTH_FORBIDDEN_URL and caught.value.field == "url"
+
+
+class RebindingLoop(asyncio.SelectorEventLoop):
+    """An event loop whose DNS answers for `name` as a hostile DNS server would: 127.0.0.1 (where
+    the test server is) until `rebound()`, the cloud metadata address after."""
+
+    def __init__(self, name: str, rebound: Callable[[], bool]) -> None:
+        super().__init__()
+        self.name = name
+        self.rebound = rebound
+
+    async def getaddrinfo(self, host: Any, port: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        if host != self.name:
+            return await super().getaddrinfo(host, port, *args, **kwargs)
+        address = "169.254.169.254" if self.rebound() else "127.0.0.1"
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port or 0))]
+
+
+def test_a_default_endpoint_resolving_to_a_forbidden_address_is_refused(guard: GuardedHttp) -> None:
+    with OAuthServer(switches=Switches(metadata=False)) as server:
+        # the server's name leads to it while its metadata is looked for, then to the cloud
+        # metadata address when the default endpoints at its origin are checked
+        url = server.url.replace("127.0.0.1", "mcp.rebind.test")
+        looked_for = "/.well-known/oauth-authorization-server"
+        rebinding = RebindingLoop("mcp.rebind.test", lambda: looked_for in server.metadata_misses)
+        with asyncio.Runner(loop_factory=lambda: rebinding) as runner:
+            with pytest.raises(OAuthError) as caught:
+                runner.run(discover(url, guard))
+    assert looked_for in server.metadata_misses, "the default endpoints are checked after the metadata was looked for"
+    assert caught.value.code is ErrorCode.OAUTH_FORBIDDEN_URL
+    assert caught.value.field == "authorization_endpoint" and "169.254.169.254" in caught.value.message
+    assert not server.provider.clients, "nothing was registered"
+
+
+def test_a_server_that_asks_for_no_sign_in_gets_no_default_endpoints(guard: GuardedHttp) -> None:
+    with serve_http("streamable-http") as plain:
+        with pytest.raises(OAuthError) as caught:
+            run(discover(plain.url, guard))
+    assert caught.value.code is ErrorCode.OAUTH_METADATA_NOT_FOUND and caught.value.field == "authorization_servers"
 
 
 def test_issuer_mismatch_is_refused(guard: GuardedHttp) -> None:

@@ -187,6 +187,22 @@ def test_sign_out_revokes_at_the_provider(http_server: OAuthServer, guard: Guard
         hub.run(hub.acall_tool(oauth_spec(http_server), "whoami", {}, tokens=signed.source(guard, MemoryStore(None))))
 
 
+def test_a_2025_03_26_server_without_metadata_signs_in_at_default_endpoints(guard: GuardedHttp, hub: McpHub) -> None:
+    with OAuthServer(switches=Switches(metadata=False)) as server:
+        signed = sign_in(server, guard, user="alice")
+
+        looked_for = {"/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server"}
+        assert looked_for <= set(server.metadata_misses)
+        fields = ("authorization_endpoint", "token_endpoint", "registration_endpoint")
+        endpoints = [signed.discovery.endpoint(f) for f in fields]
+        assert endpoints == [f"{server.base_url}/authorize", f"{server.base_url}/token", f"{server.base_url}/register"]
+        assert signed.registration.kind is RegistrationKind.DCR
+        assert signed.registration.client_id in server.provider.clients
+        assert signed.authorize_url.startswith(f"{server.base_url}/authorize?")
+        result = hub.run(hub.acall_tool(oauth_spec(server, "a"), "whoami", {}, tokens=signed.source(guard)))
+        assert result.parts[0].text == "alice"
+
+
 def test_secrets_stay_out_of_reprs(http_server: OAuthServer, guard: GuardedHttp) -> None:
     signed = sign_in(http_server, guard)
     shown = repr(signed.tokens) + repr(signed.registration)
