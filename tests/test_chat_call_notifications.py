@@ -129,7 +129,8 @@ class TestChatCallNotifications(ChatCase):
             Turn(text="Both ran."),
         )
         # the tool waits until the browser has its call: it can only end once the call was shown
-        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Echo, then wait."}, self.open_gate_on_call)
+        body = {"assistant_id": self.assistant.id, "message": "Echo, then wait."}
+        events = self.stream_until(body, self.open_gate_on_call)
         self.assertEqual(events[-1].event, "done")
         results = {e.data["id"]: e for e in events if e.event == "tool_result"}
         self.assertEqual(results["call_long"].data["content"][0]["text"], "the gate was opened")
@@ -143,10 +144,12 @@ class TestChatCallNotifications(ChatCase):
 
     def test_a_calls_first_progress_shows_it_at_once(self):
         self.login(self.user)
-        self.llm.queue(Turn(tool_calls=(ToolCall("gate", {"report": True, "limit": 20}, id="call_gate"),)), Turn(text="Through."))
+        gate = ToolCall("gate", {"report": True, "limit": 20}, id="call_gate")
+        self.llm.queue(Turn(tool_calls=(gate,)), Turn(text="Through."))
         # no idle tick within the test: only the call's own progress can release it
         with patch.object(chat_turn, "IDLE_TICK_SECONDS", 3600):
-            events = self.stream_until({"assistant_id": self.assistant.id, "message": "Wait at the gate."}, self.open_gate_on_call)
+            body = {"assistant_id": self.assistant.id, "message": "Wait at the gate."}
+            events = self.stream_until(body, self.open_gate_on_call)
         self.assertEqual(events[-1].event, "done")
         result = next(e for e in events if e.event == "tool_result")
         self.assertEqual(result.data["content"][0]["text"], "the gate was opened", "the call was shown while it ran")

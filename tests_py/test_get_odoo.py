@@ -95,9 +95,12 @@ def start_and_chat(env: dict[str, str], log_path: Path, timeout: float) -> tuple
     return turn, log_path.read_text(errors="replace"), served_in
 
 
-def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(bare_machine: dict[str, str], tmp_path: Path) -> None:
+def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
+    bare_machine: dict[str, str], tmp_path: Path
+) -> None:
     with ScriptedLLM(responder=demo_model) as llm:
-        env = {**bare_machine, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key", "OPENAI_MODEL": "scripted-model"}
+        env = {**bare_machine, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key",
+               "OPENAI_MODEL": "scripted-model"}
         turn, output, made_in = start_and_chat(env, tmp_path / "run.log", MAKE_TIMEOUT)
     print(f"scripts/run made Odoo 18 and served /web/login in {made_in:.0f} s")
 
@@ -112,14 +115,15 @@ def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
     assert "The calculator says 42." in "".join(e.data["delta"] for e in events if e.event == "text")
 
     # the next run reuses it, and its Python can start the gevent worker (the pins are in)
-    again = subprocess.run(["bash", "-c", f"source {ROOT}/scripts/lib.sh && get_odoo && use_made_odoo && odoo_gevent_check \"$ODOO_PY\""],
-                           env=bare_machine, capture_output=True, text=True, timeout=120)
+    check = f"source {ROOT}/scripts/lib.sh && get_odoo && use_made_odoo && odoo_gevent_check \"$ODOO_PY\""
+    again = subprocess.run(["bash", "-c", check], env=bare_machine, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == f"Odoo 18: reusing {cache}/src (made from {bare_machine['AI_MCP_ODOO_SOURCE']})"
 
     # a second start with another provider (a key set after the first start): the demo uses it
     with ScriptedLLM(responder=demo_model, api_key="second-key") as second:
-        env = {**bare_machine, "OPENAI_BASE_URL": second.base_url, "OPENAI_API_KEY": "second-key", "OPENAI_MODEL": "second-model"}
+        env = {**bare_machine, "OPENAI_BASE_URL": second.base_url, "OPENAI_API_KEY": "second-key",
+               "OPENAI_MODEL": "second-model"}
         turn, output, _served_in = start_and_chat(env, tmp_path / "run-again.log", 300)
         assert "database " + bare_machine["AI_MCP_DB"] + ": updating ai_mcp" in output
         assert turn["error"] is None, turn["error"]
