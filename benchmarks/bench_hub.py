@@ -20,6 +20,7 @@ printed for information only.
 The last line is machine-readable; the goals are pooled/raw <= 1.15, adapter_http/pooled >= 5 and
 adapter_stdio/pooled >= 50.
 """
+
 from __future__ import annotations
 
 import sys
@@ -42,11 +43,10 @@ from mcp import StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
+from benchmarks.raw_session import RawSession  # noqa: E402
 from services.hub import McpHub  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
 from testing.mcp_servers import serve_http, server_argv  # noqa: E402
-
-from benchmarks.raw_session import RawSession  # noqa: E402
 
 TEXT = "ping"
 ARGS: dict[str, Any] = {"text": TEXT}
@@ -65,8 +65,6 @@ Call = Callable[[], Awaitable[object]]
 
 
 # -- the raw SDK session --------------------------------------------------------------------
-
-
 
 
 # -- what one measured call is, per method ----------------------------------------------------
@@ -142,7 +140,9 @@ class Lane:
     raw: RawSession
     adapter: MultiServerMCPClient
     quiet_children: bool
-    samples: dict[str, list[float]] = field(default_factory=lambda: {"raw": [], "pooled": [], "adapter": [], "bridge": []})
+    samples: dict[str, list[float]] = field(
+        default_factory=lambda: {"raw": [], "pooled": [], "adapter": [], "bridge": []}
+    )
 
     def median_ms(self, method: str) -> float:
         return statistics.median(self.samples[method]) * 1000
@@ -154,7 +154,9 @@ def stdio_lane(devnull: IO[str]) -> Lane:
     connection: Connection = {"transport": "stdio", "command": argv[0], "args": argv[1:]}
     return Lane(
         name="stdio",
-        spec=build_server_spec(key="bench-stdio", name="bench stdio", transport="stdio", command=argv[0], args=tuple(argv[1:])),
+        spec=build_server_spec(
+            key="bench-stdio", name="bench stdio", transport="stdio", command=argv[0], args=tuple(argv[1:])
+        ),
         # the server's start-up line goes to /dev/null; the hub collects it in its own pipe
         raw=RawSession(lambda: stdio_client(params, errlog=devnull)),
         adapter=MultiServerMCPClient({"s": connection}),

@@ -45,6 +45,7 @@ Measured for each mode:
           limit; RSS of every Odoo process from /proc, after warm-up, after each wave.
 The last line is machine-readable and starts with errors= and lost=.
 """
+
 from __future__ import annotations
 
 import sys
@@ -67,9 +68,8 @@ from collections import defaultdict  # noqa: E402
 from typing import NamedTuple  # noqa: E402
 
 from testing.mcp_servers import HttpServer, free_port  # noqa: E402
-from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
-
 from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
+from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
 API_KEY = "bench-load-key"
 MODEL = "scripted-model"
@@ -102,7 +102,14 @@ PACES = {
     # realistic: 300 ms to the first token, then 20 tokens/s (a word and an argument piece ~ a token)
     "realistic": Pace(latency=0.3, answer_chunks=ANSWER_WORDS, arg_chunks=8, chunk_delay=0.05),
 }
-SCALE = {"modes": "prefork", "conversations": 200, "waves": 2, "pace": "realistic", "db_maxconn_gevent": 240, "private_pg": 600}
+SCALE = {
+    "modes": "prefork",
+    "conversations": 200,
+    "waves": 2,
+    "pace": "realistic",
+    "db_maxconn_gevent": 240,
+    "private_pg": 600,
+}
 READY_TIMEOUT = 120.0
 STREAM_TIMEOUT = 600.0
 
@@ -122,8 +129,12 @@ def responder(body: dict, pace: Pace = PACES["fast"]) -> Turn:
         return Turn(text="no echo tool was offered", latency=pace.latency)
     marker = _marker(messages)
     name = echoes[(sum(map(ord, marker)) + done) % len(echoes)]
-    return Turn(tool_calls=(ToolCall(name, {"text": f"{marker} r{done + 1}"}),), arg_chunks=pace.arg_chunks,
-                chunk_delay=pace.chunk_delay, latency=pace.latency)
+    return Turn(
+        tool_calls=(ToolCall(name, {"text": f"{marker} r{done + 1}"}),),
+        arg_chunks=pace.arg_chunks,
+        chunk_delay=pace.chunk_delay,
+        latency=pace.latency,
+    )
 
 
 def _marker(messages: list[dict]) -> str:
@@ -146,7 +157,9 @@ def serve_llm(port: int, timings: Path, pace: Pace) -> None:
             messages = body.get("messages") or []
             last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
             round_no = 1 + sum(1 for m in messages[last_user:] if m.get("role") == "assistant")
-            line = json.dumps({"marker": _marker(messages), "round": round_no, "seconds": time.perf_counter() - started})
+            line = json.dumps(
+                {"marker": _marker(messages), "round": round_no, "seconds": time.perf_counter() - started}
+            )
             with lock, open(timings, "a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
 
@@ -163,7 +176,8 @@ class LlmProcess:
         self.port = free_port()
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--serve-llm", str(self.port), "--timings", str(self.timings), "--pace", pace],
-            stdout=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.base_url = self.process.stdout.readline().strip()
         if not self.base_url.startswith("http"):
@@ -203,9 +217,20 @@ class PrivatePostgres:
         shutil.chown(tmp, user=self.OS_USER)
         shutil.chown(self.dir, user=self.OS_USER)
         self._as_postgres([str(self.BIN / "initdb"), "-D", str(self.dir), "-U", "root", "-A", "trust", "--no-sync"])
-        self._as_postgres([str(self.BIN / "pg_ctl"), "-D", str(self.dir), "-l", str(self.log), "-w", "start", "-o",
-                           f"-p {self.port} -k {self.dir} -c listen_addresses='' -c max_connections={max_connections}"
-                           " -c fsync=off -c shared_buffers=256MB"])
+        self._as_postgres(
+            [
+                str(self.BIN / "pg_ctl"),
+                "-D",
+                str(self.dir),
+                "-l",
+                str(self.log),
+                "-w",
+                "start",
+                "-o",
+                f"-p {self.port} -k {self.dir} -c listen_addresses='' -c max_connections={max_connections}"
+                " -c fsync=off -c shared_buffers=256MB",
+            ]
+        )
         self.env = {"PGHOST": str(self.dir), "PGPORT": str(self.port), "PGUSER": "root"}
 
     def _as_postgres(self, command: list[str]) -> None:
@@ -245,7 +270,9 @@ class BenchOdoo(OdooServer):
         for pid in self.processes():
             with contextlib.suppress(OSError):
                 argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                roles[pid] = "main" if pid == self.process.pid else ("gevent" if b"gevent" in argv[:3] else "http worker")
+                roles[pid] = (
+                    "main" if pid == self.process.pid else ("gevent" if b"gevent" in argv[:3] else "http worker")
+                )
         return roles
 
 
@@ -253,7 +280,9 @@ def listen_overflows() -> int | None:
     """The host's count of connections dropped because a listen queue was full (Linux)."""
     with contextlib.suppress(OSError, ValueError, StopIteration):
         lines = Path("/proc/net/netstat").read_text().splitlines()
-        header, values = next((h.split(), v.split()) for h, v in zip(lines[::2], lines[1::2]) if h.startswith("TcpExt:"))
+        header, values = next(
+            (h.split(), v.split()) for h, v in zip(lines[::2], lines[1::2]) if h.startswith("TcpExt:")
+        )
         return int(values[header.index("ListenOverflows")])
     return None
 
@@ -316,8 +345,13 @@ def stored_problem(run: dict, user: WebClient, admin: WebClient) -> str | None:
             return f"stored payload of event {seq} ({event.event}) differs from the streamed one in {keys}"
     if history["conversation"]["state"] != "idle" or history["conversation"]["last_seq"] != streamed[-1].id:
         return f"conversation {history['conversation']['state']} last_seq {history['conversation']['last_seq']}"
-    messages = admin.call("ai.message", "search_read", [("conversation_id", "=", conversation_id)],
-                          ["role", "content", "tool_call_id", "status", "tool_calls"], order="seq, id")
+    messages = admin.call(
+        "ai.message",
+        "search_read",
+        [("conversation_id", "=", conversation_id)],
+        ["role", "content", "tool_call_id", "status", "tool_calls"],
+        order="seq, id",
+    )
     roles = [m["role"] for m in messages]
     if roles != ["user"] + ["assistant", "tool"] * TOOL_ROUNDS + ["assistant"]:
         return f"messages {roles}"
@@ -379,7 +413,8 @@ def direct_costs(llm: LlmProcess, servers: list[HttpServer], runs: int) -> list[
         spec = build_server_spec(key=f"direct-{index}", name=f"Load tools {index + 1}", url=server.url)
         tools += [ToolBinding(server=spec, tool=t) for t in hub.list_tools(spec).tools if t.name in OFFERED_TOOLS]
     settings = AssistantSettings(
-        name="bench", llm=LlmSettings(base_url=llm.base_url, api_key=API_KEY, model=MODEL, temperature=0.0),
+        name="bench",
+        llm=LlmSettings(base_url=llm.base_url, api_key=API_KEY, model=MODEL, temperature=0.0),
         limits=LoopLimits(max_rounds=MAX_ROUNDS),
     )
     collected = []
@@ -413,26 +448,56 @@ class Setup:
     """Users, provider, servers and the assistant, created once in the database."""
 
     def __init__(self, admin: WebClient, llm: LlmProcess, servers: list[HttpServer]) -> None:
-        provider = admin.call("ai.provider", "create", {"name": "bench load", "base_url": llm.base_url, "api_key": API_KEY, "default_model": MODEL})
+        provider = admin.call(
+            "ai.provider",
+            "create",
+            {"name": "bench load", "base_url": llm.base_url, "api_key": API_KEY, "default_model": MODEL},
+        )
         server_ids, disabled = [], []
         for index, server in enumerate(servers):
-            server_id = admin.call("mcp.server", "create", {"name": f"Load tools {index + 1}", "scope": "system", "url": server.url})
+            server_id = admin.call(
+                "mcp.server", "create", {"name": f"Load tools {index + 1}", "scope": "system", "url": server.url}
+            )
             admin.call("mcp.server", "action_sync_tools", [server_id])
             tools = admin.call("mcp.tool", "search_read", [("server_id", "=", server_id)], ["name"])
             echo = [t["id"] for t in tools if t["name"] == "echo"]
             admin.call("mcp.tool", "write", echo, {"requires_approval": False})
             disabled += [t["id"] for t in tools if t["name"] not in OFFERED_TOOLS]
             server_ids.append(server_id)
-        self.assistant = admin.call("ai.assistant", "create", {
-            "name": "bench load", "provider_id": provider, "temperature": 0.0, "max_rounds": MAX_ROUNDS,
-            "mcp_server_ids": [(6, 0, server_ids)], "mcp_tool_disabled_ids": [(6, 0, disabled)],
-        })
-        groups = admin.call("ir.model.data", "search_read", [("model", "=", "res.groups"), ("name", "in", ["group_user", "group_ai_user"]),
-                                                              ("module", "in", ["base", "ai_mcp"])], ["res_id"])
+        self.assistant = admin.call(
+            "ai.assistant",
+            "create",
+            {
+                "name": "bench load",
+                "provider_id": provider,
+                "temperature": 0.0,
+                "max_rounds": MAX_ROUNDS,
+                "mcp_server_ids": [(6, 0, server_ids)],
+                "mcp_tool_disabled_ids": [(6, 0, disabled)],
+            },
+        )
+        groups = admin.call(
+            "ir.model.data",
+            "search_read",
+            [
+                ("model", "=", "res.groups"),
+                ("name", "in", ["group_user", "group_ai_user"]),
+                ("module", "in", ["base", "ai_mcp"]),
+            ],
+            ["res_id"],
+        )
         self.logins = [f"load_user_{i}" for i in range(USERS)]
         for login in self.logins:
-            admin.call("res.users", "create", {"name": login, "login": login, "password": login,
-                                               "groups_id": [(6, 0, [g["res_id"] for g in groups])]})
+            admin.call(
+                "res.users",
+                "create",
+                {
+                    "name": login,
+                    "login": login,
+                    "password": login,
+                    "groups_id": [(6, 0, [g["res_id"] for g in groups])],
+                },
+            )
 
 
 def hub_sample(admin: WebClient, ports: list[int], tries: int = 6) -> dict[int, dict]:
@@ -456,7 +521,9 @@ def hub_sample(admin: WebClient, ports: list[int], tries: int = 6) -> dict[int, 
     return seen
 
 
-def wave(clients: list[WebClient], assistant: int, label: str, count: int, port: int | None) -> tuple[list[dict], float]:
+def wave(
+    clients: list[WebClient], assistant: int, label: str, count: int, port: int | None
+) -> tuple[list[dict], float]:
     results: list[dict] = [{} for _ in range(count)]
     barrier = threading.Barrier(count)
 
@@ -494,15 +561,29 @@ def mb(kb: int) -> float:
     return kb / 1024
 
 
-def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServer], setup: Setup | None, opts) -> tuple[dict, Setup]:
+def run_mode(
+    mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServer], setup: Setup | None, opts
+) -> tuple[dict, Setup]:
     workers = 0 if mode == "threaded" else opts.prefork_workers
-    odoo.start(mode, workers, extra=(f"--db_maxconn_gevent={opts.db_maxconn_gevent}",) if opts.db_maxconn_gevent else ())
+    odoo.start(
+        mode, workers, extra=(f"--db_maxconn_gevent={opts.db_maxconn_gevent}",) if opts.db_maxconn_gevent else ()
+    )
     # A reverse proxy sends /websocket and the chat stream to the gevent worker (README, operators);
     # --stream-via http sends the stream to the HTTP workers instead, as Odoo without that rule does.
     stream_port = odoo.gevent_port if workers and opts.stream_via == "gevent" else None
-    route = "" if not workers else (f"; chat stream to the gevent worker (port {odoo.gevent_port})" if stream_port
-                                    else f"; chat stream to the HTTP workers, listen backlog 8 x workers = {8 * workers}")
-    print(f"\n== {mode} (--workers={workers}; limit_time_real 120 s, limit_request 65536: Odoo's defaults{route}) ==", flush=True)
+    route = (
+        ""
+        if not workers
+        else (
+            f"; chat stream to the gevent worker (port {odoo.gevent_port})"
+            if stream_port
+            else f"; chat stream to the HTTP workers, listen backlog 8 x workers = {8 * workers}"
+        )
+    )
+    print(
+        f"\n== {mode} (--workers={workers}; limit_time_real 120 s, limit_request 65536: Odoo's defaults{route}) ==",
+        flush=True,
+    )
     try:
         admin = WebClient(odoo.url, odoo.db, "admin", "admin")
         setup = setup or Setup(admin, llm, servers)
@@ -511,8 +592,10 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
 
         # every worker loads its registry and opens its MCP sessions before the measured waves
         warm, _wall = wave(clients, setup.assistant, f"{mode} warm-up", max(WARMUP, workers), stream_port)
-        sequential = [{**converse(clients[0], setup.assistant, f"{mode} sequential {i}", stream_port), "client": 0}
-                      for i in range(SEQUENTIAL)]
+        sequential = [
+            {**converse(clients[0], setup.assistant, f"{mode} sequential {i}", stream_port), "client": 0}
+            for i in range(SEQUENTIAL)
+        ]
         rss_warm = odoo.processes()
         waves, rss_after, errors, lost, walls = [], [], [], [], []
         overflows_before = listen_overflows()
@@ -552,16 +635,24 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
         print(f"  problem: {problem}")
     for line in log_problems[:3]:
         print(f"  odoo log: {line[:200]}")
-    print(f"{opts.conversations} concurrent conversations x {ROUNDS} rounds, {opts.waves} wave(s): "
-          f"{len(errors)} errors, {len(lost)} lost, {len(log_problems)} ERROR lines in the Odoo log, "
-          f"{'?' if overflows is None else overflows} connections dropped by a full listen queue (host counter)")
-    print(f"  wave 1: wall {walls[0]:.1f} s; per conversation p50 {percentile(totals, 0.5):.1f} s p95 {percentile(totals, 0.95):.1f} s; "
-          f"first byte p50 {ms(first_bytes, 0.5):.0f} ms p95 {ms(first_bytes, 0.95):.0f} ms max {max(first_bytes, default=0) * 1000:.0f} ms")
-    print(f"  added latency per round (route - model - tool), ms: one at a time p50 {ms(seq_costs, 0.5):.1f} p95 {ms(seq_costs, 0.95):.1f}; "
-          f"{opts.conversations} at once p50 {ms(load_costs, 0.5):.1f} p95 {ms(load_costs, 0.95):.1f}")
+    print(
+        f"{opts.conversations} concurrent conversations x {ROUNDS} rounds, {opts.waves} wave(s): "
+        f"{len(errors)} errors, {len(lost)} lost, {len(log_problems)} ERROR lines in the Odoo log, "
+        f"{'?' if overflows is None else overflows} connections dropped by a full listen queue (host counter)"
+    )
+    print(
+        f"  wave 1: wall {walls[0]:.1f} s; per conversation p50 {percentile(totals, 0.5):.1f} s p95 {percentile(totals, 0.95):.1f} s; "
+        f"first byte p50 {ms(first_bytes, 0.5):.0f} ms p95 {ms(first_bytes, 0.95):.0f} ms max {max(first_bytes, default=0) * 1000:.0f} ms"
+    )
+    print(
+        f"  added latency per round (route - model - tool), ms: one at a time p50 {ms(seq_costs, 0.5):.1f} p95 {ms(seq_costs, 0.95):.1f}; "
+        f"{opts.conversations} at once p50 {ms(load_costs, 0.5):.1f} p95 {ms(load_costs, 0.95):.1f}"
+    )
     cpu_per_round = cpu[0] * 1000 / (opts.conversations * ROUNDS)
-    print(f"  CPU of the process serving the streams in wave 1: {cpu[0]:.1f} s, {cpu_per_round:.1f} ms per round "
-          f"(one core: {opts.conversations} rounds at once need ~{cpu_per_round * opts.conversations:.0f} ms of it)")
+    print(
+        f"  CPU of the process serving the streams in wave 1: {cpu[0]:.1f} s, {cpu_per_round:.1f} ms per round "
+        f"(one core: {opts.conversations} rounds at once need ~{cpu_per_round * opts.conversations:.0f} ms of it)"
+    )
     processes = sorted(set(rss_start) | set(rss_warm) | {pid for r in rss_after for pid in r})
     print("  RSS MB per Odoo process (start / after warm-up / after each wave):")
     for pid in processes:
@@ -572,20 +663,36 @@ def run_mode(mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServ
     max_sessions = max((h["hub"]["max_sessions"] for h in hubs.values() if h.get("hub")), default=0)
     for pid, data in sorted(hubs.items()):
         hub = data.get("hub")
-        print(f"  hub of pid {pid}: " + (f"{hub['open_sessions']} open sessions (limit {hub['max_sessions']}), "
-                                        f"{hub['sessions_opened']} opened in all, {hub['calls_in_flight']} calls in flight" if hub else "not started"))
+        print(
+            f"  hub of pid {pid}: "
+            + (
+                f"{hub['open_sessions']} open sessions (limit {hub['max_sessions']}), "
+                f"{hub['sessions_opened']} opened in all, {hub['calls_in_flight']} calls in flight"
+                if hub
+                else "not started"
+            )
+        )
     warm_total = sum(rss_warm.values())
     growth = (sum(rss_after[-1].values()) - sum(rss_after[0].values())) if len(rss_after) > 1 else 0
     gevent = [pid for pid, role in roles.items() if role == "gevent"]
     # the gevent worker's growth from after the warm-up to after the last wave: what the waves left
     gevent_growth = sum(rss_after[-1].get(pid, 0) - rss_warm.get(pid, 0) for pid in gevent) if gevent else None
     summary = {
-        "errors": len(errors), "lost": len(lost), "log_errors": len(log_problems),
-        "added_p50_ms": ms(load_costs, 0.5), "added_p95_ms": ms(load_costs, 0.95),
-        "seq_added_p50_ms": ms(seq_costs, 0.5), "ttfb_p95_ms": ms(first_bytes, 0.95), "wall_s": walls[0],
-        "open_sessions": max(open_sessions, default=0), "max_sessions": max_sessions,
-        "rss_mb": mb(sum(rss_after[-1].values())), "rss_warm_mb": mb(warm_total), "rss_wave_growth_mb": mb(growth),
-        "hub_processes": len(hubs), "listen_overflows": overflows,
+        "errors": len(errors),
+        "lost": len(lost),
+        "log_errors": len(log_problems),
+        "added_p50_ms": ms(load_costs, 0.5),
+        "added_p95_ms": ms(load_costs, 0.95),
+        "seq_added_p50_ms": ms(seq_costs, 0.5),
+        "ttfb_p95_ms": ms(first_bytes, 0.95),
+        "wall_s": walls[0],
+        "open_sessions": max(open_sessions, default=0),
+        "max_sessions": max_sessions,
+        "rss_mb": mb(sum(rss_after[-1].values())),
+        "rss_warm_mb": mb(warm_total),
+        "rss_wave_growth_mb": mb(growth),
+        "hub_processes": len(hubs),
+        "listen_overflows": overflows,
         "gevent_rss_growth_mb": None if gevent_growth is None else mb(gevent_growth),
         "cpu_ms_per_round": cpu_per_round,
     }
@@ -597,15 +704,27 @@ def main() -> None:
     parser.add_argument("--modes", default="threaded,prefork")
     parser.add_argument("--conversations", type=int, default=CONVERSATIONS)
     parser.add_argument("--prefork-workers", type=int, default=2)
-    parser.add_argument("--waves", type=int, default=2, help="waves of concurrent conversations (the first is measured)")
-    parser.add_argument("--stream-via", choices=("gevent", "http"), default="gevent",
-                        help="prefork: the worker the chat stream goes to (a reverse proxy routes it to gevent)")
+    parser.add_argument(
+        "--waves", type=int, default=2, help="waves of concurrent conversations (the first is measured)"
+    )
+    parser.add_argument(
+        "--stream-via",
+        choices=("gevent", "http"),
+        default="gevent",
+        help="prefork: the worker the chat stream goes to (a reverse proxy routes it to gevent)",
+    )
     parser.add_argument("--keep-logs", type=Path, help="copy the Odoo logs into this folder")
     parser.add_argument("--pace", choices=sorted(PACES), default="fast", help="how the scripted model streams")
     parser.add_argument("--db-maxconn-gevent", type=int, help="Odoo's db_maxconn_gevent (prefork)")
-    parser.add_argument("--private-pg", type=int, metavar="MAX_CONNECTIONS",
-                        help="run on a PostgreSQL of this run allowing this many connections")
-    parser.add_argument("--scale", action="store_true", help="200 at once, twice, on the gevent worker, model paced (see the top)")
+    parser.add_argument(
+        "--private-pg",
+        type=int,
+        metavar="MAX_CONNECTIONS",
+        help="run on a PostgreSQL of this run allowing this many connections",
+    )
+    parser.add_argument(
+        "--scale", action="store_true", help="200 at once, twice, on the gevent worker, model paced (see the top)"
+    )
     parser.add_argument("--serve-llm", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--timings", type=Path, help=argparse.SUPPRESS)
     opts = parser.parse_args()
@@ -622,7 +741,10 @@ def main() -> None:
     if postgres is not None:
         os.environ.update(postgres.env)  # Odoo, dropdb and this run's clients all go to it
         print(f"private PostgreSQL on {postgres.dir}, max_connections={opts.private_pg}", flush=True)
-    print(f"model pace {opts.pace}: {PACES[opts.pace]}; db_maxconn_gevent={opts.db_maxconn_gevent or 'default'}", flush=True)
+    print(
+        f"model pace {opts.pace}: {PACES[opts.pace]}; db_maxconn_gevent={opts.db_maxconn_gevent or 'default'}",
+        flush=True,
+    )
     llm = LlmProcess(tmp, opts.pace)
     servers = [HttpServer("streamable-http", "--name", f"load-{i + 1}").start() for i in range(MCP_SERVERS)]
     try:
@@ -632,8 +754,11 @@ def main() -> None:
     results: dict[str, dict] = {}
     try:
         loop_costs = direct_costs(llm, servers, SEQUENTIAL)
-        print(f"loop alone (run_turn in this process), added latency per round: p50 {ms(loop_costs, 0.5):.1f} ms "
-              f"p95 {ms(loop_costs, 0.95):.1f} ms", flush=True)
+        print(
+            f"loop alone (run_turn in this process), added latency per round: p50 {ms(loop_costs, 0.5):.1f} ms "
+            f"p95 {ms(loop_costs, 0.95):.1f} ms",
+            flush=True,
+        )
         print(f"odoo: installing ai_mcp into new database {odoo.db}", flush=True)
         odoo.install()
         setup = None
@@ -657,11 +782,16 @@ def main() -> None:
     ]
     for mode, r in results.items():
         fields += [
-            f"{mode}_added_p50_ms={r['added_p50_ms']:.1f}", f"{mode}_added_p95_ms={r['added_p95_ms']:.1f}",
-            f"{mode}_seq_added_p50_ms={r['seq_added_p50_ms']:.1f}", f"{mode}_ttfb_p95_ms={r['ttfb_p95_ms']:.0f}",
+            f"{mode}_added_p50_ms={r['added_p50_ms']:.1f}",
+            f"{mode}_added_p95_ms={r['added_p95_ms']:.1f}",
+            f"{mode}_seq_added_p50_ms={r['seq_added_p50_ms']:.1f}",
+            f"{mode}_ttfb_p95_ms={r['ttfb_p95_ms']:.0f}",
             f"{mode}_cpu_ms_per_round={r['cpu_ms_per_round']:.1f}",
-            f"{mode}_wall_s={r['wall_s']:.1f}", f"{mode}_listen_overflows={r['listen_overflows']}", f"{mode}_open_sessions={r['open_sessions']}/{r['max_sessions']}",
-            f"{mode}_rss_mb={r['rss_mb']:.0f}", f"{mode}_rss_wave_growth_mb={r['rss_wave_growth_mb']:.1f}",
+            f"{mode}_wall_s={r['wall_s']:.1f}",
+            f"{mode}_listen_overflows={r['listen_overflows']}",
+            f"{mode}_open_sessions={r['open_sessions']}/{r['max_sessions']}",
+            f"{mode}_rss_mb={r['rss_mb']:.0f}",
+            f"{mode}_rss_wave_growth_mb={r['rss_wave_growth_mb']:.1f}",
         ]
         if r["gevent_rss_growth_mb"] is not None:
             fields.append(f"{mode}_gevent_rss_growth_mb={r['gevent_rss_growth_mb']:.1f}")

@@ -35,6 +35,7 @@ by cumulative time.
 
 The last line is machine-readable, overhead first; the goal is loop_overhead_ms_per_round <= 1.5 (issue 13).
 """
+
 from __future__ import annotations
 
 import sys
@@ -56,8 +57,8 @@ from typing import Any  # noqa: E402
 import openai  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from services.agent_loop import AssistantSettings, LoopLimits, ToolBinding, TurnRequest, run_turn  # noqa: E402
 from benchmarks.raw_session import RawSession  # noqa: E402
+from services.agent_loop import AssistantSettings, LoopLimits, ToolBinding, TurnRequest, run_turn  # noqa: E402
 from services.events import DoneEvent, Event, ToolResultEvent  # noqa: E402
 from services.hub import McpHub  # noqa: E402
 from services.llm_stream import LlmSettings  # noqa: E402
@@ -96,8 +97,6 @@ def responder(body: dict[str, Any]) -> Turn:
 
 
 # -- the bare loop -----------------------------------------------------------------------------
-
-
 
 
 class BareLoop:
@@ -156,7 +155,12 @@ class BareLoop:
                     "role": "assistant",
                     "content": "".join(text) or None,  # as langchain-openai sends a tool-only reply
                     "tool_calls": [
-                        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in ordered
+                        {
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": c["arguments"]},
+                        }
+                        for c in ordered
                     ],
                 }
             )
@@ -188,7 +192,12 @@ async def our_turn(request: TurnRequest, hub: McpHub) -> list[Event]:
 def check_ours(events: list[Event]) -> None:
     results = [e for e in events if isinstance(e, ToolResultEvent)]
     done = events[-1] if events else None
-    if not isinstance(done, DoneEvent) or done.rounds != MODEL_CALLS or len(results) != TOOL_ROUNDS or not all(r.ok for r in results):
+    if (
+        not isinstance(done, DoneEvent)
+        or done.rounds != MODEL_CALLS
+        or len(results) != TOOL_ROUNDS
+        or not all(r.ok for r in results)
+    ):
         raise RuntimeError(f"our turn did not run {TOOL_ROUNDS} tool rounds and answer: {[e.data() for e in events]}")
 
 
@@ -269,7 +278,9 @@ def compare_bodies(ours: list[dict[str, Any]], bare: list[dict[str, Any]]) -> st
         na, nb = _normalized(a), _normalized(b)
         if na != nb:
             keys = sorted(k for k in set(na) | set(nb) if na.get(k) != nb.get(k))
-            details = "; ".join(f"{k}: ours={json.dumps(na.get(k))[:160]} bare={json.dumps(nb.get(k))[:160]}" for k in keys)
+            details = "; ".join(
+                f"{k}: ours={json.dumps(na.get(k))[:160]} bare={json.dumps(nb.get(k))[:160]}" for k in keys
+            )
             return f"request {index + 1} differs in {details}"
     return "identical"
 
@@ -289,12 +300,20 @@ SUSPECTS: tuple[tuple[str, str, str], ...] = (
     ("openai chunk -> langchain chunk", "base.py", "_convert_chunk_to_generation_chunk"),
     ("AIMessageChunk + AIMessageChunk (aggregation)", "ai.py", "__add__"),
     ("partial JSON of tool-call chunks", "json.py", "parse_partial_json"),
-    ("reading the stream (langchain's chunk-timeout wrapper, off: the whole read)", "_client_utils.py", "_astream_with_chunk_timeout"),
+    (
+        "reading the stream (langchain's chunk-timeout wrapper, off: the whole read)",
+        "_client_utils.py",
+        "_astream_with_chunk_timeout",
+    ),
     ("argument check (check_arguments)", "tool_runner.py", "check_arguments"),
     ("jsonschema check_schema (once per schema: cached validators)", "validators.py", "check_schema"),
     ("tool call through the hub (acall_tool; the SDK call inside)", "hub.py", "acall_tool"),
     ("pydantic model __init__ (events, messages, ...)", "main.py", "__init__"),
-    ("openai SDK body transform (bare pays it; ours posts the payload as is)", "_transform.py", "async_maybe_transform"),
+    (
+        "openai SDK body transform (bare pays it; ours posts the payload as is)",
+        "_transform.py",
+        "async_maybe_transform",
+    ),
     ("openai SDK create() in all (bare; ours: the row below)", "completions.py", "create"),
     ("request sent as is (PlainChatCompletions.create)", "chat_completions.py", "create"),
 )
@@ -314,7 +333,9 @@ async def profiled_turns(request: TurnRequest, hub: McpHub, turns: int) -> tuple
     return profile, time.perf_counter() - started
 
 
-def print_profile(profile: cProfile.Profile, wall: float, turns: int, ours_ms_per_round: float, limit: int = 25) -> None:
+def print_profile(
+    profile: cProfile.Profile, wall: float, turns: int, ours_ms_per_round: float, limit: int = 25
+) -> None:
     """Rows nest (partial JSON runs inside chunk aggregation, for one), so they do not add up.
     "~ms/round" scales a row's share of the profiled CPU time to the unprofiled per-round time:
     an estimate, as the profiler slows small Python calls more than C and I/O."""
@@ -332,7 +353,9 @@ def print_profile(profile: cProfile.Profile, wall: float, turns: int, ours_ms_pe
         calls = sum(row[1] for row in rows) / turns  # primitive calls: an async resume counts as one
         cumulative = sum(row[3] for row in rows) * 1000 / turns
         share = cumulative / cpu_per_turn
-        print(f"(profile) {label:<64}{calls:>11.1f}{cumulative:>13.2f}{share * 100:>7.1f}%{share * ours_ms_per_round:>11.3f}")
+        print(
+            f"(profile) {label:<64}{calls:>11.1f}{cumulative:>13.2f}{share * 100:>7.1f}%{share * ours_ms_per_round:>11.3f}"
+        )
     out = io.StringIO()
     stats.stream = out  # type: ignore[attr-defined]
     stats.sort_stats("cumulative").print_stats(limit)
@@ -380,7 +403,9 @@ def summary_line(bench: Bench) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", action="store_true", help="print the profile of our turn even when the goal is met")
+    parser.add_argument(
+        "--profile", action="store_true", help="print the profile of our turn even when the goal is met"
+    )
     opts = parser.parse_args(argv)
     started = time.perf_counter()
     hub = McpHub()
@@ -422,7 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     print_table(bench)
     print(f"(info) model request bodies, ours vs bare (ids masked): {same}")
     verdict = "ok" if overhead <= GOAL_OVERHEAD_MS else "MISSED"
-    print(f"(info) goal: loop_overhead_ms_per_round <= {GOAL_OVERHEAD_MS:g} {verdict}; wall time {time.perf_counter() - started:.1f} s")
+    print(
+        f"(info) goal: loop_overhead_ms_per_round <= {GOAL_OVERHEAD_MS:g} {verdict}; wall time {time.perf_counter() - started:.1f} s"
+    )
     print(summary_line(bench))
     return 0
 

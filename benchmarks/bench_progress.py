@@ -15,6 +15,7 @@ warm-up.
   first_progress_ms    from the server sending its first notification (its own clock, stamped in
                        the message) to the SSE event reaching this client, median (goal <= 100)
 """
+
 from __future__ import annotations
 
 import sys
@@ -46,7 +47,13 @@ def responder(body: dict) -> Turn:
     if any(m.get("role") == "tool" for m in messages):
         return Turn(text="Finished.")
     asked = next(m["content"] for m in reversed(messages) if m.get("role") == "user")
-    return Turn(tool_calls=(ToolCall("progress", {"steps": STEPS, "seconds": SECONDS, "quiet": asked.startswith("quiet"), "stamp": True}),))
+    return Turn(
+        tool_calls=(
+            ToolCall(
+                "progress", {"steps": STEPS, "seconds": SECONDS, "quiet": asked.startswith("quiet"), "stamp": True}
+            ),
+        )
+    )
 
 
 def one_turn(client: WebClient, assistant: int, mode: str, index: int) -> dict:
@@ -67,7 +74,11 @@ def one_turn(client: WebClient, assistant: int, mode: str, index: int) -> dict:
         sent = float(progress[0].data["message"].rsplit(" sent ", 1)[1])
         first_ms = (received_at[0] - sent) * 1000
     conversation = events[0].data["conversation_id"]
-    stored = client.call("ai.conversation.event", "search_count", [("conversation_id", "=", conversation), ("type", "=", "tool_progress")])
+    stored = client.call(
+        "ai.conversation.event",
+        "search_count",
+        [("conversation_id", "=", conversation), ("type", "=", "tool_progress")],
+    )
     return {"total": result["total"], "streamed": len(progress), "stored": stored, "first_ms": first_ms}
 
 
@@ -87,14 +98,20 @@ def main() -> None:
             odoo.install()
             odoo.start("threaded")
             client = WebClient(odoo.url, odoo.db, "admin", "admin", timeout=60)
-            provider = client.call("ai.provider", "create", {"name": "bench", "base_url": llm.base_url, "api_key": API_KEY,
-                                                             "default_model": "scripted-model"})
+            provider = client.call(
+                "ai.provider",
+                "create",
+                {"name": "bench", "base_url": llm.base_url, "api_key": API_KEY, "default_model": "scripted-model"},
+            )
             server = client.call("mcp.server", "create", {"name": "progress", "url": mcp.url})
             client.call("mcp.server", "action_sync_tools", [server])
             tools = client.call("mcp.tool", "search", [("server_id", "=", server), ("name", "=", "progress")])
             client.call("mcp.tool", "write", tools, {"requires_approval": False})
-            assistant = client.call("ai.assistant", "create", {"name": "bench", "provider_id": provider,
-                                                               "mcp_server_ids": [(6, 0, [server])]})
+            assistant = client.call(
+                "ai.assistant",
+                "create",
+                {"name": "bench", "provider_id": provider, "mcp_server_ids": [(6, 0, [server])]},
+            )
             runs: dict[str, list[dict]] = {"quiet": [], "chatty": []}
             for i in range(WARMUP + opts.runs):
                 for mode in ("quiet", "chatty"):
@@ -112,13 +129,21 @@ def main() -> None:
     first = statistics.median(r["first_ms"] for r in runs["chatty"])
     ratio = chatty / quiet
     print(f"{STEPS} notifications over {SECONDS:.0f} s, medians of {opts.runs} turns each after {WARMUP} warm-up")
-    print(f"turn: quiet {quiet * 1000:.0f} ms, chatty {chatty * 1000:.0f} ms: ratio {ratio:.3f} (goal <= {GOAL_RATIO}): "
-          f"{'ok' if ratio <= GOAL_RATIO else 'MISSED'}")
-    print(f"progress events per call: {streamed} streamed, {stored} stored (goal < {GOAL_STORED}): {'ok' if stored < GOAL_STORED else 'MISSED'}")
-    print(f"first progress reached the client {first:.1f} ms after the server sent it (goal <= {GOAL_FIRST_MS:.0f}): "
-          f"{'ok' if first <= GOAL_FIRST_MS else 'MISSED'}")
-    print(f"chatty/quiet={ratio:.3f} stored_progress_max={stored} first_progress_ms={first:.1f} quiet_ms={quiet * 1000:.0f} "
-          f"chatty_ms={chatty * 1000:.0f}")
+    print(
+        f"turn: quiet {quiet * 1000:.0f} ms, chatty {chatty * 1000:.0f} ms: ratio {ratio:.3f} (goal <= {GOAL_RATIO}): "
+        f"{'ok' if ratio <= GOAL_RATIO else 'MISSED'}"
+    )
+    print(
+        f"progress events per call: {streamed} streamed, {stored} stored (goal < {GOAL_STORED}): {'ok' if stored < GOAL_STORED else 'MISSED'}"
+    )
+    print(
+        f"first progress reached the client {first:.1f} ms after the server sent it (goal <= {GOAL_FIRST_MS:.0f}): "
+        f"{'ok' if first <= GOAL_FIRST_MS else 'MISSED'}"
+    )
+    print(
+        f"chatty/quiet={ratio:.3f} stored_progress_max={stored} first_progress_ms={first:.1f} quiet_ms={quiet * 1000:.0f} "
+        f"chatty_ms={chatty * 1000:.0f}"
+    )
 
 
 if __name__ == "__main__":

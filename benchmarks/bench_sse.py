@@ -24,6 +24,7 @@ per_event_overhead_ms = (sse total - direct total) / events of a turn. Then CONC
 start at once (a barrier), each on its own connection: every one must end with `done` and no
 error. Medians over RUNS runs after WARMUP runs. The last line is machine-readable.
 """
+
 from __future__ import annotations
 
 import sys
@@ -43,7 +44,6 @@ from services.hub import get_hub  # noqa: E402
 from services.llm_stream import LlmSettings  # noqa: E402
 from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, Turn  # noqa: E402
-
 
 API_KEY = "bench-key"
 MODEL = "scripted-model"
@@ -69,7 +69,9 @@ def timed_stream(client: WebClient, assistant_id: int, message: str) -> dict:
     timed = run["events"]
     first_text = next((t for t, event in timed if event.event == "text"), None)
     return {
-        "status": run["status"], "error": run["error"], "events": [event for _t, event in timed],
+        "status": run["status"],
+        "error": run["error"],
+        "events": [event for _t, event in timed],
         "ttfb": timed[0][0] * 1000 if timed else None,
         "first_text": None if first_text is None else first_text * 1000,
         "total": run["total"] * 1000,
@@ -132,10 +134,18 @@ def main() -> None:
             odoo.start("threaded")
             url, db = odoo.url, odoo.db
         client = WebClient(url, db, opts.login, opts.password, timeout=60)
-        provider = client.call("ai.provider", "create", {"name": "bench scripted", "base_url": llm.base_url, "api_key": API_KEY, "default_model": MODEL})
-        assistant = client.call("ai.assistant", "create", {"name": "bench", "provider_id": provider, "temperature": 0.0})
+        provider = client.call(
+            "ai.provider",
+            "create",
+            {"name": "bench scripted", "base_url": llm.base_url, "api_key": API_KEY, "default_model": MODEL},
+        )
+        assistant = client.call(
+            "ai.assistant", "create", {"name": "bench", "provider_id": provider, "temperature": 0.0}
+        )
         settings = AssistantSettings(
-            name="bench", llm=LlmSettings(base_url=llm.base_url, api_key=API_KEY, model=MODEL, temperature=0.0), limits=LoopLimits()
+            name="bench",
+            llm=LlmSettings(base_url=llm.base_url, api_key=API_KEY, model=MODEL, temperature=0.0),
+            limits=LoopLimits(),
         )
 
         direct_runs, sse_runs = [], []
@@ -167,7 +177,9 @@ def main() -> None:
         wall = (time.perf_counter() - started) * 1000
         errors = [r for r in results if r.get("status") != 200 or not r["events"] or r["events"][-1].event != "done"]
         for failed in errors[:3]:
-            print(f"  concurrent stream failed: status={failed.get('status')} {failed.get('error') or [e.event for e in failed['events']][-3:]}")
+            print(
+                f"  concurrent stream failed: status={failed.get('status')} {failed.get('error') or [e.event for e in failed['events']][-3:]}"
+            )
         ok = [r for r in results if r not in errors]
     finally:
         llm.close()
@@ -180,15 +192,21 @@ def main() -> None:
     first_text_overhead = s_text - d_text
     per_event = (s_total - d_total) / events
     ttfbs = [r["ttfb"] for r in ok] or [float("nan")]
-    print(f"{events} events per turn ({TEXT_CHUNKS} text deltas), medians of {len(sse_runs)} turns after {WARMUP} warm-up")
+    print(
+        f"{events} events per turn ({TEXT_CHUNKS} text deltas), medians of {len(sse_runs)} turns after {WARMUP} warm-up"
+    )
     print(f"{'':8}{'first byte':>12}{'first text':>12}{'done':>10}   (ms)")
     print(f"{'direct':8}{d_ttfb:12.1f}{d_text:12.1f}{d_total:10.1f}")
     print(f"{'sse':8}{s_ttfb:12.1f}{s_text:12.1f}{s_total:10.1f}")
-    print(f"first text {first_text_overhead:+.1f} ms beyond the loop (goal <= {GOAL_FIRST_TEXT_MS:.0f}): "
-          f"{'ok' if first_text_overhead <= GOAL_FIRST_TEXT_MS else 'MISSED'}")
+    print(
+        f"first text {first_text_overhead:+.1f} ms beyond the loop (goal <= {GOAL_FIRST_TEXT_MS:.0f}): "
+        f"{'ok' if first_text_overhead <= GOAL_FIRST_TEXT_MS else 'MISSED'}"
+    )
     print(f"per event {per_event:.2f} ms beyond the loop")
-    print(f"{opts.concurrent} concurrent streams: {len(errors)} errors, wall {wall:.0f} ms, "
-          f"first byte p50 {percentile(ttfbs, 0.5):.1f} ms p95 {percentile(ttfbs, 0.95):.1f} ms: {'ok' if not errors else 'MISSED'}")
+    print(
+        f"{opts.concurrent} concurrent streams: {len(errors)} errors, wall {wall:.0f} ms, "
+        f"first byte p50 {percentile(ttfbs, 0.5):.1f} ms p95 {percentile(ttfbs, 0.95):.1f} ms: {'ok' if not errors else 'MISSED'}"
+    )
     print(
         f"sse_ttfb_ms={s_ttfb:.1f} first_text_overhead_ms={first_text_overhead:.1f} per_event_overhead_ms={per_event:.2f} "
         f"sse/direct={s_total / d_total:.2f} concurrent={opts.concurrent} concurrent_errors={len(errors)} "

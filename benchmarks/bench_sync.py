@@ -1,4 +1,4 @@
-""""Sync tools" of 10 servers x 50 tools, as the cron runs it, against the raw SDK listing them.
+""" "Sync tools" of 10 servers x 50 tools, as the cron runs it, against the raw SDK listing them.
 
 Run from the repository root: `python benchmarks/bench_sync.py` (options: --repeat 5).
 
@@ -20,6 +20,7 @@ the order rotating each repetition; the figure is the median over the repetition
 
 The last line is machine-readable, the ratio first; goals: sync_s <= 1 and ours/raw <= 1.5.
 """
+
 from __future__ import annotations
 
 import sys
@@ -39,8 +40,8 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from services.hub import McpHub  # noqa: E402
-from services.sync import connect_all  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
+from services.sync import connect_all  # noqa: E402
 from testing.mcp_servers import HttpServer, server_argv  # noqa: E402
 
 SERVERS_PER_TRANSPORT = 5
@@ -56,7 +57,11 @@ def specs(http_servers: list[HttpServer]) -> list[ServerSpec]:
     out = [build_server_spec(key=f"sync-http-{i}", name=f"http {i}", url=s.url) for i, s in enumerate(http_servers)]
     for i in range(SERVERS_PER_TRANSPORT):
         argv = server_argv("stdio", "--name", f"stdio-{i}", *EXTRA)
-        out.append(build_server_spec(key=f"sync-stdio-{i}", name=f"stdio {i}", transport="stdio", command=argv[0], args=tuple(argv[1:])))
+        out.append(
+            build_server_spec(
+                key=f"sync-stdio-{i}", name=f"stdio {i}", transport="stdio", command=argv[0], args=tuple(argv[1:])
+            )
+        )
     return out
 
 
@@ -65,7 +70,9 @@ async def raw_list(spec: ServerSpec) -> int:
     async with AsyncExitStack() as stack:
         if spec.transport == "stdio":
             assert spec.command is not None
-            streams = await stack.enter_async_context(stdio_client(StdioServerParameters(command=spec.command, args=list(spec.args))))
+            streams = await stack.enter_async_context(
+                stdio_client(StdioServerParameters(command=spec.command, args=list(spec.args)))
+            )
         else:
             assert spec.url is not None
             streams = await stack.enter_async_context(streamable_http_client(spec.url))
@@ -116,7 +123,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     opts = parser.parse_args()
-    http_servers = [HttpServer("streamable-http", "--name", f"http-{i}", *EXTRA).start() for i in range(SERVERS_PER_TRANSPORT)]
+    http_servers = [
+        HttpServer("streamable-http", "--name", f"http-{i}", *EXTRA).start() for i in range(SERVERS_PER_TRANSPORT)
+    ]
     hub = McpHub()
     samples: dict[str, list[float]] = {m: [] for m in METHODS}
     try:
@@ -133,13 +142,19 @@ def main() -> None:
             server.stop()
     median = {m: statistics.median(v) for m, v in samples.items()}
     for method in METHODS:
-        print(f"{method:15s} median {median[method]:.3f} s  min {min(samples[method]):.3f}  max {max(samples[method]):.3f}")
+        print(
+            f"{method:15s} median {median[method]:.3f} s  min {min(samples[method]):.3f}  max {max(samples[method]):.3f}"
+        )
     ratio = median["ours"] / median["raw"]
     ok = median["ours"] <= GOAL_SECONDS and ratio <= GOAL_RATIO
-    print(f"(info) {len(all_specs)} servers x {TOOLS} tools ({SERVERS_PER_TRANSPORT} streamable HTTP, {SERVERS_PER_TRANSPORT} stdio); "
-          f"medians of {opts.repeat}; goal sync_s <= {GOAL_SECONDS} and ours/raw <= {GOAL_RATIO}: {'ok' if ok else 'missed'}")
-    print(f"ours/raw={ratio:.2f} ours/raw_sequential={median['ours'] / median['raw_sequential']:.2f} sync_s={median['ours']:.3f} "
-          f"raw_s={median['raw']:.3f} raw_sequential_s={median['raw_sequential']:.3f} servers={len(all_specs)} tools_per_server={TOOLS}")
+    print(
+        f"(info) {len(all_specs)} servers x {TOOLS} tools ({SERVERS_PER_TRANSPORT} streamable HTTP, {SERVERS_PER_TRANSPORT} stdio); "
+        f"medians of {opts.repeat}; goal sync_s <= {GOAL_SECONDS} and ours/raw <= {GOAL_RATIO}: {'ok' if ok else 'missed'}"
+    )
+    print(
+        f"ours/raw={ratio:.2f} ours/raw_sequential={median['ours'] / median['raw_sequential']:.2f} sync_s={median['ours']:.3f} "
+        f"raw_s={median['raw']:.3f} raw_sequential_s={median['raw_sequential']:.3f} servers={len(all_specs)} tools_per_server={TOOLS}"
+    )
 
 
 if __name__ == "__main__":

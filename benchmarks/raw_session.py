@@ -1,4 +1,5 @@
 """A plain mcp SDK session held open on an event loop: the baseline both benchmarks compare with."""
+
 from __future__ import annotations
 
 import asyncio

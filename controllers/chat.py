@@ -4,6 +4,7 @@ Only HTTP lives here: authentication, CSRF, input parsing, SSE framing, heartbea
 that the client went away (closing the turn's iterator cancels the turn). Access checks, the
 conversation's state and everything written live in the models (ai.conversation, chat_turn).
 """
+
 import json
 import logging
 import select
@@ -53,7 +54,9 @@ class ChatController(http.Controller):
             self._check_csrf()
             body = self._json_body()
             conversation = request.env["ai.conversation"]._chat_own(body.get("conversation_id"))
-            turn = conversation._chat_resume(approvals=body.get("approvals"), go_on=body.get("go_on"), sign_in=body.get("sign_in"))
+            turn = conversation._chat_resume(
+                approvals=body.get("approvals"), go_on=body.get("go_on"), sign_in=body.get("sign_in")
+            )
         except ChatRefused as refusal:
             return _refuse(refusal)
         return self._stream(turn)
@@ -66,7 +69,9 @@ class ChatController(http.Controller):
             start = _sequence(after if after not in (None, "") else request.httprequest.headers.get("Last-Event-ID"))
         except ChatRefused as refusal:
             return _refuse(refusal)
-        body = b"".join(encode_event(kind, payload, seq) for seq, kind, payload in conversation._chat_events_after(start))
+        body = b"".join(
+            encode_event(kind, payload, seq) for seq, kind, payload in conversation._chat_events_after(start)
+        )
         return Response(body, status=200, headers=SSE_HEADERS, content_type=SSE_CONTENT_TYPE)
 
     # -- JSON for the widget ---------------------------------------------------------------------
@@ -92,7 +97,12 @@ class ChatController(http.Controller):
         """{text}: what the prompt renders to, sent next as the user's message; or {error}."""
         try:
             text = request.env["ai.conversation"]._chat_prompt_text(
-                assistant_id, server_id, name, arguments, cloud_service_id=cloud_service_id, conversation_id=conversation_id
+                assistant_id,
+                server_id,
+                name,
+                arguments,
+                cloud_service_id=cloud_service_id,
+                conversation_id=conversation_id,
             )
         except ChatRefused as refusal:
             if refusal.code == "NOT_FOUND":
@@ -109,8 +119,17 @@ class ChatController(http.Controller):
             raise NotFound() from None
 
     @http.route("/ai_mcp/resources/read", type="json", auth="user")
-    def resource_read(self, assistant_id=None, server_id=None, uri=None, template=None, arguments=None,
-                      cloud_service_id=None, conversation_id=None, call_id=None):
+    def resource_read(
+        self,
+        assistant_id=None,
+        server_id=None,
+        uri=None,
+        template=None,
+        arguments=None,
+        cloud_service_id=None,
+        conversation_id=None,
+        call_id=None,
+    ):
         """{uri, server, contents} of a resource: of a server the conversation may use (`server_id`
         with `uri`, or `template` and `arguments`), or a link that call `call_id` returned; or {error}."""
         conversations = request.env["ai.conversation"]
@@ -118,8 +137,13 @@ class ChatController(http.Controller):
             if call_id:
                 return conversations._chat_own(conversation_id)._chat_open_link(call_id, uri)
             return conversations._chat_read_resource(
-                assistant_id, server_id, uri=uri, template=template, arguments=arguments,
-                cloud_service_id=cloud_service_id, conversation_id=conversation_id,
+                assistant_id,
+                server_id,
+                uri=uri,
+                template=template,
+                arguments=arguments,
+                cloud_service_id=cloud_service_id,
+                conversation_id=conversation_id,
             )
         except ChatRefused as refusal:
             if refusal.code == "NOT_FOUND":

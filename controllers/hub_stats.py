@@ -6,6 +6,7 @@ the answer describes one process: ask the gevent port for the turns' pool, poll 
 times to see its workers, or scrape each node. A process that has not run a turn yet has no hub, and says so
 without starting one.
 """
+
 import os
 import threading
 
@@ -20,16 +21,20 @@ class HubStatsController(http.Controller):
     def hub_stats(self, **_query):
         if not request.env.user.has_group("ai_mcp.group_ai_manager"):
             return request.make_json_response(
-                {"error": {"code": "FORBIDDEN", "message": "Only AI managers may read the MCP hub's statistics."}}, status=403
+                {"error": {"code": "FORBIDDEN", "message": "Only AI managers may read the MCP hub's statistics."}},
+                status=403,
             )
         hub = hub_module._hub
         running = hub is not None and hub.pid == os.getpid()
-        return request.make_json_response({
-            "pid": os.getpid(),
-            "rss_kb": _rss_kb(),
-            "threads": threading.active_count(),
-            "hub": hub.stats() if running else None,
-        }, headers=[("Cache-Control", "no-store")])
+        return request.make_json_response(
+            {
+                "pid": os.getpid(),
+                "rss_kb": _rss_kb(),
+                "threads": threading.active_count(),
+                "hub": hub.stats() if running else None,
+            },
+            headers=[("Cache-Control", "no-store")],
+        )
 
 
 def _rss_kb():

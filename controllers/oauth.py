@@ -1,6 +1,7 @@
 """OAuth sign-in routes: start (redirect to the provider), callback (back from it), and Odoo's
 client metadata document (its client id where providers accept those). HTTP only: the flow is
 in mcp.server (models/mcp_server_oauth.py) and services/oauth_*.py."""
+
 import logging
 
 from markupsafe import Markup, escape
@@ -38,7 +39,9 @@ class OAuthController(http.Controller):
                 conversation = conversation._chat_own(conversation_id)
             if not server:
                 raise UserError(_("No such MCP server."))
-            url = server.with_user(request.env.user)._oauth_begin(_session_id(), conversation=conversation, scope=scope or None)
+            url = server.with_user(request.env.user)._oauth_begin(
+                _session_id(), conversation=conversation, scope=scope or None
+            )
         except (AccessError, UserError) as exc:
             return _page(_("Cannot sign in"), exc.args[0], status=403)
         except ChatRefused as refusal:
@@ -46,7 +49,9 @@ class OAuthController(http.Controller):
         except AiMcpError as exc:
             return _page(_("Cannot sign in"), oauth_error_text(request.env, exc), status=502)
         except ValueError:
-            return _page(_("Cannot sign in"), _("The sign-in link is malformed: server_id must be a number."), status=400)
+            return _page(
+                _("Cannot sign in"), _("The sign-in link is malformed: server_id must be a number."), status=400
+            )
         return redirect(url, code=303, Response=http.Response)
 
     @http.route(CALLBACK_PATH, type="http", auth="user", methods=["GET"])
@@ -61,7 +66,9 @@ class OAuthController(http.Controller):
             return _page(_("Sign-in failed"), oauth_error_text(request.env, exc), status=status)
         message = _("You are signed in to %s. You can close this tab: the conversation goes on by itself.", server.name)
         # the tab was opened by the chat: close it where the browser lets a page do so
-        return _page(_("Signed in"), message, extra=Markup("<script>setTimeout(function () { window.close(); }, 1500);</script>"))
+        return _page(
+            _("Signed in"), message, extra=Markup("<script>setTimeout(function () { window.close(); }, 1500);</script>")
+        )
 
     @http.route(CLIENT_METADATA_PATH, type="http", auth="none", methods=["GET"], csrf=False)
     def oauth_client_metadata(self, **_query):
@@ -70,7 +77,9 @@ class OAuthController(http.Controller):
         env = request.env(su=True)
         server = env["mcp.server"]
         document = oauth_client.client_metadata(
-            server._oauth_url(CALLBACK_PATH), server._oauth_client_name(), client_uri=server.get_base_url(),
+            server._oauth_url(CALLBACK_PATH),
+            server._oauth_client_name(),
+            client_uri=server.get_base_url(),
             client_id=server._oauth_url(CLIENT_METADATA_PATH),
         )
         return request.make_json_response(document, headers={"Cache-Control": "public, max-age=3600"})

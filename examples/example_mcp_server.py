@@ -12,6 +12,7 @@ points the "Example tools" server at it. Tools:
 - roll_dice(sides, count): random numbers; not marked read-only, so Odoo asks for approval before
   each call (a harmless way to see the approval flow)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,32 +40,88 @@ READ_ONLY = types.ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWo
 # unit -> (dimension, factor to the dimension's base unit)
 UNITS: dict[str, tuple[str, float]] = {
     # length, base metre
-    "mm": ("length", 0.001), "cm": ("length", 0.01), "m": ("length", 1.0), "km": ("length", 1000.0),
-    "in": ("length", 0.0254), "ft": ("length", 0.3048), "yd": ("length", 0.9144), "mi": ("length", 1609.344),
+    "mm": ("length", 0.001),
+    "cm": ("length", 0.01),
+    "m": ("length", 1.0),
+    "km": ("length", 1000.0),
+    "in": ("length", 0.0254),
+    "ft": ("length", 0.3048),
+    "yd": ("length", 0.9144),
+    "mi": ("length", 1609.344),
     # mass, base kilogram
-    "mg": ("mass", 1e-6), "g": ("mass", 0.001), "kg": ("mass", 1.0), "t": ("mass", 1000.0),
-    "oz": ("mass", 0.028349523125), "lb": ("mass", 0.45359237),
+    "mg": ("mass", 1e-6),
+    "g": ("mass", 0.001),
+    "kg": ("mass", 1.0),
+    "t": ("mass", 1000.0),
+    "oz": ("mass", 0.028349523125),
+    "lb": ("mass", 0.45359237),
     # volume, base litre
-    "ml": ("volume", 0.001), "l": ("volume", 1.0), "m3": ("volume", 1000.0),
-    "gal": ("volume", 3.785411784), "qt": ("volume", 0.946352946), "cup": ("volume", 0.2365882365),
+    "ml": ("volume", 0.001),
+    "l": ("volume", 1.0),
+    "m3": ("volume", 1000.0),
+    "gal": ("volume", 3.785411784),
+    "qt": ("volume", 0.946352946),
+    "cup": ("volume", 0.2365882365),
     # speed, base metre per second
-    "m/s": ("speed", 1.0), "km/h": ("speed", 1 / 3.6), "mph": ("speed", 0.44704), "kn": ("speed", 0.514444),
+    "m/s": ("speed", 1.0),
+    "km/h": ("speed", 1 / 3.6),
+    "mph": ("speed", 0.44704),
+    "kn": ("speed", 0.514444),
     # data, base byte
-    "b": ("data", 1.0), "kb": ("data", 1e3), "mb": ("data", 1e6), "gb": ("data", 1e9), "tb": ("data", 1e12),
-    "kib": ("data", 1024.0), "mib": ("data", 1024.0**2), "gib": ("data", 1024.0**3),
+    "b": ("data", 1.0),
+    "kb": ("data", 1e3),
+    "mb": ("data", 1e6),
+    "gb": ("data", 1e9),
+    "tb": ("data", 1e12),
+    "kib": ("data", 1024.0),
+    "mib": ("data", 1024.0**2),
+    "gib": ("data", 1024.0**3),
 }
 TEMPERATURES = {"c", "f", "k"}
 ALIASES = {
-    "meter": "m", "metre": "m", "meters": "m", "metres": "m", "kilometer": "km", "kilometre": "km", "kilometers": "km",
-    "mile": "mi", "miles": "mi", "foot": "ft", "feet": "ft", "inch": "in", "inches": "in",
-    "gram": "g", "grams": "g", "kilogram": "kg", "kilograms": "kg", "pound": "lb", "pounds": "lb", "ounce": "oz",
-    "liter": "l", "litre": "l", "liters": "l", "litres": "l", "gallon": "gal", "gallons": "gal",
-    "celsius": "c", "°c": "c", "fahrenheit": "f", "°f": "f", "kelvin": "k", "kph": "km/h", "knots": "kn",
+    "meter": "m",
+    "metre": "m",
+    "meters": "m",
+    "metres": "m",
+    "kilometer": "km",
+    "kilometre": "km",
+    "kilometers": "km",
+    "mile": "mi",
+    "miles": "mi",
+    "foot": "ft",
+    "feet": "ft",
+    "inch": "in",
+    "inches": "in",
+    "gram": "g",
+    "grams": "g",
+    "kilogram": "kg",
+    "kilograms": "kg",
+    "pound": "lb",
+    "pounds": "lb",
+    "ounce": "oz",
+    "liter": "l",
+    "litre": "l",
+    "liters": "l",
+    "litres": "l",
+    "gallon": "gal",
+    "gallons": "gal",
+    "celsius": "c",
+    "°c": "c",
+    "fahrenheit": "f",
+    "°f": "f",
+    "kelvin": "k",
+    "kph": "km/h",
+    "knots": "kn",
 }
 
 _OPERATORS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
 }
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 

@@ -42,35 +42,57 @@ class AiAssistant(models.Model):
 
     # -- who may chat ----------------------------------------------------------------------------
     group_ids = fields.Many2many(
-        "res.groups", "ai_assistant_res_groups_rel", "assistant_id", "group_id", string="Allowed Groups",
+        "res.groups",
+        "ai_assistant_res_groups_rel",
+        "assistant_id",
+        "group_id",
+        string="Allowed Groups",
         help="Only members of these groups may chat with the assistant; empty means every AI user.",
     )
 
     # -- tools -----------------------------------------------------------------------------------
     mcp_server_ids = fields.Many2many(
-        "mcp.server", "ai_assistant_mcp_server_rel", "assistant_id", "server_id", string="MCP Servers",
+        "mcp.server",
+        "ai_assistant_mcp_server_rel",
+        "assistant_id",
+        "server_id",
+        string="MCP Servers",
         domain=[("scope", "=", "system")],
         help=f"System MCP servers whose tools the assistant may use (at most {MAX_SERVERS}).",
     )
     mcp_tool_disabled_ids = fields.Many2many(
-        "mcp.tool", "ai_assistant_mcp_tool_disabled_rel", "assistant_id", "tool_id", string="Disabled Tools",
+        "mcp.tool",
+        "ai_assistant_mcp_tool_disabled_rel",
+        "assistant_id",
+        "tool_id",
+        string="Disabled Tools",
         domain="[('server_id', 'in', mcp_server_ids)]",
         help="Tools of the chosen servers this assistant must not use.",
     )
     tool_preview = fields.Text(
-        string="Tools the Model Sees", compute="_compute_tool_preview", groups="ai_mcp.group_ai_manager",
+        string="Tools the Model Sees",
+        compute="_compute_tool_preview",
+        groups="ai_mcp.group_ai_manager",
         help="One line per tool the model is given, with the function name it sees; user servers of a cloud "
         "service add theirs in that service's conversations.",
     )
     tool_count = fields.Integer(compute="_compute_tool_preview")
     preset_ids = fields.One2many(
-        "ai.tool.preset", "assistant_id", string="Parameter Presets", groups="ai_mcp.group_ai_manager",
+        "ai.tool.preset",
+        "assistant_id",
+        string="Parameter Presets",
+        groups="ai_mcp.group_ai_manager",
         help="Arguments fixed per tool: the model neither sees them nor can change them.",
     )
 
     @api.depends(
-        "mcp_server_ids", "mcp_server_ids.name", "mcp_server_ids.state", "mcp_server_ids.active",
-        "mcp_server_ids.tool_ids", "mcp_server_ids.tool_ids.enabled", "mcp_server_ids.tool_ids.review_state",
+        "mcp_server_ids",
+        "mcp_server_ids.name",
+        "mcp_server_ids.state",
+        "mcp_server_ids.active",
+        "mcp_server_ids.tool_ids",
+        "mcp_server_ids.tool_ids.enabled",
+        "mcp_server_ids.tool_ids.review_state",
         "mcp_tool_disabled_ids",
     )
     def _compute_tool_preview(self):
@@ -89,12 +111,19 @@ class AiAssistant(models.Model):
             servers = assistant.sudo().with_context(active_test=False).mcp_server_ids
             if len(servers) > MAX_SERVERS:
                 raise ValidationError(
-                    _("%(assistant)s: at most %(max)s MCP servers per assistant (%(count)s chosen).",
-                      assistant=assistant.name, max=MAX_SERVERS, count=len(servers))
+                    _(
+                        "%(assistant)s: at most %(max)s MCP servers per assistant (%(count)s chosen).",
+                        assistant=assistant.name,
+                        max=MAX_SERVERS,
+                        count=len(servers),
+                    )
                 )
             if any(server.scope != "system" for server in servers):
                 raise ValidationError(
-                    _("%s: assistants use system MCP servers only; user servers come with a cloud service.", assistant.name)
+                    _(
+                        "%s: assistants use system MCP servers only; user servers come with a cloud service.",
+                        assistant.name,
+                    )
                 )
 
     @api.constrains("temperature", "max_rounds", "max_calls_per_round", "call_timeout", "turn_timeout")
@@ -107,7 +136,9 @@ class AiAssistant(models.Model):
             if not 1 <= assistant.max_calls_per_round <= 100:
                 raise ValidationError(_("%s: the tool calls per round must be between 1 and 100.", assistant.name))
             if not 0 < assistant.call_timeout <= 3600:
-                raise ValidationError(_("%s: the tool call timeout must be between 0 and 3600 seconds.", assistant.name))
+                raise ValidationError(
+                    _("%s: the tool call timeout must be between 0 and 3600 seconds.", assistant.name)
+                )
             if not 0 < assistant.turn_timeout <= 7200:
                 raise ValidationError(_("%s: the answer timeout must be between 0 and 7200 seconds.", assistant.name))
 
@@ -181,7 +212,9 @@ class AiAssistant(models.Model):
             if specs[server.id] is not None:
                 bindings.append(
                     ToolBinding(
-                        server=specs[server.id], tool=tool._tool_info(), requires_approval=tool.requires_approval,
+                        server=specs[server.id],
+                        tool=tool._tool_info(),
+                        requires_approval=tool.requires_approval,
                         fixed_arguments=presets.arguments.get(tool.id, {}),
                     )
                 )
@@ -192,7 +225,9 @@ class AiAssistant(models.Model):
         connected system servers, and those of `cloud_service` when the current user may use it,
         as _tool_bindings takes them."""
         self.ensure_one()
-        servers = self.sudo().mcp_server_ids.filtered(lambda s: s.active and s.scope == "system" and s.state == "connected")
+        servers = self.sudo().mcp_server_ids.filtered(
+            lambda s: s.active and s.scope == "system" and s.state == "connected"
+        )
         if cloud_service and cloud_service.sudo()._user_may_use(self.env.user):
             servers |= self._service_servers(cloud_service.sudo())
         return servers
@@ -217,8 +252,13 @@ class AiAssistant(models.Model):
                 continue
             for tool in offered[server]:
                 if tool.review_state != "approved":
-                    notes.append(_("(%(tool)s of %(server)s changed since it was approved: left out until reviewed.)",
-                                   tool=tool.name, server=server.name))
+                    notes.append(
+                        _(
+                            "(%(tool)s of %(server)s changed since it was approved: left out until reviewed.)",
+                            tool=tool.name,
+                            server=server.name,
+                        )
+                    )
                     continue
                 refs.append((ToolRef(server._origin._server_key(), server.name, tool.name), tool._origin))
         return refs, notes

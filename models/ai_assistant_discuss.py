@@ -16,7 +16,11 @@ class AiAssistant(models.Model):
     _inherit = "ai.assistant"
 
     partner_id = fields.Many2one(
-        "res.partner", string="Discuss Partner", readonly=True, copy=False, ondelete="set null",
+        "res.partner",
+        string="Discuss Partner",
+        readonly=True,
+        copy=False,
+        ondelete="set null",
         help="Who answers in Discuss chats with this assistant; created the first time someone opens one.",
     )
 

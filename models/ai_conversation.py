@@ -24,7 +24,16 @@ HISTORY_TURNS = 30
 TITLE_CHARS = 60
 INTERRUPTED_CALL = "Not run: the answer was interrupted before this call finished."
 # Fields only the chat runner changes (in its own transactions, as superuser).
-RUNNER_FIELDS = {"state", "last_seq", "rounds_used", "turn_heartbeat", "user_id", "assistant_id", "cloud_service_id", "channel_id"}
+RUNNER_FIELDS = {
+    "state",
+    "last_seq",
+    "rounds_used",
+    "turn_heartbeat",
+    "user_id",
+    "assistant_id",
+    "cloud_service_id",
+    "channel_id",
+}
 
 
 class AiConversation(models.Model):
@@ -39,11 +48,17 @@ class AiConversation(models.Model):
         "res.users", string="User", required=True, default=lambda self: self.env.user, ondelete="cascade", index=True
     )
     cloud_service_id = fields.Many2one(
-        "cloud.service", string="Cloud Service", ondelete="set null", index="btree_not_null",
+        "cloud.service",
+        string="Cloud Service",
+        ondelete="set null",
+        index="btree_not_null",
         help="The tools of this service's MCP servers are offered in the conversation.",
     )
     channel_id = fields.Many2one(
-        "discuss.channel", string="Discuss Chat", ondelete="cascade", index="btree_not_null",
+        "discuss.channel",
+        string="Discuss Chat",
+        ondelete="cascade",
+        index="btree_not_null",
         help="Set when the conversation happens in a Discuss chat with the assistant.",
     )
 
@@ -56,10 +71,14 @@ class AiConversation(models.Model):
             ("awaiting_confirmation", "Waiting for Confirmation"),
             ("awaiting_auth", "Waiting for Sign-in"),
         ],
-        default="idle", required=True, readonly=True,
+        default="idle",
+        required=True,
+        readonly=True,
     )
     rounds_used = fields.Integer(default=0, readonly=True, help="Tool rounds of the last answer.")
-    last_seq = fields.Integer(string="Last Event", default=0, readonly=True, help="Sequence number of the last stored event.")
+    last_seq = fields.Integer(
+        string="Last Event", default=0, readonly=True, help="Sequence number of the last stored event."
+    )
     turn_heartbeat = fields.Datetime(
         readonly=True, help="Renewed while an answer runs; an answer silent for long died with its server process."
     )
@@ -74,7 +93,9 @@ class AiConversation(models.Model):
 
     def unlink(self):
         if any(conversation.state == "running" and not _stale(conversation.turn_heartbeat) for conversation in self):
-            raise UserError(_("A conversation cannot be deleted while it is answering; stop it or wait for the answer."))
+            raise UserError(
+                _("A conversation cannot be deleted while it is answering; stop it or wait for the answer.")
+            )
         return super().unlink()
 
     # -- what the HTTP routes and Discuss ask ----------------------------------------------------
@@ -86,9 +107,12 @@ class AiConversation(models.Model):
         if not user.has_group("ai_mcp.group_ai_user"):
             return []
         assistants = self.env["ai.assistant"].sudo().search([]).filtered(lambda a: a._user_may_use(user))
-        services = self.env["cloud.service"].sudo().search(
-            ["|", ("owner_id", "=", user.id), ("member_ids", "in", user.ids)]
-        ).filtered(lambda s: s._user_may_use(user))
+        services = (
+            self.env["cloud.service"]
+            .sudo()
+            .search(["|", ("owner_id", "=", user.id), ("member_ids", "in", user.ids)])
+            .filtered(lambda s: s._user_may_use(user))
+        )
         service_list = [{"id": s.id, "name": s.name} for s in services]
         return [{"id": a.id, "name": a.name, "cloud_services": service_list} for a in assistants]
 
@@ -121,7 +145,11 @@ class AiConversation(models.Model):
             conversation = self.sudo().browse(int(conversation_id)).exists()
         except (TypeError, ValueError):
             raise not_found() from None
-        if not conversation or conversation.user_id != self.env.user or not self.env.user.has_group("ai_mcp.group_ai_user"):
+        if (
+            not conversation
+            or conversation.user_id != self.env.user
+            or not self.env.user.has_group("ai_mcp.group_ai_user")
+        ):
             raise not_found()
         return conversation
 
@@ -129,8 +157,10 @@ class AiConversation(models.Model):
         """What the widget rebuilds the conversation from (chat_state.js fromHistory)."""
         self.ensure_one()
         self._repair_if_stale()
-        users = self.env["ai.message"].sudo().search(
-            [("conversation_id", "=", self.id), ("role", "=", "user")], order="seq, id"
+        users = (
+            self.env["ai.message"]
+            .sudo()
+            .search([("conversation_id", "=", self.id), ("role", "=", "user")], order="seq, id")
         )
         events = self.env["ai.conversation.event"].sudo().search([("conversation_id", "=", self.id)], order="seq")
         return {
@@ -152,9 +182,20 @@ class AiConversation(models.Model):
     def _chat_cancel_call(self, call_id):
         """Ask the running turn to stop the call `call_id`: True when it was running."""
         self.ensure_one()
-        call = self.env["ai.message"].sudo().search([
-            ("conversation_id", "=", self.id), ("role", "=", "tool"), ("tool_call_id", "=", str(call_id)), ("status", "=", "running"),
-        ], order="id desc", limit=1)
+        call = (
+            self.env["ai.message"]
+            .sudo()
+            .search(
+                [
+                    ("conversation_id", "=", self.id),
+                    ("role", "=", "tool"),
+                    ("tool_call_id", "=", str(call_id)),
+                    ("status", "=", "running"),
+                ],
+                order="id desc",
+                limit=1,
+            )
+        )
         call.write({"status": "cancelling"})
         return bool(call)
 
@@ -165,9 +206,20 @@ class AiConversation(models.Model):
         self.ensure_one()
         if action not in ("accept", "decline", "cancel"):
             raise ChatRefused(400, "INVALID_REQUEST", _("Answer with accept, decline or cancel."))
-        call = self.env["ai.message"].sudo().search([
-            ("conversation_id", "=", self.id), ("role", "=", "tool"), ("tool_call_id", "=", str(call_id)), ("status", "=", "running"),
-        ], order="id desc", limit=1)
+        call = (
+            self.env["ai.message"]
+            .sudo()
+            .search(
+                [
+                    ("conversation_id", "=", self.id),
+                    ("role", "=", "tool"),
+                    ("tool_call_id", "=", str(call_id)),
+                    ("status", "=", "running"),
+                ],
+                order="id desc",
+                limit=1,
+            )
+        )
         question = self._open_question(str(call_id), str(elicitation)) if call else None
         if question is None:
             return {"answered": False, "errors": [_("This question is closed: its call has ended.")]}
@@ -200,18 +252,27 @@ class AiConversation(models.Model):
         """Ids of the servers the last auth_required event asked to sign in to that the user has
         not signed in to since (all of them with `everything`): those a resume goes on without."""
         self.ensure_one()
-        event = self.env["ai.conversation.event"].sudo().search(
-            [("conversation_id", "=", self.id), ("type", "=", "auth_required")], order="seq desc", limit=1
+        event = (
+            self.env["ai.conversation.event"]
+            .sudo()
+            .search([("conversation_id", "=", self.id), ("type", "=", "auth_required")], order="seq desc", limit=1)
         )
-        asked = self.env["mcp.server"].sudo().browse([s["server_id"] for s in (event.payload or {}).get("servers", [])]).exists()
+        asked = (
+            self.env["mcp.server"]
+            .sudo()
+            .browse([s["server_id"] for s in (event.payload or {}).get("servers", [])])
+            .exists()
+        )
         Token = self.env["mcp.oauth.token"]
         return [server.id for server in asked if everything or not Token._grant_of(server, self.env.user)]
 
     def _pending_call_ids(self):
         """Ids of the calls the last approval_required event asked about."""
         self.ensure_one()
-        event = self.env["ai.conversation.event"].sudo().search(
-            [("conversation_id", "=", self.id), ("type", "=", "approval_required")], order="seq desc", limit=1
+        event = (
+            self.env["ai.conversation.event"]
+            .sudo()
+            .search([("conversation_id", "=", self.id), ("type", "=", "approval_required")], order="seq desc", limit=1)
         )
         return [call["id"] for call in (event.payload or {}).get("calls", [])]
 
@@ -227,22 +288,28 @@ class AiConversation(models.Model):
         if not text:
             raise ChatRefused(400, "INVALID_REQUEST", _("The message is empty."))
         if len(text) > MAX_MESSAGE_CHARS:
-            raise ChatRefused(400, "INVALID_REQUEST", _("The message is too long (at most %s characters).", MAX_MESSAGE_CHARS))
+            raise ChatRefused(
+                400, "INVALID_REQUEST", _("The message is too long (at most %s characters).", MAX_MESSAGE_CHARS)
+            )
         if conversation_id:
             conversation = self._chat_own(conversation_id)
             if conversation.assistant_id != assistant:
                 raise not_found()
             if cloud_service_id and int(cloud_service_id) != conversation.cloud_service_id.id:
-                raise ChatRefused(400, "INVALID_REQUEST", _("A conversation keeps the cloud service it was started with."))
+                raise ChatRefused(
+                    400, "INVALID_REQUEST", _("A conversation keeps the cloud service it was started with.")
+                )
         else:
             service = self._chat_cloud_service(cloud_service_id)
-            conversation = self.sudo().create({
-                "name": _shorten(text),
-                "assistant_id": assistant.id,
-                "user_id": user.id,
-                "cloud_service_id": service.id or False,
-                "channel_id": channel.id if channel else False,
-            })
+            conversation = self.sudo().create(
+                {
+                    "name": _shorten(text),
+                    "assistant_id": assistant.id,
+                    "user_id": user.id,
+                    "cloud_service_id": service.id or False,
+                    "channel_id": channel.id if channel else False,
+                }
+            )
         last_seq = conversation._claim(("idle",))
         self.env["ai.message"].sudo().create(
             {"conversation_id": conversation.id, "role": "user", "content": text, "seq": last_seq}
@@ -263,12 +330,18 @@ class AiConversation(models.Model):
             resume = Resume(approvals={str(k): v for k, v in approvals.items()})
         elif self.state == "awaiting_confirmation":
             if not isinstance(go_on, bool):
-                raise ChatRefused(400, "INVALID_REQUEST", _("Answer with go_on: true to continue, false to get an answer now."))
+                raise ChatRefused(
+                    400, "INVALID_REQUEST", _("Answer with go_on: true to continue, false to get an answer now.")
+                )
             resume = Resume(go_on=go_on)
         elif self.state == "awaiting_auth":
             declined_ids = sign_in.get("declined", []) if isinstance(sign_in, dict) else None
             if not isinstance(declined_ids, list) or not all(isinstance(v, int) for v in declined_ids):
-                raise ChatRefused(400, "INVALID_REQUEST", _("Answer the sign-in with {declined: [ids of the servers to go on without]}."))
+                raise ChatRefused(
+                    400,
+                    "INVALID_REQUEST",
+                    _("Answer the sign-in with {declined: [ids of the servers to go on without]}."),
+                )
             resume = Resume(signed_in=True)
         elif self.state == "running":
             raise _busy(self.state)
@@ -286,10 +359,14 @@ class AiConversation(models.Model):
         """Seconds of the answer's time limit its runs before the pause used: the pause event says
         (the time the user took to answer is never counted)."""
         self.ensure_one()
-        event = self.env["ai.conversation.event"].sudo().search(
-            [("conversation_id", "=", self.id), ("type", "in", ("approval_required", "auth_required"))],
-            order="seq desc",
-            limit=1,
+        event = (
+            self.env["ai.conversation.event"]
+            .sudo()
+            .search(
+                [("conversation_id", "=", self.id), ("type", "in", ("approval_required", "auth_required"))],
+                order="seq desc",
+                limit=1,
+            )
         )
         return (event.payload or {}).get("turn_ms", 0) / 1000
 
@@ -374,7 +451,8 @@ class AiConversation(models.Model):
         self.env["ai.conversation.event"].flush_model()
         self.env["ai.message"].flush_model()
         self.env.cr.execute(
-            "UPDATE ai_conversation SET last_seq = %s, state = 'idle', turn_heartbeat = NULL WHERE id = %s", (seq, self.id)
+            "UPDATE ai_conversation SET last_seq = %s, state = 'idle', turn_heartbeat = NULL WHERE id = %s",
+            (seq, self.id),
         )
         self.invalidate_recordset(["state", "turn_heartbeat", "last_seq"])
         _logger.info("AI conversation %s: took over a turn whose process stopped", self.id)
@@ -388,8 +466,14 @@ class AiConversation(models.Model):
         the model is never shown a call it cannot match; the last turn stays as it is when it is
         being resumed (its unanswered calls are what the approval is about)."""
         self.ensure_one()
-        users = self.env["ai.message"].sudo().search(
-            [("conversation_id", "=", self.id), ("role", "=", "user")], order="seq desc, id desc", limit=HISTORY_TURNS + 1
+        users = (
+            self.env["ai.message"]
+            .sudo()
+            .search(
+                [("conversation_id", "=", self.id), ("role", "=", "user")],
+                order="seq desc, id desc",
+                limit=HISTORY_TURNS + 1,
+            )
         )
         users = users.sorted(lambda m: (m.seq, m.id))
         if not resuming:
@@ -422,7 +506,9 @@ class AiConversation(models.Model):
         try:
             settings = assistant._assistant_settings()
             failure = self._provider_problem(settings)
-            tools = assistant.with_env(self.env)._tool_bindings(self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self)
+            tools = assistant.with_env(self.env)._tool_bindings(
+                self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self
+            )
             grants, links = self._sign_in_access(tools)
             request = TurnRequest(
                 assistant=settings,
@@ -478,7 +564,10 @@ class AiConversation(models.Model):
         if not llm.api_key.get_secret_value() and "api.openai.com" in llm.base_url:
             return AiMcpError(
                 ErrorCode.LLM_AUTH_FAILED,
-                _("No model provider is configured: %(provider)s has no API key.", provider=self.assistant_id.sudo().provider_id.name),
+                _(
+                    "No model provider is configured: %(provider)s has no API key.",
+                    provider=self.assistant_id.sudo().provider_id.name,
+                ),
             )
         return None
 

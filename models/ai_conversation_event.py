@@ -18,7 +18,11 @@ class AiConversationEvent(models.Model):
     payload = fields.Json(required=True, readonly=True, help="The event's data() as it was streamed.")
 
     _sql_constraints = [
-        ("conversation_seq_uniq", "unique(conversation_id, seq)", "An event's sequence number is unique in its conversation."),
+        (
+            "conversation_seq_uniq",
+            "unique(conversation_id, seq)",
+            "An event's sequence number is unique in its conversation.",
+        ),
     ]
 
     @api.depends("type", "seq")

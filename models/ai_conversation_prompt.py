@@ -3,6 +3,7 @@
 The text a prompt renders to is sent by the widget as the user's message, so history, replays and
 retries need nothing of their own.
 """
+
 from odoo import _, api, models
 
 from ..services.errors import AiMcpError
@@ -30,7 +31,9 @@ class AiConversation(models.Model):
         return {"prompts": prompts, "warnings": warnings}
 
     @api.model
-    def _chat_prompt_text(self, assistant_id, server_id, name, arguments=None, cloud_service_id=None, conversation_id=None):
+    def _chat_prompt_text(
+        self, assistant_id, server_id, name, arguments=None, cloud_service_id=None, conversation_id=None
+    ):
         """The text prompt `name` of server `server_id` renders to with `arguments`. Raises ChatRefused."""
         server = self._conversation_server(assistant_id, server_id, cloud_service_id, conversation_id)
         if arguments is not None and not isinstance(arguments, dict):
@@ -39,7 +42,11 @@ class AiConversation(models.Model):
             spec, tokens = server._server_spec(), server._oauth_tokens_for(self.env.user)
             prompt = next((p for p in get_hub().list_prompts(spec, tokens) if p.name == name), None)
             if prompt is None:
-                raise ChatRefused(404, "PROMPT_NOT_FOUND", _("%(server)s has no prompt %(name)s (any more).", server=server.name, name=name))
+                raise ChatRefused(
+                    404,
+                    "PROMPT_NOT_FOUND",
+                    _("%(server)s has no prompt %(name)s (any more).", server=server.name, name=name),
+                )
             return get_hub().get_prompt(spec, prompt, arguments or {}, tokens)
         except AiMcpError as exc:
             raise mcp_refusal(exc, server) from None

@@ -6,6 +6,7 @@ call that returned it. Contents go back to the browser as they are read (binarie
 base64, within the display caps) and are never stored: an attached text becomes part of the user's
 message, which is what history and replays show.
 """
+
 from odoo import _, api, models
 
 from ..services.errors import AiMcpError
@@ -34,8 +35,16 @@ class AiConversation(models.Model):
         return {"servers": servers, "warnings": warnings}
 
     @api.model
-    def _chat_read_resource(self, assistant_id, server_id, uri=None, template=None, arguments=None,
-                            cloud_service_id=None, conversation_id=None):
+    def _chat_read_resource(
+        self,
+        assistant_id,
+        server_id,
+        uri=None,
+        template=None,
+        arguments=None,
+        cloud_service_id=None,
+        conversation_id=None,
+    ):
         """{uri, contents: [{uri, mime_type, text | blob}]} of a server the conversation may use:
         `uri`, or `template` expanded with `arguments`. Raises ChatRefused."""
         server = self._conversation_server(assistant_id, server_id, cloud_service_id, conversation_id)
@@ -50,11 +59,15 @@ class AiConversation(models.Model):
         call = self.sudo().message_ids.filtered(lambda m: m.role == "tool" and m.tool_call_id == call_id)[:1]
         if not call:
             raise not_found()
-        server = self.assistant_id.with_env(self.env)._usable_servers(self.cloud_service_id).filtered(
-            lambda s: s.name == call.server_name
-        )[:1]
+        server = (
+            self.assistant_id.with_env(self.env)
+            ._usable_servers(self.cloud_service_id)
+            .filtered(lambda s: s.name == call.server_name)[:1]
+        )
         if not server:
-            raise ChatRefused(404, "SERVER_GONE", _("The server that returned this link is no longer available to you."))
+            raise ChatRefused(
+                404, "SERVER_GONE", _("The server that returned this link is no longer available to you.")
+            )
         return self._read_resource(server, uri, None, None)
 
     @api.model
@@ -67,4 +80,8 @@ class AiConversation(models.Model):
             parts = get_hub().read_resource(server._server_spec(), uri, server._oauth_tokens_for(self.env.user))
         except AiMcpError as exc:
             raise mcp_refusal(exc, server) from None
-        return {"uri": uri, "server": server.name, "contents": [part.model_dump(mode="json", exclude={"type"}) for part in parts]}
+        return {
+            "uri": uri,
+            "server": server.name,
+            "contents": [part.model_dump(mode="json", exclude={"type"}) for part in parts],
+        }

@@ -4,6 +4,7 @@ them on the user's behalf.
 Which servers: ai.assistant._usable_servers, the servers whose tools the turn may use, so nothing of
 another cloud service's server is ever listed or read.
 """
+
 import logging
 
 from odoo import api, models

@@ -54,7 +54,9 @@ class AiDemo(models.AbstractModel):
             server.url = url
         parts = urlsplit(server.url or "")
         if not _listening(parts.hostname, parts.port):
-            _logger.info("Example MCP server not running on %s: start it with scripts/run, then sync %s", server.url, server.name)
+            _logger.info(
+                "Example MCP server not running on %s: start it with scripts/run, then sync %s", server.url, server.name
+            )
             return
         result = server._sync_tools()
         if result.get("error"):

@@ -35,8 +35,9 @@ class AiProvider(models.Model):
         help="Write-only. Leave empty to keep the stored key.",
     )
     api_key_set = fields.Boolean(string="API Key Set", compute="_compute_secrets_set")
-    default_model = fields.Char(required=True, default="gpt-4o-mini", tracking=True,
-                                help="Used by assistants that do not name a model.")
+    default_model = fields.Char(
+        required=True, default="gpt-4o-mini", tracking=True, help="Used by assistants that do not name a model."
+    )
     timeout = fields.Float(default=60.0, help="Seconds to wait for the model.")
 
     def _compute_api_key(self):
@@ -51,7 +52,9 @@ class AiProvider(models.Model):
             try:
                 check_url(provider.base_url, field="base_url")
             except ConfigError as exc:
-                raise ValidationError(_("%(provider)s: %(problem)s", provider=provider.name, problem=config_error_text(provider, exc))) from None
+                raise ValidationError(
+                    _("%(provider)s: %(problem)s", provider=provider.name, problem=config_error_text(provider, exc))
+                ) from None
 
     @api.constrains("timeout")
     def _check_timeout(self):
@@ -80,7 +83,9 @@ class AiProvider(models.Model):
             settings = self._llm_settings(model=model)
             latency = ping(settings)
         except AiMcpError as exc:
-            return notification(_("%s did not answer", self.name), error_text(exc, self), "danger", sticky=True, reload=False)
+            return notification(
+                _("%s did not answer", self.name), error_text(exc, self), "danger", sticky=True, reload=False
+            )
         return notification(
             _("%s answered", self.name),
             _("%(model)s answered in %(latency)s ms.", model=settings.model, latency=latency),

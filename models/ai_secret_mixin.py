@@ -19,9 +19,10 @@ A concrete model declares, per secret field `x`:
     def _inverse_x(self):
         self._secret_inverse("x")
 """
+
 from __future__ import annotations
 
-from odoo import _, api, fields, models
+from odoo import _, api, models
 from odoo.exceptions import ValidationError
 from odoo.tools import SQL
 
@@ -93,7 +94,9 @@ class AiSecretMixin(models.AbstractModel):
     def _secret_box(self):
         secret = self.env["ir.config_parameter"].sudo().get_param("database.secret")
         if not secret:
-            raise ValidationError(_("The database has no secret (system parameter database.secret), so secrets cannot be encrypted."))
+            raise ValidationError(
+                _("The database has no secret (system parameter database.secret), so secrets cannot be encrypted.")
+            )
         return SecretBox(secret)
 
     def _secret_normalize(self, fname, value):
@@ -164,7 +167,12 @@ class AiSecretMixin(models.AbstractModel):
                 self.env.cr.execute(
                     SQL(
                         "UPDATE %s SET %s = (SELECT %s FROM %s WHERE id = %s) WHERE id = %s",
-                        SQL.identifier(self._table), column, column, SQL.identifier(self._table), old.id, new.id,
+                        SQL.identifier(self._table),
+                        column,
+                        column,
+                        SQL.identifier(self._table),
+                        old.id,
+                        new.id,
                     )
                 )
         new_records.invalidate_recordset([f"{fname}_set" for fname in self._secret_fields])

@@ -5,6 +5,7 @@ tool_result event) and removed by the retention cron; nobody edits them. They ke
 which tool, how long, how it ended and the size of the arguments, never the arguments themselves
 (they may carry secrets the user typed or a preset filled in).
 """
+
 import json
 import logging
 from datetime import timedelta
@@ -30,8 +31,14 @@ class AiToolCall(models.Model):
     _order = "date desc, id desc"
     _rec_name = "tool_name"
 
-    date = fields.Datetime(string="Time", required=True, readonly=True, index=True, default=fields.Datetime.now,
-                           help="When the result came back.")
+    date = fields.Datetime(
+        string="Time",
+        required=True,
+        readonly=True,
+        index=True,
+        default=fields.Datetime.now,
+        help="When the result came back.",
+    )
     user_id = fields.Many2one("res.users", string="User", readonly=True, index=True, ondelete="set null")
     assistant_id = fields.Many2one("ai.assistant", string="Assistant", readonly=True, index=True, ondelete="set null")
     cloud_service_id = fields.Many2one(
@@ -53,15 +60,23 @@ class AiToolCall(models.Model):
     error_code = fields.Char(readonly=True, index="btree_not_null")
     duration_ms = fields.Integer(string="Duration (ms)", readonly=True, aggregator="avg")
     max_duration_ms = fields.Integer(
-        string="Max Duration (ms)", compute="_compute_measures", store=True, aggregator="max",
+        string="Max Duration (ms)",
+        compute="_compute_measures",
+        store=True,
+        aggregator="max",
         help="The duration again, summed up as a maximum in reports.",
     )
     argument_bytes = fields.Integer(
-        string="Argument Size (bytes)", readonly=True, aggregator="avg",
+        string="Argument Size (bytes)",
+        readonly=True,
+        aggregator="avg",
         help="Size of the JSON arguments the model sent (UTF-8); the arguments themselves are not kept.",
     )
     error_count = fields.Integer(
-        string="Errors", compute="_compute_measures", store=True, aggregator="sum",
+        string="Errors",
+        compute="_compute_measures",
+        store=True,
+        aggregator="sum",
         help="1 when the call failed: errors per server and day add up in reports.",
     )
 
@@ -98,7 +113,11 @@ class AiToolCall(models.Model):
     @api.model
     def _values_from_result(self, conversation_id, message, event, call=None, known=None):
         if call is None:
-            call = ((message.server_name or ""), (message.tool_name or ""), message.arguments) if message else ("", "", None)
+            call = (
+                ((message.server_name or ""), (message.tool_name or ""), message.arguments)
+                if message
+                else ("", "", None)
+            )
         server_name, tool_name, arguments = call
         if event.ok:
             status = "ok"
@@ -126,7 +145,9 @@ class AiToolCall(models.Model):
         Tool = self.env["mcp.tool"].sudo().with_context(active_test=False)
         for tool in Tool.search_fetch([("server_id", "in", list(servers))], ["server_id", "name"]):
             # the first of the model's order, as the lookup of one tool takes it
-            known.setdefault(("tool", servers[tool.server_id.id], tool.name), {"server_id": tool.server_id.id, "tool_id": tool.id})
+            known.setdefault(
+                ("tool", servers[tool.server_id.id], tool.name), {"server_id": tool.server_id.id, "tool_id": tool.id}
+            )
         return known
 
     @api.model
@@ -150,10 +171,21 @@ class AiToolCall(models.Model):
         if key not in known:
             server_ids = known["servers"].get(server_name, []) if server_name else []
             Tool = self.env["mcp.tool"].sudo().with_context(active_test=False)
-            tool = Tool.search_fetch([("server_id", "in", server_ids), ("name", "=", tool_name)], ["server_id"], limit=1) \
-                if tool_name and server_ids else Tool
-            known[key] = {"server_id": tool.server_id.id or (server_ids[0] if server_ids else False), "tool_id": tool.id or False}
-        return {**known["conversation"], **known[key], "server_name": server_name or False, "tool_name": tool_name or False}
+            tool = (
+                Tool.search_fetch([("server_id", "in", server_ids), ("name", "=", tool_name)], ["server_id"], limit=1)
+                if tool_name and server_ids
+                else Tool
+            )
+            known[key] = {
+                "server_id": tool.server_id.id or (server_ids[0] if server_ids else False),
+                "tool_id": tool.id or False,
+            }
+        return {
+            **known["conversation"],
+            **known[key],
+            "server_name": server_name or False,
+            "tool_name": tool_name or False,
+        }
 
     @api.model
     def _servers_by_name(self, conversation):
@@ -177,8 +209,12 @@ class AiToolCall(models.Model):
         try:
             return int(value) if value not in (None, False, "") else DEFAULT_RETENTION_DAYS
         except ValueError:
-            _logger.warning("System parameter %s is not a number of days: %r; keeping %s days",
-                            RETENTION_PARAM, value, DEFAULT_RETENTION_DAYS)
+            _logger.warning(
+                "System parameter %s is not a number of days: %r; keeping %s days",
+                RETENTION_PARAM,
+                value,
+                DEFAULT_RETENTION_DAYS,
+            )
             return DEFAULT_RETENTION_DAYS
 
     @api.model

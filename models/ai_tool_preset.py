@@ -5,6 +5,7 @@ A preset is a JSON object of arguments whose values may reference {{variables}}
 user asking, the conversation's cloud service and the conversation, merged over what the model
 sends (the model cannot override it) and removed from the schema the model sees.
 """
+
 import json
 from typing import NamedTuple
 
@@ -31,18 +32,24 @@ class AiToolPreset(models.Model):
     assistant_id = fields.Many2one("ai.assistant", string="Assistant", required=True, ondelete="cascade", index=True)
     assistant_server_ids = fields.Many2many(related="assistant_id.mcp_server_ids", string="Assistant Servers")
     tool_id = fields.Many2one(
-        "mcp.tool", string="Tool", required=True, ondelete="cascade", index=True,
+        "mcp.tool",
+        string="Tool",
+        required=True,
+        ondelete="cascade",
+        index=True,
         domain="[('server_id', 'in', assistant_server_ids)]",
         help="A tool of one of the assistant's MCP servers.",
     )
     server_id = fields.Many2one(related="tool_id.server_id", string="Server")
     arguments = fields.Text(
-        required=True, default="{}",
+        required=True,
+        default="{}",
         help='A JSON object of the arguments to fix, e.g. {"owner": "{{user.login}}", "limit": 20}. Values may '
         "reference variables in double braces; the model neither sees these arguments nor can change them.",
     )
     tool_arguments = fields.Char(
-        string="Tool's Arguments", compute="_compute_tool_arguments",
+        string="Tool's Arguments",
+        compute="_compute_tool_arguments",
         help="The arguments the tool takes, from its input schema.",
     )
     variables_help = fields.Char(string="Variables", compute="_compute_tool_arguments")
@@ -72,8 +79,11 @@ class AiToolPreset(models.Model):
             tool = preset.tool_id
             if tool.server_id not in preset.assistant_id.with_context(active_test=False).mcp_server_ids:
                 raise ValidationError(
-                    _("%(tool)s is not a tool of %(assistant)s: choose a tool of one of its MCP servers.",
-                      tool=tool.display_name, assistant=preset.assistant_id.name)
+                    _(
+                        "%(tool)s is not a tool of %(assistant)s: choose a tool of one of its MCP servers.",
+                        tool=tool.display_name,
+                        assistant=preset.assistant_id.name,
+                    )
                 )
             try:
                 validate_preset(preset._parsed_arguments(), tool_schema(tool))
@@ -90,7 +100,7 @@ class AiToolPreset(models.Model):
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 "arguments",
-                f'the arguments are not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); '
+                f"the arguments are not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); "
                 'expected an object, e.g. {"owner": "{{user.login}}"}',
             ) from None
         if not isinstance(data, dict):
@@ -121,15 +131,26 @@ class AiToolPreset(models.Model):
             except ConfigError as exc:
                 left_out.add(tool.id)
                 if warnings is not None:
-                    warnings.append(_("%(tool)s is left out: its preset no longer fits the tool (%(problem)s).",
-                                      tool=tool.display_name, problem=exc.problem))
+                    warnings.append(
+                        _(
+                            "%(tool)s is left out: its preset no longer fits the tool (%(problem)s).",
+                            tool=tool.display_name,
+                            problem=exc.problem,
+                        )
+                    )
                 continue
             missing = sorted(name for name in variables_in(arguments) if values.get(name) in (None, ""))
             if missing:
                 left_out.add(tool.id)
                 if warnings is not None:
-                    warnings.append(_("%(tool)s is left out: its preset needs {{%(variable)s}}, which this "
-                                      "conversation does not have.", tool=tool.display_name, variable=missing[0]))
+                    warnings.append(
+                        _(
+                            "%(tool)s is left out: its preset needs {{%(variable)s}}, which this "
+                            "conversation does not have.",
+                            tool=tool.display_name,
+                            variable=missing[0],
+                        )
+                    )
                 continue
             resolved[tool.id] = resolve_preset(arguments, values)
         return TurnPresets(resolved, frozenset(left_out))
@@ -155,7 +176,6 @@ class AiToolPreset(models.Model):
             "assistant.id": assistant.id,
             "assistant.name": assistant.sudo().name,
         }
-
 
 
 def tool_schema(tool):

@@ -8,6 +8,7 @@ a pool of as many (issue 13's profile of bench_load --scale). Now the first turn
 period is over runs one query for all the turns of its database, and each turn takes what was
 found for it the next time it looks.
 """
+
 from __future__ import annotations
 
 import threading
@@ -26,8 +27,12 @@ class CallRequest(NamedTuple):
 class CallRequests:
     """Running calls by turn, and what the user asked of them, for the turns of this process."""
 
-    def __init__(self, open_cursor: Callable[[Any], AbstractContextManager], period: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        open_cursor: Callable[[Any], AbstractContextManager],
+        period: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._open_cursor = open_cursor  # registry -> a cursor of a connection a turn may take
         self._period = period
         self._clock = clock

@@ -7,6 +7,7 @@ environment, and run by a ChatTurn holding only plain data: it writes every even
 transactions on new cursors from the registry, and is consumed as an iterator by the SSE
 controller or by the Discuss bot alike.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -24,9 +25,9 @@ from odoo.tools import config
 
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import (
+    FINAL_TYPES,
     ErrorEvent,
     Event,
-    FINAL_TYPES,
     StartEvent,
     WarningEvent,
 )
@@ -150,7 +151,9 @@ class ChatTurn:
                 error = ErrorEvent(code=exc.code.value, message=exc.message)
             else:
                 _logger.exception("AI turn failed: conversation=%s", self.conversation_id)
-                error = ErrorEvent(code=INTERNAL_ERROR, message="The assistant failed unexpectedly; the details are in the server log.")
+                error = ErrorEvent(
+                    code=INTERNAL_ERROR, message="The assistant failed unexpectedly; the details are in the server log."
+                )
             self.final = error
             yield from writer.add(self._adjust(error))
         finally:
@@ -158,10 +161,16 @@ class ChatTurn:
             writer.close()
 
     def _adjust(self, event: Event) -> Event:
-        if isinstance(event, ErrorEvent) and event.code in (
-            ErrorCode.LLM_UNREACHABLE.value,
-            ErrorCode.LLM_AUTH_FAILED.value,
-        ) and self.provider_hint and PROVIDER_MENU not in event.message:
+        if (
+            isinstance(event, ErrorEvent)
+            and event.code
+            in (
+                ErrorCode.LLM_UNREACHABLE.value,
+                ErrorCode.LLM_AUTH_FAILED.value,
+            )
+            and self.provider_hint
+            and PROVIDER_MENU not in event.message
+        ):
             return event.model_copy(update={"message": f"{event.message} {self.provider_hint}"})
         return event
 
@@ -262,7 +271,9 @@ class _Writer:
             return
         for request in call_requests.take(self.turn.registry, self.turn.conversation_id, self.running):
             if request.answer is not None:
-                control.answer_elicitation(request.answer["elicitation"], request.answer["action"], request.answer.get("content"))
+                control.answer_elicitation(
+                    request.answer["elicitation"], request.answer["action"], request.answer.get("content")
+                )
             if request.cancel and request.call_id not in self.cancels_sent:
                 self.cancels_sent.add(request.call_id)
                 control.cancel_call(request.call_id)
@@ -305,7 +316,16 @@ class _Writer:
                     state = change[0] or state
                     rounds = change[1] if change[1] is not None else rounds
                 values.append("(%s, %s, %s, %s::jsonb, %s, %s, %s, %s)")
-                params += [turn.conversation_id, seq, event.type, json.dumps(event.data()), turn.uid, now, turn.uid, now]
+                params += [
+                    turn.conversation_id,
+                    seq,
+                    event.type,
+                    json.dumps(event.data()),
+                    turn.uid,
+                    now,
+                    turn.uid,
+                    now,
+                ]
                 stored = event
             env.flush_all()
             # a turn that ends clears its heartbeat; a running one renews it with every write
@@ -335,9 +355,13 @@ class _Writer:
         kind = event.type
         if kind == "start":
             # a turn resumed after an approval runs the calls that waited for it
-            resumed = Message.search([
-                ("conversation_id", "=", self.turn.conversation_id), ("role", "=", "tool"), ("status", "=", "pending"),
-            ])
+            resumed = Message.search(
+                [
+                    ("conversation_id", "=", self.turn.conversation_id),
+                    ("role", "=", "tool"),
+                    ("status", "=", "pending"),
+                ]
+            )
             resumed.write({"status": "running"})
             self.running.update(resumed.mapped("tool_call_id"))
             return event, None
@@ -356,16 +380,19 @@ class _Writer:
             # the reply is logged before its first call: a reply without text has the seq of that
             # call, and (seq, id) must still list the call before its result
             self._log_reply(env)
-            self.tool_messages[event.id] = insert_row(env["ai.message"], {
-                "conversation_id": self.turn.conversation_id,
-                "role": "tool",
-                "seq": seq,
-                "tool_call_id": event.id,
-                "tool_name": event.tool,
-                "server_name": event.server,
-                "arguments": event.arguments or None,
-                "status": "running",
-            })
+            self.tool_messages[event.id] = insert_row(
+                env["ai.message"],
+                {
+                    "conversation_id": self.turn.conversation_id,
+                    "role": "tool",
+                    "seq": seq,
+                    "tool_call_id": event.id,
+                    "tool_name": event.tool,
+                    "server_name": event.server,
+                    "arguments": event.arguments or None,
+                    "status": "running",
+                },
+            )
             self.running.add(event.id)
             self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None)
             return event, None
@@ -377,12 +404,16 @@ class _Writer:
             message = self._tool_message(env, event.id)
             if message:
                 status = "done" if event.ok else RESULT_STATUSES.get(event.error_code, "error")
-                update_row(env["ai.message"], message.id, {
-                    "status": status,
-                    "content": event.model_text,
-                    "duration_ms": event.duration_ms,
-                    "error_code": event.error_code or False,
-                })
+                update_row(
+                    env["ai.message"],
+                    message.id,
+                    {
+                        "status": status,
+                        "content": event.model_text,
+                        "duration_ms": event.duration_ms,
+                        "error_code": event.error_code or False,
+                    },
+                )
             env["ai.tool.call"]._record_tool_result(  # audit: ai_tool_call.py
                 self.turn.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_known
             )
@@ -395,9 +426,13 @@ class _Writer:
         if kind == "approval_required":
             self._end_reply(env)
             # the calls that need no approval wait with the others
-            waiting = env["ai.message"].search([
-                ("conversation_id", "=", self.turn.conversation_id), ("role", "=", "tool"), ("status", "=", "running"),
-            ])
+            waiting = env["ai.message"].search(
+                [
+                    ("conversation_id", "=", self.turn.conversation_id),
+                    ("role", "=", "tool"),
+                    ("status", "=", "running"),
+                ]
+            )
             for call in event.calls:
                 waiting |= self._tool_message(env, call.id)
             waiting.write({"status": "pending"})
@@ -420,11 +455,13 @@ class _Writer:
             return event.model_copy(update={"message_id": answer.id}), ("idle", event.rounds)
         if kind == "error":
             self._end_reply(env)
-            interrupted = Message.search([
-                ("conversation_id", "=", self.turn.conversation_id),
-                ("role", "=", "tool"),
-                ("status", "in", ("running", "pending", "cancelling")),
-            ])
+            interrupted = Message.search(
+                [
+                    ("conversation_id", "=", self.turn.conversation_id),
+                    ("role", "=", "tool"),
+                    ("status", "in", ("running", "pending", "cancelling")),
+                ]
+            )
             interrupted.write({"status": "error", "error_code": event.code})
             return event, ("idle", None)
         return event, None
@@ -441,9 +478,15 @@ class _Writer:
         values.update(content="".join(self.reply_text), tool_calls=list(self.reply_calls) or None)
         Message = env["ai.message"]
         if self.reply_message_id is None:
-            self.reply_message_id = insert_row(Message, {
-                "conversation_id": self.turn.conversation_id, "role": "assistant", "seq": self.reply_seq, **values,
-            })
+            self.reply_message_id = insert_row(
+                Message,
+                {
+                    "conversation_id": self.turn.conversation_id,
+                    "role": "assistant",
+                    "seq": self.reply_seq,
+                    **values,
+                },
+            )
         elif values != self.reply_logged:
             update_row(Message, self.reply_message_id, values)
         self.reply_logged = values
@@ -461,11 +504,15 @@ class _Writer:
         if call_id in self.tool_messages:
             return Message.browse(self.tool_messages[call_id])
         # a call of an earlier run of this turn (resumed after an approval)
-        return Message.search([
-            ("conversation_id", "=", self.turn.conversation_id),
-            ("role", "=", "tool"),
-            ("tool_call_id", "=", call_id),
-        ], order="id desc", limit=1)
+        return Message.search(
+            [
+                ("conversation_id", "=", self.turn.conversation_id),
+                ("role", "=", "tool"),
+                ("tool_call_id", "=", call_id),
+            ],
+            order="id desc",
+            limit=1,
+        )
 
 
 async def turn_events(

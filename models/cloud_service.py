@@ -10,15 +10,26 @@ class CloudService(models.Model):
     name = fields.Char(required=True, tracking=True)
     active = fields.Boolean(default=True)
     owner_id = fields.Many2one(
-        "res.users", string="Owner", required=True, default=lambda self: self.env.user, index=True, tracking=True,
+        "res.users",
+        string="Owner",
+        required=True,
+        default=lambda self: self.env.user,
+        index=True,
+        tracking=True,
         ondelete="cascade",
     )
     member_ids = fields.Many2many(
-        "res.users", "cloud_service_member_rel", "service_id", "user_id", string="Members",
+        "res.users",
+        "cloud_service_member_rel",
+        "service_id",
+        "user_id",
+        string="Members",
         help="Members chat about this service with its servers' tools; only the owner changes the service.",
     )
     user_mcp_server_ids = fields.One2many(
-        "mcp.server", "cloud_service_id", string="MCP Servers",
+        "mcp.server",
+        "cloud_service_id",
+        string="MCP Servers",
         domain=[("scope", "=", "user")],
         context={"default_scope": "user"},
     )

@@ -8,6 +8,7 @@ the next message answers it ("yes" / "no"). One that needs the user to sign in t
 replies with the sign-in link; the next message goes on, with that server if the user signed in
 meanwhile, without it ("no") otherwise.
 """
+
 import functools
 import json
 import logging
@@ -19,13 +20,37 @@ from markupsafe import Markup
 from odoo import _, api, models
 from odoo.tools import html2plaintext, html_sanitize, plaintext2html
 
-from ..services.events import FINAL_TYPES, ApprovalRequiredEvent, AuthRequiredEvent, ConfirmContinueEvent, ErrorEvent, WarningEvent
+from ..services.events import (
+    FINAL_TYPES,
+    ApprovalRequiredEvent,
+    AuthRequiredEvent,
+    ConfirmContinueEvent,
+    ErrorEvent,
+    WarningEvent,
+)
 from ..services.markdown_html import markdown_to_html
 from .chat_turn import ChatRefused, ChatTurn
 
 _logger = logging.getLogger(__name__)
 
-YES = {"yes", "y", "ok", "okay", "allow", "approve", "go", "go on", "continue", "sure", "oui", "ja", "sí", "si", "是", "好"}
+YES = {
+    "yes",
+    "y",
+    "ok",
+    "okay",
+    "allow",
+    "approve",
+    "go",
+    "go on",
+    "continue",
+    "sure",
+    "oui",
+    "ja",
+    "sí",
+    "si",
+    "是",
+    "好",
+}
 NO = {"no", "n", "deny", "stop", "cancel", "non", "nein", "否", "不"}
 RESULT_PREVIEW_CHARS = 300
 ARGUMENTS_PREVIEW_CHARS = 200
@@ -47,8 +72,11 @@ class DiscussChannel(models.Model):
         partners = self.sudo().channel_member_ids.partner_id
         if not partners:
             return self.env["ai.assistant"]
-        return self.env["ai.assistant"].sudo().with_context(active_test=False).search(
-            [("partner_id", "in", partners.ids)], limit=1
+        return (
+            self.env["ai.assistant"]
+            .sudo()
+            .with_context(active_test=False)
+            .search([("partner_id", "in", partners.ids)], limit=1)
         )
 
     def _ai_mcp_schedule_reply(self, message):
@@ -61,9 +89,11 @@ class DiscussChannel(models.Model):
         text = html2plaintext(message.body or "").strip()
         if not text:
             return
-        self.env.cr.postcommit.add(functools.partial(
-            _reply_after_commit, self.env.registry, user.id, dict(self.env.context), self.id, assistant.id, text
-        ))
+        self.env.cr.postcommit.add(
+            functools.partial(
+                _reply_after_commit, self.env.registry, user.id, dict(self.env.context), self.id, assistant.id, text
+            )
+        )
 
     # -- the turn --------------------------------------------------------------------------------
 
@@ -76,7 +106,8 @@ class DiscussChannel(models.Model):
         Conversation = self.env["ai.conversation"]
         conversation = Conversation.sudo().search(
             [("channel_id", "=", self.id), ("user_id", "=", user.id), ("assistant_id", "=", assistant.id)],
-            order="id desc", limit=1,
+            order="id desc",
+            limit=1,
         )
         if conversation:
             conversation._repair_if_stale()
@@ -85,9 +116,13 @@ class DiscussChannel(models.Model):
                 answer = _yes_no(text)
                 if answer is None:
                     return _("Please reply yes to allow the tool calls, or no to deny them.")
-                return conversation._chat_resume(approvals={call_id: answer for call_id in conversation._pending_call_ids()})
+                return conversation._chat_resume(
+                    approvals={call_id: answer for call_id in conversation._pending_call_ids()}
+                )
             if conversation.state == "awaiting_auth":
-                return conversation._chat_resume(sign_in={"declined": conversation._sign_ins_left(everything=_yes_no(text) is False)})
+                return conversation._chat_resume(
+                    sign_in={"declined": conversation._sign_ins_left(everything=_yes_no(text) is False)}
+                )
             if conversation.state == "awaiting_confirmation":
                 answer = _yes_no(text)
                 if answer is None:
@@ -103,8 +138,10 @@ class DiscussChannel(models.Model):
         member = self.sudo().channel_member_ids.filtered(lambda m: m.partner_id == partner)
         if member:
             member._notify_typing(False)
-        return self.sudo().with_context(mail_create_nosubscribe=True).message_post(
-            body=body, author_id=partner.id, message_type="comment", subtype_xmlid="mail.mt_comment"
+        return (
+            self.sudo()
+            .with_context(mail_create_nosubscribe=True)
+            .message_post(body=body, author_id=partner.id, message_type="comment", subtype_xmlid="mail.mt_comment")
         )
 
     def _ai_mcp_typing(self, assistant):
@@ -123,8 +160,10 @@ class DiscussChannel(models.Model):
         parts = []
         if outcome.reply:
             parts.append(Markup(html_sanitize(markdown_to_html(outcome.reply))))
-        calls = [(outcome.calls.get(result.id) or self._ai_mcp_stored_call(outcome.conversation_id, result.id), result)
-                 for result in outcome.results]
+        calls = [
+            (outcome.calls.get(result.id) or self._ai_mcp_stored_call(outcome.conversation_id, result.id), result)
+            for result in outcome.results
+        ]
         if calls:
             parts.append(self._ai_mcp_tool_summary(calls))
         final = outcome.final
@@ -134,8 +173,12 @@ class DiscussChannel(models.Model):
                 % (call.title or call.tool, call.server, _shorten(_json(call.arguments), ARGUMENTS_PREVIEW_CHARS))
                 for call in final.calls
             )
-            intro = _("I would like to run this tool:") if len(final.calls) == 1 else _("I would like to run these tools:")
-            parts.append(Markup("<p>%s</p><ul>%s</ul><p><b>%s</b></p>") % (intro, items, _("Reply yes to allow, or no to deny.")))
+            intro = (
+                _("I would like to run this tool:") if len(final.calls) == 1 else _("I would like to run these tools:")
+            )
+            parts.append(
+                Markup("<p>%s</p><ul>%s</ul><p><b>%s</b></p>") % (intro, items, _("Reply yes to allow, or no to deny."))
+            )
         elif isinstance(final, AuthRequiredEvent):
             base = self.get_base_url().rstrip("/")
             links = Markup("").join(
@@ -143,18 +186,25 @@ class DiscussChannel(models.Model):
                 % (server.message, base + server.url, _("Sign in to %s", server.server))
                 for server in final.servers
             )
-            parts.append(Markup("<ul>%s</ul><p><b>%s</b></p>") % (links, _(
-                "Reply when you have signed in, and I will go on; reply no to go on without it."
-            )))
+            parts.append(
+                Markup("<ul>%s</ul><p><b>%s</b></p>")
+                % (links, _("Reply when you have signed in, and I will go on; reply no to go on without it."))
+            )
         elif isinstance(final, ConfirmContinueEvent):
-            parts.append(plaintext2html(_(
-                "I have used %(used)s of my %(max)s tool rounds. Reply yes to let me go on, or no to get my answer now.",
-                used=final.rounds_used, max=final.max_rounds,
-            )))
+            parts.append(
+                plaintext2html(
+                    _(
+                        "I have used %(used)s of my %(max)s tool rounds. Reply yes to let me go on, or no to get my answer now.",
+                        used=final.rounds_used,
+                        max=final.max_rounds,
+                    )
+                )
+            )
         elif isinstance(final, ErrorEvent):
-            parts.append(Markup("<p><i>%s</i></p>") % _(
-                "I could not finish: %(message)s (%(code)s)", message=final.message, code=final.code
-            ))
+            parts.append(
+                Markup("<p><i>%s</i></p>")
+                % _("I could not finish: %(message)s (%(code)s)", message=final.message, code=final.code)
+            )
         elif not parts:
             parts.append(plaintext2html(_("I have no answer to that.")))
         for warning in dict.fromkeys(outcome.warnings):
@@ -174,19 +224,34 @@ class DiscussChannel(models.Model):
             preview = result.model_text if result.ok else (result.error_message or result.model_text)
             items.append(
                 Markup("<li><b>%s</b> <small>(%s)</small> <code>%s</code> — %s, %s ms<br/><small>%s</small></li>")
-                % (call["title"], call["server"], _shorten(_json(call["arguments"]), ARGUMENTS_PREVIEW_CHARS), status,
-                   result.duration_ms, _shorten(preview, RESULT_PREVIEW_CHARS))
+                % (
+                    call["title"],
+                    call["server"],
+                    _shorten(_json(call["arguments"]), ARGUMENTS_PREVIEW_CHARS),
+                    status,
+                    result.duration_ms,
+                    _shorten(preview, RESULT_PREVIEW_CHARS),
+                )
             )
         summary = _("Used 1 tool") if len(calls) == 1 else _("Used %s tools", len(calls))
         return Markup("<details><summary>🔧 %s</summary><ul>%s</ul></details>") % (summary, Markup("").join(items))
 
     def _ai_mcp_stored_call(self, conversation_id, call_id):
         """A call made in an earlier run of the turn (before the user approved it)."""
-        message = self.env["ai.message"].sudo().search(
-            [("conversation_id", "=", conversation_id), ("role", "=", "tool"), ("tool_call_id", "=", call_id)],
-            order="id desc", limit=1,
+        message = (
+            self.env["ai.message"]
+            .sudo()
+            .search(
+                [("conversation_id", "=", conversation_id), ("role", "=", "tool"), ("tool_call_id", "=", call_id)],
+                order="id desc",
+                limit=1,
+            )
         )
-        return {"title": message.tool_name or call_id, "server": message.server_name or "", "arguments": message.arguments or {}}
+        return {
+            "title": message.tool_name or call_id,
+            "server": message.server_name or "",
+            "arguments": message.arguments or {},
+        }
 
 
 @dataclass
@@ -216,7 +281,11 @@ class Outcome:
             elif kind in ("round", "tool_call", "tool_result"):
                 answer = []  # the reply is what the model said after its last tools
                 if kind == "tool_call":
-                    outcome.calls[event.id] = {"title": event.title or event.tool, "server": event.server, "arguments": event.arguments}
+                    outcome.calls[event.id] = {
+                        "title": event.title or event.tool,
+                        "server": event.server,
+                        "arguments": event.arguments,
+                    }
                 elif kind == "tool_result":
                     outcome.results.append(event)
             elif isinstance(event, WarningEvent):

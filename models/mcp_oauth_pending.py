@@ -2,6 +2,7 @@
 `state`, belongs to the user and browser session that started it, is used once (removed when its
 callback arrives, whatever the outcome) and expires. What the callback needs in clear (the PKCE
 verifier) is an encrypted secret. No access rights: only the sign-in routes read it, as superuser."""
+
 import hashlib
 import json
 from datetime import timedelta
@@ -26,7 +27,9 @@ class McpOauthPending(models.Model):
     session_hash = fields.Char(required=True)
     server_id = fields.Many2one("mcp.server", required=True, ondelete="cascade")
     user_id = fields.Many2one("res.users", required=True, ondelete="cascade")
-    owner_id = fields.Many2one("res.users", ondelete="cascade", help="Whose grant the sign-in makes; empty: the shared one.")
+    owner_id = fields.Many2one(
+        "res.users", ondelete="cascade", help="Whose grant the sign-in makes; empty: the shared one."
+    )
     conversation_id = fields.Many2one("ai.conversation", ondelete="set null")
     expires_at = fields.Datetime(required=True)
     authorization = fields.Text(compute="_compute_authorization", inverse="_inverse_authorization", copy=False)
@@ -44,17 +47,21 @@ class McpOauthPending(models.Model):
     def _begin(self, server, pending, session_id, owner, conversation=None):
         # expired sign-ins of anyone go with each new one: nothing else needs them
         self.sudo().search([("expires_at", "<", fields.Datetime.now())]).unlink()
-        return self.sudo().create({
-            "state_hash": digest(pending.state),
-            "session_hash": digest(session_id),
-            "server_id": server.id,
-            "user_id": self.env.uid,
-            "owner_id": owner.id if owner else False,
-            "conversation_id": conversation.id if conversation else False,
-            "expires_at": fields.Datetime.now() + timedelta(seconds=PENDING_LIFETIME),
-            # pydantic writes a SecretStr masked: the verifier is put back in clear, then encrypted
-            "authorization": json.dumps({**pending.model_dump(mode="json"), "code_verifier": pending.code_verifier.get_secret_value()}),
-        })
+        return self.sudo().create(
+            {
+                "state_hash": digest(pending.state),
+                "session_hash": digest(session_id),
+                "server_id": server.id,
+                "user_id": self.env.uid,
+                "owner_id": owner.id if owner else False,
+                "conversation_id": conversation.id if conversation else False,
+                "expires_at": fields.Datetime.now() + timedelta(seconds=PENDING_LIFETIME),
+                # pydantic writes a SecretStr masked: the verifier is put back in clear, then encrypted
+                "authorization": json.dumps(
+                    {**pending.model_dump(mode="json"), "code_verifier": pending.code_verifier.get_secret_value()}
+                ),
+            }
+        )
 
     @api.model
     def _take(self, state, session_id):
@@ -66,7 +73,9 @@ class McpOauthPending(models.Model):
             raise OAuthError(ErrorCode.OAUTH_STATE_INVALID)
         if record.user_id.id != self.env.uid or record.session_hash != digest(session_id):
             # not removed: the sign-in stays usable by the user who started it
-            raise OAuthError(ErrorCode.OAUTH_STATE_INVALID, "This sign-in was started by another user or in another browser session.")
+            raise OAuthError(
+                ErrorCode.OAUTH_STATE_INVALID, "This sign-in was started by another user or in another browser session."
+            )
         pending = PendingAuthorization.model_validate_json(record._secret_value("authorization"))
         values = {"server": record.server_id, "owner": record.owner_id, "conversation": record.conversation_id}
         record.unlink()

@@ -5,16 +5,17 @@ the code that connects does, as superuser (TokenStore).
 
 A grant is refreshed under a lock of its row (`_renew`), so the holders of one grant in every
 worker take turns: the refresh tokens of OAuth 2.1 rotate, and one spent twice is refused."""
+
 import asyncio
 import calendar
 import logging
 from datetime import datetime
 
 from psycopg2.errors import SerializationFailure
+from pydantic import SecretStr
 
 from odoo import SUPERUSER_ID, api, fields, models
 from odoo.tools import SQL
-from pydantic import SecretStr
 
 from ..services.oauth_models import TokenSet
 
@@ -56,9 +57,11 @@ class McpOauthToken(models.Model):
     def init(self):
         super().init()
         # one grant per server and user, the shared one (no user) included: NULLs are not equal in a plain unique
-        self.env.cr.execute(SQL(
-            "CREATE UNIQUE INDEX IF NOT EXISTS mcp_oauth_token_owner_uniq ON mcp_oauth_token (server_id, COALESCE(user_id, 0))"
-        ))
+        self.env.cr.execute(
+            SQL(
+                "CREATE UNIQUE INDEX IF NOT EXISTS mcp_oauth_token_owner_uniq ON mcp_oauth_token (server_id, COALESCE(user_id, 0))"
+            )
+        )
 
     def _compute_access_token(self):
         self._secret_compute("access_token")
@@ -202,8 +205,11 @@ class OdooTokenStore:
             try:
                 return self._run(lambda grant: grant._renew(renewing))
             except SerializationFailure:
-                _logger.info("OAuth grant changed by another holder meanwhile, read again: server=%s owner=%s",
-                             self.server_id, self.owner_id)
+                _logger.info(
+                    "OAuth grant changed by another holder meanwhile, read again: server=%s owner=%s",
+                    self.server_id,
+                    self.owner_id,
+                )
         return self._run(lambda grant: grant._renew(renewing))
 
     def _run(self, action):

@@ -20,8 +20,22 @@ ALLOW_STDIO_PARAM = "ai_mcp.allow_stdio"
 STDERR_TAIL_LINES = 40
 # a change to one of these makes "connected" stale: the server must be tested again
 CONNECTION_FIELDS = frozenset(
-    {"transport", "url", "auth_type", "api_key_header", "api_key", "headers", "command", "args", "env_vars", "cwd",
-     "oauth_token_scope", "oauth_client_id", "oauth_client_secret", "oauth_scopes"}
+    {
+        "transport",
+        "url",
+        "auth_type",
+        "api_key_header",
+        "api_key",
+        "headers",
+        "command",
+        "args",
+        "env_vars",
+        "cwd",
+        "oauth_token_scope",
+        "oauth_client_id",
+        "oauth_client_secret",
+        "oauth_scopes",
+    }
 )
 
 
@@ -69,8 +83,13 @@ class McpServer(models.Model):
     )
     url = fields.Char(string="URL", tracking=True, help="The MCP endpoint, e.g. https://mcp.example.com/mcp")
     auth_type = fields.Selection(
-        [("none", "None"), ("bearer", "Bearer token"), ("api_key", "API key header"), ("headers", "Custom headers"),
-         ("oauth", "OAuth sign-in")],
+        [
+            ("none", "None"),
+            ("bearer", "Bearer token"),
+            ("api_key", "API key header"),
+            ("headers", "Custom headers"),
+            ("oauth", "OAuth sign-in"),
+        ],
         string="Authentication",
         default="none",
         required=True,
@@ -130,8 +149,16 @@ class McpServer(models.Model):
         "then it is cancelled, the server is told, and the tool call says so.",
     )
     log_level = fields.Selection(
-        [("debug", "Debug"), ("info", "Info"), ("notice", "Notice"), ("warning", "Warning"), ("error", "Error"),
-         ("critical", "Critical"), ("alert", "Alert"), ("emergency", "Emergency")],
+        [
+            ("debug", "Debug"),
+            ("info", "Info"),
+            ("notice", "Notice"),
+            ("warning", "Warning"),
+            ("error", "Error"),
+            ("critical", "Critical"),
+            ("alert", "Alert"),
+            ("emergency", "Emergency"),
+        ],
         string="Server Log Level",
         default="info",
         help="The server's log messages at this level or above are shown in the tool call that sent them and written "
@@ -254,19 +281,28 @@ class McpServer(models.Model):
         self._check_stdio_allowed(stdio)
         for server in stdio:
             if server.scope != "system":
-                raise ValidationError(_("%s: stdio servers run on the Odoo server, so only system servers may use them.", server.name))
+                raise ValidationError(
+                    _("%s: stdio servers run on the Odoo server, so only system servers may use them.", server.name)
+                )
             if not (server.command or "").strip():
-                raise ValidationError(_("%s: a stdio server needs a command, e.g. npx or /usr/bin/python3.", server.name))
+                raise ValidationError(
+                    _("%s: a stdio server needs a command, e.g. npx or /usr/bin/python3.", server.name)
+                )
 
     @api.model
     def _check_stdio_allowed(self, stdio_servers):
         if not stdio_servers:
             return
         if not self.env.su and not self.env.user.has_group("base.group_system"):
-            raise AccessError(_("Only system administrators may configure stdio MCP servers: they run programs on the Odoo server."))
+            raise AccessError(
+                _("Only system administrators may configure stdio MCP servers: they run programs on the Odoo server.")
+            )
         if not self._stdio_enabled():
             raise ValidationError(
-                _("stdio MCP servers are turned off. A system administrator can allow them with the system parameter %s.", ALLOW_STDIO_PARAM)
+                _(
+                    "stdio MCP servers are turned off. A system administrator can allow them with the system parameter %s.",
+                    ALLOW_STDIO_PARAM,
+                )
             )
 
     @api.constrains("url", "transport", "scope")
@@ -280,7 +316,9 @@ class McpServer(models.Model):
                 else:
                     check_url(server.url)
             except ConfigError as exc:
-                raise ValidationError(_("%(server)s: %(problem)s", server=server.name, problem=config_error_text(server, exc))) from None
+                raise ValidationError(
+                    _("%(server)s: %(problem)s", server=server.name, problem=config_error_text(server, exc))
+                ) from None
 
     @api.constrains("scope", "cloud_service_id", "owner_id")
     def _check_scope(self):
@@ -289,7 +327,9 @@ class McpServer(models.Model):
                 if not server.cloud_service_id:
                     raise ValidationError(_("%s: a user server belongs to a cloud service; choose one.", server.name))
                 if server.owner_id != server.cloud_service_id.owner_id:
-                    raise ValidationError(_("%s: a user server is owned by the owner of its cloud service.", server.name))
+                    raise ValidationError(
+                        _("%s: a user server is owned by the owner of its cloud service.", server.name)
+                    )
             elif server.cloud_service_id:
                 raise ValidationError(_("%s: only user servers belong to a cloud service.", server.name))
 
@@ -379,11 +419,15 @@ class McpServer(models.Model):
         transport = server.transport
         if transport == "stdio":
             if server.scope != "system":
-                raise ConfigError("transport", _lt("Only system servers may run over stdio. Choose streamable HTTP or SSE."))
+                raise ConfigError(
+                    "transport", _lt("Only system servers may run over stdio. Choose streamable HTTP or SSE.")
+                )
             if not self._stdio_enabled():
                 raise ConfigError(
                     "transport",
-                    _lt("stdio servers are turned off. A system administrator can allow them with the system parameter %(param)s."),
+                    _lt(
+                        "stdio servers are turned off. A system administrator can allow them with the system parameter %(param)s."
+                    ),
                     param=ALLOW_STDIO_PARAM,
                 )
         elif server.scope == "user":
@@ -416,7 +460,9 @@ class McpServer(models.Model):
             allowed_hosts=tuple(h.strip() for h in self._allowed_hosts() if h.strip()),
             log_level=server.log_level or None,
             # a per-user grant's sessions are the user's own: the pool keys them by token owner
-            token_owner=str(self.env.uid) if server.auth_type == "oauth" and server.oauth_token_scope == "user" else None,
+            token_owner=str(self.env.uid)
+            if server.auth_type == "oauth" and server.oauth_token_scope == "user"
+            else None,
         )
 
     @api.model
@@ -425,7 +471,9 @@ class McpServer(models.Model):
 
     @api.model
     def _allowed_hosts(self):
-        return (self.env["ir.config_parameter"].sudo().get_param(ALLOWED_HOSTS_PARAM) or "").replace(";", ",").split(",")
+        return (
+            (self.env["ir.config_parameter"].sudo().get_param(ALLOWED_HOSTS_PARAM) or "").replace(";", ",").split(",")
+        )
 
     # -- actions ---------------------------------------------------------------------------------
 
@@ -463,7 +511,9 @@ class McpServer(models.Model):
             result = results[0]
             if failed:
                 return notification(_("Sync of %s failed", self.name), result["error"], "danger", sticky=True)
-            return notification(_("Tools of %s synced", self.name), result["summary"], "success", sticky=bool(result["changed"]))
+            return notification(
+                _("Tools of %s synced", self.name), result["summary"], "success", sticky=bool(result["changed"])
+            )
         message = _("%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed))
         return notification(_("Tools synced"), message, "warning" if failed else "success")
 
@@ -503,10 +553,18 @@ def _parse_env(text):
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError("env_vars", _lt('This is not valid JSON (%(error)s). Enter a JSON object, e.g. {"API_TOKEN": "..."}.'), error=exc.msg) from None
+        raise ConfigError(
+            "env_vars",
+            _lt('This is not valid JSON (%(error)s). Enter a JSON object, e.g. {"API_TOKEN": "..."}.'),
+            error=exc.msg,
+        ) from None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise ConfigError("env_vars", _lt('This must be a JSON object of strings, e.g. {"API_TOKEN": "..."}.'))
     for name in data:
         if not name or "=" in name or "\x00" in name:
-            raise ConfigError("env_vars", _lt("The variable name %(name)s is invalid. Use letters, digits and _ only."), name=repr(name))
+            raise ConfigError(
+                "env_vars",
+                _lt("The variable name %(name)s is invalid. Use letters, digits and _ only."),
+                name=repr(name),
+            )
     return data

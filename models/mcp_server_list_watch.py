@@ -5,6 +5,7 @@ The sync itself needs a cursor and calls back into the hub, so it runs in a thre
 once per burst of announcements; it goes through _sync_tools like the daily cron, so a tool whose
 description or schema changed is set aside for review and never offered before.
 """
+
 import logging
 import threading
 import weakref

@@ -4,6 +4,7 @@ and finished for a user (or for the shared grant), sign-out, and the grants a tu
 The protocol is in services/oauth_*.py; this file only maps records to it. Odoo is the OAuth
 client: it registers once per server (the registration is a secret of the server, shared by its
 users), and each user, or the server's manager for a shared grant, consents at the provider."""
+
 import json
 import logging
 from urllib.parse import urlencode
@@ -41,20 +42,27 @@ class McpServer(models.Model):
         help="Per user: each user signs in with their own account the first time a conversation needs this server. "
         "Shared: the server's manager signs in once, and every conversation that may use the server uses that grant.",
     )
-    oauth_scopes = fields.Char(string="Scopes", help="Scopes to ask for, separated by spaces. Empty: what the server advertises.")
+    oauth_scopes = fields.Char(
+        string="Scopes", help="Scopes to ask for, separated by spaces. Empty: what the server advertises."
+    )
     oauth_client_id = fields.Char(
         string="Client ID",
         help="Only for providers that offer neither client metadata documents nor dynamic registration: "
         "register Odoo with the provider (redirect URI below) and enter the client id it gives.",
     )
     oauth_client_secret = fields.Char(
-        string="Client Secret", compute="_compute_oauth_client_secret", inverse="_inverse_oauth_client_secret", copy=False,
+        string="Client Secret",
+        compute="_compute_oauth_client_secret",
+        inverse="_inverse_oauth_client_secret",
+        copy=False,
         help="Write-only, with the client id above when the provider gave one.",
     )
     oauth_client_secret_set = fields.Boolean(compute="_compute_secrets_set")
     # how Odoo is registered with the provider and where its endpoints are (JSON): secret, as the
     # registration may hold a client secret
-    oauth_registration = fields.Text(compute="_compute_oauth_registration", inverse="_inverse_oauth_registration", copy=False)
+    oauth_registration = fields.Text(
+        compute="_compute_oauth_registration", inverse="_inverse_oauth_registration", copy=False
+    )
     oauth_registration_set = fields.Boolean(compute="_compute_secrets_set")
     oauth_redirect_uri = fields.Char(string="Redirect URI", compute="_compute_oauth_redirect_uri")
 
@@ -85,15 +93,22 @@ class McpServer(models.Model):
     def _compute_oauth_status(self):
         Token = self.env["mcp.oauth.token"]
         for server in self:
-            grant = Token._grant_of(server, self.env.user) if server.auth_type == "oauth" and isinstance(server.id, int) else Token
+            grant = (
+                Token._grant_of(server, self.env.user)
+                if server.auth_type == "oauth" and isinstance(server.id, int)
+                else Token
+            )
             server.oauth_signed_in = bool(grant)
             server.oauth_granted_scopes = grant.scope if grant else False
             server.oauth_refreshed_at = grant.refreshed_at if grant else False
             if not grant:
                 server.oauth_status = False
             elif grant.expires_at:
-                server.oauth_status = _("%(who)s, until %(when)s", who=grant.signed_in_by_id.name or _("unknown"),
-                                        when=fields.Datetime.context_timestamp(self, grant.expires_at).strftime("%Y-%m-%d %H:%M"))
+                server.oauth_status = _(
+                    "%(who)s, until %(when)s",
+                    who=grant.signed_in_by_id.name or _("unknown"),
+                    when=fields.Datetime.context_timestamp(self, grant.expires_at).strftime("%Y-%m-%d %H:%M"),
+                )
             else:
                 server.oauth_status = grant.signed_in_by_id.name or _("unknown")
 
@@ -174,7 +189,9 @@ class McpServer(models.Model):
         return grant._renew(renewing)
 
     def write(self, vals):
-        moved = {"url", "oauth_client_id", "oauth_client_secret"} & {f for f, v in vals.items() if v or f != "oauth_client_secret"}
+        moved = {"url", "oauth_client_id", "oauth_client_secret"} & {
+            f for f, v in vals.items() if v or f != "oauth_client_secret"
+        }
         result = super().write(vals)
         if moved and not self.env.context.get("ai_mcp_keep_state"):
             # another server or client: the registration and the grants were for the old one
@@ -210,7 +227,11 @@ class McpServer(models.Model):
         if server.auth_type != "oauth":
             raise UserError(_("%s does not sign in with OAuth: its Authentication is not OAuth.", server.name))
         if server.oauth_token_scope == "shared":
-            manager = self.env.user.has_group("ai_mcp.group_ai_manager") if server.scope == "system" else server.owner_id == self.env.user
+            manager = (
+                self.env.user.has_group("ai_mcp.group_ai_manager")
+                if server.scope == "system"
+                else server.owner_id == self.env.user
+            )
             if not manager:
                 raise AccessError(_("Only the manager of %s may sign in for everyone who uses it.", server.name))
         elif not server._oauth_user_may_use():
@@ -242,23 +263,33 @@ class McpServer(models.Model):
 
     def _oauth_register(self, discovery, http):
         data = self._oauth_registration_data()
-        if data and data["client"]["issuer"] == discovery.issuer and data["client"].get("client_id") and (
-            not self.oauth_client_id or data["client"]["client_id"] == self.oauth_client_id
+        if (
+            data
+            and data["client"]["issuer"] == discovery.issuer
+            and data["client"].get("client_id")
+            and (not self.oauth_client_id or data["client"]["client_id"] == self.oauth_client_id)
         ):
             return ClientRegistration.model_validate(data["client"])
         hub = hub_module.get_hub()
-        registration = hub.run(oauth_client.register(
-            discovery, http, self._oauth_url(CALLBACK_PATH), self._oauth_client_name(),
-            metadata_url=self._oauth_url(CLIENT_METADATA_PATH),
-            client_id=(self.oauth_client_id or "").strip() or None,
-            client_secret=self._secret_value("oauth_client_secret") or None,
-        ))
-        self.oauth_registration = json.dumps({
-            "client": {**registration.model_dump(mode="json"), "client_secret": registration.secret()},
-            "token_endpoint": discovery.endpoint("token_endpoint"),
-            "revocation_endpoint": discovery.endpoint("revocation_endpoint"),
-            "resource": discovery.resource,
-        })
+        registration = hub.run(
+            oauth_client.register(
+                discovery,
+                http,
+                self._oauth_url(CALLBACK_PATH),
+                self._oauth_client_name(),
+                metadata_url=self._oauth_url(CLIENT_METADATA_PATH),
+                client_id=(self.oauth_client_id or "").strip() or None,
+                client_secret=self._secret_value("oauth_client_secret") or None,
+            )
+        )
+        self.oauth_registration = json.dumps(
+            {
+                "client": {**registration.model_dump(mode="json"), "client_secret": registration.secret()},
+                "token_endpoint": discovery.endpoint("token_endpoint"),
+                "revocation_endpoint": discovery.endpoint("revocation_endpoint"),
+                "resource": discovery.resource,
+            }
+        )
         return registration
 
     @api.model
@@ -274,7 +305,9 @@ class McpServer(models.Model):
         code = oauth_client.read_callback(params, pending)
         data = server._oauth_registration_data()
         if data is None:
-            raise OAuthError(ErrorCode.OAUTH_STATE_INVALID, _("The server's sign-in settings changed meanwhile; sign in again."))
+            raise OAuthError(
+                ErrorCode.OAUTH_STATE_INVALID, _("The server's sign-in settings changed meanwhile; sign in again.")
+            )
         registration = ClientRegistration.model_validate(data["client"])
         tokens = hub_module.get_hub().run(oauth_client.exchange_code(code, pending, registration, server._oauth_http()))
         self.env["mcp.oauth.token"]._store(server, started["owner"].id or False, tokens, signed_in_by=self.env.user)
@@ -295,7 +328,13 @@ class McpServer(models.Model):
             hub_module.get_hub().run(discover(server.url, server._oauth_http(), sse=server.transport == "sse"))
         except AiMcpError as exc:
             _logger.info("OAuth sign-in not started: server=%s code=%s", server.name, exc.code.value)
-            return notification(_("Cannot sign in to %s", self.name), oauth_error_text(self.env, exc), "danger", sticky=True, reload=False)
+            return notification(
+                _("Cannot sign in to %s", self.name),
+                oauth_error_text(self.env, exc),
+                "danger",
+                sticky=True,
+                reload=False,
+            )
         return {"type": "ir.actions.act_url", "url": self._oauth_sign_in_url(), "target": "new"}
 
     def action_oauth_sign_out(self):
@@ -312,11 +351,18 @@ class McpServer(models.Model):
         revoked = False
         if data and tokens:
             try:
-                revoked = hub_module.get_hub().run(oauth_client.revoke(
-                    tokens, data.get("revocation_endpoint"), ClientRegistration.model_validate(data["client"]), server._oauth_http()
-                ))
+                revoked = hub_module.get_hub().run(
+                    oauth_client.revoke(
+                        tokens,
+                        data.get("revocation_endpoint"),
+                        ClientRegistration.model_validate(data["client"]),
+                        server._oauth_http(),
+                    )
+                )
             except OAuthError as exc:
-                _logger.info("OAuth revocation failed, grant forgotten anyway: server=%s error=%s", server.name, exc.message)
+                _logger.info(
+                    "OAuth revocation failed, grant forgotten anyway: server=%s error=%s", server.name, exc.message
+                )
         owner = grant.user_id.id or False
         grant.unlink()
         server._close_sessions(owner=str(owner) if owner else None)

@@ -4,13 +4,19 @@ The catalog ships as noupdate data (data/mcp_server_preset_data.xml): administra
 or extend it and a module update keeps their changes. Creating a server copies the connection
 settings into a new system mcp.server and opens it, so the admin adds the token and tests it.
 """
+
 from odoo import _, api, fields, models
 from odoo.exceptions import UserError
 
 from .mcp_server import ALLOW_STDIO_PARAM
 
 TRANSPORTS = [("streamable_http", "Streamable HTTP"), ("sse", "SSE"), ("stdio", "stdio")]
-AUTH_TYPES = [("none", "None"), ("bearer", "Bearer token"), ("api_key", "API key header"), ("headers", "Custom headers")]
+AUTH_TYPES = [
+    ("none", "None"),
+    ("bearer", "Bearer token"),
+    ("api_key", "API key header"),
+    ("headers", "Custom headers"),
+]
 
 
 class McpServerPreset(models.Model):
@@ -40,8 +46,9 @@ class McpServerPreset(models.Model):
     )
 
     # -- what the current user can do with it -----------------------------------------------------
-    stdio_blocked = fields.Char(compute="_compute_stdio_blocked",
-                                help="Why this stdio preset cannot be used now; empty when it can.")
+    stdio_blocked = fields.Char(
+        compute="_compute_stdio_blocked", help="Why this stdio preset cannot be used now; empty when it can."
+    )
     server_ids = fields.One2many("mcp.server", "preset_id", string="Servers")
     server_count = fields.Integer(string="Servers Created", compute="_compute_server_count")
 
@@ -64,8 +71,10 @@ class McpServerPreset(models.Model):
     def _stdio_refusal(self):
         """Why the current user may not create stdio servers, or False (the rules of mcp.server)."""
         if not self.env["mcp.server"]._stdio_enabled():
-            return _("stdio MCP servers are turned off. A system administrator can allow them with the system "
-                     "parameter %s.", ALLOW_STDIO_PARAM)
+            return _(
+                "stdio MCP servers are turned off. A system administrator can allow them with the system parameter %s.",
+                ALLOW_STDIO_PARAM,
+            )
         if not self.env.user.has_group("base.group_system"):
             return _("Only system administrators may add stdio MCP servers: they run programs on the Odoo server.")
         return False
@@ -91,11 +100,16 @@ class McpServerPreset(models.Model):
     def _server_values(self):
         self.ensure_one()
         stdio = self.transport == "stdio"
-        description = "\n\n".join(filter(None, [
-            self.description,
-            self.setup_notes,
-            _("Documentation: %s", self.docs_url) if self.docs_url else None,
-        ]))
+        description = "\n\n".join(
+            filter(
+                None,
+                [
+                    self.description,
+                    self.setup_notes,
+                    _("Documentation: %s", self.docs_url) if self.docs_url else None,
+                ],
+            )
+        )
         values = {
             "name": self.name,
             "scope": "system",
@@ -127,6 +141,11 @@ class McpServer(models.Model):
     _inherit = "mcp.server"
 
     preset_id = fields.Many2one(
-        "mcp.server.preset", string="Created From", readonly=True, copy=False, ondelete="set null",
-        index="btree_not_null", help="The catalog entry this server was created from.",
+        "mcp.server.preset",
+        string="Created From",
+        readonly=True,
+        copy=False,
+        ondelete="set null",
+        index="btree_not_null",
+        help="The catalog entry this server was created from.",
     )

@@ -1,6 +1,7 @@
 """mcp.server, its connection and tool sync: connecting afresh, recording the outcome on the
 record, and bringing its mcp.tool records in line with what the server lists (by hand and by the
 daily cron). Kept apart from the configuration (mcp_server.py), which it only reads."""
+
 import logging
 
 from odoo import _, api, fields, models

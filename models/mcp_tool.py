@@ -4,11 +4,22 @@ from odoo import _, api, fields, models
 
 from ..services.tool_info import ToolAnnotations, ToolInfo
 
-
 # what a turn reads of a tool it may offer (ai.assistant._system_tools, _tool_bindings, _tool_info)
 TURN_FIELDS = [
-    "name", "title", "description", "server_id", "enabled", "review_state", "requires_approval", "input_schema",
-    "output_schema", "read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint", "icon",
+    "name",
+    "title",
+    "description",
+    "server_id",
+    "enabled",
+    "review_state",
+    "requires_approval",
+    "input_schema",
+    "output_schema",
+    "read_only_hint",
+    "destructive_hint",
+    "idempotent_hint",
+    "open_world_hint",
+    "icon",
 ]
 
 
@@ -166,8 +177,11 @@ class McpTool(models.Model):
                 tool.approved_hash = tool.content_hash
             if pending:
                 server.message_post(
-                    body=_("%(user)s accepted the current description and schemas of: %(tools)s",
-                           user=self.env.user.name, tools=", ".join(pending.mapped("name")))
+                    body=_(
+                        "%(user)s accepted the current description and schemas of: %(tools)s",
+                        user=self.env.user.name,
+                        tools=", ".join(pending.mapped("name")),
+                    )
                 )
         return True
 

@@ -1,4 +1,5 @@
 """Button results: a notification in the web client, then the form reloads to show new state."""
+
 from __future__ import annotations
 
 from ..services.errors import AiMcpError, ConfigError, OAuthError

@@ -5,6 +5,7 @@ every turn of the process several times a round (issue 13's profile of bench_loa
 helpers write plain stored fields only, converted as the ORM converts them, with the log columns
 the ORM would set; the model's cache for the record is dropped so a later read sees the row.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,10 +18,14 @@ def insert_row(model, values: dict[str, Any]) -> int:
     """Inserts one row of `model` with `values` (plain stored fields); returns its id."""
     row = _columns(model, values)
     row.update(create_uid=model.env.uid, create_date=row["write_date"])
-    model.env.cr.execute(SQL(
-        "INSERT INTO %s (%s) VALUES (%s) RETURNING id",
-        SQL.identifier(model._table), SQL(", ").join(map(SQL.identifier, row)), SQL(", ").join(row.values()),
-    ))
+    model.env.cr.execute(
+        SQL(
+            "INSERT INTO %s (%s) VALUES (%s) RETURNING id",
+            SQL.identifier(model._table),
+            SQL(", ").join(map(SQL.identifier, row)),
+            SQL(", ").join(row.values()),
+        )
+    )
     return model.env.cr.fetchone()[0]
 
 
@@ -29,12 +34,14 @@ def update_row(model, record_id: int, values: dict[str, Any]) -> None:
     # an ORM write of the same transaction must not land after this one
     model.flush_model()
     row = _columns(model, values)
-    model.env.cr.execute(SQL(
-        "UPDATE %s SET %s WHERE id = %s",
-        SQL.identifier(model._table),
-        SQL(", ").join(SQL("%s = %s", SQL.identifier(name), value) for name, value in row.items()),
-        record_id,
-    ))
+    model.env.cr.execute(
+        SQL(
+            "UPDATE %s SET %s WHERE id = %s",
+            SQL.identifier(model._table),
+            SQL(", ").join(SQL("%s = %s", SQL.identifier(name), value) for name, value in row.items()),
+            record_id,
+        )
+    )
     model.browse(record_id).invalidate_recordset([*values, "write_uid", "write_date"])
 
 

@@ -7,6 +7,7 @@ every address, and rewrites each request to the first of them; the Host header a
 name (httpcore's `sni_hostname` extension) keep the name, so virtual hosts and certificate checks
 work as before.
 """
+
 from __future__ import annotations
 
 import asyncio

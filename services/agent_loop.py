@@ -6,6 +6,7 @@ rounds (or told to stop) gets one last call without tools so the user still gets
 (approval, "continue?") end the generator: the persisted history is all a later call needs to
 resume, in any process.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -44,8 +45,6 @@ from .presets import schema_without
 from .prompted_tools import describe_tools, parse_reply
 from .tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
-from .turn_control import TurnControl
-from .turn_tools import SignInLink, ToolBinding, TurnTools
 from .transcript import (
     HistoryMessage,
     HistoryToolCall,
@@ -54,6 +53,8 @@ from .transcript import (
     rounds_used,
     to_langchain,
 )
+from .turn_control import TurnControl
+from .turn_tools import SignInLink, ToolBinding, TurnTools
 
 _logger = logging.getLogger(__name__)
 
@@ -160,7 +161,9 @@ class _Turn:
 
     async def events(self) -> AsyncIterator[Event]:
         yield StartEvent(
-            conversation_id=self.request.conversation_id, assistant=self.settings.name, max_rounds=self.limits.max_rounds
+            conversation_id=self.request.conversation_id,
+            assistant=self.settings.name,
+            max_rounds=self.limits.max_rounds,
         )
         try:
             async for warning in self.bound.bind(self.request.tools):
@@ -185,7 +188,11 @@ class _Turn:
                 async for event in self._final_answer():
                     yield event
                 return
-            if self.round == self.limits.max_rounds - 1 and last_round_wanted_tools(self.history) and not self.confirmed:
+            if (
+                self.round == self.limits.max_rounds - 1
+                and last_round_wanted_tools(self.history)
+                and not self.confirmed
+            ):
                 yield ConfirmContinueEvent(rounds_used=self.round, max_rounds=self.limits.max_rounds)
                 return
             self.round += 1
@@ -254,7 +261,10 @@ class _Turn:
 
     async def _model_call(self, with_tools: bool) -> AsyncIterator[str | ModelReply]:
         if self.remaining() <= 0:
-            raise LlmError(ErrorCode.LLM_TIMEOUT, f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.")
+            raise LlmError(
+                ErrorCode.LLM_TIMEOUT,
+                f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
+            )
         native = not self.settings.prompted_tools
         messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
         if not with_tools:
@@ -266,7 +276,8 @@ class _Turn:
                     self.usage.update(item.usage)
                 elif self.remaining() <= 0:
                     raise LlmError(
-                        ErrorCode.LLM_TIMEOUT, f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit."
+                        ErrorCode.LLM_TIMEOUT,
+                        f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
                     )
                 yield item
 
@@ -282,7 +293,10 @@ class _Turn:
         prompt = self.settings.system_prompt
         if self.settings.prompted_tools and with_tools and self.bound.tools:
             described = describe_tools(
-                [(t.model_name, t.info.description, schema_without(t.info.input_schema, t.fixed_arguments)) for t in self.bound.tools.values()]
+                [
+                    (t.model_name, t.info.description, schema_without(t.info.input_schema, t.fixed_arguments))
+                    for t in self.bound.tools.values()
+                ]
             )
             prompt = f"{prompt}\n\n{described}".strip()
         return prompt
@@ -291,7 +305,10 @@ class _Turn:
         if self.settings.prompted_tools:
             parsed = parse_reply(reply.text, list(self.bound.tools))
             return [self._call_event(f"call_{self.round}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
-        calls = [self._call_event(c.get("id") or f"call_{self.round}_{i}", c["name"], c.get("args") or {}) for i, c in enumerate(reply.tool_calls)]
+        calls = [
+            self._call_event(c.get("id") or f"call_{self.round}_{i}", c["name"], c.get("args") or {})
+            for i, c in enumerate(reply.tool_calls)
+        ]
         for i, bad in enumerate(reply.invalid_tool_calls):
             call = self._call_event(bad.get("id") or f"bad_{self.round}_{i}", bad.get("name") or "unknown", {})
             self._invalid_json.add(call.id)
@@ -329,7 +346,11 @@ class _Turn:
                     continue
             self._record(refusal)
             yield refusal
-        signing = {tool.server.key: self.bound.needs_sign_in[tool.server.key] for _, tool in runnable if tool.server.key in self.bound.needs_sign_in}
+        signing = {
+            tool.server.key: self.bound.needs_sign_in[tool.server.key]
+            for _, tool in runnable
+            if tool.server.key in self.bound.needs_sign_in
+        }
         if signing:
             # the calls wait together, as for an approval: the round's results reach the model at once
             yield self._auth_required(signing, [call for call, _ in runnable])
@@ -369,20 +390,32 @@ class _Turn:
             url = f"{link.url}&{urlencode(query)}" if query else link.url
             servers.append(
                 SignIn(
-                    server_id=link.server_id, server=refusal.server_name, url=url, step_up=refusal.step_up,
-                    scope=refusal.scope, message=refusal.message,
+                    server_id=link.server_id,
+                    server=refusal.server_name,
+                    url=url,
+                    step_up=refusal.step_up,
+                    scope=refusal.scope,
+                    message=refusal.message,
                 )
             )
-        _logger.info("Turn waits for a sign-in: assistant=%s servers=%s", self.settings.name, ",".join(s.server for s in servers))
+        _logger.info(
+            "Turn waits for a sign-in: assistant=%s servers=%s", self.settings.name, ",".join(s.server for s in servers)
+        )
         return AuthRequiredEvent(servers=servers, calls=[_pending(c) for c in calls], turn_ms=self._turn_ms())
 
     def _refusal(self, call: ToolCallEvent, index: int) -> ToolResultEvent | None:
         if index >= self.limits.max_calls_per_round:
             return failed(
-                call, ErrorCode.LIMIT_EXCEEDED, f"Not run: at most {self.limits.max_calls_per_round} tool calls per round. Call it in the next round."
+                call,
+                ErrorCode.LIMIT_EXCEEDED,
+                f"Not run: at most {self.limits.max_calls_per_round} tool calls per round. Call it in the next round.",
             )
         if call.id in self._invalid_json:
-            return failed(call, ErrorCode.MCP_INVALID_PARAMS, f"The arguments for {call.name} were not valid JSON. Send them as a JSON object.")
+            return failed(
+                call,
+                ErrorCode.MCP_INVALID_PARAMS,
+                f"The arguments for {call.name} were not valid JSON. Send them as a JSON object.",
+            )
         declined = self.bound.declined_tools.get(call.name)
         if declined is not None:
             return failed(
@@ -394,7 +427,11 @@ class _Turn:
         tool = self.bound.tools.get(call.name)
         if tool is None:
             offered = ", ".join(sorted(self.bound.tools)) or "none"
-            return failed(call, ErrorCode.MCP_TOOL_NOT_FOUND, f"The tool {call.name!r} is not offered in this conversation (offered: {offered}).")
+            return failed(
+                call,
+                ErrorCode.MCP_TOOL_NOT_FOUND,
+                f"The tool {call.name!r} is not offered in this conversation (offered: {offered}).",
+            )
         return check_arguments(tool, call)
 
     def _record(self, result: ToolResultEvent) -> None:

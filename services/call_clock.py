@@ -8,6 +8,7 @@ clock stops for every call of the turn), and the question has its own limit inst
 
 Every reading comes from `now`, a monotonic-time callable, so that tests can drive the clocks.
 """
+
 from __future__ import annotations
 
 import time

@@ -10,6 +10,7 @@ which `questions` (owned by the tool runner) routes here, until the call ends or
 own limit lapses. The call's clock (call_clock.py) hears of both: progress starts its idle timeout
 again, and an open question stops it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -38,7 +39,9 @@ Questions = dict[str, "asyncio.Future[mcp_types.ElicitResult]"]
 class CallObserver:
     """Turns one call's notifications into events handed to `emit`, on the hub's loop."""
 
-    def __init__(self, call_id: str, emit: Emit, interval: float = PROGRESS_INTERVAL, questions: Questions | None = None) -> None:
+    def __init__(
+        self, call_id: str, emit: Emit, interval: float = PROGRESS_INTERVAL, questions: Questions | None = None
+    ) -> None:
         self.call_id = call_id
         self._emit = emit
         self._questions = questions
@@ -63,7 +66,11 @@ class CallObserver:
         if self._clock is not None:
             self._clock.activity()
         self._pending = ToolProgressEvent(
-            id=self.call_id, progress=progress, total=total, message=message, elapsed_ms=int((time.monotonic() - self._started) * 1000)
+            id=self.call_id,
+            progress=progress,
+            total=total,
+            message=message,
+            elapsed_ms=int((time.monotonic() - self._started) * 1000),
         )
         wait = self._last_sent + self._interval - time.monotonic()
         if wait <= 0:
@@ -151,7 +158,13 @@ def _question(call_id: str, server: str, params: mcp_types.ElicitRequestParams) 
         if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
             return None
         return ElicitationRequiredEvent(
-            id=call_id, elicitation=elicitation, server=server, mode="url", message=params.message, url=params.url, host=parts.hostname
+            id=call_id,
+            elicitation=elicitation,
+            server=server,
+            mode="url",
+            message=params.message,
+            url=params.url,
+            host=parts.hostname,
         )
     return ElicitationRequiredEvent(
         id=call_id,

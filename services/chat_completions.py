@@ -12,6 +12,7 @@ LangChain reads directly instead of building and dumping a pydantic model per ch
 
 Written by hand because neither openai nor langchain-openai has a switch for it.
 """
+
 from __future__ import annotations
 
 from typing import Any

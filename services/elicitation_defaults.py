@@ -7,6 +7,7 @@ default here, before it is checked and sent, so a server receives the same answe
 fills in defaults itself. A requested schema is flat (top-level primitive fields), so only the
 top-level properties are looked at.
 """
+
 from __future__ import annotations
 
 import copy

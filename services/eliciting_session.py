@@ -6,6 +6,7 @@ be read, neither this call's progress nor the results of other calls sharing the
 Here the request is taken out of the loop and answered when the user has answered (or the call
 ended); everything else is the SDK's own behaviour.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -36,7 +37,9 @@ class ElicitingClientSession(ClientSession):
         # _received_request below takes every elicitation request before the SDK would call this
         return mcp_types.ElicitResult(action="cancel")
 
-    async def _received_request(self, responder: RequestResponder[mcp_types.ServerRequest, mcp_types.ClientResult]) -> None:
+    async def _received_request(
+        self, responder: RequestResponder[mcp_types.ServerRequest, mcp_types.ClientResult]
+    ) -> None:
         request = responder.request.root
         if isinstance(request, mcp_types.ElicitRequest) and request.params.task is None:
             task = asyncio.create_task(self._answer(responder, request.params), name="mcp-elicitation")
@@ -46,7 +49,9 @@ class ElicitingClientSession(ClientSession):
         await super()._received_request(responder)
 
     async def _answer(
-        self, responder: RequestResponder[mcp_types.ServerRequest, mcp_types.ClientResult], params: mcp_types.ElicitRequestParams
+        self,
+        responder: RequestResponder[mcp_types.ServerRequest, mcp_types.ClientResult],
+        params: mcp_types.ElicitRequestParams,
     ) -> None:
         # the responder's scope: a notifications/cancelled from the server for this request ends the wait
         with responder:

@@ -3,6 +3,7 @@
 Every failure a user can meet carries a stable code (shown in the UI, logged,
 stored on tool-call records) and a message that says what to do about it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -146,8 +147,15 @@ class AuthRequired(McpError):
     403 insufficient_scope); `owner` whose sign-in it is (None: the shared one)."""
 
     def __init__(
-        self, server_key: str, server_name: str, message: str | None = None, *, scope: str | None = None,
-        step_up: bool = False, owner: str | None = None, resource_metadata: str | None = None,
+        self,
+        server_key: str,
+        server_name: str,
+        message: str | None = None,
+        *,
+        scope: str | None = None,
+        step_up: bool = False,
+        owner: str | None = None,
+        resource_metadata: str | None = None,
     ) -> None:
         self.server_key = server_key
         self.server_name = server_name

@@ -3,9 +3,10 @@
 The agent loop yields them, the Odoo layer persists them and streams them as SSE, the widget
 reduces them into what the user sees. `data()` is the JSON payload on the wire.
 """
+
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -179,23 +180,7 @@ class DoneEvent(_Event):
 
 
 Event = Annotated[
-    Union[
-        StartEvent,
-        RoundEvent,
-        TextEvent,
-        ToolCallEvent,
-        ToolResultEvent,
-        ToolProgressEvent,
-        ToolLogEvent,
-        ElicitationRequiredEvent,
-        ElicitationDoneEvent,
-        ApprovalRequiredEvent,
-        AuthRequiredEvent,
-        ConfirmContinueEvent,
-        WarningEvent,
-        ErrorEvent,
-        DoneEvent,
-    ],
+    StartEvent | RoundEvent | TextEvent | ToolCallEvent | ToolResultEvent | ToolProgressEvent | ToolLogEvent | ElicitationRequiredEvent | ElicitationDoneEvent | ApprovalRequiredEvent | AuthRequiredEvent | ConfirmContinueEvent | WarningEvent | ErrorEvent | DoneEvent,
     Field(discriminator="type"),
 ]
 

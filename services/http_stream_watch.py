@@ -11,6 +11,7 @@ end of stream arrives; httpx then drops the connection instead of pooling it, an
 a new TCP (and TLS) handshake. The wrapper reads what is left of a closed stream for a short while
 first, which is what lets httpx keep the connection.
 """
+
 from __future__ import annotations
 
 import json

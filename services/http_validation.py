@@ -1,4 +1,5 @@
 """Checks for user-supplied URLs and HTTP headers, with messages that name the fix."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,15 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 # Set by httpx and the MCP transport themselves; a user value would break the protocol.
 _RESERVED_HEADERS = frozenset(
-    {"host", "content-length", "content-type", "transfer-encoding", "connection", "mcp-session-id", "mcp-protocol-version"}
+    {
+        "host",
+        "content-length",
+        "content-type",
+        "transfer-encoding",
+        "connection",
+        "mcp-session-id",
+        "mcp-protocol-version",
+    }
 )
 
 
@@ -29,35 +38,52 @@ def check_url(url: str | None, field: str = "url") -> str:
         if parts.scheme:
             raise ConfigError(
                 field,
-                _lt("The address must start with http:// or https://, not %(scheme)s://. Enter it in full, e.g. https://mcp.example.com/mcp."),
+                _lt(
+                    "The address must start with http:// or https://, not %(scheme)s://. Enter it in full, e.g. https://mcp.example.com/mcp."
+                ),
                 scheme=parts.scheme,
             )
-        raise ConfigError(field, _lt("The address must start with http:// or https://. Enter it in full, e.g. https://mcp.example.com/mcp."))
+        raise ConfigError(
+            field,
+            _lt("The address must start with http:// or https://. Enter it in full, e.g. https://mcp.example.com/mcp."),
+        )
     try:
         port = parts.port
     except ValueError:
         raise ConfigError(field, _lt("The address has an invalid port. Use a number from 1 to 65535.")) from None
     if not parts.hostname:
-        raise ConfigError(field, _lt("The address has no host name. Enter it in full, e.g. https://mcp.example.com/mcp."))
+        raise ConfigError(
+            field, _lt("The address has no host name. Enter it in full, e.g. https://mcp.example.com/mcp.")
+        )
     if port == 0:
         raise ConfigError(field, _lt("The address has an invalid port. Use a number from 1 to 65535."))
     if parts.username or parts.password:
-        raise ConfigError(field, _lt("The address must not embed a user or password. Use the authentication fields instead."))
+        raise ConfigError(
+            field, _lt("The address must not embed a user or password. Use the authentication fields instead.")
+        )
     return url
 
 
 def check_header(name: str, value: str, field: str = "headers") -> None:
     if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
         raise ConfigError(
-            field, _lt("%(name)s is not a valid HTTP header name. Use only letters, digits and the characters -_. in it."), name=repr(name)
+            field,
+            _lt("%(name)s is not a valid HTTP header name. Use only letters, digits and the characters -_. in it."),
+            name=repr(name),
         )
     if name.lower() in _RESERVED_HEADERS:
-        raise ConfigError(field, _lt("The header %(name)s is set by the MCP transport itself. Remove it."), name=repr(name))
+        raise ConfigError(
+            field, _lt("The header %(name)s is set by the MCP transport itself. Remove it."), name=repr(name)
+        )
     if not isinstance(value, str):
-        raise ConfigError(field, _lt("The header %(name)s must have a string value. Put the value in quotes."), name=repr(name))
+        raise ConfigError(
+            field, _lt("The header %(name)s must have a string value. Put the value in quotes."), name=repr(name)
+        )
     if not _HEADER_VALUE.fullmatch(value):
         raise ConfigError(
-            field, _lt("The header %(name)s has a value with a line break or control character. Remove it."), name=repr(name)
+            field,
+            _lt("The header %(name)s has a value with a line break or control character. Remove it."),
+            name=repr(name),
         )
 
 
@@ -76,7 +102,9 @@ def parse_headers_json(text: str | None, field: str = "headers") -> dict[str, st
     except json.JSONDecodeError as exc:
         raise ConfigError(
             field,
-            _lt('This is not valid JSON (%(error)s at line %(line)s, column %(column)s). Enter a JSON object, e.g. {"X-Org": "acme"}.'),
+            _lt(
+                'This is not valid JSON (%(error)s at line %(line)s, column %(column)s). Enter a JSON object, e.g. {"X-Org": "acme"}.'
+            ),
             error=exc.msg,
             line=exc.lineno,
             column=exc.colno,

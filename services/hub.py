@@ -6,13 +6,14 @@ threads submit coroutines here and wait for their results (OCA rest-framework's
 fastapi/pools/event_loop.py bridges the same way). A forked worker never touches the loop it
 inherited from its parent; it starts its own.
 """
+
 from __future__ import annotations
 
 import asyncio
 import atexit
 import concurrent.futures
-import logging
 import contextlib
+import logging
 import os
 import queue
 import threading
@@ -22,10 +23,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from . import prompts, resources
 from .call_clock import CallClock, CallLimits, Now, TurnBudget
 from .call_observer import CallObserver
 from .errors import AiMcpError, ErrorCode, McpError
-from . import prompts, resources
 from .mcp_session import CLOCK_TICK, McpSession, ServerInfo, ToolListing
 from .oauth_tokens import RefreshingTokens, with_token
 from .prompts import PromptInfo
@@ -305,7 +306,9 @@ class McpHub:
 
         return await with_token(spec, tokens, listing)
 
-    async def aread_resource(self, spec: ServerSpec, uri: str, tokens: RefreshingTokens | None = None) -> list[ResourcePart]:
+    async def aread_resource(
+        self, spec: ServerSpec, uri: str, tokens: RefreshingTokens | None = None
+    ) -> list[ResourcePart]:
         async def reading(bearing: ServerSpec) -> list[ResourcePart]:
             return await resources.read_resource(await self.pool.acquire(bearing), uri)
 

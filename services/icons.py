@@ -4,6 +4,7 @@ Only inline data URIs of a raster image type are kept: a remote icon URL would b
 reader's browser, telling the icon's host who reads which conversation, and an SVG may carry
 script. The first acceptable icon wins; larger ones are dropped rather than stored.
 """
+
 from __future__ import annotations
 
 import base64

@@ -1,4 +1,5 @@
 """'Test provider': one tiny chat completion, to check base URL, API key and model in one go."""
+
 from __future__ import annotations
 
 import time

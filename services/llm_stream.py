@@ -1,4 +1,5 @@
 """One streamed model call through langchain-openai, with failures mapped to LLM_* codes."""
+
 from __future__ import annotations
 
 import functools
@@ -111,7 +112,10 @@ def map_llm_error(exc: BaseException, got_output: bool = False) -> LlmError:
     if isinstance(exc, openai.APITimeoutError):
         return LlmError(ErrorCode.LLM_TIMEOUT, "The model did not answer in time.")
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return LlmError(ErrorCode.LLM_AUTH_FAILED, f"The model provider refused the API key ({_status(exc)}). Check the provider's API key.")
+        return LlmError(
+            ErrorCode.LLM_AUTH_FAILED,
+            f"The model provider refused the API key ({_status(exc)}). Check the provider's API key.",
+        )
     if isinstance(exc, openai.RateLimitError):
         wait = exc.response.headers.get("retry-after")
         hint = f" It asks to retry in {wait} s." if wait else ""
@@ -121,7 +125,9 @@ def map_llm_error(exc: BaseException, got_output: bool = False) -> LlmError:
             return LlmError(ErrorCode.LLM_BAD_RESPONSE, "The model's answer was cut off mid-stream; retry.")
         return LlmError(ErrorCode.LLM_UNREACHABLE, "Cannot reach the model provider; check its base URL.")
     if isinstance(exc, openai.APIStatusError):
-        return LlmError(ErrorCode.LLM_BAD_RESPONSE, f"The model provider answered with an error ({_status(exc)}): {exc.message}")
+        return LlmError(
+            ErrorCode.LLM_BAD_RESPONSE, f"The model provider answered with an error ({_status(exc)}): {exc.message}"
+        )
     if isinstance(exc, httpx.TimeoutException):
         return LlmError(ErrorCode.LLM_TIMEOUT, "The model did not answer in time.")
     if isinstance(exc, httpx.TransportError):

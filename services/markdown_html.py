@@ -6,6 +6,7 @@ images are not rendered at all, since every reader's browser would fetch the URL
 slipped into the answer could use to send data out. The caller still runs Odoo's HTML sanitizer
 over the result before posting it.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache

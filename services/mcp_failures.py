@@ -1,4 +1,5 @@
 """Turns what the MCP SDK, httpx and the OS raise into McpError codes a user can act on."""
+
 from __future__ import annotations
 
 import json
@@ -48,7 +49,10 @@ def _map_leaf(exc: BaseException, server: str) -> McpError | None:
     if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
         return McpError(ErrorCode.MCP_TIMEOUT, f"{server} did not answer in time.")
     if isinstance(exc, httpx.ConnectError):
-        return McpError(ErrorCode.MCP_UNREACHABLE, f"Cannot connect to {server}: {_describe(exc)}. Check the URL and that the server runs.")
+        return McpError(
+            ErrorCode.MCP_UNREACHABLE,
+            f"Cannot connect to {server}: {_describe(exc)}. Check the URL and that the server runs.",
+        )
     if isinstance(exc, (httpx.TransportError, anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError)):
         return McpError(ErrorCode.MCP_UNREACHABLE, f"The connection to {server} was lost: {_describe(exc)}.")
     if isinstance(exc, (FileNotFoundError, PermissionError)):

@@ -3,6 +3,7 @@
 Each entry is read on its own: one that cannot be imported gets an error naming the entry and the
 field, and the others still come through.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,20 @@ _TRANSPORTS = {
     "streamable-http": Transport.STREAMABLE_HTTP,
     "streamable_http": Transport.STREAMABLE_HTTP,
 }
-_KNOWN_KEYS = {"command", "args", "env", "cwd", "disabled", "timeout", "alwaysAllow", "autoApprove", "url", "type", "transportType", "headers"}
+_KNOWN_KEYS = {
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "disabled",
+    "timeout",
+    "alwaysAllow",
+    "autoApprove",
+    "url",
+    "type",
+    "transportType",
+    "headers",
+}
 
 
 class ImportedServer(BaseModel):
@@ -49,10 +63,14 @@ def import_mcp_servers(text: str) -> list[ImportedServer]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError("mcpServers", f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+        raise ConfigError(
+            "mcpServers", f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
     servers = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
     if not isinstance(servers, dict):
-        raise ConfigError("mcpServers", 'must be an object of servers, e.g. {"mcpServers": {"files": {"command": "npx"}}}')
+        raise ConfigError(
+            "mcpServers", 'must be an object of servers, e.g. {"mcpServers": {"files": {"command": "npx"}}}'
+        )
     return [_import_entry(name, entry) for name, entry in servers.items()]
 
 

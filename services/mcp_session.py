@@ -5,6 +5,7 @@ leaving it in another raises "cancel scope in a different task". So each session
 task that enters the contexts, signals readiness and waits to be told to close; callers only send
 requests through the session object, which the SDK allows from any task of the loop.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,8 +16,8 @@ import os
 import sys
 import time
 from collections import deque
-from datetime import timedelta
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any, AsyncContextManager, TypeVar
 
 import anyio
@@ -45,9 +46,9 @@ from .mcp_failures import (
     map_exception,
     map_jsonrpc_error,
 )
+from .oauth_discovery import Challenge
 from .output_validation import CachedOutputValidation
 from .redaction import redact_env, redact_headers
-from .oauth_discovery import Challenge
 from .server_spec import AuthType, ServerSpec, Transport
 from .tool_info import ToolInfo, normalize_tool
 from .tool_result import ToolResult, normalize_result
@@ -73,8 +74,14 @@ CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version="18.0.1.1.0")
 # MCP's syslog levels (RFC 5424), lowest first, and as Python's
 MCP_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 LOG_LEVELS = {
-    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
-    "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
 }
 LIST_CHANGES = {
     mcp_types.ToolListChangedNotification: "tools",
@@ -194,7 +201,9 @@ class McpSession:
                 self._ready.set_result(None)
                 _logger.info(
                     "MCP session open: server=%s protocol=%s duration_ms=%d",
-                    self.spec.label(), init.protocolVersion, (time.monotonic() - started) * 1000,
+                    self.spec.label(),
+                    init.protocolVersion,
+                    (time.monotonic() - started) * 1000,
                 )
                 await self._stop.wait()
         except Exception as exc:  # the transport's failure is this session's end: report it, never raise
@@ -205,7 +214,9 @@ class McpSession:
         finally:
             self._session = None
             if not self._ready.done():
-                self._ready.set_exception(McpError(ErrorCode.MCP_UNREACHABLE, f"{self.spec.name}: closed before it was ready."))
+                self._ready.set_exception(
+                    McpError(ErrorCode.MCP_UNREACHABLE, f"{self.spec.name}: closed before it was ready.")
+                )
             _logger.debug("MCP session closed: server=%s", self.spec.label())
 
     def _report(self, exc: Exception) -> None:
@@ -222,9 +233,14 @@ class McpSession:
         challenge = self.challenge
         step_up = challenge is not None and challenge.insufficient_scope
         return AuthRequired(
-            self.spec.key, self.spec.name,
-            f"{self.spec.name} needs a sign-in with more permissions ({challenge.scope})." if step_up and challenge else None,
-            scope=challenge.scope if challenge else None, step_up=step_up, owner=self.spec.token_owner,
+            self.spec.key,
+            self.spec.name,
+            f"{self.spec.name} needs a sign-in with more permissions ({challenge.scope})."
+            if step_up and challenge
+            else None,
+            scope=challenge.scope if challenge else None,
+            step_up=step_up,
+            owner=self.spec.token_owner,
             resource_metadata=challenge.resource_metadata if challenge else None,
         )
 
@@ -238,7 +254,11 @@ class McpSession:
         if session is not None:
             self._lost = True
             self._refused = True
-            self._fail_pending(list(session._response_streams), CONNECTION_CLOSED, f"the server refused the token (HTTP {response.status_code})")
+            self._fail_pending(
+                list(session._response_streams),
+                CONNECTION_CLOSED,
+                f"the server refused the token (HTTP {response.status_code})",
+            )
 
     async def _guard_address(self) -> None:
         """A user-given URL is checked again right before connecting, and the session's requests
@@ -270,7 +290,9 @@ class McpSession:
                 await session.set_logging_level(self.spec.log_level)
         except (SdkMcpError, TimeoutError) as exc:
             # a server that refuses the level still serves its tools
-            _logger.info("MCP logging/setLevel refused: server=%s level=%s error=%s", self.spec.label(), self.spec.log_level, exc)
+            _logger.info(
+                "MCP logging/setLevel refused: server=%s level=%s error=%s", self.spec.label(), self.spec.log_level, exc
+            )
 
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
         """A server log message goes to Odoo's log, and to the tool block of the call it belongs to.
@@ -284,7 +306,11 @@ class McpSession:
         _logger.log(
             LOG_LEVELS.get(params.level, logging.INFO),
             "MCP server log: server=%s level=%s logger=%s call=%s %s",
-            self.spec.name, params.level, params.logger or "", observers[0].call_id if shown else "-", str(params.data)[:2000],
+            self.spec.name,
+            params.level,
+            params.logger or "",
+            observers[0].call_id if shown else "-",
+            str(params.data)[:2000],
         )
 
     async def _on_elicit(self, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
@@ -294,7 +320,11 @@ class McpSession:
         shown another user's question."""
         observers = list(self._observers.values())
         if len(observers) != 1:
-            _logger.warning("MCP elicitation cancelled: server=%s calls_running=%d (cannot tell whose it is)", self.spec.name, len(observers))
+            _logger.warning(
+                "MCP elicitation cancelled: server=%s calls_running=%d (cannot tell whose it is)",
+                self.spec.name,
+                len(observers),
+            )
             return mcp_types.ElicitResult(action="cancel")
         _logger.info("MCP elicitation: server=%s call=%s mode=%s", self.spec.name, observers[0].call_id, params.mode)
         return await observers[0].elicit(self.spec.name, params)
@@ -392,13 +422,19 @@ class McpSession:
         body = request.content[:2000].decode(errors="replace") if request.content else ""
         _logger.debug(
             "MCP -> server=%s %s %s headers=%s body=%s",
-            self.spec.name, request.method, request.url, redact_headers(dict(request.headers), self.spec), body,
+            self.spec.name,
+            request.method,
+            request.url,
+            redact_headers(dict(request.headers), self.spec),
+            body,
         )
 
     async def _log_response(self, response: httpx.Response) -> None:
         _logger.debug(
             "MCP <- server=%s status=%s content-type=%s",
-            self.spec.name, response.status_code, response.headers.get("content-type"),
+            self.spec.name,
+            response.status_code,
+            response.headers.get("content-type"),
         )
 
     @contextlib.asynccontextmanager
@@ -414,7 +450,10 @@ class McpSession:
         )
         _logger.debug(
             "MCP spawn: server=%s command=%s args=%s env=%s",
-            self.spec.name, self.spec.command, list(self.spec.args), redact_env(self.spec.process_env()),
+            self.spec.name,
+            self.spec.command,
+            list(self.spec.args),
+            redact_env(self.spec.process_env()),
         )
         read_fd, write_fd = os.pipe()
         errlog = os.fdopen(write_fd, "w")
@@ -433,7 +472,9 @@ class McpSession:
     async def _collect_stderr(self, read_fd: int) -> None:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader()
-        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb"))
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb")
+        )
         try:
             while line := await reader.readline():
                 text = line.decode(errors="replace").rstrip()
@@ -467,7 +508,9 @@ class McpSession:
         return found if cap is None else found[:cap]
 
     async def list_tools(self) -> ToolListing:
-        return self._listing(await self.list_pages(lambda s, params: s.list_tools(params=params), lambda page: page.tools))
+        return self._listing(
+            await self.list_pages(lambda s, params: s.list_tools(params=params), lambda page: page.tools)
+        )
 
     def _listing(self, raw: list[mcp_types.Tool]) -> ToolListing:
         warnings: list[str] = []
@@ -484,7 +527,9 @@ class McpSession:
             )
         for message in warnings:
             _logger.warning("MCP tools/list: server=%s %s", self.spec.label(), message)
-        return ToolListing(tools=[normalize_tool(t) for t in tools[: self.spec.max_tools]], total=len(tools), warnings=warnings)
+        return ToolListing(
+            tools=[normalize_tool(t) for t in tools[: self.spec.max_tools]], total=len(tools), warnings=warnings
+        )
 
     async def call_tool(
         self,
@@ -518,7 +563,10 @@ class McpSession:
                         # a progress token goes with the call only when someone watches its progress
                         progress_callback=observer.progress if observer is not None else None,
                     ),
-                    clock, observer, tick, request_id,
+                    clock,
+                    observer,
+                    tick,
+                    request_id,
                 ),
                 cancel_id=request_id,
             )
@@ -527,7 +575,10 @@ class McpSession:
                 self._observers.pop(request_id, None)
                 observer.finish()
             _logger.debug(
-                "MCP tools/call: server=%s tool=%s duration_ms=%d", self.spec.name, name, (time.monotonic() - started) * 1000
+                "MCP tools/call: server=%s tool=%s duration_ms=%d",
+                self.spec.name,
+                name,
+                (time.monotonic() - started) * 1000,
             )
         return normalize_result(raw)
 

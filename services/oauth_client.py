@@ -9,6 +9,7 @@ client metadata document, then dynamic registration, as the MCP authorization sp
 the callback checks (`state`, `iss` of RFC 9207: authlib compares the state only against its own
 in-memory copy, which a web client does not have) and the mapping of failures to our codes.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -20,9 +21,14 @@ from urllib.parse import urlsplit
 
 import httpx
 from authlib.common.security import generate_token
-from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError as AuthlibOAuthError
+from authlib.integrations.httpx_client import AsyncOAuth2Client
+from authlib.integrations.httpx_client import OAuthError as AuthlibOAuthError
 from mcp.client.auth import OAuthRegistrationError
-from mcp.client.auth.utils import create_client_registration_request, handle_registration_response, should_use_client_metadata_url
+from mcp.client.auth.utils import (
+    create_client_registration_request,
+    handle_registration_response,
+    should_use_client_metadata_url,
+)
 from mcp.shared.auth import OAuthClientMetadata
 from pydantic import SecretStr
 
@@ -35,7 +41,9 @@ _logger = logging.getLogger(__name__)
 
 # authlib 1.7+ builds its client on httpx2 where that is installed (recent openai releases pull it
 # in) and on httpx otherwise: catch the failures of whichever it uses
-_AUTHLIB_HTTP = sys.modules[next(c for c in AsyncOAuth2Client.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]]
+_AUTHLIB_HTTP = sys.modules[
+    next(c for c in AsyncOAuth2Client.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]
+]
 HTTP_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPError, _AUTHLIB_HTTP.HTTPError)
 HTTP_STATUS_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPStatusError, _AUTHLIB_HTTP.HTTPStatusError)
 
@@ -43,7 +51,9 @@ HTTP_STATUS_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPStatusError, _AUTHL
 REAUTH_ERRORS = frozenset({"invalid_grant", "invalid_client", "unauthorized_client"})
 
 
-def client_metadata(redirect_uri: str, client_name: str, client_uri: str | None = None, client_id: str | None = None) -> dict[str, Any]:
+def client_metadata(
+    redirect_uri: str, client_name: str, client_uri: str | None = None, client_id: str | None = None
+) -> dict[str, Any]:
     """Odoo's client metadata: the body of a dynamic registration and, with `client_id`, the
     client metadata document Odoo serves at that URL."""
     metadata = OAuthClientMetadata(
@@ -87,12 +97,20 @@ async def register(
         if client_secret and "client_secret_basic" in supported and "client_secret_post" not in supported:
             method = "client_secret_basic"
         return ClientRegistration(
-            kind=RegistrationKind.MANUAL, issuer=issuer, client_id=client_id,
-            client_secret=SecretStr(client_secret) if client_secret else None, auth_method=method, redirect_uri=redirect_uri,
+            kind=RegistrationKind.MANUAL,
+            issuer=issuer,
+            client_id=client_id,
+            client_secret=SecretStr(client_secret) if client_secret else None,
+            auth_method=method,
+            redirect_uri=redirect_uri,
         )
-    if usable_metadata_url(metadata_url) and should_use_client_metadata_url(discovery.authorization_server, metadata_url):
+    if usable_metadata_url(metadata_url) and should_use_client_metadata_url(
+        discovery.authorization_server, metadata_url
+    ):
         assert metadata_url is not None
-        return ClientRegistration(kind=RegistrationKind.CIMD, issuer=issuer, client_id=metadata_url, redirect_uri=redirect_uri)
+        return ClientRegistration(
+            kind=RegistrationKind.CIMD, issuer=issuer, client_id=metadata_url, redirect_uri=redirect_uri
+        )
     endpoint = discovery.endpoint("registration_endpoint")
     if not endpoint:
         raise OAuthError(
@@ -115,14 +133,26 @@ async def register(
             response = await client.send(request)
             info = await handle_registration_response(response)
         except httpx.HTTPError as exc:
-            raise OAuthError(ErrorCode.OAUTH_REGISTRATION_FAILED, f"Registration at {endpoint} failed: {exc}", field="registration_endpoint") from None
+            raise OAuthError(
+                ErrorCode.OAUTH_REGISTRATION_FAILED,
+                f"Registration at {endpoint} failed: {exc}",
+                field="registration_endpoint",
+            ) from None
         except OAuthRegistrationError as exc:
-            raise OAuthError(ErrorCode.OAUTH_REGISTRATION_FAILED, str(exc)[:500], field="registration_endpoint") from None
+            raise OAuthError(
+                ErrorCode.OAUTH_REGISTRATION_FAILED, str(exc)[:500], field="registration_endpoint"
+            ) from None
     if not info.client_id:
-        raise OAuthError(ErrorCode.OAUTH_REGISTRATION_FAILED, "The registration answer has no client_id.", field="registration_endpoint")
+        raise OAuthError(
+            ErrorCode.OAUTH_REGISTRATION_FAILED,
+            "The registration answer has no client_id.",
+            field="registration_endpoint",
+        )
     _logger.info("OAuth client registered: issuer=%s client_id=%s", issuer, info.client_id)
     return ClientRegistration(
-        kind=RegistrationKind.DCR, issuer=issuer, client_id=info.client_id,
+        kind=RegistrationKind.DCR,
+        issuer=issuer,
+        client_id=info.client_id,
         client_secret=SecretStr(info.client_secret) if info.client_secret else None,
         auth_method=info.token_endpoint_auth_method or ("client_secret_post" if info.client_secret else "none"),
         redirect_uri=redirect_uri,
@@ -143,7 +173,11 @@ def _oauth_client(registration: ClientRegistration, http: GuardedHttp, scope: st
 
 
 async def start_authorization(
-    discovery: Discovery, registration: ClientRegistration, http: GuardedHttp, scope: str | None = None, now: float | None = None
+    discovery: Discovery,
+    registration: ClientRegistration,
+    http: GuardedHttp,
+    scope: str | None = None,
+    now: float | None = None,
 ) -> tuple[str, PendingAuthorization]:
     """The provider's URL to send the browser to, and what the callback will need."""
     now = now if now is not None else time.time()
@@ -154,10 +188,19 @@ async def start_authorization(
     scope = scope or discovery.scope
     verifier = generate_token(64)
     async with _oauth_client(registration, http, scope) as client:
-        url, state = client.create_authorization_url(authorize, state=generate_token(32), code_verifier=verifier, resource=discovery.resource)
+        url, state = client.create_authorization_url(
+            authorize, state=generate_token(32), code_verifier=verifier, resource=discovery.resource
+        )
     pending = PendingAuthorization(
-        state=state, code_verifier=SecretStr(verifier), redirect_uri=registration.redirect_uri, resource=discovery.resource,
-        scope=scope, issuer=discovery.issuer, token_endpoint=token_endpoint, created_at=now, expires_at=now + PENDING_LIFETIME,
+        state=state,
+        code_verifier=SecretStr(verifier),
+        redirect_uri=registration.redirect_uri,
+        resource=discovery.resource,
+        scope=scope,
+        issuer=discovery.issuer,
+        token_endpoint=token_endpoint,
+        created_at=now,
+        expires_at=now + PENDING_LIFETIME,
     )
     return url, pending
 
@@ -172,17 +215,25 @@ def read_callback(params: dict[str, str], pending: PendingAuthorization, now: fl
     iss = params.get("iss")
     if iss is not None and iss.rstrip("/") != pending.issuer.rstrip("/"):
         # RFC 9207: an answer from another authorization server than the one asked (mix-up attack)
-        raise OAuthError(ErrorCode.OAUTH_STATE_INVALID, f"The sign-in answer comes from {iss}, not from {pending.issuer}.", field="iss")
+        raise OAuthError(
+            ErrorCode.OAUTH_STATE_INVALID,
+            f"The sign-in answer comes from {iss}, not from {pending.issuer}.",
+            field="iss",
+        )
     if params.get("error"):
         code = ErrorCode.OAUTH_ACCESS_DENIED if params["error"] == "access_denied" else ErrorCode.OAUTH_TOKEN_ERROR
-        raise OAuthError(code, f"The provider answered {params['error']}: {params.get('error_description', '')}".strip(": "))
+        raise OAuthError(
+            code, f"The provider answered {params['error']}: {params.get('error_description', '')}".strip(": ")
+        )
     code = params.get("code")
     if not code:
         raise OAuthError(ErrorCode.OAUTH_STATE_INVALID, "The sign-in answer carries no authorization code.")
     return code
 
 
-async def exchange_code(code: str, pending: PendingAuthorization, registration: ClientRegistration, http: GuardedHttp) -> TokenSet:
+async def exchange_code(
+    code: str, pending: PendingAuthorization, registration: ClientRegistration, http: GuardedHttp
+) -> TokenSet:
     await http.check(pending.token_endpoint, "token_endpoint")
     async with _oauth_client(registration, http, pending.scope) as client:
         token = await _token_call(
@@ -199,32 +250,49 @@ async def exchange_code(code: str, pending: PendingAuthorization, registration: 
     return TokenSet.from_response(token)
 
 
-async def refresh(tokens: TokenSet, token_endpoint: str, resource: str, registration: ClientRegistration, http: GuardedHttp) -> TokenSet:
+async def refresh(
+    tokens: TokenSet, token_endpoint: str, resource: str, registration: ClientRegistration, http: GuardedHttp
+) -> TokenSet:
     """New tokens from the refresh token; OAUTH_REAUTH_REQUIRED when there is none or it is refused."""
     if tokens.refresh_token is None:
-        raise OAuthError(ErrorCode.OAUTH_REAUTH_REQUIRED, "The sign-in expired and the provider gave no refresh token; sign in again.")
+        raise OAuthError(
+            ErrorCode.OAUTH_REAUTH_REQUIRED,
+            "The sign-in expired and the provider gave no refresh token; sign in again.",
+        )
     await http.check(token_endpoint, "token_endpoint")
     async with _oauth_client(registration, http) as client:
         token = await _token_call(
-            client.refresh_token(token_endpoint, refresh_token=tokens.refresh_token.get_secret_value(), resource=resource),
+            client.refresh_token(
+                token_endpoint, refresh_token=tokens.refresh_token.get_secret_value(), resource=resource
+            ),
             reauth_on_grant=True,
         )
     return TokenSet.from_response(dict(token), previous=tokens)
 
 
-async def revoke(tokens: TokenSet, revocation_endpoint: str | None, registration: ClientRegistration, http: GuardedHttp) -> bool:
+async def revoke(
+    tokens: TokenSet, revocation_endpoint: str | None, registration: ClientRegistration, http: GuardedHttp
+) -> bool:
     """Revoke the grant at the provider (RFC 7009) where it offers revocation; False when it does not."""
     if not revocation_endpoint:
         return False
     await http.check(revocation_endpoint, "revocation_endpoint")
-    token, hint = (tokens.refresh_token, "refresh_token") if tokens.refresh_token else (tokens.access_token, "access_token")
+    token, hint = (
+        (tokens.refresh_token, "refresh_token") if tokens.refresh_token else (tokens.access_token, "access_token")
+    )
     async with _oauth_client(registration, http) as client:
         try:
-            response = await client.revoke_token(revocation_endpoint, token=token.get_secret_value(), token_type_hint=hint)
+            response = await client.revoke_token(
+                revocation_endpoint, token=token.get_secret_value(), token_type_hint=hint
+            )
         except HTTP_ERRORS as exc:
-            raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"Revocation at {revocation_endpoint} failed: {exc}") from None
+            raise OAuthError(
+                ErrorCode.OAUTH_TOKEN_ERROR, f"Revocation at {revocation_endpoint} failed: {exc}"
+            ) from None
     if response.status_code >= 400:
-        raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The provider refused the revocation (HTTP {response.status_code}).")
+        raise OAuthError(
+            ErrorCode.OAUTH_TOKEN_ERROR, f"The provider refused the revocation (HTTP {response.status_code})."
+        )
     return True
 
 
@@ -234,12 +302,25 @@ async def _token_call(call: Any, reauth_on_grant: bool) -> dict[str, Any]:
     except AuthlibOAuthError as exc:
         error = str(getattr(exc, "error", "") or "")
         if reauth_on_grant and error in REAUTH_ERRORS:
-            raise OAuthError(ErrorCode.OAUTH_REAUTH_REQUIRED, f"The provider refused the refresh ({error}); sign in again.") from None
-        raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint answered {error}: {getattr(exc, 'description', '') or ''}".rstrip(": ")) from None
+            raise OAuthError(
+                ErrorCode.OAUTH_REAUTH_REQUIRED, f"The provider refused the refresh ({error}); sign in again."
+            ) from None
+        raise OAuthError(
+            ErrorCode.OAUTH_TOKEN_ERROR,
+            f"The token endpoint answered {error}: {getattr(exc, 'description', '') or ''}".rstrip(": "),
+        ) from None
     except HTTP_STATUS_ERRORS as exc:
         status = exc.response.status_code  # type: ignore[attr-defined]
-        raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint answered HTTP {status}.", field="token_endpoint") from None
+        raise OAuthError(
+            ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint answered HTTP {status}.", field="token_endpoint"
+        ) from None
     except HTTP_ERRORS as exc:
-        raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint cannot be reached: {type(exc).__name__}: {exc}", field="token_endpoint") from None
+        raise OAuthError(
+            ErrorCode.OAUTH_TOKEN_ERROR,
+            f"The token endpoint cannot be reached: {type(exc).__name__}: {exc}",
+            field="token_endpoint",
+        ) from None
     except (ValueError, KeyError) as exc:
-        raise OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint's answer is not a token: {exc}", field="token_endpoint") from None
+        raise OAuthError(
+            ErrorCode.OAUTH_TOKEN_ERROR, f"The token endpoint's answer is not a token: {exc}", field="token_endpoint"
+        ) from None

@@ -13,6 +13,7 @@ Written by hand because the SDK's OAuthClientProvider runs the whole flow inside
 generator, with the browser redirect and the callback in the same process; Odoo's callback lands
 in another request, often another worker.
 """
+
 from __future__ import annotations
 
 import logging
@@ -104,11 +105,15 @@ async def probe(server_url: str, http: GuardedHttp, sse: bool = False) -> Challe
                 headers={"Accept": "application/json, text/event-stream"},
             )
         except httpx.HTTPError as exc:
-            raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot reach {server_url}: {exc}", field="url") from None
+            raise OAuthError(
+                ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot reach {server_url}: {exc}", field="url"
+            ) from None
     return Challenge.from_response(response) if response.status_code in (401, 403) else None
 
 
-async def discover(server_url: str, http: GuardedHttp, challenge: Challenge | None = None, sse: bool = False) -> Discovery:
+async def discover(
+    server_url: str, http: GuardedHttp, challenge: Challenge | None = None, sse: bool = False
+) -> Discovery:
     """Find the authorization server of the MCP server at `server_url`. Raises OAuthError."""
     if challenge is None:
         challenge = await probe(server_url, http, sse=sse)
@@ -142,7 +147,12 @@ async def discover(server_url: str, http: GuardedHttp, challenge: Challenge | No
     scope = get_client_metadata_scopes(challenge.scope if challenge else None, protected, metadata)
     _logger.info("OAuth discovered: server=%s issuer=%s resource=%s scope=%s", server_url, issuer, resource, scope)
     return Discovery(
-        server_url=server_url, resource=resource, protected_resource=protected, authorization_server=metadata, issuer=issuer, scope=scope
+        server_url=server_url,
+        resource=resource,
+        protected_resource=protected,
+        authorization_server=metadata,
+        issuer=issuer,
+        scope=scope,
     )
 
 
@@ -155,7 +165,9 @@ async def _fetch(client: httpx.AsyncClient, http: GuardedHttp, url: str, field: 
         raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot fetch {url}: {exc}", field=field) from None
 
 
-async def _protected_resource(server_url: str, www_auth_url: str | None, http: GuardedHttp) -> ProtectedResourceMetadata | None:
+async def _protected_resource(
+    server_url: str, www_auth_url: str | None, http: GuardedHttp
+) -> ProtectedResourceMetadata | None:
     urls = build_protected_resource_metadata_discovery_urls(www_auth_url, server_url)
     async with http.client() as client:
         for url in urls:
@@ -207,11 +219,13 @@ def _default_endpoints(server_url: str) -> tuple[OAuthMetadata, str]:
     parts = urlsplit(server_url)
     origin = f"{parts.scheme}://{parts.netloc}"
     _logger.info("OAuth metadata not published, default endpoints used: server=%s origin=%s", server_url, origin)
-    metadata = OAuthMetadata.model_validate({
-        "issuer": origin,
-        "authorization_endpoint": f"{origin}/authorize",
-        "token_endpoint": f"{origin}/token",
-        "registration_endpoint": f"{origin}/register",
-        "code_challenge_methods_supported": ["S256"],
-    })
+    metadata = OAuthMetadata.model_validate(
+        {
+            "issuer": origin,
+            "authorization_endpoint": f"{origin}/authorize",
+            "token_endpoint": f"{origin}/token",
+            "registration_endpoint": f"{origin}/register",
+            "code_challenge_methods_supported": ["S256"],
+        }
+    )
     return metadata, str(metadata.issuer)

@@ -12,6 +12,7 @@ administrator configured (not a user's), the host of the MCP server itself, sinc
 server's authorization server is often on the same host. Cloud metadata addresses stay closed
 whatever the lists say (url_guard).
 """
+
 from __future__ import annotations
 
 import logging
@@ -44,7 +45,9 @@ class GuardedHttp:
         except ConfigError as exc:
             _logger.warning("OAuth URL refused: field=%s url=%s reason=%s", field, url, exc.problem)
             raise OAuthError(
-                ErrorCode.OAUTH_FORBIDDEN_URL, f"The server's OAuth metadata gives {field} = {url}, which Odoo may not call: {exc.problem}", field=field
+                ErrorCode.OAUTH_FORBIDDEN_URL,
+                f"The server's OAuth metadata gives {field} = {url}, which Odoo may not call: {exc.problem}",
+                field=field,
             ) from None
         host = urlsplit(url or "").hostname or ""
         self._pins[host] = pin.address if pin is not None else None
@@ -63,7 +66,11 @@ class GuardedHttp:
     def client_kwargs(self) -> dict[str, Any]:
         """What an httpx.AsyncClient (or authlib's AsyncOAuth2Client, one of them) needs to go only
         where this guard allows."""
-        return {"timeout": self.timeout, "follow_redirects": False, "event_hooks": {"request": [self._pin], "response": []}}
+        return {
+            "timeout": self.timeout,
+            "follow_redirects": False,
+            "event_hooks": {"request": [self._pin], "response": []},
+        }
 
     def client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(**self.client_kwargs())

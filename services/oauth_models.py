@@ -3,6 +3,7 @@ authorization (from the redirect to the provider until its callback) and the tok
 
 The Odoo layer stores each as encrypted secrets; these models are the boundary it crosses.
 """
+
 from __future__ import annotations
 
 import time
@@ -74,13 +75,17 @@ class TokenSet(BaseModel):
     obtained_at: float = Field(default_factory=time.time)
 
     @classmethod
-    def from_response(cls, token: dict[str, Any], previous: TokenSet | None = None, now: float | None = None) -> TokenSet:
+    def from_response(
+        cls, token: dict[str, Any], previous: TokenSet | None = None, now: float | None = None
+    ) -> TokenSet:
         """From a token endpoint answer (authlib's OAuth2Token is a dict). A refresh answer
         without a refresh token keeps the previous one (RFC 6749 section 6), and without a
         scope keeps the previous scope."""
         now = now if now is not None else time.time()
         expires_in = token.get("expires_in")
-        refresh = token.get("refresh_token") or (previous.refresh_token.get_secret_value() if previous and previous.refresh_token else None)
+        refresh = token.get("refresh_token") or (
+            previous.refresh_token.get_secret_value() if previous and previous.refresh_token else None
+        )
         return cls(
             access_token=SecretStr(str(token["access_token"])),
             refresh_token=SecretStr(refresh) if refresh else None,

@@ -15,6 +15,7 @@ A refresh the provider refuses (a revoked or expired refresh token) drops the st
 it still holds the refused refresh token; that owner signs in again, nothing else is affected. A
 grant another holder renewed meanwhile is kept and used.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -169,7 +170,9 @@ class RefreshingTokens:
         return tokens
 
 
-async def with_token(spec: ServerSpec, tokens: RefreshingTokens | None, action: Callable[[ServerSpec], Awaitable[T]]) -> T:
+async def with_token(
+    spec: ServerSpec, tokens: RefreshingTokens | None, action: Callable[[ServerSpec], Awaitable[T]]
+) -> T:
     """Run `action` with the spec carrying a current token; on a refusal refresh once and run it
     again. A step-up (403 insufficient_scope) is not refreshed: only a new sign-in widens scopes."""
     if spec.auth_type is not AuthType.OAUTH or tokens is None:

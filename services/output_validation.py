@@ -5,6 +5,7 @@ schema itself against its meta-schema: on a warm pooled session that was the lar
 tool round on our side (bench_loop --profile). The override keeps the SDK's behaviour and messages
 (RuntimeError, which mcp_session maps to MCP_PROTOCOL_ERROR) and only caches the checked validator.
 """
+
 from __future__ import annotations
 
 import functools

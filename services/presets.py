@@ -4,6 +4,7 @@ A preset is checked when saved (every variable known, every key in the tool's sc
 for each turn from who is asking and where, merged over what the model sent (the model cannot
 override it) and removed from the schema the model sees.
 """
+
 from __future__ import annotations
 
 import copy
@@ -44,7 +45,9 @@ def variables_in(value: Any) -> set[str]:
     return set()
 
 
-def validate_preset(arguments: Mapping[str, Any], input_schema: Mapping[str, Any], known: Collection[str] = KNOWN_VARIABLES) -> None:
+def validate_preset(
+    arguments: Mapping[str, Any], input_schema: Mapping[str, Any], known: Collection[str] = KNOWN_VARIABLES
+) -> None:
     """Raise ConfigError naming the first unknown key or variable."""
     properties = input_schema.get("properties") or {}
     for key in arguments:

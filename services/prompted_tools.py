@@ -13,6 +13,7 @@ call's arguments is part of those arguments, not a second call. Anything doubtfu
 half-written JSON, an unclosed call tag) yields no call: running a wrong call is worse than
 answering with text.
 """
+
 from __future__ import annotations
 
 import json
@@ -289,7 +290,7 @@ def _read_xml(text: str, match: re.Match[str]) -> tuple[list[ParsedCall] | None,
     if close is None:
         # An unclosed call tag: the reply was cut inside a call, and whatever follows is part of it.
         return None, len(text)
-    body = text[match.end():close.start()]
+    body = text[match.end() : close.start()]
     arguments = {param.group("param"): _xml_value(param.group("value")) for param in _XML_PARAM.finditer(body)}
     return [ParsedCall(name=name, arguments=arguments)], close.end()
 

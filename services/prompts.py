@@ -4,6 +4,7 @@ A prompt's messages start a turn as the user's message: what the user sees in th
 model reads. Text is taken as it is; an embedded text resource comes with its URI; anything else
 (images, audio, binary resources) is named, not sent, as the chat's user messages are text.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -39,7 +40,9 @@ async def list_prompts(session: McpSession) -> list[PromptInfo]:
     """Every prompt of the server (paginated, capped); none when it does not declare prompts."""
     if session.info is None or "prompts" not in session.info.capabilities:
         return []
-    prompts = await session.list_pages(lambda s, params: s.list_prompts(params=params), lambda page: page.prompts, MAX_PROMPTS)
+    prompts = await session.list_pages(
+        lambda s, params: s.list_prompts(params=params), lambda page: page.prompts, MAX_PROMPTS
+    )
     return [_info(p) for p in prompts]
 
 
@@ -89,6 +92,7 @@ def _info(prompt: mcp_types.Prompt) -> PromptInfo:
         title=prompt.title,
         description=prompt.description,
         arguments=[
-            PromptArgument(name=a.name, description=a.description, required=bool(a.required)) for a in prompt.arguments or []
+            PromptArgument(name=a.name, description=a.description, required=bool(a.required))
+            for a in prompt.arguments or []
         ],
     )

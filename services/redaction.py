@@ -1,4 +1,5 @@
 """Keeps secrets out of logs: every header that can carry one is masked."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -4,6 +4,7 @@ a tool result's resource link, or attached in the composer as context of the use
 Read contents are ResourceParts (tool_result.py) with the same caps as tool results: text cut with a
 visible marker, binaries over the display limit replaced by a note.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -49,18 +50,26 @@ async def list_resources(session: McpSession) -> ResourceListing:
     """Resources and templates (paginated, capped); none when the server does not declare resources."""
     if session.info is None or "resources" not in session.info.capabilities:
         return ResourceListing()
-    resources = await session.list_pages(lambda s, params: s.list_resources(params=params), lambda page: page.resources, MAX_RESOURCES)
+    resources = await session.list_pages(
+        lambda s, params: s.list_resources(params=params), lambda page: page.resources, MAX_RESOURCES
+    )
     templates = await session.list_pages(
         lambda s, params: s.list_resource_templates(params=params), lambda page: page.resourceTemplates, MAX_RESOURCES
     )
     return ResourceListing(
         resources=[
-            ResourceInfo(uri=str(r.uri), name=r.name, title=r.title, description=r.description, mime_type=r.mimeType, size=r.size)
+            ResourceInfo(
+                uri=str(r.uri), name=r.name, title=r.title, description=r.description, mime_type=r.mimeType, size=r.size
+            )
             for r in resources
         ],
         templates=[
             TemplateInfo(
-                uri_template=t.uriTemplate, name=t.name, title=t.title, description=t.description, mime_type=t.mimeType,
+                uri_template=t.uriTemplate,
+                name=t.name,
+                title=t.title,
+                description=t.description,
+                mime_type=t.mimeType,
                 variables=sorted(uritemplate.URITemplate(t.uriTemplate).variable_names),
             )
             for t in templates
@@ -88,7 +97,9 @@ async def read_resource(session: McpSession, uri: str) -> list[ResourcePart]:
 
 def _part(content: mcp_types.TextResourceContents | mcp_types.BlobResourceContents) -> ResourcePart:
     if isinstance(content, mcp_types.TextResourceContents):
-        return ResourcePart(uri=str(content.uri), mime_type=content.mimeType, text=truncate(content.text, DISPLAY_TEXT_LIMIT))
+        return ResourcePart(
+            uri=str(content.uri), mime_type=content.mimeType, text=truncate(content.text, DISPLAY_TEXT_LIMIT)
+        )
     if len(content.blob) > DISPLAY_BINARY_LIMIT:
         note = f"[binary resource of {len(content.blob) * 3 // 4} bytes, too large to open here]"
         return ResourcePart(uri=str(content.uri), mime_type=content.mimeType, text=note)

@@ -6,6 +6,7 @@ depends on. The key is derived with HKDF-SHA256 from a secret the database holds
 share a key. A token that does not decrypt (tampered, or the database secret changed) raises
 SecretBoxError, never returns garbage.
 """
+
 from __future__ import annotations
 
 import base64

@@ -1,4 +1,5 @@
 """What the hub needs to know to reach one MCP server, validated at the boundary."""
+
 from __future__ import annotations
 
 import hashlib
@@ -95,14 +96,20 @@ class ServerSpec(BaseModel):
     def _env_names(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
         for name in value:
             if not name or "=" in name or "\x00" in name:
-                raise ConfigError("env", _lt("The variable name %(name)s is invalid. Use letters, digits and _ only."), name=repr(name))
+                raise ConfigError(
+                    "env",
+                    _lt("The variable name %(name)s is invalid. Use letters, digits and _ only."),
+                    name=repr(name),
+                )
         return value
 
     @model_validator(mode="after")
     def _transport_fields(self) -> ServerSpec:
         if self.transport is Transport.STDIO:
             if not self.command or not self.command.strip():
-                raise ConfigError("command", _lt("A command is required for stdio servers, e.g. npx or /usr/bin/python3."))
+                raise ConfigError(
+                    "command", _lt("A command is required for stdio servers, e.g. npx or /usr/bin/python3.")
+                )
         else:
             check_url(self.url)
         if self.auth_type is AuthType.OAUTH and self.transport is Transport.STDIO:

@@ -1,4 +1,5 @@
 """Keeps one live session per server configuration and shares it between all callers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -109,7 +110,7 @@ class SessionPool:
         raise McpError(
             down.error.code,
             f"{down.error.message} (failed {now - down.failed_at:.0f} s ago; tried again in {down.until - now:.0f} s,"
-            " or at once by \"Test connection\")",
+            ' or at once by "Test connection")',
         )
 
     def _mark_down(self, spec: ServerSpec, error: McpError) -> None:
@@ -132,7 +133,10 @@ class SessionPool:
                     raise
                 _logger.info(
                     "MCP connect retry: server=%s attempt=%d error=%s next_in=%.1fs",
-                    spec.label(), attempt, exc.code.value, delay,
+                    spec.label(),
+                    attempt,
+                    exc.code.value,
+                    delay,
                 )
                 await asyncio.sleep(delay)
         raise McpError(ErrorCode.MCP_UNREACHABLE, f"{spec.name}: no connection attempt was allowed.")

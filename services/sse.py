@@ -5,6 +5,7 @@ JSON object. JSON escapes every control character, so a payload never breaks the
 decoder follows the WHATWG EventSource parsing rules, so tests and Python clients read the stream
 exactly as a browser does.
 """
+
 from __future__ import annotations
 
 import json
@@ -96,7 +97,7 @@ class SseDecoder:
         start = 0
         for match in _LINE_END.finditer(self._buffer, scanned):
             # Lines are decoded whole, so a multi-byte character split across chunks is never cut.
-            event = self._line(self._buffer[start:match.start()].decode("utf-8", "replace"))
+            event = self._line(self._buffer[start : match.start()].decode("utf-8", "replace"))
             if event is not None:
                 events.append(event)
             start = match.end()

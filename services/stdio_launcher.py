@@ -6,6 +6,7 @@ the hub starts this file with the configured variables and the list of names to 
 everything else and execs the real command. exec keeps the pid, so ending the session still ends
 the server, and no shell is involved, so nothing like ${VAR} is ever expanded.
 """
+
 from __future__ import annotations
 
 import json

@@ -4,6 +4,7 @@ Each server's sync is mostly waiting: a stdio process starting, a TLS handshake,
 after the other, ten servers cost the sum of their waits; together, about the slowest one. Only
 the listing is concurrent: the caller writes each server's records afterwards, in its own thread.
 """
+
 from __future__ import annotations
 
 import asyncio

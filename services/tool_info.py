@@ -1,4 +1,5 @@
 """A discovered MCP tool, normalized so the rest of the addon never sees SDK types."""
+
 from __future__ import annotations
 
 import functools
@@ -7,7 +8,6 @@ import json
 from typing import Any
 
 import jsonschema
-
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
 

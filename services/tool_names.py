@@ -8,6 +8,7 @@ maps the model's answer back to the (server, tool) it means.
 Names depend only on the *set* of refs, never on their order: when a later turn offers the same
 tools, the names in the conversation history still point at the same tools.
 """
+
 from __future__ import annotations
 
 import hashlib

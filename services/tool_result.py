@@ -1,8 +1,9 @@
 """Tool results as typed parts, and their text rendering for the model."""
+
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,7 +58,7 @@ class StructuredPart(_Part):
 
 
 Part = Annotated[
-    Union[TextPart, ImagePart, AudioPart, ResourcePart, ResourceLinkPart, StructuredPart],
+    TextPart | ImagePart | AudioPart | ResourcePart | ResourceLinkPart | StructuredPart,
     Field(discriminator="type"),
 ]
 
@@ -76,7 +77,6 @@ class ToolResult(BaseModel):
             parts = [p for p in parts if not isinstance(p, StructuredPart)]
         return truncate("\n".join(_render(part) for part in parts), limit)
 
-
     def for_display(self, text_limit: int = DISPLAY_TEXT_LIMIT, binary_limit: int = DISPLAY_BINARY_LIMIT) -> list[Part]:
         """The parts as a user sees them: long texts cut with a marker, oversized media replaced by a note."""
         return [_display_part(part, text_limit, binary_limit) for part in self.parts]
@@ -90,7 +90,9 @@ def _display_part(part: _Part, text_limit: int, binary_limit: int) -> _Part:
     if isinstance(part, (ImagePart, AudioPart)) and len(part.data) > binary_limit:
         return TextPart(text=f"[{part.type} {part.mime_type} of {len(part.data) * 3 // 4} bytes, too large to show]")
     if isinstance(part, ResourcePart) and part.blob is not None and len(part.blob) > binary_limit:
-        return part.model_copy(update={"blob": None, "text": f"[binary resource of {len(part.blob) * 3 // 4} bytes, too large to show]"})
+        return part.model_copy(
+            update={"blob": None, "text": f"[binary resource of {len(part.blob) * 3 // 4} bytes, too large to show]"}
+        )
     if isinstance(part, StructuredPart):
         dumped = json.dumps(part.data, ensure_ascii=False)
         if len(dumped) > text_limit:
@@ -110,7 +112,9 @@ def _render(part: _Part) -> str:
     if isinstance(part, StructuredPart):
         return json.dumps(part.data, ensure_ascii=False)
     if isinstance(part, ResourcePart):
-        return part.text if part.text is not None else f"[binary resource {part.uri} ({part.mime_type or 'unknown type'})]"
+        return (
+            part.text if part.text is not None else f"[binary resource {part.uri} ({part.mime_type or 'unknown type'})]"
+        )
     if isinstance(part, ResourceLinkPart):
         return f"[resource link {part.name}: {part.uri}]"
     if isinstance(part, (ImagePart, AudioPart)):
@@ -141,5 +145,7 @@ def _part(block: mcp_types.ContentBlock) -> _Part:
             blob=getattr(res, "blob", None),
         )
     if isinstance(block, mcp_types.ResourceLink):
-        return ResourceLinkPart(uri=str(block.uri), name=block.name, description=block.description, mime_type=block.mimeType)
+        return ResourceLinkPart(
+            uri=str(block.uri), name=block.name, description=block.description, mime_type=block.mimeType
+        )
     return TextPart(text=json.dumps(block.model_dump(mode="json"), ensure_ascii=False))

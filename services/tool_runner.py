@@ -1,4 +1,5 @@
 """Runs the tool calls of one round: checked, bounded, concurrent across servers, each a result event."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
-
 from mcp import types as mcp_types
 
 from .call_clock import TurnBudget
@@ -76,7 +76,9 @@ def check_arguments(tool: BoundTool, call: ToolCallEvent) -> ToolResultEvent | N
     if not errors:
         return None
     details = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:5])
-    return failed(call, ErrorCode.MCP_INVALID_PARAMS, f"Invalid arguments for {call.name}: {details}. Fix them and call again.")
+    return failed(
+        call, ErrorCode.MCP_INVALID_PARAMS, f"Invalid arguments for {call.name}: {details}. Fix them and call again."
+    )
 
 
 @functools.lru_cache(maxsize=2048)
@@ -188,11 +190,21 @@ class ToolRunner:
                 self.sign_ins[call.id] = exc
             elapsed = _ms(started)
             _logger.info(
-                "Tool call failed: server=%s tool=%s code=%s duration_ms=%d", tool.server.name, tool.info.name, exc.code.value, elapsed
+                "Tool call failed: server=%s tool=%s code=%s duration_ms=%d",
+                tool.server.name,
+                tool.info.name,
+                exc.code.value,
+                elapsed,
             )
             return failed(call, exc.code, exc.message, elapsed)
         elapsed = _ms(started)
-        _logger.info("Tool call: server=%s tool=%s ok=%s duration_ms=%d", tool.server.name, tool.info.name, not result.is_error, elapsed)
+        _logger.info(
+            "Tool call: server=%s tool=%s ok=%s duration_ms=%d",
+            tool.server.name,
+            tool.info.name,
+            not result.is_error,
+            elapsed,
+        )
         text = result.text_for_model(self._limits.model_text_limit)
         if result.is_error:
             return ToolResultEvent(
@@ -209,4 +221,3 @@ class ToolRunner:
 
 def _ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
-

@@ -3,6 +3,7 @@
 Nothing about a paused turn lives in memory: the history (with the assistant's pending tool calls
 at its end) is all a process needs to resume it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -104,7 +105,9 @@ def to_langchain(history: list[HistoryMessage], system_prompt: str, native_tools
         if message.role == "user":
             messages.append(HumanMessage(message.content))
         elif message.role == "assistant":
-            calls = [{"id": c.id, "name": c.name, "args": c.arguments} for c in message.tool_calls] if native_tools else []
+            calls = (
+                [{"id": c.id, "name": c.name, "args": c.arguments} for c in message.tool_calls] if native_tools else []
+            )
             messages.append(AIMessage(content=message.content, tool_calls=calls))
         elif native_tools:
             messages.append(ToolMessage(content=message.content, tool_call_id=message.tool_call_id or ""))

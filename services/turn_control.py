@@ -4,6 +4,7 @@ question (elicitation).
 The Odoo layer learns such a request from the database (any worker may have received it) and
 hands it here from the thread that streams the turn; the turn itself runs on the hub's loop.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -20,7 +21,9 @@ class TurnControl:
         self._answer: Callable[..., bool] | None = None
         self._early: set[str] = set()
 
-    def attach(self, loop: asyncio.AbstractEventLoop, cancel: Callable[[str], bool], answer: Callable[..., bool]) -> None:
+    def attach(
+        self, loop: asyncio.AbstractEventLoop, cancel: Callable[[str], bool], answer: Callable[..., bool]
+    ) -> None:
         """Called by the turn when it starts; requests that came before are applied now."""
         with self._lock:
             self._loop, self._cancel, self._answer = loop, cancel, answer

@@ -2,6 +2,7 @@
 model calls it by, and what is known before the first round about servers that cannot serve now
 (unreachable: a warning; a per-user OAuth server without the user's sign-in: a pause when called;
 declined by the user: not offered, a waiting call answered with why)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -89,12 +90,21 @@ class TurnTools:
         for binding in usable:
             spec = binding.server
             model_name = names.model_name(ToolRef(spec.key, spec.name, binding.tool.name))
-            tool = BoundTool(model_name, spec, binding.tool, binding.requires_approval, binding.fixed_arguments, self.grants.get(spec.key))
+            tool = BoundTool(
+                model_name,
+                spec,
+                binding.tool,
+                binding.requires_approval,
+                binding.fixed_arguments,
+                self.grants.get(spec.key),
+            )
             if spec.key in self.declined:
                 self.declined_tools[model_name] = tool
                 continue
             self.tools[model_name] = tool
-            shown = binding.tool.model_copy(update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)})
+            shown = binding.tool.model_copy(
+                update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)}
+            )
             self.offered.append(_offered_tool(spec, shown, model_name))
 
     def waits_for_sign_in(self, spec: ServerSpec) -> bool:
@@ -105,7 +115,9 @@ class TurnTools:
     async def _open_sessions(self, bindings: list[ToolBinding]) -> AsyncIterator[McpSession | WarningEvent]:
         """Pooled sessions of the turn's servers, connected together; an unreachable one is a
         warning, a per-user OAuth server without a usable sign-in is noted in needs_sign_in."""
-        servers = [spec for spec in {b.server.key: b.server for b in bindings}.values() if spec.key not in self.declined]
+        servers = [
+            spec for spec in {b.server.key: b.server for b in bindings}.values() if spec.key not in self.declined
+        ]
         for spec, outcome in zip(servers, await asyncio.gather(*(self._connect(spec) for spec in servers))):
             if isinstance(outcome, AuthRequired) and self.waits_for_sign_in(spec):
                 self.needs_sign_in[spec.key] = outcome

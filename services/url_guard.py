@@ -10,6 +10,7 @@ An administrator may open the guard for chosen hosts with the system parameter
 subdomains (``*.intranet.example``), an IP address (``10.0.0.5``) or a network (``10.0.0.0/8``).
 Cloud metadata addresses stay closed whatever the list says.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -58,7 +59,9 @@ _UNIQUE_LOCAL = ipaddress.ip_network("fc00::/7")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
-def check_public_url(url: str | None, allowed_hosts: Collection[str] = (), resolve: Resolver = socket.getaddrinfo) -> list[IPAddress]:
+def check_public_url(
+    url: str | None, allowed_hosts: Collection[str] = (), resolve: Resolver = socket.getaddrinfo
+) -> list[IPAddress]:
     """Raise ConfigError(field="url") unless `url` is http(s) and every address its host resolves
     to is public, or the host is in `allowed_hosts`; return those addresses, the ones a connection
     may use. `resolve` is called like socket.getaddrinfo (host, port); IP literals are checked
@@ -68,7 +71,11 @@ def check_public_url(url: str | None, allowed_hosts: Collection[str] = (), resol
     host = _normalize_host(parts.hostname or "")
     if host in METADATA_HOSTS:
         raise ConfigError(
-            "url", _lt("%(host)s is a cloud metadata service, which MCP servers may never reach. Enter the MCP server's own address."), host=host
+            "url",
+            _lt(
+                "%(host)s is a cloud metadata service, which MCP servers may never reach. Enter the MCP server's own address."
+            ),
+            host=host,
         )
     hosts, networks = parse_allowed_hosts(allowed_hosts)
     host_allowed = _host_listed(host, hosts)
@@ -104,10 +111,16 @@ def _refusal(host: str, address: IPAddress, literal: bool, kind: str) -> ConfigE
     params = {"host": host, "address": str(address), "kind": KIND_PHRASES[kind], "param": ALLOWED_HOSTS_PARAM}
     if kind == "cloud metadata":
         if literal:
-            return ConfigError("url", _lt("%(host)s is %(kind)s, which MCP servers may never reach. Enter the MCP server's own address."), **params)
+            return ConfigError(
+                "url",
+                _lt("%(host)s is %(kind)s, which MCP servers may never reach. Enter the MCP server's own address."),
+                **params,
+            )
         return ConfigError(
             "url",
-            _lt("%(host)s resolves to %(address)s, %(kind)s, which MCP servers may never reach. Enter the MCP server's own address."),
+            _lt(
+                "%(host)s resolves to %(address)s, %(kind)s, which MCP servers may never reach. Enter the MCP server's own address."
+            ),
             **params,
         )
     if literal:
@@ -190,15 +203,26 @@ def _addresses(host: str, port: int, resolve: Resolver) -> list[IPAddress]:
     try:
         infos = list(resolve(host, port))
     except (OSError, UnicodeError) as exc:
-        raise ConfigError("url", _lt("The host %(host)s cannot be resolved (%(reason)s). Check its spelling."), host=host, reason=str(exc)) from None
+        raise ConfigError(
+            "url",
+            _lt("The host %(host)s cannot be resolved (%(reason)s). Check its spelling."),
+            host=host,
+            reason=str(exc),
+        ) from None
     addresses = []
     for info in infos:
         address = ip_literal(str(info[4][0]))
         if address is None:
-            raise ConfigError("url", _lt("The host %(host)s resolves to something that is not an IP address. Check its DNS records."), host=host)
+            raise ConfigError(
+                "url",
+                _lt("The host %(host)s resolves to something that is not an IP address. Check its DNS records."),
+                host=host,
+            )
         addresses.append(address)
     if not addresses:
-        raise ConfigError("url", _lt("The host %(host)s does not resolve to any address. Check its spelling."), host=host)
+        raise ConfigError(
+            "url", _lt("The host %(host)s does not resolve to any address. Check its spelling."), host=host
+        )
     return list(dict.fromkeys(addresses))
 
 

@@ -5,11 +5,11 @@ python that `testing.mcp2_venv.mcp2_python()` returns, e.g.
 `python testing/mcp2_server.py --transport streamable-http --stateless --port 8123`.
 Only the standard library and mcp 2.x are imported, so it runs in that bare venv.
 """
+
 import argparse
 import sys
 
 import anyio
-
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError

@@ -4,6 +4,7 @@ Our client is pinned to mcp 1.x, so a 2.x server cannot live in the test venv: i
 own, made once in the user's cache (keyed by the pinned mcp and this Python's version) and reused by
 later runs. A file lock lets parallel test runs share one build instead of racing two.
 """
+
 import fcntl
 import os
 import shutil
@@ -47,7 +48,9 @@ def mcp2_python() -> Path:
 
 def _run(argv: list[str], what: str) -> None:
     try:
-        subprocess.run(argv, check=True, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL)
+        subprocess.run(
+            argv, check=True, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL
+        )
     except subprocess.CalledProcessError as exc:
         tail = (exc.stderr or exc.stdout or "").strip().splitlines()[-3:]
         raise Mcp2Unavailable(f"could not {what}: {' / '.join(tail) or f'exit {exc.returncode}'}") from None

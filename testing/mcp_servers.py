@@ -3,6 +3,7 @@
 Run as a script (`python testing/mcp_servers.py --transport streamable-http --port 8123`) so a test
 can kill it mid-call; `serve_http()` and `stdio_command()` start it from Python.
 """
+
 import argparse
 import asyncio
 import base64
@@ -209,7 +210,9 @@ def _prompts(mcp: FastMCP) -> None:
             prompt_base.UserMessage(
                 types.EmbeddedResource(
                     type="resource",
-                    resource=types.TextResourceContents(uri=f"file:///{path}", mimeType="text/plain", text="print('hello')"),
+                    resource=types.TextResourceContents(
+                        uri=f"file:///{path}", mimeType="text/plain", text="print('hello')"
+                    ),
                 )
             ),
             prompt_base.AssistantMessage("I will look for bugs first."),
@@ -220,7 +223,9 @@ def _resources(mcp: FastMCP) -> None:
     """Resources: a text note, a PNG, a note per day (a template), a text too large to show whole;
     and tools that answer with a link to the note and with an embedded PNG."""
 
-    @mcp.resource("notes://today", name="today", title="Today's note", description="What to do today", mime_type="text/markdown")
+    @mcp.resource(
+        "notes://today", name="today", title="Today's note", description="What to do today", mime_type="text/markdown"
+    )
     def today() -> str:
         return "# Today\n- water the plants"
 
@@ -245,7 +250,12 @@ def _resources(mcp: FastMCP) -> None:
     def embed_dot() -> list[types.ContentBlock]:
         """Answer with an embedded PNG."""
         blob = base64.b64encode(PNG_1PX).decode()
-        return [types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(uri="images://dot.png", mimeType="image/png", blob=blob))]
+        return [
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.BlobResourceContents(uri="images://dot.png", mimeType="image/png", blob=blob),
+            )
+        ]
 
 
 def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
@@ -286,15 +296,19 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
         await ctx.warning({"items": count, "note": "last one"})
         return f"logged {count}"
 
-    @mcp.tool(icons=[
-        types.Icon(src="https://icons.example.com/wave.png", mimeType="image/png"),  # remote: never shown
-        types.Icon(src=f"data:image/png;base64,{base64.b64encode(PNG_1PX).decode()}", mimeType="image/png"),
-    ])
+    @mcp.tool(
+        icons=[
+            types.Icon(src="https://icons.example.com/wave.png", mimeType="image/png"),  # remote: never shown
+            types.Icon(src=f"data:image/png;base64,{base64.b64encode(PNG_1PX).decode()}", mimeType="image/png"),
+        ]
+    )
     async def ask_preferences(ctx: Context) -> str:
         """Ask the user for a name and a colour (a form), then greet."""
         result = await ctx.elicit("Who are you, and which colour do you like?", Preferences)
         if result.action == "accept":
-            return f"hello {result.data.name}, {result.data.color}" + (" (subscribed)" if result.data.newsletter else "")
+            return f"hello {result.data.name}, {result.data.color}" + (
+                " (subscribed)" if result.data.newsletter else ""
+            )
         return f"no answer: {result.action}"
 
     @mcp.tool()
@@ -309,7 +323,9 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
     @mcp.tool()
     async def ask_visit(ctx: Context) -> str:
         """Send the user to a page (URL mode), then say what they answered."""
-        result = await ctx.elicit_url("Confirm the payment on the provider's page.", "https://pay.example.com/confirm?id=42", "pay-42")
+        result = await ctx.elicit_url(
+            "Confirm the payment on the provider's page.", "https://pay.example.com/confirm?id=42", "pay-42"
+        )
         return f"visit: {result.action}"
 
     @mcp.tool(annotations=types.ToolAnnotations(readOnlyHint=True))
@@ -321,7 +337,9 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:
     def misreport(city: str) -> types.CallToolResult:
         """The weather, though its listed output schema says celsius is a string (see _list_tools)."""
         data = {"city": city, "celsius": 21.5}
-        return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(data))], structuredContent=data)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(data))], structuredContent=data
+        )
 
     @mcp.tool()
     async def grow(name: str, ctx: Context) -> str:
@@ -364,7 +382,11 @@ def _misreported(tool: types.Tool) -> types.Tool:
     """`misreport` promises a celsius string and sends a number: its results break its output schema."""
     if tool.name != "misreport":
         return tool
-    schema = {"type": "object", "properties": {"city": {"type": "string"}, "celsius": {"type": "string"}}, "required": ["city", "celsius"]}
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "celsius": {"type": "string"}},
+        "required": ["city", "celsius"],
+    }
     return tool.model_copy(update={"outputSchema": schema})
 
 
@@ -375,7 +397,9 @@ def _bad_tools(tools: list[types.Tool]) -> list[types.Tool]:
     return [
         echo.model_copy(update={"description": "A second tool named echo."}),
         types.Tool(name="odd_type", description="Arguments that are not an object.", inputSchema={"type": "string"}),
-        types.Tool(name="bad_schema", description="Not a JSON schema.", inputSchema={"type": "object", "properties": 3}),
+        types.Tool(
+            name="bad_schema", description="Not a JSON schema.", inputSchema={"type": "object", "properties": 3}
+        ),
     ]
 
 
@@ -394,8 +418,12 @@ def _bearer_guard(app: Any, token: str, forbidden: str = "") -> Any:
             headers = dict(scope.get("headers") or [])
             sent = headers.get(b"authorization", b"").decode()
             if sent != f"Bearer {token}":
-                status, body = (403, b"forbidden") if forbidden and sent == f"Bearer {forbidden}" else (401, b"unauthorized")
-                await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+                status, body = (
+                    (403, b"forbidden") if forbidden and sent == f"Bearer {forbidden}" else (401, b"unauthorized")
+                )
+                await send(
+                    {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]}
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
         await app(scope, receive, send)
@@ -437,7 +465,9 @@ def _garbler(app: Any) -> Any:
             return
         body = await read_body(receive)
         if b'"name":"garble"' in body.replace(b" ", b""):
-            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]}
+            )
             await send({"type": "http.response.body", "body": b"{this is not json-rpc"})
             return
         await app(scope, replay(body, receive), send)
@@ -456,7 +486,9 @@ def main() -> None:
     parser.add_argument("--forbidden-token", default="", help="with --token: this token is answered 403, others 401")
     parser.add_argument("--state-dir", type=Path)
     parser.add_argument("--variant", action="store_true", help="echo with another description")
-    parser.add_argument("--bad-tools", action="store_true", help="tools/list also gives echo twice and two invalid schemas")
+    parser.add_argument(
+        "--bad-tools", action="store_true", help="tools/list also gives echo twice and two invalid schemas"
+    )
     parser.add_argument("--notifying", action="store_true", help="also the tools progress, chatty and grow")
     parser.add_argument("--prompts", action="store_true", help="also the prompts daily_summary, greeting and review")
     parser.add_argument("--resources", action="store_true", help="also resources, a template, link_note and embed_dot")
@@ -464,8 +496,16 @@ def main() -> None:
     sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
     mcp = build_server(
-        opts.name, opts.tools, opts.page_size, opts.state_dir, opts.variant, opts.transport, opts.bad_tools, opts.notifying,
-        opts.prompts, opts.resources,
+        opts.name,
+        opts.tools,
+        opts.page_size,
+        opts.state_dir,
+        opts.variant,
+        opts.transport,
+        opts.bad_tools,
+        opts.notifying,
+        opts.prompts,
+        opts.resources,
     )
     if opts.transport == "stdio":
         mcp.run("stdio")
@@ -534,7 +574,9 @@ class HttpServer:
 
 
 @contextlib.contextmanager
-def serve_http(transport: str, *extra: str, program: Sequence[str] = (sys.executable, str(HERE))) -> Iterator[HttpServer]:
+def serve_http(
+    transport: str, *extra: str, program: Sequence[str] = (sys.executable, str(HERE))
+) -> Iterator[HttpServer]:
     server = HttpServer(transport, *extra, program=program).start()
     try:
         yield server

@@ -14,6 +14,7 @@ What the SDK does not do is added here: client metadata documents (CIMD, the cli
 https URL whose document the server fetches), a per-tool scope that answers 403
 insufficient_scope (FastMCP's scopes are for the whole server), and the faults.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -168,13 +169,19 @@ class MemoryProvider:
         )
         return construct_redirect_uri(base, code=code, state=params.state, iss=self.server.issuer)
 
-    async def load_authorization_code(self, client: OAuthClientInformationFull, authorization_code: str) -> AuthorizationCode | None:
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
         code = self.codes.get(authorization_code)
         return code if code is not None and code.client_id == client.client_id else None
 
-    async def exchange_authorization_code(self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode) -> OAuthToken:
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
         del self.codes[authorization_code.code]
-        return self._issue(client.client_id or "", authorization_code.scopes, authorization_code.resource, authorization_code.subject)
+        return self._issue(
+            client.client_id or "", authorization_code.scopes, authorization_code.resource, authorization_code.subject
+        )
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
         self.refresh_requests += 1
@@ -184,24 +191,35 @@ class MemoryProvider:
         token = self.refresh.get(refresh_token)
         return token if token is not None and token.client_id == client.client_id else None
 
-    async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]) -> OAuthToken:
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
         # rotation, as OAuth 2.1 asks of public clients: a refresh token is spent once, even by
         # two requests that both found it before either spent it
         if self.refresh.pop(refresh_token.token, None) is None:
             raise TokenError("invalid_grant", "refresh token already used")
-        return self._issue(client.client_id or "", scopes or refresh_token.scopes, refresh_token.resource, refresh_token.subject)
+        return self._issue(
+            client.client_id or "", scopes or refresh_token.scopes, refresh_token.resource, refresh_token.subject
+        )
 
     def _issue(self, client_id: str, scopes: list[str], resource: str | None, subject: str | None) -> OAuthToken:
         self.token_requests += 1
         access = f"at-{secrets.token_urlsafe(24)}"
         lifetime = self.switches.token_lifetime
         self.access[access] = AccessToken(
-            token=access, client_id=client_id, scopes=scopes, expires_at=int(self.now() + lifetime), resource=resource, subject=subject
+            token=access,
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=int(self.now() + lifetime),
+            resource=resource,
+            subject=subject,
         )
         refresh = None
         if self.switches.refresh:
             refresh = f"rt-{secrets.token_urlsafe(24)}"
-            self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject)
+            self.refresh[refresh] = RefreshToken(
+                token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
+            )
         return OAuthToken(access_token=access, expires_in=lifetime, scope=" ".join(scopes), refresh_token=refresh)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
@@ -244,7 +262,9 @@ _NOISE = _ClosedStreamNoise()
 class OAuthServer:
     """The server in a thread of this process. `url` is the MCP endpoint (the protected resource)."""
 
-    def __init__(self, transport: str = "streamable-http", switches: Switches | None = None, name: str = "oauth-test") -> None:
+    def __init__(
+        self, transport: str = "streamable-http", switches: Switches | None = None, name: str = "oauth-test"
+    ) -> None:
         self.transport = transport
         self.switches = switches or Switches()
         self.name = name
@@ -296,7 +316,8 @@ class OAuthServer:
             page.raise_for_status()
             request_id = parse_qs(httpx.URL(consent_page).query.decode())["request"][0]
             answer = http.post(
-                f"{self.base_url}/consent", data={"request": request_id, "user": user, "action": "allow" if allow else "deny"}
+                f"{self.base_url}/consent",
+                data={"request": request_id, "user": user, "action": "allow" if allow else "deny"},
             )
             if answer.status_code != 302:
                 raise RuntimeError(f"consent answered {answer.status_code}: {answer.text[:300]}")
@@ -378,7 +399,9 @@ class OAuthServer:
         async def consent_answer(request: Request) -> Response:
             form = await request.form()
             try:
-                target = provider.consent(str(form.get("request", "")), str(form.get("user", "alice")), form.get("action") == "allow")
+                target = provider.consent(
+                    str(form.get("request", "")), str(form.get("user", "alice")), form.get("action") == "allow"
+                )
             except KeyError:
                 return HTMLResponse("<p>Unknown or expired request</p>", status_code=400)
             return RedirectResponse(target, status_code=302)
@@ -403,7 +426,9 @@ class OAuthServer:
             if path == "/register" and not switches.dcr:
                 return await Response(status_code=404)(scope, receive, send)
             if path == "/token" and switches.token_status:
-                return await JSONResponse({"error": "server_error"}, status_code=switches.token_status)(scope, receive, send)
+                return await JSONResponse({"error": "server_error"}, status_code=switches.token_status)(
+                    scope, receive, send
+                )
             if scope["method"] == "POST" and path in ("/mcp", "/messages/"):
                 return await server._step_up(app, scope, receive, send)
             if scope["method"] == "POST" and path == "/revoke":
@@ -439,7 +464,11 @@ class OAuthServer:
         body = await read_body(receive)
         with contextlib.suppress(ValueError):
             payload = json.loads(body or b"{}")
-            if isinstance(payload, dict) and payload.get("method") == "tools/call" and payload.get("params", {}).get("name") == STEP_UP_TOOL:
+            if (
+                isinstance(payload, dict)
+                and payload.get("method") == "tools/call"
+                and payload.get("params", {}).get("name") == STEP_UP_TOOL
+            ):
                 token = await self.provider.load_access_token(_bearer(scope))
                 if token is not None and ADMIN_SCOPE not in token.scopes:
                     challenge = (
@@ -447,13 +476,17 @@ class OAuthServer:
                         f'resource_metadata="{self.base_url}/.well-known/oauth-protected-resource/{self.url.rsplit("/", 1)[1]}", '
                         'error_description="admin_report needs the admin scope"'
                     )
-                    response = JSONResponse({"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge})
+                    response = JSONResponse(
+                        {"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge}
+                    )
                     return await response(scope, receive, send)
         await app(scope, replay(body, receive), send)
 
 
 _METADATA_PATHS = (
-    "/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/openid-configuration",
 )
 
 

@@ -5,6 +5,7 @@ from ODOO_BIN or /opt/odoo18/odoo-bin, run by ODOO_PYTHON or the .venv next to i
 passes ODOO_BIN for an Odoo that scripts/lib.sh found elsewhere or made). `WebClient` is a logged-in browser session as the chat widget uses it: session cookie,
 CSRF token, JSON-RPC, and the SSE chat stream read event by event.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -47,8 +48,17 @@ def find_odoo() -> tuple[list[str], str | None]:
         separate = addons.is_dir() and (root / "odoo" / "release.py").exists()
         return [python or (str(venv) if venv.exists() else sys.executable), odoo_bin], str(addons) if separate else None
     if python:
-        found = subprocess.run([python, "-c", "import os, odoo.release as r; print(r.version_info[0], os.path.dirname(os.path.dirname(r.__file__)))"],
-                               capture_output=True, text=True, check=False, cwd="/")
+        found = subprocess.run(
+            [
+                python,
+                "-c",
+                "import os, odoo.release as r; print(r.version_info[0], os.path.dirname(os.path.dirname(r.__file__)))",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd="/",
+        )
         major, _, root = found.stdout.strip().partition(" ")
         if found.returncode == 0 and major == "18":
             addons = Path(root) / "addons"
@@ -106,27 +116,57 @@ class OdooServer:
 
     def args(self, log: Path) -> list[str]:
         return [
-            *self.command, f"--addons-path={self.addons_path}", f"--data-dir={self.tmp / 'data'}",
-            "-d", self.db, f"--db-filter=^{self.db}$", "--http-interface=127.0.0.1", f"--http-port={self.port}",
-            "--max-cron-threads=0", f"--logfile={log}",
+            *self.command,
+            f"--addons-path={self.addons_path}",
+            f"--data-dir={self.tmp / 'data'}",
+            "-d",
+            self.db,
+            f"--db-filter=^{self.db}$",
+            "--http-interface=127.0.0.1",
+            f"--http-port={self.port}",
+            "--max-cron-threads=0",
+            f"--logfile={log}",
         ]
 
     def install(self) -> None:
-        subprocess.run([*self.args(self.log), "-i", "ai_mcp", "--without-demo=all", "--stop-after-init"], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [*self.args(self.log), "-i", "ai_mcp", "--without-demo=all", "--stop-after-init"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def update(self, log: Path) -> subprocess.CompletedProcess[bytes]:
         """`-u ai_mcp` as an operator runs it after pulling a new version."""
-        return subprocess.run([*self.args(log), "-u", "ai_mcp", "--stop-after-init"], check=False, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT)
+        return subprocess.run(
+            [*self.args(log), "-u", "ai_mcp", "--stop-after-init"],
+            check=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
 
     def shell(self, script: str) -> str:
         """What `script` prints when `odoo-bin shell` runs it on the database (as `env`)."""
-        done = subprocess.run([*self.command, "shell", f"--addons-path={self.addons_path}", f"--data-dir={self.tmp / 'data'}",
-                               "-d", self.db, "--no-http", f"--logfile={self.tmp / 'shell.log'}"],
-                              input=script.encode(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+        done = subprocess.run(
+            [
+                *self.command,
+                "shell",
+                f"--addons-path={self.addons_path}",
+                f"--data-dir={self.tmp / 'data'}",
+                "-d",
+                self.db,
+                "--no-http",
+                f"--logfile={self.tmp / 'shell.log'}",
+            ],
+            input=script.encode(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
         if done.returncode:
-            raise RuntimeError(f"odoo shell exited with {done.returncode}: {done.stdout.decode(errors='replace')[-2000:]}")
+            raise RuntimeError(
+                f"odoo shell exited with {done.returncode}: {done.stdout.decode(errors='replace')[-2000:]}"
+            )
         return done.stdout.decode()
 
     def start(self, label: str, workers: int = 0, extra: tuple[str, ...] = ()) -> None:
@@ -173,7 +213,11 @@ class OdooServer:
         """ERROR and CRITICAL records of the running mode's log."""
         if not self.log.exists():
             return []
-        return [line for line in self.log.read_text(errors="replace").splitlines() if re.search(r"^\S+ \S+ \d+ (ERROR|CRITICAL) ", line)]
+        return [
+            line
+            for line in self.log.read_text(errors="replace").splitlines()
+            if re.search(r"^\S+ \S+ \d+ (ERROR|CRITICAL) ", line)
+        ]
 
 
 class WebClient:
@@ -204,8 +248,12 @@ class WebClient:
 
     def jsonrpc(self, path: str, params: dict):
         conn = self.connection()
-        conn.request("POST", path, json.dumps({"jsonrpc": "2.0", "method": "call", "params": params}),
-                     headers={"Content-Type": "application/json", "Cookie": self.cookie})
+        conn.request(
+            "POST",
+            path,
+            json.dumps({"jsonrpc": "2.0", "method": "call", "params": params}),
+            headers={"Content-Type": "application/json", "Cookie": self.cookie},
+        )
         response = conn.getresponse()
         cookie = response.getheader("Set-Cookie")
         if cookie and "session_id=" in cookie:
@@ -217,10 +265,20 @@ class WebClient:
         return data["result"]
 
     def call(self, model: str, method: str, *args, **kwargs):
-        return self.jsonrpc(f"/web/dataset/call_kw/{model}/{method}", {"model": model, "method": method, "args": list(args), "kwargs": kwargs})
+        return self.jsonrpc(
+            f"/web/dataset/call_kw/{model}/{method}",
+            {"model": model, "method": method, "args": list(args), "kwargs": kwargs},
+        )
 
-    def stream(self, body: dict, *, path: str = "/ai_mcp/chat/stream", port: int | None = None, timeout: float | None = None,
-               until: Callable[[SseEvent], bool] | None = None) -> dict:
+    def stream(
+        self,
+        body: dict,
+        *,
+        path: str = "/ai_mcp/chat/stream",
+        port: int | None = None,
+        timeout: float | None = None,
+        until: Callable[[SseEvent], bool] | None = None,
+    ) -> dict:
         """POST one SSE stream as the chat widget does; read it to its end, or until `until(event)` is
         true and then drop the connection as a closed browser tab does.
 
@@ -231,8 +289,12 @@ class WebClient:
         started = time.perf_counter()
         try:
             conn = self.connection(port, timeout)
-            conn.request("POST", path, json.dumps(body),
-                         headers={"Content-Type": "application/json", "Cookie": self.cookie, "X-CSRF-Token": self.csrf})
+            conn.request(
+                "POST",
+                path,
+                json.dumps(body),
+                headers={"Content-Type": "application/json", "Cookie": self.cookie, "X-CSRF-Token": self.csrf},
+            )
             response = conn.getresponse()
             result["status"] = response.status
             if response.status != 200:
@@ -246,8 +308,9 @@ class WebClient:
         return result
 
     @staticmethod
-    def _read_events(response: http.client.HTTPResponse, started: float, result: dict,
-                     until: Callable[[SseEvent], bool] | None) -> None:
+    def _read_events(
+        response: http.client.HTTPResponse, started: float, result: dict, until: Callable[[SseEvent], bool] | None
+    ) -> None:
         decoder = SseDecoder()
         while chunk := response.read1(65536):
             now = time.perf_counter() - started

@@ -1,12 +1,13 @@
 """What the chat tests share: a scripted LLM, a real FastMCP server over streamable HTTP, an
 assistant bound to it, users, and an SSE client reading the routes as a browser would."""
+
 import json
 import shutil
 import socket
 import tempfile
 import time
-from pathlib import Path
 import types
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import odoo
@@ -51,12 +52,14 @@ class ChatCase(HttpCase):
         assert not result.get("error"), result
         cls.addClassCleanup(cls._close_sessions)
         cls.tools = {tool.name: tool for tool in cls.server.tool_ids}
-        cls.assistant = cls.env["ai.assistant"].create({
-            "name": "Helper",
-            "provider_id": cls.provider.id,
-            "mcp_server_ids": [(6, 0, cls.server.ids)],
-            "system_prompt": "Be brief.",
-        })
+        cls.assistant = cls.env["ai.assistant"].create(
+            {
+                "name": "Helper",
+                "provider_id": cls.provider.id,
+                "mcp_server_ids": [(6, 0, cls.server.ids)],
+                "system_prompt": "Be brief.",
+            }
+        )
 
     @classmethod
     def _other_users_service(cls):
@@ -202,8 +205,8 @@ class _ChunkedSse:
             size = int(self.raw[:size_end].split(b";")[0] or b"0", 16)
             if len(self.raw) < size_end + 2 + size + 2:
                 return events
-            chunk = self.raw[size_end + 2: size_end + 2 + size]
-            self.raw = self.raw[size_end + 2 + size + 2:]
+            chunk = self.raw[size_end + 2 : size_end + 2 + size]
+            self.raw = self.raw[size_end + 2 + size + 2 :]
             events += self.sse.feed(chunk)
             if size == 0:
                 return events

@@ -1,4 +1,5 @@
 """Users, records and helpers shared by the model, security and sync tests."""
+
 import os
 import shutil
 import time
@@ -20,7 +21,9 @@ class AiMcpCase(TransactionCase):
         cls.env = cls.env(context=dict(cls.env.context, tracking_disable=True, mail_notrack=True))
         # export rights too, so that the export path is tested for secrets
         user_groups = "base.group_user,base.group_allow_export,ai_mcp.group_ai_user"
-        cls.manager = new_test_user(cls.env, "ai_manager", groups=f"{user_groups},ai_mcp.group_ai_manager", name="AI Manager")
+        cls.manager = new_test_user(
+            cls.env, "ai_manager", groups=f"{user_groups},ai_mcp.group_ai_manager", name="AI Manager"
+        )
         cls.user1 = new_test_user(cls.env, "ai_user1", groups=user_groups, name="AI User 1")
         cls.user2 = new_test_user(cls.env, "ai_user2", groups=user_groups, name="AI User 2")
         cls.member = new_test_user(cls.env, "ai_member", groups=user_groups, name="Member")
@@ -42,22 +45,32 @@ class AiMcpCase(TransactionCase):
 
     @classmethod
     def service_of(cls, user, name="Service", members=()):
-        return cls.Service.with_user(user).create(
-            {"name": name, "member_ids": [(6, 0, [m.id for m in members])]}
-        ).sudo()
+        return (
+            cls.Service.with_user(user).create({"name": name, "member_ids": [(6, 0, [m.id for m in members])]}).sudo()
+        )
 
     @classmethod
     def user_server(cls, service, name="Mine", **values):
         owner = service.owner_id
-        return cls.Server.with_user(owner).create(
-            {"name": name, "scope": "user", "cloud_service_id": service.id, "url": PUBLIC_URL, **values}
-        ).sudo()
+        return (
+            cls.Server.with_user(owner)
+            .create({"name": name, "scope": "user", "cloud_service_id": service.id, "url": PUBLIC_URL, **values})
+            .sudo()
+        )
 
     @classmethod
     def tool(cls, server, name, **values):
         """A discovered tool, approved, as a sync leaves it."""
-        values = {"name": name, "server_id": server.id, "content_hash": f"h-{name}", "approved_hash": f"h-{name}",
-                  "description": f"{name} tool", "requires_approval": False, "input_schema": '{"type": "object", "properties": {}}', **values}
+        values = {
+            "name": name,
+            "server_id": server.id,
+            "content_hash": f"h-{name}",
+            "approved_hash": f"h-{name}",
+            "description": f"{name} tool",
+            "requires_approval": False,
+            "input_schema": '{"type": "object", "properties": {}}',
+            **values,
+        }
         return cls.Tool.sudo().create(values)
 
     # -- real MCP servers ------------------------------------------------------------------------

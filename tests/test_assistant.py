@@ -1,4 +1,5 @@
 """The assistant: the tools it binds for whom, its preview, its limits and 'Test provider'."""
+
 from odoo.exceptions import ValidationError
 from odoo.tests import tagged
 
@@ -14,7 +15,12 @@ class TestAssistant(AiMcpCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.provider = cls.env["ai.provider"].create(
-            {"name": "Scripted", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-right", "default_model": "scripted-model"}
+            {
+                "name": "Scripted",
+                "base_url": "http://127.0.0.1:9/v1",
+                "api_key": "sk-right",
+                "default_model": "scripted-model",
+            }
         )
         cls.crm = cls.system_server("CRM", state="connected")
         cls.docs = cls.system_server("Docs", state="connected")
@@ -27,12 +33,14 @@ class TestAssistant(AiMcpCase):
         cls.gone_crm = cls.tool(cls.crm, "gone", active=False)
         cls.search_docs = cls.tool(cls.docs, "search")
         cls.down_tool = cls.tool(cls.down, "unreachable")
-        cls.assistant = cls.env["ai.assistant"].create({
-            "name": "Helper",
-            "provider_id": cls.provider.id,
-            "mcp_server_ids": [(6, 0, (cls.crm | cls.docs | cls.down).ids)],
-            "mcp_tool_disabled_ids": [(6, 0, cls.blacklisted_crm.ids)],
-        })
+        cls.assistant = cls.env["ai.assistant"].create(
+            {
+                "name": "Helper",
+                "provider_id": cls.provider.id,
+                "mcp_server_ids": [(6, 0, (cls.crm | cls.docs | cls.down).ids)],
+                "mcp_tool_disabled_ids": [(6, 0, cls.blacklisted_crm.ids)],
+            }
+        )
         cls.service = cls.service_of(cls.user1, "Service", members=[cls.member])
         cls.user_srv = cls.user_server(cls.service, "Mine")
         cls.user_srv.sudo().state = "connected"
@@ -111,8 +119,13 @@ class TestAssistant(AiMcpCase):
             self.assistant.mcp_server_ids = [(4, self.user_srv.id)]
 
     def test_limits_are_checked(self):
-        for field, value in [("max_rounds", 0), ("max_calls_per_round", 0), ("call_timeout", 0), ("turn_timeout", -1),
-                             ("temperature", 3)]:
+        for field, value in [
+            ("max_rounds", 0),
+            ("max_calls_per_round", 0),
+            ("call_timeout", 0),
+            ("turn_timeout", -1),
+            ("temperature", 3),
+        ]:
             with self.assertRaises(ValidationError, msg=field):
                 self.assistant.write({field: value})
 
@@ -128,7 +141,9 @@ class TestAssistant(AiMcpCase):
         self.assertEqual((settings.limits.call_timeout, settings.limits.turn_timeout), (30, 120))
         self.assistant.write({"model": "other-model", "max_rounds": 3, "temperature": 0.7})
         settings = self.assistant._assistant_settings()
-        self.assertEqual((settings.llm.model, settings.limits.max_rounds, settings.llm.temperature), ("other-model", 3, 0.7))
+        self.assertEqual(
+            (settings.llm.model, settings.limits.max_rounds, settings.llm.temperature), ("other-model", 3, 0.7)
+        )
 
     def test_test_provider_ok_and_refused_key(self):
         with ScriptedLLM(api_key="sk-right") as llm:

@@ -1,5 +1,6 @@
 """Audit and usage (ai.tool.call): one row per tool result of a real chat turn (the scripted LLM, a
 real FastMCP server, the chat runner's own transactions), who may read them, and the retention cron."""
+
 from datetime import timedelta
 
 from odoo import fields
@@ -46,11 +47,13 @@ class ChatTurnCase(HttpCase):
         cls.addClassCleanup(cls._close_sessions)
         cls.tools = {tool.name: tool for tool in cls.server.tool_ids}
         cls.server.tool_ids.requires_approval = False  # tests that want an approval ask for it
-        cls.assistant = cls.env["ai.assistant"].create({
-            "name": "Auditor",
-            "provider_id": cls.provider.id,
-            "mcp_server_ids": [(6, 0, cls.server.ids)],
-        })
+        cls.assistant = cls.env["ai.assistant"].create(
+            {
+                "name": "Auditor",
+                "provider_id": cls.provider.id,
+                "mcp_server_ids": [(6, 0, cls.server.ids)],
+            }
+        )
 
     @classmethod
     def _start_mcp(cls):
@@ -101,10 +104,12 @@ class ChatTurnCase(HttpCase):
 class TestAuditFromChat(ChatTurnCase):
     def test_each_tool_result_of_a_turn_is_one_audit_row(self):
         self.llm.queue(
-            Turn(tool_calls=(
-                ToolCall("add", {"a": 2, "b": 3}, id="call_add"),
-                ToolCall("fail", {"reason": "kaputt"}, id="call_fail"),
-            )),
+            Turn(
+                tool_calls=(
+                    ToolCall("add", {"a": 2, "b": 3}, id="call_add"),
+                    ToolCall("fail", {"reason": "kaputt"}, id="call_fail"),
+                )
+            ),
             Turn(text="2 + 3 = 5; the other tool failed."),
         )
         conversation, events = self.chat(self.user, "Add 2 and 3, then try the failing tool.")
@@ -122,7 +127,9 @@ class TestAuditFromChat(ChatTurnCase):
             self.assertEqual(call.server_id, self.server)
             self.assertEqual(call.server_name, "Test tools")
             self.assertLessEqual(call.date, fields.Datetime.now())
-        self.assertEqual((add.tool_id, add.tool_name, add.status, add.error_code), (self.tools["add"], "add", "ok", False))
+        self.assertEqual(
+            (add.tool_id, add.tool_name, add.status, add.error_code), (self.tools["add"], "add", "ok", False)
+        )
         self.assertEqual(add.duration_ms, results["call_add"].duration_ms)
         self.assertEqual(add.max_duration_ms, add.duration_ms)
         self.assertEqual(add.argument_bytes, len(b'{"a":2,"b":3}'))
@@ -147,7 +154,9 @@ class TestAuditFromChat(ChatTurnCase):
         conversation, events = self.resume(self.user, conversation, approvals={"call_echo": False})
         self.assertEqual(events[-1].type, "done", [e.type for e in events])
         call = self.env["ai.tool.call"].search([("conversation_id", "=", conversation.id)])
-        self.assertEqual((call.call_id, call.tool_name, call.status, call.error_code), ("call_echo", "echo", "denied", "TOOL_DENIED"))
+        self.assertEqual(
+            (call.call_id, call.tool_name, call.status, call.error_code), ("call_echo", "echo", "denied", "TOOL_DENIED")
+        )
         self.assertEqual(call.error_count, 0, "a denial is not a server error")
 
     def test_the_arguments_themselves_are_never_stored(self):
@@ -161,8 +170,10 @@ class TestAuditFromChat(ChatTurnCase):
 
     def test_users_read_their_own_calls_managers_read_all_nobody_writes(self):
         self.llm.queue(
-            Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 1}, id="call_mine"),)), Turn(text="2"),
-            Turn(tool_calls=(ToolCall("fail", {}, id="call_theirs"),)), Turn(text="It failed."),
+            Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 1}, id="call_mine"),)),
+            Turn(text="2"),
+            Turn(tool_calls=(ToolCall("fail", {}, id="call_theirs"),)),
+            Turn(text="It failed."),
         )
         mine, _events = self.chat(self.user, "1 + 1?")
         theirs, _events = self.chat(self.other, "Fail, please.")
@@ -171,17 +182,27 @@ class TestAuditFromChat(ChatTurnCase):
 
         as_user = Calls.with_user(self.user).search(ours)
         self.assertEqual(as_user.mapped("call_id"), ["call_mine"])
-        self.assertFalse(Calls.with_user(self.user).search(ours + [("status", "=", "error")]),
-                         "a filter does not reach past the record rule")
+        self.assertFalse(
+            Calls.with_user(self.user).search(ours + [("status", "=", "error")]),
+            "a filter does not reach past the record rule",
+        )
         self.assertEqual(Calls.with_user(self.other).search(ours + [("status", "=", "error")]).call_id, "call_theirs")
         as_manager = Calls.with_user(self.manager).search(ours)
         self.assertEqual(set(as_manager.mapped("call_id")), {"call_mine", "call_theirs"})
-        self.assertEqual(Calls.with_user(self.manager).search(ours + [("user_id", "=", self.other.id)]).call_id, "call_theirs")
-        groups = Calls.with_user(self.manager)._read_group(ours, ["server_id", "status"], ["__count", "error_count:sum"])
-        self.assertEqual(sorted((s.name, status, n, e) for s, status, n, e in groups),
-                         [("Test tools", "error", 1, 1), ("Test tools", "ok", 1, 0)])
+        self.assertEqual(
+            Calls.with_user(self.manager).search(ours + [("user_id", "=", self.other.id)]).call_id, "call_theirs"
+        )
+        groups = Calls.with_user(self.manager)._read_group(
+            ours, ["server_id", "status"], ["__count", "error_count:sum"]
+        )
+        self.assertEqual(
+            sorted((s.name, status, n, e) for s, status, n, e in groups),
+            [("Test tools", "error", 1, 1), ("Test tools", "ok", 1, 0)],
+        )
         with self.assertRaises(AccessError):
-            Calls.with_user(self.user).browse(as_manager.filtered(lambda c: c.call_id == "call_theirs").id).read(["status"])
+            Calls.with_user(self.user).browse(as_manager.filtered(lambda c: c.call_id == "call_theirs").id).read(
+                ["status"]
+            )
 
         for who in (self.user, self.manager):
             mine_as = as_user.with_user(who)
@@ -194,10 +215,14 @@ class TestAuditFromChat(ChatTurnCase):
 
         # smart buttons count what the reader may see
         self.assertGreaterEqual(self.server.with_user(self.manager).tool_call_count, 2)
-        self.assertEqual(self.assistant.with_user(self.other).tool_call_count,
-                         Calls.with_user(self.other).search_count([("assistant_id", "=", self.assistant.id)]))
+        self.assertEqual(
+            self.assistant.with_user(self.other).tool_call_count,
+            Calls.with_user(self.other).search_count([("assistant_id", "=", self.assistant.id)]),
+        )
         action = self.server.with_user(self.manager).action_open_tool_calls()
-        self.assertEqual((action["res_model"], action["domain"]), ("ai.tool.call", [("server_id", "=", self.server.id)]))
+        self.assertEqual(
+            (action["res_model"], action["domain"]), ("ai.tool.call", [("server_id", "=", self.server.id)])
+        )
         action = self.assistant.with_user(self.manager).action_open_tool_calls()
         self.assertEqual(action["domain"], [("assistant_id", "=", self.assistant.id)])
 
@@ -209,13 +234,19 @@ class TestAuditRetention(AiMcpCase):
         super().setUpClass()
         cls.Calls = cls.env["ai.tool.call"].sudo()
         now = fields.Datetime.now()
-        cls.fresh = cls.Calls.create([
-            {"status": "ok", "tool_name": f"fresh_{i}", "date": now - timedelta(days=days)} for i, days in enumerate((0, 1, 29))
-        ])
+        cls.fresh = cls.Calls.create(
+            [
+                {"status": "ok", "tool_name": f"fresh_{i}", "date": now - timedelta(days=days)}
+                for i, days in enumerate((0, 1, 29))
+            ]
+        )
         # no row sits on a boundary: the purge computes its limit a few seconds after these dates
-        cls.old = cls.Calls.create([
-            {"status": "error", "tool_name": f"old_{i}", "date": now - timedelta(days=days)} for i, days in enumerate((31, 89, 91, 400, 401))
-        ])
+        cls.old = cls.Calls.create(
+            [
+                {"status": "error", "tool_name": f"old_{i}", "date": now - timedelta(days=days)}
+                for i, days in enumerate((31, 89, 91, 400, 401))
+            ]
+        )
 
     def test_the_cron_removes_only_rows_older_than_the_retention_in_batches(self):
         self.set_param("ai_mcp.tool_call_retention_days", "30")
@@ -247,4 +278,6 @@ class TestAuditRetention(AiMcpCase):
         call = self.Calls.create({"status": "ok", "tool_name": "t", "server_id": server.id, "server_name": server.name})
         server.unlink()
         self.assertTrue(call.exists())
-        self.assertEqual((call.server_id.id, call.server_name, call.display_name), (False, "Gone soon", "Gone soon / t"))
+        self.assertEqual(
+            (call.server_id.id, call.server_name, call.display_name), (False, "Gone soon", "Gone soon / t")
+        )

@@ -1,5 +1,6 @@
 """The user's requests about running calls reach the turn running them: one look for all the
 turns of a process, each turn handed its own (models/call_requests.py)."""
+
 import contextlib
 
 from odoo.tests import tagged
@@ -14,16 +15,39 @@ class TestCallRequests(AiMcpCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        provider = cls.env["ai.provider"].create({"name": "P", "base_url": "http://127.0.0.1:9/v1", "default_model": "m"})
+        provider = cls.env["ai.provider"].create(
+            {"name": "P", "base_url": "http://127.0.0.1:9/v1", "default_model": "m"}
+        )
         assistant = cls.env["ai.assistant"].create({"name": "A", "provider_id": provider.id})
-        cls.mine, cls.theirs = cls.env["ai.conversation"].sudo().create([
-            {"assistant_id": assistant.id, "user_id": cls.user1.id}, {"assistant_id": assistant.id, "user_id": cls.user2.id},
-        ])
+        cls.mine, cls.theirs = (
+            cls.env["ai.conversation"]
+            .sudo()
+            .create(
+                [
+                    {"assistant_id": assistant.id, "user_id": cls.user1.id},
+                    {"assistant_id": assistant.id, "user_id": cls.user2.id},
+                ]
+            )
+        )
         cls.calls = {}
-        for conversation, call_id in ((cls.mine, "mine_1"), (cls.mine, "mine_2"), (cls.theirs, "theirs_1"), (cls.theirs, "theirs_old")):
-            cls.calls[call_id] = cls.env["ai.message"].sudo().create({
-                "conversation_id": conversation.id, "role": "tool", "tool_call_id": call_id, "status": "running",
-            })
+        for conversation, call_id in (
+            (cls.mine, "mine_1"),
+            (cls.mine, "mine_2"),
+            (cls.theirs, "theirs_1"),
+            (cls.theirs, "theirs_old"),
+        ):
+            cls.calls[call_id] = (
+                cls.env["ai.message"]
+                .sudo()
+                .create(
+                    {
+                        "conversation_id": conversation.id,
+                        "role": "tool",
+                        "tool_call_id": call_id,
+                        "status": "running",
+                    }
+                )
+            )
 
     def setUp(self):
         super().setUp()
@@ -41,7 +65,11 @@ class TestCallRequests(AiMcpCase):
         return self.requests.take(self.env.registry, conversation.id, set(running))
 
     def answer(self, call_id):
-        self.calls[call_id].sudo().elicitation_answer = {"elicitation": f"q-{call_id}", "action": "accept", "content": {"ok": True}}
+        self.calls[call_id].sudo().elicitation_answer = {
+            "elicitation": f"q-{call_id}",
+            "action": "accept",
+            "content": {"ok": True},
+        }
 
     def test_one_look_finds_the_requests_of_every_turn_and_hands_each_its_own(self):
         self.assertEqual(self.take(self.theirs, ["theirs_1"]), [])
@@ -64,8 +92,11 @@ class TestCallRequests(AiMcpCase):
 
         self.now += 0.5
         self.assertEqual(self.take(self.theirs, ["theirs_1"]), [], "the answer is not handed again")
-        self.assertEqual(self.take(self.mine, ["mine_1", "mine_2"]), [CallRequest("mine_2", True, None)],
-                         "a stop is handed again until the call ends: the turn sends it once")
+        self.assertEqual(
+            self.take(self.mine, ["mine_1", "mine_2"]),
+            [CallRequest("mine_2", True, None)],
+            "a stop is handed again until the call ends: the turn sends it once",
+        )
 
     def test_a_turn_whose_calls_ended_is_no_longer_looked_for(self):
         self.take(self.mine, ["mine_1"])

@@ -1,5 +1,6 @@
 """While a tool runs, the chat shows what its server says (progress, log messages) and the user can
 stop that one call: the request reaches the running turn through the database, from any worker."""
+
 import json
 import time
 from unittest.mock import patch
@@ -45,27 +46,41 @@ class TestChatCallNotifications(ChatCase):
         session = requests.Session()
         answer = session.post(
             f"{self.base_url()}/web/session/authenticate",
-            json={"jsonrpc": "2.0", "method": "call", "params": {"db": self.env.cr.dbname, "login": user.login, "password": user.login}},
+            json={
+                "jsonrpc": "2.0",
+                "method": "call",
+                "params": {"db": self.env.cr.dbname, "login": user.login, "password": user.login},
+            },
             timeout=30,
         ).json()
         self.assertEqual(answer["result"]["uid"], user.id)
         return session
 
     def rpc(self, session, path, params):
-        return session.post(f"{self.base_url()}{path}", json={"jsonrpc": "2.0", "method": "call", "params": params}, timeout=30).json()
+        return session.post(
+            f"{self.base_url()}{path}", json={"jsonrpc": "2.0", "method": "call", "params": params}, timeout=30
+        ).json()
 
     def cancel(self, session, conversation_id, call_id):
         return session.post(
             f"{self.base_url()}/ai_mcp/chat/cancel_call",
-            json={"jsonrpc": "2.0", "method": "call", "params": {"conversation_id": conversation_id, "call_id": call_id}},
+            json={
+                "jsonrpc": "2.0",
+                "method": "call",
+                "params": {"conversation_id": conversation_id, "call_id": call_id},
+            },
             timeout=30,
         ).json()
 
     def test_progress_and_log_messages_are_streamed_and_stored_coalesced(self):
         self.login(self.user)
         self.llm.queue(
-            Turn(tool_calls=(ToolCall("progress", {"steps": 300, "seconds": 1.5}, id="call_p"),
-                             ToolCall("chatty", {"count": 2}, id="call_log"))),
+            Turn(
+                tool_calls=(
+                    ToolCall("progress", {"steps": 300, "seconds": 1.5}, id="call_p"),
+                    ToolCall("chatty", {"count": 2}, id="call_log"),
+                )
+            ),
             Turn(text="All done."),
         )
         response, events = self.send("Do the long thing.")
@@ -84,14 +99,25 @@ class TestChatCallNotifications(ChatCase):
         self.llm.queue(Turn(tool_calls=(ToolCall("chatty", {"count": 2}, id="call_alone"),)), Turn(text="Logged."))
         _response, events = self.send("Log something.", conversation_id=conversation_id)
         logs = [(e.data["id"], e.data["level"], e.data["message"]) for e in events if e.event == "tool_log"]
-        self.assertEqual(logs, [("call_alone", "info", "working on item 1"), ("call_alone", "warning", '{"items": 2, "note": "last one"}')])
+        self.assertEqual(
+            logs,
+            [
+                ("call_alone", "info", "working on item 1"),
+                ("call_alone", "warning", '{"items": 2, "note": "last one"}'),
+            ],
+        )
 
     def test_the_user_stops_one_call_from_another_worker_and_the_turn_goes_on(self):
         self.login(self.user)
         owner = self.other_browser(self.user)
         stranger = self.other_browser(self.other)
         self.llm.queue(
-            Turn(tool_calls=(ToolCall("slow", {"seconds": 30}, id="call_slow"), ToolCall("progress", {"steps": 6, "seconds": 3}, id="call_p"))),
+            Turn(
+                tool_calls=(
+                    ToolCall("slow", {"seconds": 30}, id="call_slow"),
+                    ToolCall("progress", {"steps": 6, "seconds": 3}, id="call_p"),
+                )
+            ),
             Turn(text="Went on without the slow one."),
         )
         answers = {}
@@ -102,16 +128,19 @@ class TestChatCallNotifications(ChatCase):
                 answers["stranger"] = self.cancel(stranger, conversation_id, "call_slow")
                 answers["owner"] = self.cancel(owner, conversation_id, "call_slow")
 
-
         events = self.stream_until({"assistant_id": self.assistant.id, "message": "Both, please."}, on_events)
         self.assertEqual(answers["stranger"]["error"]["code"], 404, "another user's conversation is not found")
         self.assertEqual(answers["owner"]["result"], {"cancelling": True})
         results = {e.data["id"]: e for e in events if e.event == "tool_result"}
-        self.assertEqual((results["call_slow"].data["ok"], results["call_slow"].data["error_code"]), (False, "CANCELLED"))
+        self.assertEqual(
+            (results["call_slow"].data["ok"], results["call_slow"].data["error_code"]), (False, "CANCELLED")
+        )
         self.assertTrue(results["call_p"].data["ok"])
         self.assertEqual(events[-1].event, "done")
         seen = {m["tool_call_id"]: m["content"] for m in self.llm.requests[1]["messages"] if m["role"] == "tool"}
-        self.assertEqual(seen["call_slow"], f"Error CANCELLED: {CANCELLED_BY_USER}", "the model reads that the user stopped it")
+        self.assertEqual(
+            seen["call_slow"], f"Error CANCELLED: {CANCELLED_BY_USER}", "the model reads that the user stopped it"
+        )
         conversation = self.conversation(events[0].data["conversation_id"])
         slow = conversation.message_ids.filtered(lambda m: m.tool_call_id == "call_slow")
         self.assertEqual((slow.status, slow.error_code), ("cancelled", "CANCELLED"))
@@ -179,9 +208,13 @@ class TestChatCallNotifications(ChatCase):
         self.login(self.user)
         self.llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="call_echo"),)), Turn(text="Said hi."))
         _response, events = self.send("Say hi.")
-        answer = self.jsonrpc("/ai_mcp/chat/cancel_call", {"conversation_id": events[0].data["conversation_id"], "call_id": "call_echo"})
+        answer = self.jsonrpc(
+            "/ai_mcp/chat/cancel_call", {"conversation_id": events[0].data["conversation_id"], "call_id": "call_echo"}
+        )
         self.assertEqual(answer["result"], {"cancelling": False})
-        echo = self.conversation(events[0].data["conversation_id"]).message_ids.filtered(lambda m: m.tool_call_id == "call_echo")
+        echo = self.conversation(events[0].data["conversation_id"]).message_ids.filtered(
+            lambda m: m.tool_call_id == "call_echo"
+        )
         self.assertEqual(echo.status, "done")
 
     def test_a_tool_the_server_adds_is_synced_at_once_and_held_for_review(self):
@@ -216,16 +249,28 @@ class TestChatCallNotifications(ChatCase):
             question = next((e for e in events if e.event == "elicitation_required"), None)
             if question is None or "owner" in answers:
                 return
-            params = {"conversation_id": events[0].data["conversation_id"], "call_id": "call_ask",
-                      "elicitation": question.data["elicitation"]}
-            answers["stranger"] = self.rpc(stranger, "/ai_mcp/chat/elicitation", {**params, "action": "accept", "content": {"name": "Mallory"}})
-            answers["invalid"] = self.rpc(owner, "/ai_mcp/chat/elicitation", {**params, "action": "accept", "content": {"color": "pink"}})
-            answers["owner"] = self.rpc(owner, "/ai_mcp/chat/elicitation",
-                                        {**params, "action": "accept", "content": {"name": "Ann", "color": "red", "newsletter": False}})
+            params = {
+                "conversation_id": events[0].data["conversation_id"],
+                "call_id": "call_ask",
+                "elicitation": question.data["elicitation"],
+            }
+            answers["stranger"] = self.rpc(
+                stranger, "/ai_mcp/chat/elicitation", {**params, "action": "accept", "content": {"name": "Mallory"}}
+            )
+            answers["invalid"] = self.rpc(
+                owner, "/ai_mcp/chat/elicitation", {**params, "action": "accept", "content": {"color": "pink"}}
+            )
+            answers["owner"] = self.rpc(
+                owner,
+                "/ai_mcp/chat/elicitation",
+                {**params, "action": "accept", "content": {"name": "Ann", "color": "red", "newsletter": False}},
+            )
 
         events = self.stream_until({"assistant_id": self.assistant.id, "message": "Greet me."}, on_events)
         self.assertEqual(answers["stranger"]["error"]["code"], 404, "another user's conversation is not found")
-        seen_by_stranger = stranger.get(f"{self.base_url()}/ai_mcp/chat/{events[0].data['conversation_id']}/events", timeout=30)
+        seen_by_stranger = stranger.get(
+            f"{self.base_url()}/ai_mcp/chat/{events[0].data['conversation_id']}/events", timeout=30
+        )
         self.assertEqual(seen_by_stranger.status_code, 404, "nor is its question")
         invalid = answers["invalid"]["result"]
         self.assertFalse(invalid["answered"])
@@ -245,8 +290,16 @@ class TestChatCallNotifications(ChatCase):
         self.assertEqual(result.data["model_text"], "hello Ann, red")
         self.assertEqual(events[-1].event, "done")
         # answered once: the question is closed and a late answer says so
-        late = self.rpc(owner, "/ai_mcp/chat/elicitation", {"conversation_id": events[0].data["conversation_id"], "call_id": "call_ask",
-                                                           "elicitation": question.data["elicitation"], "action": "decline"})
+        late = self.rpc(
+            owner,
+            "/ai_mcp/chat/elicitation",
+            {
+                "conversation_id": events[0].data["conversation_id"],
+                "call_id": "call_ask",
+                "elicitation": question.data["elicitation"],
+                "action": "decline",
+            },
+        )
         self.assertEqual(late["result"]["answered"], False)
         stored = self.stored_events(events[0].data["conversation_id"])
         self.assertEqual([(e.seq, e.type) for e in stored], [(e.id, e.event) for e in events], "stored as streamed")
@@ -284,10 +337,19 @@ class TestChatCallNotifications(ChatCase):
         def on_events(events):
             question = next((e for e in events if e.event == "elicitation_required"), None)
             if question is not None and not replies:
-                replies.append(self.rpc(owner, "/ai_mcp/chat/elicitation", {
-                    "conversation_id": events[0].data["conversation_id"], "call_id": "call_defaults",
-                    "elicitation": question.data["elicitation"], "action": "accept", "content": answered,
-                }))
+                replies.append(
+                    self.rpc(
+                        owner,
+                        "/ai_mcp/chat/elicitation",
+                        {
+                            "conversation_id": events[0].data["conversation_id"],
+                            "call_id": "call_defaults",
+                            "elicitation": question.data["elicitation"],
+                            "action": "accept",
+                            "content": answered,
+                        },
+                    )
+                )
 
         events = self.stream_until({"assistant_id": self.assistant.id, "message": "Check my order."}, on_events)
         self.assertEqual(replies[0]["result"], {"answered": True})
@@ -308,7 +370,10 @@ class TestChatCallNotifications(ChatCase):
         self.login(self.user)
         owner = self.other_browser(self.user)
         self.tools["progress"].sudo().requires_approval = True
-        self.llm.queue(Turn(tool_calls=(ToolCall("progress", {"steps": 20, "seconds": 20}, id="call_p"),)), Turn(text="Stopped it."))
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("progress", {"steps": 20, "seconds": 20}, id="call_p"),)),
+            Turn(text="Stopped it."),
+        )
         _response, events = self.send("Long job, please.")
         self.assertEqual(events[-1].event, "approval_required")
         conversation_id = events[0].data["conversation_id"]
@@ -318,7 +383,9 @@ class TestChatCallNotifications(ChatCase):
             if any(e.event == stop_on for e in resumed) and "owner" not in answers:
                 answers["owner"] = self.cancel(owner, conversation_id, "call_p")
 
-        resumed = self.stream_until({"conversation_id": conversation_id, "approvals": {"call_p": True}}, on_events, path="/ai_mcp/chat/resume")
+        resumed = self.stream_until(
+            {"conversation_id": conversation_id, "approvals": {"call_p": True}}, on_events, path="/ai_mcp/chat/resume"
+        )
         self.assertEqual(answers["owner"]["result"], {"cancelling": True})
         result = next(e for e in resumed if e.event == "tool_result")
         self.assertEqual(result.data["error_code"], "CANCELLED")

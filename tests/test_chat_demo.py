@@ -1,5 +1,6 @@
 """First run: the demo provider from the environment, the example MCP server shipped in examples/
 synced as the demo's system server, and its tools."""
+
 import importlib.util
 import os
 import subprocess
@@ -39,7 +40,11 @@ class TestChatDemo(TransactionCase):
             self.skipTest("the database has no demo data")
 
     def test_provider_from_the_environment(self):
-        environ = {"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "OPENAI_API_KEY": "sk-from-env", "OPENAI_MODEL": "llama3"}
+        environ = {
+            "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1",
+            "OPENAI_API_KEY": "sk-from-env",
+            "OPENAI_MODEL": "llama3",
+        }
         with patch.dict(os.environ, environ):
             self.env["ai.demo"]._configure_provider(self.provider)
         self.assertEqual(self.provider.base_url, "http://127.0.0.1:11434/v1")
@@ -77,7 +82,9 @@ class TestChatDemo(TransactionCase):
         self.assertFalse(tools["calculate"].requires_approval)
         bound = {binding.tool.name for binding in self.assistant._tool_bindings()}
         self.assertEqual(bound, set(tools))
-        result = hub_module.get_hub().call_tool(self.server._server_spec(), "convert_units", {"value": 100, "from_unit": "c", "to_unit": "f"})
+        result = hub_module.get_hub().call_tool(
+            self.server._server_spec(), "convert_units", {"value": 100, "from_unit": "c", "to_unit": "f"}
+        )
         self.assertEqual(result.text_for_model(), "100 c = 212 f")
 
     def test_example_server_not_running_is_left_for_later(self):

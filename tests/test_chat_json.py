@@ -1,4 +1,5 @@
 """The widget's JSON routes: who sees which assistants, cloud services and conversations."""
+
 from datetime import timedelta
 
 from odoo import fields
@@ -16,7 +17,9 @@ class TestChatJson(ChatCase):
         group = self.env["res.groups"].create({"name": "VIP"})
         vip = self.assistant.copy({"name": "VIP", "group_ids": [(6, 0, group.ids)]})
         owned = self.env["cloud.service"].create({"name": "Owned", "owner_id": self.user.id})
-        joined = self.env["cloud.service"].create({"name": "Joined", "owner_id": self.other.id, "member_ids": [(6, 0, self.user.ids)]})
+        joined = self.env["cloud.service"].create(
+            {"name": "Joined", "owner_id": self.other.id, "member_ids": [(6, 0, self.user.ids)]}
+        )
         self.env["cloud.service"].create({"name": "Not mine", "owner_id": self.other.id})
         self.login(self.user)
         assistants = self.jsonrpc("/ai_mcp/assistants")["result"]
@@ -43,7 +46,8 @@ class TestChatJson(ChatCase):
         conversations = self.jsonrpc("/ai_mcp/conversations")["result"]
         self.assertEqual([c["name"] for c in conversations], ["second chat", "first chat"])
         self.assertEqual(
-            set(conversations[0]), {"id", "name", "assistant_id", "cloud_service_id", "state", "write_date", "last_seq", "rounds_used"}
+            set(conversations[0]),
+            {"id", "name", "assistant_id", "cloud_service_id", "state", "write_date", "last_seq", "rounds_used"},
         )
         self.assertEqual(conversations[0]["assistant_id"], self.assistant.id)
         self.assertEqual(conversations[0]["state"], "idle")
@@ -68,9 +72,15 @@ class TestChatJson(ChatCase):
         with self.assertRaises(AccessError):
             self.env["ai.conversation"].with_user(self.user).create({"assistant_id": self.assistant.id})
         self.assertEqual(
-            self.env["ai.conversation.event"].with_user(self.other).search([("conversation_id", "=", conversation.id)]).ids, []
+            self.env["ai.conversation.event"]
+            .with_user(self.other)
+            .search([("conversation_id", "=", conversation.id)])
+            .ids,
+            [],
         )
-        self.assertTrue(self.env["ai.conversation.event"].with_user(self.user).search([("conversation_id", "=", conversation.id)]))
+        self.assertTrue(
+            self.env["ai.conversation.event"].with_user(self.user).search([("conversation_id", "=", conversation.id)])
+        )
 
     def test_a_conversation_answering_cannot_be_deleted(self):
         self.login(self.user)

@@ -1,5 +1,6 @@
 """The composer's `/` prompts (MCP prompts/list, prompts/get) through /ai_mcp/prompts and
 /ai_mcp/prompts/get, on a real FastMCP server with prompts, as the users they are for."""
+
 from odoo.tests import tagged
 
 from odoo.addons.ai_mcp.testing.scripted_llm import Turn
@@ -20,9 +21,16 @@ class TestChatPrompts(ChatCase):
         return self.jsonrpc("/ai_mcp/prompts", {"assistant_id": self.assistant.id, **params})
 
     def prompt_text(self, server, name, arguments=None, **params):
-        return self.jsonrpc("/ai_mcp/prompts/get", {
-            "assistant_id": self.assistant.id, "server_id": server.id, "name": name, "arguments": arguments, **params,
-        })
+        return self.jsonrpc(
+            "/ai_mcp/prompts/get",
+            {
+                "assistant_id": self.assistant.id,
+                "server_id": server.id,
+                "name": name,
+                "arguments": arguments,
+                **params,
+            },
+        )
 
     def test_a_user_lists_the_prompts_of_the_assistants_servers_and_nothing_secret(self):
         self.login(self.user)
@@ -34,7 +42,10 @@ class TestChatPrompts(ChatCase):
         self.assertEqual(
             greeting,
             {
-                "server_id": self.server.id, "server": "Test tools", "name": "greeting", "title": "Write a greeting",
+                "server_id": self.server.id,
+                "server": "Test tools",
+                "name": "greeting",
+                "title": "Write a greeting",
                 "description": "A greeting for someone, in a style.",
                 "arguments": [
                     {"name": "name", "description": None, "required": True},
@@ -52,15 +63,22 @@ class TestChatPrompts(ChatCase):
         _response, events = self.send(text)
         self.assertEqual(events[-1].event, "done")
         conversation = self.conversation(events[0].data["conversation_id"])
-        self.assertEqual(conversation.message_ids.filtered(lambda m: m.role == "user").content, "Write a formal greeting for Ada.")
-        self.assertEqual(self.llm.requests[-1]["messages"][-1], {"role": "user", "content": "Write a formal greeting for Ada."})
+        self.assertEqual(
+            conversation.message_ids.filtered(lambda m: m.role == "user").content, "Write a formal greeting for Ada."
+        )
+        self.assertEqual(
+            self.llm.requests[-1]["messages"][-1], {"role": "user", "content": "Write a formal greeting for Ada."}
+        )
 
     def test_a_missing_required_argument_is_named_and_nothing_is_stored(self):
         self.login(self.user)
         reply = self.prompt_text(self.server, "greeting", {"style": "warm"})["result"]
         self.assertEqual(
             reply["error"],
-            {"code": "MCP_INVALID_PARAMS", "message": "MCP_INVALID_PARAMS: The prompt greeting needs name: fill them in and send it again."},
+            {
+                "code": "MCP_INVALID_PARAMS",
+                "message": "MCP_INVALID_PARAMS: The prompt greeting needs name: fill them in and send it again.",
+            },
         )
         gone = self.prompt_text(self.server, "no_such_prompt", {})["result"]
         self.assertEqual(gone["error"]["code"], "PROMPT_NOT_FOUND")
@@ -85,10 +103,15 @@ class TestChatPrompts(ChatCase):
             self.assertEqual(refused["error"]["data"]["name"], "werkzeug.exceptions.NotFound", refused)
 
     def test_a_server_that_cannot_be_reached_is_named_and_the_others_still_listed(self):
-        broken = self.env["mcp.server"].create({"name": "Gone", "scope": "system", "url": "http://127.0.0.1:9/mcp", "state": "connected"})
+        broken = self.env["mcp.server"].create(
+            {"name": "Gone", "scope": "system", "url": "http://127.0.0.1:9/mcp", "state": "connected"}
+        )
         self.assistant.mcp_server_ids = [(4, broken.id)]
         self.login(self.user)
         result = self.prompts()["result"]
         self.assertEqual({p["server"] for p in result["prompts"]}, {"Test tools"})
         self.assertEqual(len(result["warnings"]), 1)
-        self.assertTrue(result["warnings"][0].startswith("The prompts of Gone are not available: MCP_UNREACHABLE"), result["warnings"])
+        self.assertTrue(
+            result["warnings"][0].startswith("The prompts of Gone are not available: MCP_UNREACHABLE"),
+            result["warnings"],
+        )

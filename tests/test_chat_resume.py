@@ -1,5 +1,6 @@
 """POST /ai_mcp/chat/resume: a turn paused for approval or for "continue?" goes on from what was
 stored, in a new request, with the tools bound again for that request."""
+
 from odoo.tests import tagged
 
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
@@ -16,10 +17,14 @@ class TestChatResume(ChatCase):
         self.login(self.user)
 
     def ask_weather(self):
-        self.llm.queue(Turn(tool_calls=(
-            ToolCall("weather", {"city": "Paris"}, id="call_weather"),
-            ToolCall("add", {"a": 1, "b": 1}, id="call_add"),
-        )))
+        self.llm.queue(
+            Turn(
+                tool_calls=(
+                    ToolCall("weather", {"city": "Paris"}, id="call_weather"),
+                    ToolCall("add", {"a": 1, "b": 1}, id="call_add"),
+                )
+            )
+        )
         response, events = self.send("Weather in Paris, and 1 + 1?")
         self.assertEqual(response.status_code, 200, response.text)
         return events
@@ -31,8 +36,10 @@ class TestChatResume(ChatCase):
         conversation_id = events[0].data["conversation_id"]
         # as if the answer had used its whole limit before asking: the user's answer, however
         # quick or late, gives it no more time
-        stored = self.env["ai.conversation.event"].sudo().search(
-            [("conversation_id", "=", conversation_id), ("seq", "=", pause.id)]
+        stored = (
+            self.env["ai.conversation.event"]
+            .sudo()
+            .search([("conversation_id", "=", conversation_id), ("seq", "=", pause.id)])
         )
         stored.payload = {**stored.payload, "turn_ms": int(self.assistant.turn_timeout * 1000)}
         self.env.flush_all()
@@ -48,16 +55,22 @@ class TestChatResume(ChatCase):
         events = self.ask_weather()
         self.assertEqual(types_of(events), ["start", "round", "tool_call", "tool_call", "approval_required"])
         pending = events[-1].data["calls"]
-        self.assertEqual([(c["id"], c["tool"], c["server"]) for c in pending], [("call_weather", "weather", "Test tools")])
+        self.assertEqual(
+            [(c["id"], c["tool"], c["server"]) for c in pending], [("call_weather", "weather", "Test tools")]
+        )
         conversation_id = events[0].data["conversation_id"]
         conversation = self.conversation(conversation_id)
         self.assertEqual(conversation.state, "awaiting_approval")
         self.assertEqual(
-            conversation.message_ids.filtered(lambda m: m.role == "tool").sorted("seq").mapped("status"), ["pending", "pending"]
+            conversation.message_ids.filtered(lambda m: m.role == "tool").sorted("seq").mapped("status"),
+            ["pending", "pending"],
         )
 
         # a new message is refused while the question is open
-        response = self.post("/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "hm"})
+        response = self.post(
+            "/ai_mcp/chat/stream",
+            {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "hm"},
+        )
         self.assertEqual(response.status_code, 409)
         self.assertEqual(response.json()["error"]["code"], "CONVERSATION_BUSY")
         # and an answer of the wrong kind
@@ -87,7 +100,9 @@ class TestChatResume(ChatCase):
         self.assertEqual(stored.mapped("seq"), list(range(1, resumed[-1].id + 1)))
 
         # a second answer to the same question finds nothing waiting
-        response = self.post("/ai_mcp/chat/resume", {"conversation_id": conversation_id, "approvals": {"call_weather": True}})
+        response = self.post(
+            "/ai_mcp/chat/resume", {"conversation_id": conversation_id, "approvals": {"call_weather": True}}
+        )
         self.assertEqual(response.status_code, 409)
         self.assertEqual(response.json()["error"]["code"], "NOT_WAITING")
 
@@ -121,7 +136,9 @@ class TestChatResume(ChatCase):
         conversation_id = events[0].data["conversation_id"]
         group = self.env["res.groups"].create({"name": "Weather people"})
         self.assistant.group_ids = group
-        response = self.post("/ai_mcp/chat/resume", {"conversation_id": conversation_id, "approvals": {"call_weather": True}})
+        response = self.post(
+            "/ai_mcp/chat/resume", {"conversation_id": conversation_id, "approvals": {"call_weather": True}}
+        )
         self.assertEqual(response.status_code, 404)
         self.assertEqual(self.conversation(conversation_id).state, "awaiting_approval")
 

@@ -1,12 +1,12 @@
 """POST /ai_mcp/chat/stream end to end: the scripted LLM, a real MCP server, the SSE wire, and
 everything the turn stored."""
+
 import socket
 import threading
 import time
 from datetime import timedelta
 
 from odoo import fields
-
 from odoo.tests import tagged
 
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
@@ -19,11 +19,17 @@ class TestChatStream(ChatCase):
     def two_rounds(self):
         """Round 1 asks for two tools, round 2 answers."""
         self.llm.queue(
-            Turn(text="Let me check.", tool_calls=(
-                ToolCall("add", {"a": 2, "b": 3}, id="call_add"),
-                ToolCall("echo", {"text": "hi"}, id="call_echo"),
-            )),
-            Turn(text="2 + 3 = 5, and the echo said hi.", usage={"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}),
+            Turn(
+                text="Let me check.",
+                tool_calls=(
+                    ToolCall("add", {"a": 2, "b": 3}, id="call_add"),
+                    ToolCall("echo", {"text": "hi"}, id="call_echo"),
+                ),
+            ),
+            Turn(
+                text="2 + 3 = 5, and the echo said hi.",
+                usage={"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+            ),
         )
 
     def test_two_rounds_two_tool_calls_stream_and_store_everything(self):
@@ -46,10 +52,13 @@ class TestChatStream(ChatCase):
         self.assertEqual(start.data["assistant"], "Helper")
         self.assertEqual(start.data["max_rounds"], 5)
         calls = [e.data for e in events if e.event == "tool_call"]
-        self.assertEqual([(c["id"], c["tool"], c["server"], c["arguments"]) for c in calls], [
-            ("call_add", "add", "Test tools", {"a": 2, "b": 3}),
-            ("call_echo", "echo", "Test tools", {"text": "hi"}),
-        ])
+        self.assertEqual(
+            [(c["id"], c["tool"], c["server"], c["arguments"]) for c in calls],
+            [
+                ("call_add", "add", "Test tools", {"a": 2, "b": 3}),
+                ("call_echo", "echo", "Test tools", {"text": "hi"}),
+            ],
+        )
         results = {e.data["id"]: e.data for e in events if e.event == "tool_result"}
         self.assertTrue(results["call_add"]["ok"])
         self.assertTrue(results["call_add"]["model_text"].startswith("5"))
@@ -77,7 +86,9 @@ class TestChatStream(ChatCase):
         self.assertEqual((user_message.content, user_message.seq), ("What is 2 + 3? And echo hi.", 0))
         self.assertEqual(reply.content, "Let me check.")
         self.assertEqual([c["id"] for c in reply.tool_calls], ["call_add", "call_echo"])
-        self.assertEqual((add.tool_name, add.server_name, add.status, add.arguments), ("add", "Test tools", "done", {"a": 2, "b": 3}))
+        self.assertEqual(
+            (add.tool_name, add.server_name, add.status, add.arguments), ("add", "Test tools", "done", {"a": 2, "b": 3})
+        )
         self.assertEqual(echo.content, "hi")
         self.assertGreaterEqual(add.duration_ms, 0)
         self.assertEqual(answer.id, done.data["message_id"])
@@ -146,15 +157,20 @@ class TestChatStream(ChatCase):
         answers = []
         for conversation_id in (mine, missing):
             replay, _events = self.replay(conversation_id)
-            stream = self.post("/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "x"})
+            stream = self.post(
+                "/ai_mcp/chat/stream",
+                {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "x"},
+            )
             resume = self.post("/ai_mcp/chat/resume", {"conversation_id": conversation_id, "go_on": True})
             history = self.jsonrpc(f"/ai_mcp/conversation/{conversation_id}/history")
-            answers.append([
-                (replay.status_code, replay.json()),
-                (stream.status_code, stream.json()),
-                (resume.status_code, resume.json()),
-                history["error"]["code"],
-            ])
+            answers.append(
+                [
+                    (replay.status_code, replay.json()),
+                    (stream.status_code, stream.json()),
+                    (resume.status_code, resume.json()),
+                    history["error"]["code"],
+                ]
+            )
         self.assertEqual(answers[0], answers[1])
         self.assertEqual(answers[0][0][0], 404)
         self.assertEqual(answers[0][3], 404)
@@ -176,7 +192,9 @@ class TestChatStream(ChatCase):
     def test_a_cloud_service_the_user_may_not_use_is_refused(self):
         service = self.env["cloud.service"].create({"name": "Theirs", "owner_id": self.other.id})
         self.login(self.user)
-        response = self.post("/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "cloud_service_id": service.id, "message": "hi"})
+        response = self.post(
+            "/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "cloud_service_id": service.id, "message": "hi"}
+        )
         self.assertEqual(response.status_code, 404)
         self.assertEqual(response.json()["error"]["code"], "NOT_FOUND")
 
@@ -196,7 +214,8 @@ class TestChatStream(ChatCase):
             self.assertEqual(response.status_code, 400, body)
             self.assertEqual(response.json()["error"]["code"], "INVALID_REQUEST")
         response = self.opener.post(
-            self.base_url() + "/ai_mcp/chat/stream", data="not json",
+            self.base_url() + "/ai_mcp/chat/stream",
+            data="not json",
             headers={"Content-Type": "application/json", "X-CSRF-Token": self.csrf},
         )
         self.assertEqual(response.status_code, 400)
@@ -208,18 +227,27 @@ class TestChatStream(ChatCase):
         conversation_id = events[0].data["conversation_id"]
         # the model takes its time: the first tab is still being answered when the second sends
         self.llm.queue(Turn(text="slow answer", latency=2.0))
-        first = self.post("/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "tab 1"}, stream=True)
+        first = self.post(
+            "/ai_mcp/chat/stream",
+            {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "tab 1"},
+            stream=True,
+        )
         self.assertEqual(first.status_code, 200)
         stream = first.iter_content(chunk_size=None)
         self.assertIn(b"event: start", next(stream))
-        second = self.post("/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "tab 2"})
+        second = self.post(
+            "/ai_mcp/chat/stream",
+            {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "tab 2"},
+        )
         self.assertEqual(second.status_code, 409)
         self.assertEqual(second.json()["error"]["code"], "CONVERSATION_BUSY")
         rest = self.events_of_bytes(b"".join(stream))
         self.assertEqual(rest[-1].event, "done")
         self.assertEqual(text_of(rest), "slow answer")
         conversation = self.conversation(conversation_id)
-        self.assertEqual(conversation.message_ids.filtered(lambda m: m.role == "user").mapped("content"), ["first", "tab 1"])
+        self.assertEqual(
+            conversation.message_ids.filtered(lambda m: m.role == "user").mapped("content"), ["first", "tab 1"]
+        )
         self.assertEqual(self.stored_events(conversation_id).mapped("seq"), list(range(1, conversation.last_seq + 1)))
 
     def test_two_sends_at_the_same_moment_one_is_refused(self):
@@ -231,7 +259,10 @@ class TestChatStream(ChatCase):
         statuses = []
 
         def send(text):
-            response = self.post("/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": text})
+            response = self.post(
+                "/ai_mcp/chat/stream",
+                {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": text},
+            )
             statuses.append((response.status_code, self.events_of(response)))
 
         threads = [threading.Thread(target=send, args=(f"tab {i}",)) for i in range(2)]
@@ -263,7 +294,9 @@ class TestChatStream(ChatCase):
         self.assertLess(time.monotonic() - started, 10, "the turn was cancelled, not waited for")
         stored = self.stored_events(conversation_id)
         self.assertEqual(stored.mapped("seq"), list(range(1, len(stored) + 1)))
-        self.assertEqual([e.id for e in events], stored.mapped("seq")[: len(events)], "what was shown is stored as shown")
+        self.assertEqual(
+            [e.id for e in events], stored.mapped("seq")[: len(events)], "what was shown is stored as shown"
+        )
         self.assertEqual(stored[-1].type, "error")
         self.assertEqual(stored[-1].payload["code"], "CANCELLED")
         self.assertNotIn("tool_result", stored.mapped("type"))
@@ -308,11 +341,19 @@ class TestChatStream(ChatCase):
         self.assertIn("AI > Configuration > Providers", events[-1].data["message"])
 
     def test_a_server_left_out_is_a_warning_and_the_turn_goes_on(self):
-        dead = self.env["mcp.server"].create({"name": "Dead", "scope": "system", "url": "http://127.0.0.1:9/mcp", "state": "connected"})
-        self.env["mcp.tool"].create({
-            "name": "ghost", "server_id": dead.id, "content_hash": "h", "approved_hash": "h", "requires_approval": False,
-            "input_schema": '{"type": "object", "properties": {}}',
-        })
+        dead = self.env["mcp.server"].create(
+            {"name": "Dead", "scope": "system", "url": "http://127.0.0.1:9/mcp", "state": "connected"}
+        )
+        self.env["mcp.tool"].create(
+            {
+                "name": "ghost",
+                "server_id": dead.id,
+                "content_hash": "h",
+                "approved_hash": "h",
+                "requires_approval": False,
+                "input_schema": '{"type": "object", "properties": {}}',
+            }
+        )
         assistant = self.assistant.copy({"name": "Half", "mcp_server_ids": [(6, 0, (self.server | dead).ids)]})
         self.login(self.user)
         self.llm.queue(Turn(text="fine"))
@@ -330,7 +371,10 @@ class TestChatStream(ChatCase):
         conversation_id = events[0].data["conversation_id"]
         conversation = self.conversation(conversation_id)
         conversation.sudo().write({"state": "running", "turn_heartbeat": fields.Datetime.now()})
-        response = self.post("/ai_mcp/chat/stream", {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "again"})
+        response = self.post(
+            "/ai_mcp/chat/stream",
+            {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "again"},
+        )
         self.assertEqual(response.status_code, 409, "a live turn is not taken over")
         conversation.sudo().turn_heartbeat = fields.Datetime.now() - timedelta(minutes=5)
         self.llm.queue(Turn(text="second"))

@@ -15,9 +15,9 @@ from odoo.tests import HttpCase, tagged
 
 from odoo.addons.ai_mcp.services import hub as hub_module
 from odoo.addons.ai_mcp.testing.mcp_servers import DEFAULTS_FORM_UNTOUCHED, HttpServer
+from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 from .common import require_browser
-from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 ECHO_TEXT = "hello from the tour"
 ANSWER = "**2 + 3 = 5**, and the echo tool said *hello from the tour*."
@@ -57,23 +57,35 @@ class _TourCase(HttpCase):
         require_browser(self)
         env = self.env(context=dict(self.env.context, tracking_disable=True))
         provider = env["ai.provider"].create(
-            {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted-model"}
+            {
+                "name": "Scripted LLM",
+                "base_url": self.llm.base_url,
+                "api_key": "sk-tour",
+                "default_model": "scripted-model",
+            }
         )
         self.server = env["mcp.server"].create(
-            {"name": "Tour server", "scope": "system", "url": self.mcp.url, "call_timeout": self.assistant_values.get("call_timeout", 30)}
+            {
+                "name": "Tour server",
+                "scope": "system",
+                "url": self.mcp.url,
+                "call_timeout": self.assistant_values.get("call_timeout", 30),
+            }
         )
         sync = self.server.action_sync_tools()
         self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
         tools = {tool.name: tool for tool in self.server.tool_ids}
         for name, approval in self.approvals.items():
             tools[name].requires_approval = approval
-        self.assistant = env["ai.assistant"].create({
-            "provider_id": provider.id,
-            "mcp_server_ids": [(6, 0, self.server.ids)],
-            # only the tools the script uses: a short tool list keeps the requests small
-            "mcp_tool_disabled_ids": [(6, 0, [t.id for name, t in tools.items() if name not in self.approvals])],
-            **self.assistant_values,
-        })
+        self.assistant = env["ai.assistant"].create(
+            {
+                "provider_id": provider.id,
+                "mcp_server_ids": [(6, 0, self.server.ids)],
+                # only the tools the script uses: a short tool list keeps the requests small
+                "mcp_tool_disabled_ids": [(6, 0, [t.id for name, t in tools.items() if name not in self.approvals])],
+                **self.assistant_values,
+            }
+        )
 
     def tearDown(self):
         hub = hub_module._hub
@@ -103,7 +115,7 @@ class TestChatTour(_TourCase):
 
 
 def progress_model(body):
-    """"Greet me": `ask_preferences`, then the greeting it returned; "Check my order": `ask_defaults`,
+    """ "Greet me": `ask_preferences`, then the greeting it returned; "Check my order": `ask_defaults`,
     then what it received. "Show the stock": `stock_report`. Anything else: `progress` and
     `slow` at once, then an answer that says what happened to each."""
     messages = body.get("messages", [])
@@ -113,7 +125,11 @@ def progress_model(body):
     if asked.startswith("Show the stock"):
         return Turn(text="Here is the stock report.") if results else Turn(tool_calls=(ToolCall("stock_report", {}),))
     if asked.startswith("Greet me"):
-        return Turn(text=f"The server says: {results[-1]}") if results else Turn(tool_calls=(ToolCall("ask_preferences", {}),))
+        return (
+            Turn(text=f"The server says: {results[-1]}")
+            if results
+            else Turn(tool_calls=(ToolCall("ask_preferences", {}),))
+        )
     if asked.startswith("Check my order"):
         check = ToolCall("ask_defaults", {})
         return Turn(text=f"The server got: {results[-1]}") if results else Turn(tool_calls=(check,))
@@ -136,7 +152,9 @@ class TestCallProgressTour(_TourCase):
         conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
         slow = conversation.message_ids.filtered(lambda m: m.tool_name == "slow")
         self.assertEqual((slow.status, slow.error_code), ("cancelled", "CANCELLED"))
-        progress = self.env["ai.conversation.event"].search([("conversation_id", "=", conversation.id), ("type", "=", "tool_progress")])
+        progress = self.env["ai.conversation.event"].search(
+            [("conversation_id", "=", conversation.id), ("type", "=", "tool_progress")]
+        )
         self.assertEqual(len(progress), 6, "every notification 1.5 s apart is stored")
 
     def test_a_servers_question_is_answered_in_the_chat(self):
@@ -166,11 +184,13 @@ class TestPromptTour(_TourCase):
     def test_a_slash_prompt_with_an_argument_starts_the_turn(self):
         self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_prompt_tour", login="admin", timeout=120)
         conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
-        self.assertEqual(conversation.message_ids.filtered(lambda m: m.role == "user").content, "Write a warm greeting for Ada.")
+        self.assertEqual(
+            conversation.message_ids.filtered(lambda m: m.role == "user").content, "Write a warm greeting for Ada."
+        )
 
 
 def resource_model(body):
-    """"Show me today's note": link_note, then an answer; anything else: says what was attached."""
+    """ "Show me today's note": link_note, then an answer; anything else: says what was attached."""
     messages = body.get("messages", [])
     last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")
     asked = messages[last_user]["content"]
@@ -192,4 +212,7 @@ class TestResourceTour(_TourCase):
         self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_resource_tour", login="admin", timeout=120)
         conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
         last = conversation.message_ids.filtered(lambda m: m.role == "user").sorted("seq")[-1]
-        self.assertEqual(last.content, "Summarise it\n\n[Attached resource notes://day/Monday (text/markdown) from Tour server]\n# Monday\n- nothing planned")
+        self.assertEqual(
+            last.content,
+            "Summarise it\n\n[Attached resource notes://day/Monday (text/markdown) from Tour server]\n# Monday\n- nothing planned",
+        )

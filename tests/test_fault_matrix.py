@@ -10,6 +10,7 @@ LLM side: 500, 429 with Retry-After, timeout, the stream cut mid-answer and mid-
 arguments (finish_reason=length), a call to a tool that was not offered.
 Client side: the browser leaving mid-turn, two tabs sending at once.
 """
+
 import json
 import socket
 import threading
@@ -66,7 +67,9 @@ class TestFaultMatrix(ChatCase):
             hub_module._hub.close_server(key)
 
     def assistant_with(self, *servers, **values):
-        return self.assistant.copy({"name": f"Faults {servers[0].name}", "mcp_server_ids": [(6, 0, [s.id for s in servers])], **values})
+        return self.assistant.copy(
+            {"name": f"Faults {servers[0].name}", "mcp_server_ids": [(6, 0, [s.id for s in servers])], **values}
+        )
 
     def chat(self, message, *turns, conversation_id=None, assistant=None):
         """Queue the model's answers, send, and return the streamed events (status 200 checked)."""
@@ -103,7 +106,7 @@ class TestFaultMatrix(ChatCase):
         for index, begin in enumerate(starts):
             end = starts[index + 1] if index + 1 < len(starts) else len(kinds)
             self.assertIn(kinds[end - 1], FINAL, f"turn at seq {begin + 1} ends on done/error: {kinds[begin:end]}")
-            self.assertFalse([k for k in kinds[begin:end - 1] if k in FINAL], "one final event per turn")
+            self.assertFalse([k for k in kinds[begin : end - 1] if k in FINAL], "one final event per turn")
         # one user message per turn, stored at the seq just before its `start`
         messages = conversation.message_ids
         users = messages.filtered(lambda m: m.role == "user").sorted("seq")
@@ -111,7 +114,9 @@ class TestFaultMatrix(ChatCase):
         # tool messages are settled and match the calls of the assistant messages one to one
         tools = messages.filtered(lambda m: m.role == "tool")
         self.assertFalse(tools.filtered(lambda m: m.status not in ("done", "error", "denied")), "no call left running")
-        calls = [call["id"] for m in messages.filtered(lambda m: m.role == "assistant") for call in (m.tool_calls or [])]
+        calls = [
+            call["id"] for m in messages.filtered(lambda m: m.role == "assistant") for call in (m.tool_calls or [])
+        ]
         self.assertEqual(sorted(calls), sorted(tools.mapped("tool_call_id")))
         stored_calls = [e.payload["id"] for e in stored if e.type == "tool_call"]
         self.assertEqual(sorted(stored_calls), sorted(calls))
@@ -120,7 +125,9 @@ class TestFaultMatrix(ChatCase):
         for message in messages:  # ai.message _order
             asked.update(call["id"] for call in (message.tool_calls or []))
             if message.role == "tool":
-                self.assertIn(message.tool_call_id, asked, f"the result of {message.tool_call_id} is listed before its call")
+                self.assertIn(
+                    message.tool_call_id, asked, f"the result of {message.tool_call_id} is listed before its call"
+                )
         # the chat widget can rebuild it
         history = self.jsonrpc(f"/ai_mcp/conversation/{conversation_id}/history")["result"]
         self.assertEqual([e["seq"] for e in history["events"]], seqs)
@@ -229,12 +236,22 @@ class TestFaultMatrix(ChatCase):
         listener.listen(16)  # the kernel accepts the connections; nobody ever answers them
         self.addCleanup(listener.close)
         mute = self.add_server(
-            "Mute", f"http://127.0.0.1:{listener.getsockname()[1]}/mcp", sync=False, state="connected", connect_timeout=1.0
+            "Mute",
+            f"http://127.0.0.1:{listener.getsockname()[1]}/mcp",
+            sync=False,
+            state="connected",
+            connect_timeout=1.0,
         )
-        self.env["mcp.tool"].create({
-            "name": "ghost", "server_id": mute.id, "content_hash": "h", "approved_hash": "h", "requires_approval": False,
-            "input_schema": '{"type": "object", "properties": {}}',
-        })
+        self.env["mcp.tool"].create(
+            {
+                "name": "ghost",
+                "server_id": mute.id,
+                "content_hash": "h",
+                "approved_hash": "h",
+                "requires_approval": False,
+                "input_schema": '{"type": "object", "properties": {}}',
+            }
+        )
         assistant = self.assistant_with(self.server, mute)
         started = time.monotonic()
         events = self.chat("Reach it.", Turn(text="That server does not answer."), assistant=assistant)
@@ -251,8 +268,10 @@ class TestFaultMatrix(ChatCase):
     def test_mcp_malformed_json_rpc(self):
         started = time.monotonic()
         # the MCP SDK logs the unreadable answer as an error of its own; the hub says what it does about it
-        with self.assertLogs("mcp.client.streamable_http", "ERROR"), \
-                self.assertLogs("odoo.addons.ai_mcp.services.mcp_session", "WARNING") as logged:
+        with (
+            self.assertLogs("mcp.client.streamable_http", "ERROR"),
+            self.assertLogs("odoo.addons.ai_mcp.services.mcp_session", "WARNING") as logged,
+        ):
             events = self.chat(
                 "Garble.",
                 Turn(tool_calls=(ToolCall("garble", {}, id="call_garble"),)),
@@ -320,10 +339,16 @@ class TestFaultMatrix(ChatCase):
 
     def _unreachable_turn(self, url, expected):
         dead = self.add_server("Gone", url, sync=False, state="connected")
-        self.env["mcp.tool"].create({
-            "name": "ghost", "server_id": dead.id, "content_hash": "h", "approved_hash": "h", "requires_approval": False,
-            "input_schema": '{"type": "object", "properties": {}}',
-        })
+        self.env["mcp.tool"].create(
+            {
+                "name": "ghost",
+                "server_id": dead.id,
+                "content_hash": "h",
+                "approved_hash": "h",
+                "requires_approval": False,
+                "input_schema": '{"type": "object", "properties": {}}',
+            }
+        )
         assistant = self.assistant_with(self.server, dead)
         events = self.chat(
             "Reach it.",
@@ -455,7 +480,12 @@ class TestFaultMatrix(ChatCase):
         # role chunk, a text chunk, the call's opening chunk, then one of its 3 argument fragments
         events = self.chat(
             "Sleep a bit.",
-            Turn(text="Sure.", chunks=1, tool_calls=(ToolCall("slow", {"seconds": 0.1}, id="call_cut"),), disconnect_after=4),
+            Turn(
+                text="Sure.",
+                chunks=1,
+                tool_calls=(ToolCall("slow", {"seconds": 0.1}, id="call_cut"),),
+                disconnect_after=4,
+            ),
         )
         self.assertEqual(types_of(events), ["start", "round", "text", "error"])
         self.assertEqual(events[-1].data["code"], "LLM_BAD_RESPONSE")

@@ -1,4 +1,5 @@
 """The MCP hub inside a real Odoo process, with the libraries Odoo pins, against real FastMCP servers."""
+
 from odoo.tests import TransactionCase, tagged
 
 from odoo.addons.ai_mcp.services.hub import get_hub

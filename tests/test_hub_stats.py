@@ -1,4 +1,5 @@
 """GET /ai_mcp/hub/stats: the answering process's MCP pool, for AI managers only."""
+
 import os
 
 from odoo.tests import HttpCase, new_test_user, tagged

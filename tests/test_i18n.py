@@ -1,5 +1,6 @@
 """Translations: every string Odoo extracts from the addon has a zh_CN and a zh_TW translation that
 keeps its placeholders, and the translations load (menus, views, Python and JavaScript code)."""
+
 import re
 
 import polib
@@ -23,7 +24,9 @@ class TestTranslations(TransactionCase):
     def test_every_extracted_string_is_translated_in_both_languages(self):
         # the reader walks every file under the addon: a local virtualenv's strings are no part of it
         places = {}
-        for module, _type, name, _res_id, source, _value, _comments in TranslationModuleReader(self.env.cr, modules=["ai_mcp"]):
+        for module, _type, name, _res_id, source, _value, _comments in TranslationModuleReader(
+            self.env.cr, modules=["ai_mcp"]
+        ):
             if module == "ai_mcp" and source:
                 places.setdefault(source, set()).add(name or "")
         extracted = {source for source, names in places.items() if not all(any(f in n for f in FOREIGN) for n in names)}
@@ -42,7 +45,9 @@ class TestTranslations(TransactionCase):
         for lang in LANGS:
             for entry in po_file(lang):
                 with self.subTest(lang=lang, msgid=entry.msgid[:60]):
-                    self.assertEqual(sorted(PLACEHOLDER.findall(entry.msgid)), sorted(PLACEHOLDER.findall(entry.msgstr)))
+                    self.assertEqual(
+                        sorted(PLACEHOLDER.findall(entry.msgid)), sorted(PLACEHOLDER.findall(entry.msgstr))
+                    )
                     self.assertEqual(
                         sorted(re.findall(r"<[^>]+>", entry.msgid)), sorted(re.findall(r"<[^>]+>", entry.msgstr))
                     )

@@ -1,5 +1,6 @@
 """Import of a pasted `mcpServers` config: preview per entry, then system servers with their
 secrets written through the write-only fields."""
+
 import json
 
 from odoo.exceptions import UserError
@@ -17,8 +18,11 @@ CONFIG = {
         "legacy": {"url": "https://legacy.example.com/sse", "disabled": True},
         "custom": {"url": "https://custom.example.com/mcp", "headers": {"X-Org": "acme", "X-Key": "k1"}},
         "mixed": {"url": "https://mixed.example.com/mcp", "headers": {"Authorization": "Bearer t", "X-Org": "o"}},
-        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/data"],
-                  "env": {"API_TOKEN": "env-secret"}},
+        "files": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-filesystem", "/data"],
+            "env": {"API_TOKEN": "env-secret"},
+        },
         "broken": {"args": ["x"]},
         "not_an_object": 12,
     }
@@ -51,11 +55,18 @@ class TestImportWizard(TransactionCase):
         lines = self.lines(wizard)
         self.assertEqual(list(lines), ["github", "legacy", "custom", "mixed", "files", "broken", "not_an_object"])
         github = lines["github"]
-        self.assertEqual((github.status, github.transport, github.target), ("ready", "streamable_http", "https://api.example.com/mcp/"))
+        self.assertEqual(
+            (github.status, github.transport, github.target),
+            ("ready", "streamable_http", "https://api.example.com/mcp/"),
+        )
         self.assertEqual(github.secrets, "Bearer token")
         self.assertEqual(github.ignored_keys, "autoStart")
         self.assertEqual(github.always_allow, "search")
-        self.assertNotIn("ghp_secret", json.dumps(wizard.line_ids.read(["name", "target", "secrets", "note", "error", "ignored_keys"])), "no secret in the preview")
+        self.assertNotIn(
+            "ghp_secret",
+            json.dumps(wizard.line_ids.read(["name", "target", "secrets", "note", "error", "ignored_keys"])),
+            "no secret in the preview",
+        )
         self.assertEqual(lines["legacy"].transport, "sse")
         self.assertTrue(lines["legacy"].disabled)
         self.assertEqual(lines["custom"].secrets, "headers: X-Key, X-Org")
@@ -90,16 +101,21 @@ class TestImportWizard(TransactionCase):
         self.assertTrue(custom.headers_set)
         self.assertEqual(custom._server_spec().http_headers(), {"X-Org": "acme", "X-Key": "k1"})
         mixed = servers["mixed"].sudo()
-        self.assertEqual(mixed._server_spec().http_headers(), {"Authorization": "Bearer t", "X-Org": "o"},
-                         "a bearer token with other headers keeps them all")
+        self.assertEqual(
+            mixed._server_spec().http_headers(),
+            {"Authorization": "Bearer t", "X-Org": "o"},
+            "a bearer token with other headers keeps them all",
+        )
         # stdio is off: the model's refusal is shown on the line, the other entries are created
         self.assertEqual(lines["files"].status, "failed")
         self.assertIn("stdio", lines["files"].error)
         self.assertEqual(wizard.created_count, 4)
         self.assertEqual(wizard.failed_count, 3)
         action = wizard.action_open_servers()
-        self.assertEqual(sorted(self.env["mcp.server"].with_context(active_test=False).search(action["domain"]).ids),
-                         sorted(s.id for s in servers.values()))
+        self.assertEqual(
+            sorted(self.env["mcp.server"].with_context(active_test=False).search(action["domain"]).ids),
+            sorted(s.id for s in servers.values()),
+        )
 
     def test_stdio_entries_follow_the_stdio_rules(self):
         self.env["ir.config_parameter"].sudo().set_param("ai_mcp.allow_stdio", "True")

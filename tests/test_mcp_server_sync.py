@@ -1,4 +1,5 @@
 """Test connection, tool sync, the rug-pull guard and the cron, against real FastMCP servers."""
+
 import sys
 
 from odoo.tests import tagged
@@ -119,10 +120,13 @@ class TestMcpServerSync(AiMcpCase):
     def test_changed_tool_is_set_aside_until_accepted(self):
         http = self.serve()
         server = self.make_server(url=http.url)
-        assistant = self.env["ai.assistant"].create({
-            "name": "A", "provider_id": self.env["ai.provider"].create({"name": "P"}).id,
-            "mcp_server_ids": [(6, 0, server.ids)],
-        })
+        assistant = self.env["ai.assistant"].create(
+            {
+                "name": "A",
+                "provider_id": self.env["ai.provider"].create({"name": "P"}).id,
+                "mcp_server_ids": [(6, 0, server.ids)],
+            }
+        )
         server.action_sync_tools()
         echo = self.tools_by_name(server)["echo"]
         approved = echo.approved_hash
@@ -221,13 +225,19 @@ class TestMcpServerSync(AiMcpCase):
     def test_stdio_server_keeps_its_stderr_and_gets_only_its_env(self):
         self.set_param("ai_mcp.allow_stdio", "True")
         argv = server_argv("stdio", "--name", "stdio-test")
-        server = self.Server.with_user(self.admin).create({
-            "name": "Local",
-            "transport": "stdio",
-            "command": argv[0],
-            "args": "\n".join(argv[1:]),
-            "env_vars": '{"MY_TOKEN": "s3cret-env"}',
-        }).sudo()
+        server = (
+            self.Server.with_user(self.admin)
+            .create(
+                {
+                    "name": "Local",
+                    "transport": "stdio",
+                    "command": argv[0],
+                    "args": "\n".join(argv[1:]),
+                    "env_vars": '{"MY_TOKEN": "s3cret-env"}',
+                }
+            )
+            .sudo()
+        )
         self.assertIn("MY_TOKEN=***", server.command_preview)
         self.assertIn("mcp_servers.py --transport stdio --name stdio-test", server.command_preview)
         self.assertNotIn("s3cret-env", server.command_preview)

@@ -4,6 +4,7 @@ waits for the grant's row and uses what the first stored, and nobody has to sign
 
 The records are committed (and removed afterwards) through cursors of their own: what is tested is
 two transactions locking one row, which the test's single transaction cannot show."""
+
 import asyncio
 import json
 import threading
@@ -43,10 +44,15 @@ class TestOAuthConcurrentRefresh(TransactionCase):
         self.addCleanup(self.oauth.stop)
         self.hub = hub_module.get_hub()
         with self.committed() as env:
-            server = env["mcp.server"].create({
-                "name": "Shared notes", "scope": "system", "url": self.oauth.url,
-                "auth_type": "oauth", "oauth_token_scope": "shared",
-            })
+            server = env["mcp.server"].create(
+                {
+                    "name": "Shared notes",
+                    "scope": "system",
+                    "url": self.oauth.url,
+                    "auth_type": "oauth",
+                    "oauth_token_scope": "shared",
+                }
+            )
             self.server_id = server.id
             self.tokens = self.sign_in(server)
             env["mcp.oauth.token"]._store(server, False, self.tokens)
@@ -79,12 +85,14 @@ class TestOAuthConcurrentRefresh(TransactionCase):
         discovery = run(discover(self.oauth.url, http))
         redirect = server._oauth_url(CALLBACK_PATH)
         registration = run(oauth_client.register(discovery, http, redirect, "Odoo"))
-        server.oauth_registration = json.dumps({
-            "client": {**registration.model_dump(mode="json"), "client_secret": registration.secret()},
-            "token_endpoint": discovery.endpoint("token_endpoint"),
-            "revocation_endpoint": discovery.endpoint("revocation_endpoint"),
-            "resource": discovery.resource,
-        })
+        server.oauth_registration = json.dumps(
+            {
+                "client": {**registration.model_dump(mode="json"), "client_secret": registration.secret()},
+                "token_endpoint": discovery.endpoint("token_endpoint"),
+                "revocation_endpoint": discovery.endpoint("revocation_endpoint"),
+                "resource": discovery.resource,
+            }
+        )
         url, pending = run(oauth_client.start_authorization(discovery, registration, http))
         code = oauth_client.read_callback(dict(parse_qsl(urlsplit(self.oauth.consent(url)).query)), pending)
         return run(oauth_client.exchange_code(code, pending, registration, http))
@@ -137,8 +145,11 @@ class TestOAuthConcurrentRefresh(TransactionCase):
         self.assertIsNotNone(renewed, "the grant was kept")
         self.assertNotEqual(grant_of(renewed), grant_of(self.tokens))
         self.assertEqual(self.oauth.provider.refresh_requests, 1)
-        self.assertEqual([grant_of(results.get(who)) for who in ("sync", "turn")], [grant_of(renewed)] * 2,
-                         "both went on with the renewed grant")
+        self.assertEqual(
+            [grant_of(results.get(who)) for who in ("sync", "turn")],
+            [grant_of(renewed)] * 2,
+            "both went on with the renewed grant",
+        )
 
     def test_a_refused_spent_refresh_token_does_not_drop_the_grant_renewed_meanwhile(self):
         with self.committed() as env:

@@ -1,6 +1,7 @@
 """OAuth sign-in to an MCP server in a real Odoo, against a real OAuth-protected MCP server
 (testing/oauth_server.py): the browser's side over real HTTP (Odoo's start route, the provider's
 authorize and consent, Odoo's callback), three users, the chat pausing for a sign-in and resuming."""
+
 import json
 import logging
 from urllib.parse import parse_qs, urlsplit
@@ -25,10 +26,18 @@ class TestOAuthSignIn(ChatCase):
         cls.addClassCleanup(cls.oauth.stop)
         # the redirect URI Odoo registers is its own address, as the browser reaches it
         cls.env["ir.config_parameter"].sudo().set_param("web.base.url", cls.base_url())
-        cls.manager = new_test_user(cls.env, "oauth_manager", groups=f"{AI_USER_GROUPS},ai_mcp.group_ai_manager", name="Notes Manager")
-        cls.notes = cls.env["mcp.server"].create({
-            "name": "Notes", "scope": "system", "url": cls.oauth.url, "auth_type": "oauth", "oauth_token_scope": "user",
-        })
+        cls.manager = new_test_user(
+            cls.env, "oauth_manager", groups=f"{AI_USER_GROUPS},ai_mcp.group_ai_manager", name="Notes Manager"
+        )
+        cls.notes = cls.env["mcp.server"].create(
+            {
+                "name": "Notes",
+                "scope": "system",
+                "url": cls.oauth.url,
+                "auth_type": "oauth",
+                "oauth_token_scope": "user",
+            }
+        )
         cls.assistant.mcp_server_ids = [(4, cls.notes.id)]
 
     @classmethod
@@ -85,7 +94,10 @@ class TestOAuthSignIn(ChatCase):
         self.assertEqual(self.opener.get(back, timeout=30).status_code, 200)
         self.assertFalse(self.env["mcp.oauth.pending"].sudo().search_count([]), "a sign-in is used once")
         grant = self.grants()
-        self.assertEqual((grant.user_id, grant.scope, grant.access_token_set, grant.refresh_token_set), (self.manager, "read", True, True))
+        self.assertEqual(
+            (grant.user_id, grant.scope, grant.access_token_set, grant.refresh_token_set),
+            (self.manager, "read", True, True),
+        )
 
         form = self.notes.with_user(self.manager)
         form.invalidate_recordset()
@@ -116,8 +128,13 @@ class TestOAuthSignIn(ChatCase):
         self.assertNotIn("tool_result", types_of(events))
         pause = events[-1].data
         conversation_id = pause["conversation_id"] if "conversation_id" in pause else events[0].data["conversation_id"]
-        self.assertEqual([(s["server_id"], s["server"], s["step_up"]) for s in pause["servers"]], [(self.notes.id, "Notes", False)])
-        self.assertEqual(pause["servers"][0]["url"], f"/ai_mcp/oauth/start?server_id={self.notes.id}&conversation_id={conversation_id}")
+        self.assertEqual(
+            [(s["server_id"], s["server"], s["step_up"]) for s in pause["servers"]], [(self.notes.id, "Notes", False)]
+        )
+        self.assertEqual(
+            pause["servers"][0]["url"],
+            f"/ai_mcp/oauth/start?server_id={self.notes.id}&conversation_id={conversation_id}",
+        )
         self.assertEqual([c["id"] for c in pause["calls"]], ["c1"])
         conversation = self.conversation(conversation_id)
         self.assertEqual(conversation.state, "awaiting_auth")
@@ -129,14 +146,31 @@ class TestOAuthSignIn(ChatCase):
         self.assertEqual(response.status_code, 200, response.text)
         self.env.invalidate_all()
         bus = self.env["bus.bus"].sudo().search([("message", "like", "ai_mcp.oauth_signed_in")])
-        self.assertIn(f'"res.partner",{self.other.partner_id.id}]', " ".join(bus.mapped("channel")), "the chat learns of the sign-in through the bus")
+        self.assertIn(
+            f'"res.partner",{self.other.partner_id.id}]',
+            " ".join(bus.mapped("channel")),
+            "the chat learns of the sign-in through the bus",
+        )
         self.llm.queue(Turn(text="You are bob."))
         _response, resumed = self.resume(conversation_id, sign_in={"declined": []})
         transcript += [(e.event, e.data) for e in resumed]
-        _logger.info("OAuth pause and resume, events: %s", json.dumps(
-            [(kind, {k: v for k, v in data.items() if k in ("type", "id", "name", "servers", "ok", "content", "delta")}) for kind, data in transcript],
-            default=str,
-        ))
+        _logger.info(
+            "OAuth pause and resume, events: %s",
+            json.dumps(
+                [
+                    (
+                        kind,
+                        {
+                            k: v
+                            for k, v in data.items()
+                            if k in ("type", "id", "name", "servers", "ok", "content", "delta")
+                        },
+                    )
+                    for kind, data in transcript
+                ],
+                default=str,
+            ),
+        )
         results = [e.data for e in resumed if e.event == "tool_result"]
         self.assertEqual([(r["id"], r["ok"], r["content"][0]["text"]) for r in results], [("c1", True, "bob")])
         self.assertEqual(resumed[-1].event, "done")
@@ -176,7 +210,9 @@ class TestOAuthSignIn(ChatCase):
         self.assertEqual((len(grant), grant.user_id.id, grant.signed_in_by_id), (1, False, self.manager))
 
         self.login(self.other)
-        refused = self.opener.get(f"{self.base_url()}/ai_mcp/oauth/start?server_id={self.notes.id}", allow_redirects=False, timeout=30)
+        refused = self.opener.get(
+            f"{self.base_url()}/ai_mcp/oauth/start?server_id={self.notes.id}", allow_redirects=False, timeout=30
+        )
         self.assertEqual(refused.status_code, 403)
         self.assertIn("Only the manager of Notes may sign in for everyone who uses it.", refused.text)
 
@@ -192,15 +228,21 @@ class TestOAuthSignIn(ChatCase):
         self.assertEqual([p["name"] for p in mine["prompts"]], ["my_notes"], mine["warnings"])
         text = Conversation.with_user(self.manager)._chat_prompt_text(self.assistant.id, self.notes.id, "my_notes")
         self.assertIn("Summarize the notes of manager.", text)
-        read = Conversation.with_user(self.manager)._chat_read_resource(self.assistant.id, self.notes.id, uri="notes://mine")
+        read = Conversation.with_user(self.manager)._chat_read_resource(
+            self.assistant.id, self.notes.id, uri="notes://mine"
+        )
         self.assertEqual(read["contents"][0]["text"], "notes of manager")
 
         # a user who has not signed in is told so, and never reads with the manager's grant
         theirs = Conversation.with_user(self.user)._chat_prompts(self.assistant.id)
         self.assertFalse(theirs["prompts"])
-        self.assertTrue(any("Notes" in warning and "MCP_AUTH_REQUIRED" in warning for warning in theirs["warnings"]), theirs)
+        self.assertTrue(
+            any("Notes" in warning and "MCP_AUTH_REQUIRED" in warning for warning in theirs["warnings"]), theirs
+        )
         self.sign_in(self.user, "bob")
-        read = Conversation.with_user(self.user)._chat_read_resource(self.assistant.id, self.notes.id, uri="notes://mine")
+        read = Conversation.with_user(self.user)._chat_read_resource(
+            self.assistant.id, self.notes.id, uri="notes://mine"
+        )
         self.assertEqual(read["contents"][0]["text"], "notes of bob")
 
     def test_odoo_serves_its_client_metadata_document(self):
@@ -208,7 +250,10 @@ class TestOAuthSignIn(ChatCase):
         document = self.opener.get(url, timeout=30).json()
         self.assertEqual(document["client_id"], url)
         self.assertEqual(document["redirect_uris"], [f"{self.base_url()}/ai_mcp/oauth/callback"])
-        self.assertEqual((document["token_endpoint_auth_method"], document["grant_types"]), ("none", ["authorization_code", "refresh_token"]))
+        self.assertEqual(
+            (document["token_endpoint_auth_method"], document["grant_types"]),
+            ("none", ["authorization_code", "refresh_token"]),
+        )
 
     def test_nobody_reads_a_grant_managers_included(self):
         self.synced()
@@ -219,12 +264,23 @@ class TestOAuthSignIn(ChatCase):
             with self.assertRaises(AccessError, msg=user.login):
                 self.env["mcp.oauth.pending"].with_user(user).search([])
         # the server's registration and client secret are write-only like its other secrets
-        values = self.notes.with_user(self.manager).read(["oauth_registration", "oauth_client_secret", "oauth_registration_set"])[0]
-        self.assertEqual((values["oauth_registration"], values["oauth_client_secret"], values["oauth_registration_set"]), (False, False, True))
+        values = self.notes.with_user(self.manager).read(
+            ["oauth_registration", "oauth_client_secret", "oauth_registration_set"]
+        )[0]
+        self.assertEqual(
+            (values["oauth_registration"], values["oauth_client_secret"], values["oauth_registration_set"]),
+            (False, False, True),
+        )
         self.login(self.manager)
-        answer = self.jsonrpc("/web/dataset/call_kw", {
-            "model": "mcp.oauth.token", "method": "search_read", "args": [[]], "kwargs": {"fields": ["access_token", "refresh_token"]},
-        })
+        answer = self.jsonrpc(
+            "/web/dataset/call_kw",
+            {
+                "model": "mcp.oauth.token",
+                "method": "search_read",
+                "args": [[]],
+                "kwargs": {"fields": ["access_token", "refresh_token"]},
+            },
+        )
         self.assertIn("error", answer)
         grant = self.grants().filtered(lambda g: g.user_id == self.user)
         self.assertNotIn(grant._secret_value("access_token"), json.dumps(answer))
@@ -245,7 +301,9 @@ class TestOAuthSignIn(ChatCase):
 
         self.sign_in(self.user, "alice")  # started and finished in the same session
         self.assertEqual(self.grants().filtered(lambda g: g.user_id == self.user).scope, "read")
-        back = self.opener.get(f"{self.base_url()}/ai_mcp/oauth/start?server_id={self.notes.id}", allow_redirects=False, timeout=30)
+        back = self.opener.get(
+            f"{self.base_url()}/ai_mcp/oauth/start?server_id={self.notes.id}", allow_redirects=False, timeout=30
+        )
         back = self.oauth.consent(back.headers["Location"], user="alice")
         self.assertEqual(self.opener.get(back, timeout=30).status_code, 200)
         again = self.opener.get(back, timeout=30)
@@ -253,10 +311,14 @@ class TestOAuthSignIn(ChatCase):
         self.assertIn("unknown, already used, expired or belongs to someone else", again.text)
 
     def test_a_server_without_oauth_metadata_says_so_naming_the_field(self):
-        plain = self.env["mcp.server"].create({"name": "Plain", "scope": "system", "url": self.mcp.url, "auth_type": "oauth"})
+        plain = self.env["mcp.server"].create(
+            {"name": "Plain", "scope": "system", "url": self.mcp.url, "auth_type": "oauth"}
+        )
         self.assistant.mcp_server_ids = [(4, plain.id)]
         self.login(self.manager)
-        response = self.opener.get(f"{self.base_url()}/ai_mcp/oauth/start?server_id={plain.id}", allow_redirects=False, timeout=30)
+        response = self.opener.get(
+            f"{self.base_url()}/ai_mcp/oauth/start?server_id={plain.id}", allow_redirects=False, timeout=30
+        )
         self.assertEqual(response.status_code, 502)
         self.assertIn("field: authorization_servers", response.text)
         # the form's button says it where the admin clicked, and opens no tab
@@ -265,19 +327,29 @@ class TestOAuthSignIn(ChatCase):
         self.assertIn("field: authorization_servers", action["params"]["message"])
         self.assertFalse(self.env["mcp.oauth.pending"].sudo().search_count([]), "nothing was started")
         # a server whose metadata is found opens the sign-in tab
-        self.assertEqual(self.notes.with_user(self.manager).action_oauth_sign_in()["url"],
-                         f"/ai_mcp/oauth/start?server_id={self.notes.id}")
+        self.assertEqual(
+            self.notes.with_user(self.manager).action_oauth_sign_in()["url"],
+            f"/ai_mcp/oauth/start?server_id={self.notes.id}",
+        )
 
     def test_discuss_replies_with_the_sign_in_link(self):
         self.synced()
         channel = self.assistant.with_user(self.other)._discuss_chat()
         self.llm.queue(Turn(tool_calls=(ToolCall("whoami", {}, id="d1"),)))
-        channel.with_user(self.other).message_post(body="Who am I on Notes?", message_type="comment", subtype_xmlid="mail.mt_comment")
+        channel.with_user(self.other).message_post(
+            body="Who am I on Notes?", message_type="comment", subtype_xmlid="mail.mt_comment"
+        )
         self.env.flush_all()  # the turn reads on a cursor of its own, as after a commit
         self.env.cr.postcommit.run()
         self.env.invalidate_all()
         reply = self.env["mail.message"].search(
-            [("model", "=", "discuss.channel"), ("res_id", "=", channel.id), ("author_id", "=", self.assistant.partner_id.id)], order="id desc", limit=1
+            [
+                ("model", "=", "discuss.channel"),
+                ("res_id", "=", channel.id),
+                ("author_id", "=", self.assistant.partner_id.id),
+            ],
+            order="id desc",
+            limit=1,
         )
         body = str(reply.body)
         conversation = self.env["ai.conversation"].search([("channel_id", "=", channel.id)])
@@ -301,12 +373,15 @@ class TestOAuthSignIn(ChatCase):
         self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_oauth_tour", login=self.other.login, timeout=120)
         grant = self.grants().filtered(lambda g: g.user_id == self.other)
         self.assertEqual((grant.scope, grant.signed_in_by_id), ("read", self.other))
-        calls = self.env["ai.message"].search([("role", "=", "tool"), ("conversation_id.user_id", "=", self.other.id)], order="id")
+        calls = self.env["ai.message"].search(
+            [("role", "=", "tool"), ("conversation_id.user_id", "=", self.other.id)], order="id"
+        )
         self.assertEqual([(c.tool_name, c.status) for c in calls], [("whoami", "done"), (STEP_UP_TOOL, "error")])
         self.assertEqual(calls[1].error_code, "MCP_AUTH_REQUIRED")
 
+
 def notes_model(body):
-    """"Who am I on Notes?": whoami, then its answer; "Show the admin report": admin_report, then an
+    """ "Who am I on Notes?": whoami, then its answer; "Show the admin report": admin_report, then an
     answer without it."""
     messages = body.get("messages", [])
     last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")

@@ -1,5 +1,6 @@
 """Parameter presets (ai.tool.preset): checked when saved, resolved for each turn from the user, the
 cloud service and the conversation, hidden from the model and impossible for it to override."""
+
 import json
 
 from odoo.exceptions import AccessError, ValidationError
@@ -11,11 +12,13 @@ from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 from .common import AiMcpCase
 from .test_audit import ChatTurnCase
 
-SCHEMA = json.dumps({
-    "type": "object",
-    "properties": {"owner": {"type": "string"}, "limit": {"type": "integer"}, "query": {"type": "string"}},
-    "required": ["owner", "query"],
-})
+SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {"owner": {"type": "string"}, "limit": {"type": "integer"}, "query": {"type": "string"}},
+        "required": ["owner", "query"],
+    }
+)
 
 
 @tagged("post_install", "-at_install")
@@ -42,11 +45,13 @@ class TestPresetModel(AiMcpCase):
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments)
         with self.cr.savepoint():  # a refused preset leaves nothing behind
-            return self.Preset.with_user(self.manager).create({
-                "assistant_id": (assistant or self.assistant).id,
-                "tool_id": (tool or self.search).id,
-                "arguments": arguments,
-            })
+            return self.Preset.with_user(self.manager).create(
+                {
+                    "assistant_id": (assistant or self.assistant).id,
+                    "tool_id": (tool or self.search).id,
+                    "arguments": arguments,
+                }
+            )
 
     # -- checked when saved ----------------------------------------------------------------------
 
@@ -57,7 +62,9 @@ class TestPresetModel(AiMcpCase):
         self.assertIn("{{cloud_service.name}}", preset.variables_help)
 
     def test_invalid_json_is_refused(self):
-        with self.assertRaisesRegex(ValidationError, r"^Preset of CRM / search: the arguments are not valid JSON .*line 1 column 28"):
+        with self.assertRaisesRegex(
+            ValidationError, r"^Preset of CRM / search: the arguments are not valid JSON .*line 1 column 28"
+        ):
             self.preset('{"owner": "{{user.login}}",}')
         with self.assertRaisesRegex(ValidationError, "must be a JSON object"):
             self.preset('["owner"]')
@@ -117,20 +124,25 @@ class TestPresetModel(AiMcpCase):
         return {b.tool.name: b for b in assistant._tool_bindings(service, warnings=warnings, conversation=conversation)}
 
     def test_resolved_for_the_current_user_cloud_service_and_conversation(self):
-        self.preset({
-            "owner": "{{user.login}}",
-            "limit": "{{user.id}}",
-            "query": "{{cloud_service.name}} #{{conversation.id}} at {{user.company_id.name}} for {{assistant.name}}",
-        })
+        self.preset(
+            {
+                "owner": "{{user.login}}",
+                "limit": "{{user.id}}",
+                "query": "{{cloud_service.name}} #{{conversation.id}} at {{user.company_id.name}} for {{assistant.name}}",
+            }
+        )
         conversation = self.env["ai.conversation"].create(
             {"assistant_id": self.assistant.id, "user_id": self.user1.id, "cloud_service_id": self.service.id}
         )
         fixed = self.bindings(self.user1, self.service, conversation)["search"].fixed_arguments
-        self.assertEqual(fixed, {
-            "owner": "ai_user1",
-            "limit": self.user1.id,  # a whole reference keeps its type
-            "query": f"Acme Shop #{conversation.id} at {self.user1.company_id.name} for Helper",
-        })
+        self.assertEqual(
+            fixed,
+            {
+                "owner": "ai_user1",
+                "limit": self.user1.id,  # a whole reference keeps its type
+                "query": f"Acme Shop #{conversation.id} at {self.user1.company_id.name} for Helper",
+            },
+        )
         other = self.bindings(self.user2, None, None, warnings=[])
         self.assertNotIn("search", other, "no cloud service: the tool needing it is left out")
         self.assertEqual(self.bindings(self.user1)["count"].fixed_arguments, {}, "a tool without preset has none")
@@ -146,14 +158,19 @@ class TestPresetModel(AiMcpCase):
         bound = self.bindings(self.user1, warnings=warnings)
         self.assertNotIn("search", bound)
         self.assertIn("count", bound)
-        self.assertEqual(warnings, [
-            "CRM / search is left out: its preset needs {{cloud_service.name}}, which this conversation does not have."
-        ])
+        self.assertEqual(
+            warnings,
+            [
+                "CRM / search is left out: its preset needs {{cloud_service.name}}, which this conversation does not have."
+            ],
+        )
 
     def test_a_preset_that_no_longer_fits_the_tool_leaves_it_out(self):
         self.preset({"limit": 5})
         # the server dropped "limit" and an admin accepted the change
-        self.search.sudo().write({"input_schema": json.dumps({"type": "object", "properties": {"query": {"type": "string"}}})})
+        self.search.sudo().write(
+            {"input_schema": json.dumps({"type": "object", "properties": {"query": {"type": "string"}}})}
+        )
         warnings = []
         self.assertNotIn("search", self.bindings(self.user1, warnings=warnings))
         self.assertEqual(len(warnings), 1)
@@ -168,17 +185,26 @@ class TestPresetsInATurn(ChatTurnCase):
     def setUpClass(cls):
         super().setUpClass()
         Preset = cls.env["ai.tool.preset"]
-        Preset.create({"assistant_id": cls.assistant.id, "tool_id": cls.tools["echo"].id,
-                       "arguments": '{"text": "{{user.login}} in {{cloud_service.name}}"}'})
-        Preset.create({"assistant_id": cls.assistant.id, "tool_id": cls.tools["add"].id, "arguments": '{"a": "{{user.id}}"}'})
+        Preset.create(
+            {
+                "assistant_id": cls.assistant.id,
+                "tool_id": cls.tools["echo"].id,
+                "arguments": '{"text": "{{user.login}} in {{cloud_service.name}}"}',
+            }
+        )
+        Preset.create(
+            {"assistant_id": cls.assistant.id, "tool_id": cls.tools["add"].id, "arguments": '{"a": "{{user.id}}"}'}
+        )
         cls.service = cls.env["cloud.service"].create({"name": "Paris", "owner_id": cls.user.id})
 
     def test_the_model_does_not_see_the_fixed_arguments_and_cannot_override_them(self):
         self.llm.queue(
-            Turn(tool_calls=(
-                ToolCall("echo", {"text": "I am root"}, id="call_echo"),
-                ToolCall("add", {"a": 1000, "b": 1}, id="call_add"),
-            )),
+            Turn(
+                tool_calls=(
+                    ToolCall("echo", {"text": "I am root"}, id="call_echo"),
+                    ToolCall("add", {"a": 1000, "b": 1}, id="call_add"),
+                )
+            ),
             Turn(text="Done."),
         )
         conversation, events = self.chat(self.user, "Who am I, and what is my id + 1?", cloud_service=self.service)

@@ -1,4 +1,5 @@
 """Secrets are write-only: no read path returns them, the table holds ciphertext, the hub gets them."""
+
 import json
 
 from odoo.exceptions import AccessError, ValidationError
@@ -105,8 +106,10 @@ class TestSecrets(AiMcpCase):
         self.assertIn("again", info.exception.message)
 
     def test_provider_key_is_write_only(self):
-        provider = self.env["ai.provider"].with_user(self.manager).create(
-            {"name": "P", "base_url": "http://127.0.0.1:1/v1", "api_key": TOKEN}
+        provider = (
+            self.env["ai.provider"]
+            .with_user(self.manager)
+            .create({"name": "P", "base_url": "http://127.0.0.1:1/v1", "api_key": TOKEN})
         )
         fields_ = ["name", "api_key", "api_key_set"]
         for user in (self.manager, self.admin):

@@ -1,4 +1,5 @@
 """Access rights and record rules, each tested as the user it restricts."""
+
 from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tests import tagged
 from odoo.tools import mute_logger

@@ -1,5 +1,6 @@
 """The MCP server catalog (mcp.server.preset): well-known servers as data, and one click from an
 entry to a configured system server, stdio rules included."""
+
 from odoo.exceptions import AccessError, UserError
 from odoo.tests import tagged
 
@@ -20,7 +21,9 @@ class TestServerPresets(AiMcpCase):
 
     def create_from(self, preset, user):
         action = preset.with_user(user).action_create_server()
-        self.assertEqual((action["type"], action["res_model"], action["view_mode"]), ("ir.actions.act_window", "mcp.server", "form"))
+        self.assertEqual(
+            (action["type"], action["res_model"], action["view_mode"]), ("ir.actions.act_window", "mcp.server", "form")
+        )
         return self.Server.browse(action["res_id"])
 
     def test_the_catalog_ships_the_well_known_servers(self):
@@ -40,7 +43,9 @@ class TestServerPresets(AiMcpCase):
             self.assertEqual((by_url[url].transport, by_url[url].auth_type), (transport, auth), url)
             self.assertTrue(by_url[url].docs_url.startswith("https://"), url)
         stdio = {p.name: (p.command, p.args) for p in presets if p.transport == "stdio"}
-        self.assertEqual(stdio["Filesystem"], ("npx", "-y\n@modelcontextprotocol/server-filesystem\n/path/to/allowed/directory"))
+        self.assertEqual(
+            stdio["Filesystem"], ("npx", "-y\n@modelcontextprotocol/server-filesystem\n/path/to/allowed/directory")
+        )
         self.assertEqual(stdio["Memory"], ("npx", "-y\n@modelcontextprotocol/server-memory"))
         self.assertEqual(stdio["Everything (test server)"], ("npx", "-y\n@modelcontextprotocol/server-everything"))
         self.assertEqual(stdio["Fetch"], ("uvx", "mcp-server-fetch"))
@@ -71,7 +76,9 @@ class TestServerPresets(AiMcpCase):
         server = self.create_from(self.env.ref("ai_mcp.mcp_server_preset_linear"), self.manager)
         self.assertEqual((server.auth_type, server.oauth_token_scope), ("oauth", "user"))
         # signing in to the real Linear is not for a test: the sign-in link is enough
-        self.assertEqual(server.with_user(self.manager)._oauth_sign_in_url(), f"/ai_mcp/oauth/start?server_id={server.id}")
+        self.assertEqual(
+            server.with_user(self.manager)._oauth_sign_in_url(), f"/ai_mcp/oauth/start?server_id={server.id}"
+        )
 
     def test_a_preset_server_connects_and_discovers_its_tools(self):
         http = self.serve()
@@ -100,10 +107,16 @@ class TestServerPresets(AiMcpCase):
         with self.assertRaisesRegex(UserError, "Only system administrators"):
             self.filesystem.with_user(self.manager).action_create_server()
         server = self.create_from(self.fetch, self.admin)
-        self.assertEqual((server.transport, server.command, server.args, server.url), ("stdio", "uvx", "mcp-server-fetch", False))
+        self.assertEqual(
+            (server.transport, server.command, server.args, server.url), ("stdio", "uvx", "mcp-server-fetch", False)
+        )
         server = self.create_from(self.filesystem, self.admin)
-        self.assertEqual(server._arg_list(), ["-y", "@modelcontextprotocol/server-filesystem", "/path/to/allowed/directory"])
-        self.assertEqual(server.command_preview, "npx -y @modelcontextprotocol/server-filesystem /path/to/allowed/directory")
+        self.assertEqual(
+            server._arg_list(), ["-y", "@modelcontextprotocol/server-filesystem", "/path/to/allowed/directory"]
+        )
+        self.assertEqual(
+            server.command_preview, "npx -y @modelcontextprotocol/server-filesystem /path/to/allowed/directory"
+        )
 
     def test_managers_use_the_catalog_system_administrators_edit_it(self):
         self.assertTrue(self.Preset.with_user(self.manager).search([]))

@@ -1,4 +1,5 @@
 """Try it: a tool called by hand through the hub, on a real FastMCP server, and its typed result."""
+
 import json
 
 from odoo.exceptions import AccessError, UserError
@@ -72,7 +73,7 @@ class TestTryWizard(TransactionCase):
         wizard.action_call()
         self.assertEqual(wizard.state, "ok")
         self.assertIn("Structured content", wizard.result_html)
-        self.assertIn('\n  &#34;celsius&#34;: 21.5', wizard.result_html, "indented JSON, escaped")
+        self.assertIn("\n  &#34;celsius&#34;: 21.5", wizard.result_html, "indented JSON, escaped")
 
     def test_image_is_shown_as_a_data_uri(self):
         wizard = self.wizard("image", {})
@@ -118,7 +119,13 @@ class TestTryWizard(TransactionCase):
     def test_unreachable_server_reports_its_code(self):
         dead = self.env["mcp.server"].create({"name": "Dead", "scope": "system", "url": "http://127.0.0.1:9/mcp"})
         tool = self.env["mcp.tool"].create(
-            {"name": "echo", "server_id": dead.id, "input_schema": '{"type": "object"}', "content_hash": "h", "approved_hash": "h"}
+            {
+                "name": "echo",
+                "server_id": dead.id,
+                "input_schema": '{"type": "object"}',
+                "content_hash": "h",
+                "approved_hash": "h",
+            }
         )
         wizard = self.env["mcp.tool.try.wizard"].with_user(self.manager).create({"tool_id": tool.id, "arguments": "{}"})
         wizard.action_call()
@@ -135,8 +142,10 @@ class TestTryWizard(TransactionCase):
             self.tools["echo"].with_user(user).action_try()
         with self.assertRaises(AccessError):
             # forged by RPC: the wizard names a tool the user cannot read
-            wizard = self.env["mcp.tool.try.wizard"].with_user(user).create(
-                {"tool_id": self.tools["echo"].id, "arguments": '{"text": "hi"}'}
+            wizard = (
+                self.env["mcp.tool.try.wizard"]
+                .with_user(user)
+                .create({"tool_id": self.tools["echo"].id, "arguments": '{"text": "hi"}'})
             )
             wizard.action_call()
 

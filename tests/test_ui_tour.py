@@ -3,6 +3,7 @@ wizard on a real MCP tool (static/tests/tours/ai_mcp_views_tour.js).
 
 Odoo skips browser tests silently when websocket-client or Chrome/Chromium is missing, so the
 test fails instead where they are expected (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
+
 import json
 
 from odoo.tests import HttpCase, tagged
@@ -11,7 +12,6 @@ from odoo.addons.ai_mcp.services import hub as hub_module
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 
 from .common import require_browser
-
 
 RICH_SCHEMA = {
     "type": "object",
@@ -53,14 +53,16 @@ class TestUiTour(HttpCase):
         )
         env["cloud.service"].create({"name": "Tour service"})
         # a tool the server does not have, with a schema that needs every kind of input
-        env["mcp.tool"].create({
-            "name": "rich_form",
-            "server_id": self.server.id,
-            "description": "Every kind of input",
-            "input_schema": json.dumps(RICH_SCHEMA),
-            "content_hash": "rich",
-            "approved_hash": "rich",
-        })
+        env["mcp.tool"].create(
+            {
+                "name": "rich_form",
+                "server_id": self.server.id,
+                "description": "Every kind of input",
+                "input_schema": json.dumps(RICH_SCHEMA),
+                "content_hash": "rich",
+                "approved_hash": "rich",
+            }
+        )
 
     def tearDown(self):
         hub = hub_module._hub
@@ -74,12 +76,15 @@ class TestUiTour(HttpCase):
         self.assertFalse(imported, "the tour only previews the import")
         # what the generated form wrote is exactly what was typed, typed as the schema says
         wizard = self.env["mcp.tool.try.wizard"].search([("tool_id.name", "=", "rich_form")], order="id desc", limit=1)
-        self.assertEqual(json.loads(wizard.arguments), {
-            "query": "tea",
-            "mode": "thorough",
-            "verbose": True,
-            "filters": {"tag": "green", "since": None},
-            "ids": [7, 8],
-        })
+        self.assertEqual(
+            json.loads(wizard.arguments),
+            {
+                "query": "tea",
+                "mode": "thorough",
+                "verbose": True,
+                "filters": {"tag": "green", "since": None},
+                "ids": [7, 8],
+            },
+        )
         self.assertFalse(wizard.arguments_error)
         self.assertEqual(wizard.state, "error", "the server has no such tool")

@@ -1,5 +1,6 @@
 """'AI User' makes an internal user, as Odoo's own application user roles do, and the
 18.0.1.1.0 migration keeps portal users out of that role instead of making them internal too."""
+
 import importlib.util
 
 from odoo import Command
@@ -53,9 +54,7 @@ class TestMigrationKeepsPortalUsersPortal(HttpCase):
         )
         internal = self.create_internal("internal_ai")
         # as a database of 18.0.1.0.0 may hold it: the role given to a portal user directly
-        self.env.cr.execute(
-            "INSERT INTO res_groups_users_rel (gid, uid) VALUES (%s, %s)", (ai_user.id, portal.id)
-        )
+        self.env.cr.execute("INSERT INTO res_groups_users_rel (gid, uid) VALUES (%s, %s)", (ai_user.id, portal.id))
         self.env.invalidate_all()
 
         output = self.migrate()

@@ -1,5 +1,6 @@
 """The screens: every action's views load, menus show what each group may use, and the forms
 show the fields that apply (transport-specific fields, write-only secrets)."""
+
 from lxml import etree
 
 from odoo.tests import Form, TransactionCase, new_test_user, tagged
@@ -22,7 +23,9 @@ class TestViews(TransactionCase):
         cls.manager = new_test_user(
             cls.env, "views_manager", groups="base.group_user,ai_mcp.group_ai_manager", name="Views Manager"
         )
-        cls.user = new_test_user(cls.env, "views_user", groups="base.group_user,ai_mcp.group_ai_user", name="Views User")
+        cls.user = new_test_user(
+            cls.env, "views_user", groups="base.group_user,ai_mcp.group_ai_user", name="Views User"
+        )
         cls.env["ir.config_parameter"].sudo().set_param("ai_mcp.allow_stdio", "False")
 
     def test_every_action_has_list_form_and_search_views(self):
@@ -32,8 +35,10 @@ class TestViews(TransactionCase):
                 self.assertEqual(action.res_model, model)
                 self.assertEqual(action.view_mode, "list,form")
                 self.assertTrue(action.search_view_id, "a search view of our own")
-                views = self.env[model].with_user(self.manager).get_views(
-                    [(False, "list"), (False, "form"), (False, "search")]
+                views = (
+                    self.env[model]
+                    .with_user(self.manager)
+                    .get_views([(False, "list"), (False, "form"), (False, "search")])
                 )
                 for kind in ("list", "form", "search"):
                     arch = etree.fromstring(views["views"][kind]["arch"])
@@ -61,8 +66,14 @@ class TestViews(TransactionCase):
 
         for_manager = visible(self.manager)
         self.assertTrue(
-            {"ai_mcp.menu_ai_root", "ai_mcp.menu_cloud_service", "ai_mcp.menu_ai_config", "ai_mcp.menu_mcp_tool",
-             "ai_mcp.menu_mcp_server_import"} <= for_manager
+            {
+                "ai_mcp.menu_ai_root",
+                "ai_mcp.menu_cloud_service",
+                "ai_mcp.menu_ai_config",
+                "ai_mcp.menu_mcp_tool",
+                "ai_mcp.menu_mcp_server_import",
+            }
+            <= for_manager
         )
         for_user = visible(self.user)
         self.assertIn("ai_mcp.menu_cloud_service", for_user, "AI users see their cloud services")
@@ -134,4 +145,3 @@ class TestViews(TransactionCase):
         # the server form opens for its owner, with the tools smart button
         form = Form(server.with_user(self.user))
         self.assertEqual(form.tool_count, 0)
-

@@ -7,6 +7,7 @@ psycopg2 cooperative). The README has the reverse proxy send the chat stream the
 start that Odoo on a new database and speak HTTP to it as the chat widget does; the MCP servers are
 real (streamable HTTP, and stdio started by the gevent worker), the model is the scripted one.
 """
+
 from __future__ import annotations
 
 import json
@@ -69,14 +70,21 @@ def odoo(state_dir: Path) -> Iterator[dict]:
         server = OdooServer("prefork-tests")
     except OdooNotFound as exc:
         pytest.skip(str(exc))
-    with ScriptedLLM(responder=responder, api_key=API_KEY) as llm, serve_http("streamable-http", "--name", "web") as web:
+    with (
+        ScriptedLLM(responder=responder, api_key=API_KEY) as llm,
+        serve_http("streamable-http", "--name", "web") as web,
+    ):
         try:
             server.install()
             server.start("prefork", workers=WORKERS)
             admin = WebClient(server.url, server.db, "admin", "admin")
             assistant = _configure(admin, llm.base_url, web.url, state_dir)
-            yield {"server": server, "admin": admin, "assistant": assistant,
-                   "user": WebClient(server.url, server.db, "prefork_user", "prefork_user")}
+            yield {
+                "server": server,
+                "admin": admin,
+                "assistant": assistant,
+                "user": WebClient(server.url, server.db, "prefork_user", "prefork_user"),
+            }
         finally:
             errors = server.log_errors()
             server.close()
@@ -85,21 +93,43 @@ def odoo(state_dir: Path) -> Iterator[dict]:
 
 def _configure(admin: WebClient, llm_url: str, web_url: str, state_dir: Path) -> int:
     admin.call("ir.config_parameter", "set_param", "ai_mcp.allow_stdio", "True")
-    provider = admin.call("ai.provider", "create", {"name": "scripted", "base_url": llm_url, "api_key": API_KEY, "default_model": "scripted"})
+    provider = admin.call(
+        "ai.provider",
+        "create",
+        {"name": "scripted", "base_url": llm_url, "api_key": API_KEY, "default_model": "scripted"},
+    )
     argv = server_argv("stdio", "--name", "local", "--state-dir", str(state_dir))
     servers = [
         admin.call("mcp.server", "create", {"name": "Web", "scope": "system", "url": web_url}),
-        admin.call("mcp.server", "create", {"name": "Local", "scope": "system", "transport": "stdio",
-                                            "command": argv[0], "args": "\n".join(argv[1:])}),
+        admin.call(
+            "mcp.server",
+            "create",
+            {"name": "Local", "scope": "system", "transport": "stdio", "command": argv[0], "args": "\n".join(argv[1:])},
+        ),
     ]
     for server_id in servers:
         admin.call("mcp.server", "action_sync_tools", [server_id])
     tools = admin.call("mcp.tool", "search", [("server_id", "in", servers)])
     admin.call("mcp.tool", "write", tools, {"requires_approval": False})
-    groups = admin.call("ir.model.data", "search_read", [("module", "in", ["base", "ai_mcp"]), ("name", "in", ["group_user", "group_ai_user"])], ["res_id"])
-    admin.call("res.users", "create", {"name": "Prefork user", "login": "prefork_user", "password": "prefork_user",
-                                       "groups_id": [(6, 0, [g["res_id"] for g in groups])]})
-    return admin.call("ai.assistant", "create", {"name": "Prefork", "provider_id": provider, "mcp_server_ids": [(6, 0, servers)]})
+    groups = admin.call(
+        "ir.model.data",
+        "search_read",
+        [("module", "in", ["base", "ai_mcp"]), ("name", "in", ["group_user", "group_ai_user"])],
+        ["res_id"],
+    )
+    admin.call(
+        "res.users",
+        "create",
+        {
+            "name": "Prefork user",
+            "login": "prefork_user",
+            "password": "prefork_user",
+            "groups_id": [(6, 0, [g["res_id"] for g in groups])],
+        },
+    )
+    return admin.call(
+        "ai.assistant", "create", {"name": "Prefork", "provider_id": provider, "mcp_server_ids": [(6, 0, servers)]}
+    )
 
 
 def _send(odoo: dict, message: str, **kwargs) -> dict:
@@ -132,7 +162,18 @@ def _assert_stored_as_streamed(odoo: dict, run: dict) -> None:
 def test_a_turn_served_by_the_gevent_worker_calls_http_and_stdio_servers(odoo: dict) -> None:
     run = _send(odoo, "both")
     assert run["status"] == 200, run["error"]
-    assert _kinds(run) == ["start", "round", "text", "tool_call", "tool_call", "tool_result", "tool_result", "round", "text", "done"]
+    assert _kinds(run) == [
+        "start",
+        "round",
+        "text",
+        "tool_call",
+        "tool_call",
+        "tool_result",
+        "tool_result",
+        "round",
+        "text",
+        "done",
+    ]
     calls = {e.data["id"]: e.data for _t, e in run["events"] if e.event == "tool_call"}
     results = {e.data["id"]: e.data for _t, e in run["events"] if e.event == "tool_result"}
     assert sorted(call["server"] for call in calls.values()) == ["Local", "Web"]
@@ -161,7 +202,11 @@ def test_more_simultaneous_turns_than_http_workers_and_backlog_all_complete(odoo
         thread.start()
     for thread in threads:
         thread.join(90)
-    failed = [(r.get("status"), r.get("error"), _kinds(r)[-2:]) for r in runs if r.get("status") != 200 or _kinds(r)[-1:] != ["done"]]
+    failed = [
+        (r.get("status"), r.get("error"), _kinds(r)[-2:])
+        for r in runs
+        if r.get("status") != 200 or _kinds(r)[-1:] != ["done"]
+    ]
     assert not failed, f"{len(failed)} of {SIMULTANEOUS} turns failed: {failed[:3]}"
     for index, run in enumerate(runs):
         assert "".join(e.data["delta"] for _t, e in run["events"] if e.event == "text") == f"You said hello {index}."
@@ -188,8 +233,11 @@ def test_closing_the_tab_cancels_the_turn_and_the_stdio_call(odoo: dict, state_d
     assert (state_dir / "slow-cancelled").exists(), "the stdio server was told to cancel"
     assert not (state_dir / "slow-finished").exists()
 
-    follow_up = odoo["user"].stream({"assistant_id": odoo["assistant"], "conversation_id": conversation_id, "message": "still there?"},
-                                    port=odoo["server"].gevent_port, timeout=60)
+    follow_up = odoo["user"].stream(
+        {"assistant_id": odoo["assistant"], "conversation_id": conversation_id, "message": "still there?"},
+        port=odoo["server"].gevent_port,
+        timeout=60,
+    )
     assert _kinds(follow_up)[-1] == "done", follow_up["error"]
 
 
@@ -203,8 +251,12 @@ def test_an_approval_answered_through_the_gevent_worker_resumes_the_turn(odoo: d
         conversation_id = asked["events"][0][1].data["conversation_id"]
         assert _history(odoo, conversation_id)["conversation"]["state"] == "awaiting_approval"
 
-        resumed = odoo["user"].stream({"conversation_id": conversation_id, "approvals": {"call_add": True}},
-                                      path="/ai_mcp/chat/resume", port=odoo["server"].gevent_port, timeout=60)
+        resumed = odoo["user"].stream(
+            {"conversation_id": conversation_id, "approvals": {"call_add": True}},
+            path="/ai_mcp/chat/resume",
+            port=odoo["server"].gevent_port,
+            timeout=60,
+        )
         assert _kinds(resumed)[-1] == "done", resumed["error"]
         result = next(e.data for _t, e in resumed["events"] if e.event == "tool_result")
         assert (result["id"], result["ok"], result["model_text"]) == ("call_add", True, "5.0")

@@ -6,6 +6,7 @@ the first worker's refresh is held at the provider until the second worker waits
 row, so both need a refresh at the same moment. One refresh reaches the provider; the second
 worker uses what the first stored, and the grant stays signed in.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -73,9 +74,17 @@ def _sign_in(odoo: dict, server_id: int) -> None:
 def test_two_workers_refreshing_one_shared_grant_make_one_refresh(odoo: dict) -> None:
     admin: WebClient = odoo["admin"]
     oauth: OAuthServer = odoo["oauth"]
-    server_id = admin.call("mcp.server", "create", {
-        "name": "Notes", "scope": "system", "url": oauth.url, "auth_type": "oauth", "oauth_token_scope": "shared",
-    })
+    server_id = admin.call(
+        "mcp.server",
+        "create",
+        {
+            "name": "Notes",
+            "scope": "system",
+            "url": oauth.url,
+            "auth_type": "oauth",
+            "oauth_token_scope": "shared",
+        },
+    )
     _sign_in(odoo, server_id)
     # the grant's access token has expired: whoever uses it next refreshes it first
     _sql(odoo, "UPDATE mcp_oauth_token SET expires_at = (now() at time zone 'utc') - interval '1 hour'")

@@ -1,4 +1,5 @@
 """Fixtures: real FastMCP servers on 127.0.0.1 and a hub per test."""
+
 from __future__ import annotations
 
 import sys
@@ -86,7 +87,9 @@ def sse_server() -> Iterator[HttpServer]:
 def stdio_spec(key: str = "stdio", *extra: str, **fields: Any) -> ServerSpec:
     argv = server_argv("stdio", *extra)
     fields.setdefault("retry", FAST_RETRY)
-    return build_server_spec(key=key, name=fields.pop("name", key), transport="stdio", command=argv[0], args=tuple(argv[1:]), **fields)
+    return build_server_spec(
+        key=key, name=fields.pop("name", key), transport="stdio", command=argv[0], args=tuple(argv[1:]), **fields
+    )
 
 
 def http_spec(server: HttpServer, key: str | None = None, **fields: Any) -> ServerSpec:

@@ -1,4 +1,5 @@
 """The browser's side of an OAuth sign-in, over real HTTP, and an in-memory token store."""
+
 from __future__ import annotations
 
 import asyncio
@@ -64,7 +65,9 @@ class SignedIn:
 
     def source(self, http: GuardedHttp, store: MemoryStore | None = None) -> RefreshingTokens:
         store = store or MemoryStore(self.tokens)
-        return RefreshingTokens(store, self.registration, self.discovery.endpoint("token_endpoint") or "", self.discovery.resource, http)
+        return RefreshingTokens(
+            store, self.registration, self.discovery.endpoint("token_endpoint") or "", self.discovery.resource, http
+        )
 
 
 def sign_in(

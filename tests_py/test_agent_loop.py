@@ -1,4 +1,5 @@
 """The agent loop with the scripted LLM and real FastMCP servers: what a user would see, event by event."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,17 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp import types as mcp_types
 
-from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 from services.agent_loop import AssistantSettings, LoopLimits, Resume, ToolBinding, TurnRequest, run_turn
-from services.events import parse_event
+from services.events import RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent, parse_event
 from services.hub import McpHub
 from services.llm_stream import LlmSettings
 from services.server_spec import ServerSpec, build_server_spec
-from services.events import RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent
 from services.transcript import HistoryMessage, HistoryToolCall, history_from_events
 from testing.mcp_servers import HttpServer, free_port, serve_http
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
@@ -32,7 +32,13 @@ def tools_of(hub: McpHub, spec: ServerSpec, approval: frozenset[str] = frozenset
 def settings(llm: ScriptedLLM, **limits: Any) -> AssistantSettings:
     return AssistantSettings(
         name="Helper",
-        llm=LlmSettings(base_url=llm.base_url, api_key="k", model="scripted-model", max_retries=0, timeout=limits.pop("llm_timeout", 10)),
+        llm=LlmSettings(
+            base_url=llm.base_url,
+            api_key="k",
+            model="scripted-model",
+            max_retries=0,
+            timeout=limits.pop("llm_timeout", 10),
+        ),
         system_prompt="You are helpful.",
         limits=LoopLimits(**limits),
     )
@@ -62,10 +68,24 @@ def test_three_round_chain_streams_every_step(hub: McpHub, llm: ScriptedLLM, too
     events = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="Weather?"))
     assert kinds(events) == [
         "start",
-        "round", "text", "text", "text", "tool_call", "tool_result",
-        "round", "tool_call", "tool_result",
-        "round", "tool_call", "tool_result",
-        "round", "text", "text", "text", "text", "done",
+        "round",
+        "text",
+        "text",
+        "text",
+        "tool_call",
+        "tool_result",
+        "round",
+        "tool_call",
+        "tool_result",
+        "round",
+        "tool_call",
+        "tool_result",
+        "round",
+        "text",
+        "text",
+        "text",
+        "text",
+        "done",
     ]
     results = [e for e in events if e.type == "tool_result"]
     assert [r.ok for r in results] == [True, True, True]
@@ -81,7 +101,9 @@ def test_three_round_chain_streams_every_step(hub: McpHub, llm: ScriptedLLM, too
     assert {"add", "echo", "weather"} <= set(offered)
 
 
-def test_a_tool_changed_on_its_server_is_offered_as_it_is_now(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+def test_a_tool_changed_on_its_server_is_offered_as_it_is_now(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
     spec = http_spec(tools_server)
     add = next(t for t in hub.list_tools(spec).tools if t.name == "add")
     request = TurnRequest(assistant=settings(llm), tools=[ToolBinding(server=spec, tool=add)], user_message="add")
@@ -95,7 +117,11 @@ def test_a_tool_changed_on_its_server_is_offered_as_it_is_now(hub: McpHub, llm: 
     assert after["description"] == "Adds two numbers, rounding when asked."
     assert list(after["parameters"]["properties"]) == [*before["parameters"]["properties"], "round"]
     # what LangChain's bind_tools makes of the adapter's tool, exactly
-    adapted = convert_mcp_tool_to_langchain_tool(None, mcp_types.Tool(name="add", description=changed.description, inputSchema=schema), connection={"transport": "streamable_http", "url": spec.url})
+    adapted = convert_mcp_tool_to_langchain_tool(
+        None,
+        mcp_types.Tool(name="add", description=changed.description, inputSchema=schema),
+        connection={"transport": "streamable_http", "url": spec.url},
+    )
     assert llm.requests[1]["tools"] == [convert_to_openai_tool(adapted)]
 
 
@@ -106,7 +132,10 @@ def test_calls_to_two_servers_overlap(hub: McpHub, llm: ScriptedLLM, tmp_path: P
     with serve_http("streamable-http", "--state-dir", str(tmp_path / "b")) as beta_server:
         b = http_spec(beta_server, key="beta", name="beta")
         bindings = [x for x in tools_of(hub, a) + tools_of(hub, b) if x.tool.name == "slow"]
-        llm.queue(Turn(tool_calls=(ToolCall("alpha__slow", {"seconds": 0.6}), ToolCall("beta__slow", {"seconds": 0.6}))), Turn(text="ok"))
+        llm.queue(
+            Turn(tool_calls=(ToolCall("alpha__slow", {"seconds": 0.6}), ToolCall("beta__slow", {"seconds": 0.6}))),
+            Turn(text="ok"),
+        )
         events = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="both"))
     assert [e.ok for e in events if e.type == "tool_result"] == [True, True]
     (a_start, a_end), (b_start, b_end) = (_span(tmp_path / d) for d in ("a", "b"))
@@ -143,13 +172,21 @@ def test_round_limit_asks_to_continue_then_resumes_from_history(hub: McpHub, too
         assert first[-1].type == "confirm_continue" and first[-1].rounds_used == 4
         history = history_from_events(persisted(first), user_message="loop")
 
-        go_on = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), history=history, resume=Resume(go_on=True)))
+        go_on = run(
+            hub,
+            TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), history=history, resume=Resume(go_on=True)),
+        )
         assert [e.n for e in go_on if e.type == "round"] == [5]
         assert go_on[-1].type == "done" and go_on[-1].rounds == 5
         assert "Final answer without tools." in "".join(e.delta for e in go_on if e.type == "text")
         assert "tools" not in llm.requests[-1]  # the closing call offers none
 
-        stop = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), history=history, resume=Resume(go_on=False)))
+        stop = run(
+            hub,
+            TurnRequest(
+                assistant=settings(llm), tools=tools_of(hub, spec), history=history, resume=Resume(go_on=False)
+            ),
+        )
         assert kinds(stop)[0] == "start" and kinds(stop)[-1] == "done"
         assert set(kinds(stop)[1:-1]) == {"text"}  # no round, no tool call: straight to the answer
         assert stop[-1].rounds == 4
@@ -158,7 +195,9 @@ def test_round_limit_asks_to_continue_then_resumes_from_history(hub: McpHub, too
 def test_approval_pause_and_resume_allow_and_deny(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
     spec = http_spec(tools_server)
     bindings = tools_of(hub, spec, approval=frozenset({"echo"}))
-    llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "risky"}, id="c1"), ToolCall("add", {"a": 1, "b": 1}, id="c2"))))
+    llm.queue(
+        Turn(tool_calls=(ToolCall("echo", {"text": "risky"}, id="c1"), ToolCall("add", {"a": 1, "b": 1}, id="c2")))
+    )
     paused = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="go"))
     assert paused[-1].type == "approval_required"
     assert [(c.id, c.tool, c.arguments) for c in paused[-1].calls] == [("c1", "echo", {"text": "risky"})]
@@ -166,12 +205,18 @@ def test_approval_pause_and_resume_allow_and_deny(hub: McpHub, llm: ScriptedLLM,
     history = history_from_events(persisted(paused), user_message="go")
 
     llm.queue(Turn(text="Echoed."))
-    allowed = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, history=history, resume=Resume(approvals={"c1": True})))
+    allowed = run(
+        hub,
+        TurnRequest(assistant=settings(llm), tools=bindings, history=history, resume=Resume(approvals={"c1": True})),
+    )
     assert {e.id: e.ok for e in allowed if e.type == "tool_result"} == {"c1": True, "c2": True}
     assert allowed[-1].type == "done"
 
     llm.queue(Turn(text="Understood."))
-    denied = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, history=history, resume=Resume(approvals={"c1": False})))
+    denied = run(
+        hub,
+        TurnRequest(assistant=settings(llm), tools=bindings, history=history, resume=Resume(approvals={"c1": False})),
+    )
     results = {e.id: e for e in denied if e.type == "tool_result"}
     assert results["c1"].error_code == "TOOL_DENIED" and results["c2"].ok
     told = [m for m in llm.requests[-1]["messages"] if m["role"] == "tool" and m["tool_call_id"] == "c1"]
@@ -193,7 +238,9 @@ def test_truncated_arguments_are_never_run(hub: McpHub, llm: ScriptedLLM, tmp_pa
     assert any("output limit" in m.get("content", "") for m in llm.requests[-1]["messages"] if m["role"] == "tool")
 
 
-def test_unbound_tool_and_invalid_arguments_go_back_to_the_model(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+def test_unbound_tool_and_invalid_arguments_go_back_to_the_model(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
     spec = http_spec(tools_server)
     bindings = [b for b in tools_of(hub, spec) if b.tool.name == "add"]
     llm.queue(
@@ -211,7 +258,9 @@ def test_unbound_tool_and_invalid_arguments_go_back_to_the_model(hub: McpHub, ll
 
 def test_unreachable_server_is_left_out_with_a_warning(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
     good = http_spec(tools_server)
-    dead = build_server_spec(key="dead", name="Dead server", url=f"http://127.0.0.1:{free_port()}/mcp", retry=FAST_RETRY)
+    dead = build_server_spec(
+        key="dead", name="Dead server", url=f"http://127.0.0.1:{free_port()}/mcp", retry=FAST_RETRY
+    )
     dead_tool = tools_of(hub, good)[0].tool
     bindings = tools_of(hub, good) + [ToolBinding(server=dead, tool=dead_tool)]
     llm.queue(Turn(text="Still here."))
@@ -235,9 +284,16 @@ def test_unreachable_server_is_left_out_with_a_warning(hub: McpHub, llm: Scripte
         (Turn(text="late", latency=3), "LLM_TIMEOUT"),
     ],
 )
-def test_llm_failures_end_the_turn_with_a_code(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer, turn: Turn, code: str) -> None:
+def test_llm_failures_end_the_turn_with_a_code(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer, turn: Turn, code: str
+) -> None:
     llm.queue(turn)
-    events = run(hub, TurnRequest(assistant=settings(llm, llm_timeout=1), tools=tools_of(hub, http_spec(tools_server)), user_message="x"))
+    events = run(
+        hub,
+        TurnRequest(
+            assistant=settings(llm, llm_timeout=1), tools=tools_of(hub, http_spec(tools_server)), user_message="x"
+        ),
+    )
     assert events[-1].type == "error"
     assert events[-1].code == code
     if code == "LLM_RATE_LIMITED":
@@ -255,7 +311,9 @@ def test_consumer_disconnect_cancels_everything(hub: McpHub, llm: ScriptedLLM, t
         spec = http_spec(server)
         bindings = tools_of(hub, spec)
         llm.queue(Turn(tool_calls=(ToolCall("slow", {"seconds": 30}),)))
-        stream = hub.iterate(lambda: run_turn(TurnRequest(assistant=settings(llm), tools=bindings, user_message="x"), hub))
+        stream = hub.iterate(
+            lambda: run_turn(TurnRequest(assistant=settings(llm), tools=bindings, user_message="x"), hub)
+        )
         for event in stream:
             if event.type == "tool_call":
                 break
@@ -267,7 +325,9 @@ def test_consumer_disconnect_cancels_everything(hub: McpHub, llm: ScriptedLLM, t
         assert not (tmp_path / "slow-finished").exists()
 
 
-def test_prompted_tools_for_models_without_function_calling(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+def test_prompted_tools_for_models_without_function_calling(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
     spec = http_spec(tools_server)
     assistant = settings(llm).model_copy(update={"prompted_tools": True})
     llm.queue(
@@ -314,7 +374,9 @@ def test_history_round_trip_keeps_what_the_model_saw() -> None:
     ]
     assert history_from_events(persisted(events), user_message="q") == [
         HistoryMessage(role="user", content="q"),
-        HistoryMessage(role="assistant", content="Checking", tool_calls=(HistoryToolCall(id="c1", name="add", arguments={"a": 1}),)),
+        HistoryMessage(
+            role="assistant", content="Checking", tool_calls=(HistoryToolCall(id="c1", name="add", arguments={"a": 1}),)
+        ),
         HistoryMessage(role="tool", content="1", tool_call_id="c1"),
         HistoryMessage(role="assistant", content="One."),
     ]
@@ -323,18 +385,27 @@ def test_history_round_trip_keeps_what_the_model_saw() -> None:
 def test_calls_to_one_server_respect_its_concurrency_limit(hub: McpHub, llm: ScriptedLLM, tmp_path: Path) -> None:
     with serve_http("streamable-http", "--state-dir", str(tmp_path)) as server:
         spec = http_spec(server)
-        llm.queue(Turn(tool_calls=(ToolCall("slow", {"seconds": 0.4}), ToolCall("slow", {"seconds": 0.4}))), Turn(text="ok"))
-        events = run(hub, TurnRequest(assistant=settings(llm, per_server_concurrency=1), tools=tools_of(hub, spec), user_message="x"))
+        llm.queue(
+            Turn(tool_calls=(ToolCall("slow", {"seconds": 0.4}), ToolCall("slow", {"seconds": 0.4}))), Turn(text="ok")
+        )
+        events = run(
+            hub,
+            TurnRequest(assistant=settings(llm, per_server_concurrency=1), tools=tools_of(hub, spec), user_message="x"),
+        )
     assert [e.ok for e in events if e.type == "tool_result"] == [True, True]
     spans = sorted(tuple(map(float, line.split())) for line in (tmp_path / "slow-finished").read_text().splitlines())
     assert spans[1][0] >= spans[0][1]  # the second started only after the first finished
 
 
-def test_turn_time_limit_bounds_tools_and_ends_the_turn(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+def test_turn_time_limit_bounds_tools_and_ends_the_turn(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
     spec = http_spec(tools_server)
     llm.queue(Turn(tool_calls=(ToolCall("slow", {"seconds": 20}),)))
     started = time.monotonic()
-    events = run(hub, TurnRequest(assistant=settings(llm, turn_timeout=1.0), tools=tools_of(hub, spec), user_message="x"))
+    events = run(
+        hub, TurnRequest(assistant=settings(llm, turn_timeout=1.0), tools=tools_of(hub, spec), user_message="x")
+    )
     assert time.monotonic() - started < 10
     result = next(e for e in events if e.type == "tool_result")
     assert result.error_code == "MCP_TIMEOUT"
@@ -362,8 +433,11 @@ def test_a_turn_resumed_after_a_long_approval_goes_on_with_the_time_it_had_left(
     def resume(then: float) -> list[Any]:
         """The approved call runs, then the model answers; `then` seconds pass as the turn goes on."""
         request = TurnRequest(
-            assistant=settings(llm, **limits), tools=bindings, history=history,
-            resume=Resume(approvals={"c1": True}), spent=persisted(paused)[-1].turn_ms / 1000,
+            assistant=settings(llm, **limits),
+            tools=bindings,
+            history=history,
+            resume=Resume(approvals={"c1": True}),
+            spent=persisted(paused)[-1].turn_ms / 1000,
         )
         llm.queue(Turn(text="Done."))
         events = []
@@ -379,13 +453,22 @@ def test_a_turn_resumed_after_a_long_approval_goes_on_with_the_time_it_had_left(
     assert late[-1].type == "error" and late[-1].code == "LLM_TIMEOUT" and "100 s limit" in late[-1].message
 
 
-def test_tools_with_unusable_schemas_are_left_out_with_a_warning(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+def test_tools_with_unusable_schemas_are_left_out_with_a_warning(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
     spec = http_spec(tools_server)
     good = tools_of(hub, spec)
     echo = next(b for b in good if b.tool.name == "echo")
     broken = [
-        ToolBinding(server=spec, tool=echo.tool.model_copy(update={"name": "odd_type", "input_schema": {"type": "string"}})),
-        ToolBinding(server=spec, tool=echo.tool.model_copy(update={"name": "bad_schema", "input_schema": {"type": "object", "properties": 3}})),
+        ToolBinding(
+            server=spec, tool=echo.tool.model_copy(update={"name": "odd_type", "input_schema": {"type": "string"}})
+        ),
+        ToolBinding(
+            server=spec,
+            tool=echo.tool.model_copy(
+                update={"name": "bad_schema", "input_schema": {"type": "object", "properties": 3}}
+            ),
+        ),
     ]
     llm.queue(Turn(text="fine"))
     events = run(hub, TurnRequest(assistant=settings(llm), tools=good + broken, user_message="x"))
@@ -397,7 +480,9 @@ def test_tools_with_unusable_schemas_are_left_out_with_a_warning(hub: McpHub, ll
     assert events[-1].type == "done"
 
 
-def test_a_ten_megabyte_result_is_cut_for_the_model_and_the_user(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+def test_a_ten_megabyte_result_is_cut_for_the_model_and_the_user(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
     spec = http_spec(tools_server)
     llm.queue(Turn(tool_calls=(ToolCall("big", {"chars": 10_000_000}),)), Turn(text="That was long."))
     events = run(hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="x"))

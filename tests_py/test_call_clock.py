@@ -1,8 +1,10 @@
 """The clocks that time a call and a turn, driven by a manual clock: which limit ends a call, and
 that the time a question waits for the user counts against neither the call nor the turn."""
+
 from __future__ import annotations
 
 from conftest import ManualClock
+
 from services.call_clock import CallClock, CallLimits, Limit, TurnBudget, spoken_duration
 
 LIMITS = CallLimits(idle=30, cap=600, question=600)

@@ -1,5 +1,6 @@
 """What a server says while a call runs, as the user sees it: live progress (coalesced), its log
 messages, cancelling one call while the rest of the turn goes on, and a tool list that changes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import ManualClock, http_spec, stdio_spec
+from test_agent_loop import settings, tools_of
+
 from services.agent_loop import TurnRequest, run_turn
 from services.call_observer import MAX_LOG_EVENTS, CallObserver
 from services.errors import ErrorCode, McpError
@@ -19,7 +21,6 @@ from services.hub import McpHub
 from services.server_spec import ServerSpec
 from services.tool_runner import CANCELLED_BY_USER
 from services.turn_control import TurnControl
-from test_agent_loop import settings, tools_of
 from testing.mcp_servers import HttpServer, serve_http
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
@@ -134,17 +135,25 @@ def test_server_log_messages_are_shown_in_their_call_and_capped(hub: McpHub, not
     result, events, _ = call(hub, notifying_spec, "chatty", {"count": 3})
     assert result.text_for_model() == "logged 3"
     logs = [(e.level, e.message) for e in events if isinstance(e, ToolLogEvent)]
-    assert logs == [("info", "working on item 1"), ("info", "working on item 2"), ("warning", '{"items": 3, "note": "last one"}')]
+    assert logs == [
+        ("info", "working on item 1"),
+        ("info", "working on item 2"),
+        ("warning", '{"items": 3, "note": "last one"}'),
+    ]
 
     _, events, _ = call(hub, notifying_spec, "chatty", {"count": MAX_LOG_EVENTS + 10})
     assert sum(isinstance(e, ToolLogEvent) for e in events) == MAX_LOG_EVENTS
 
 
-def test_the_servers_log_level_setting_filters_what_it_sends(hub: McpHub, notifying_http: HttpServer, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_servers_log_level_setting_filters_what_it_sends(
+    hub: McpHub, notifying_http: HttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
     spec = http_spec(notifying_http, key="warnings-only", log_level="warning")
     with caplog.at_level("INFO", logger="services.mcp_session"):
         _, events, _ = call(hub, spec, "chatty", {"count": 4})
-    assert [(e.level, e.message) for e in events if isinstance(e, ToolLogEvent)] == [("warning", '{"items": 4, "note": "last one"}')]
+    assert [(e.level, e.message) for e in events if isinstance(e, ToolLogEvent)] == [
+        ("warning", '{"items": 4, "note": "last one"}')
+    ]
     assert any("MCP server log: server=warnings-only level=warning" in r.getMessage() for r in caplog.records)
 
 
@@ -156,7 +165,12 @@ def test_cancelling_one_call_tells_the_server_and_the_turn_goes_on(
     for name in ("slow-cancelled", "slow-finished"):
         (state / name).unlink(missing_ok=True)
     llm.queue(
-        Turn(tool_calls=(ToolCall("slow", {"seconds": 30}, id="call_slow"), ToolCall("progress", {"steps": 4, "seconds": 1.0}, id="call_p"))),
+        Turn(
+            tool_calls=(
+                ToolCall("slow", {"seconds": 30}, id="call_slow"),
+                ToolCall("progress", {"steps": 4, "seconds": 1.0}, id="call_p"),
+            )
+        ),
         Turn(text="Done without the slow one."),
     )
     control = TurnControl()
@@ -183,7 +197,9 @@ def test_cancelling_one_call_tells_the_server_and_the_turn_goes_on(
     assert (state / "slow-cancelled").exists() and not (state / "slow-finished").exists()
 
 
-def test_a_cancel_that_comes_before_the_call_starts_refuses_it(hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer) -> None:
+def test_a_cancel_that_comes_before_the_call_starts_refuses_it(
+    hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer
+) -> None:
     spec = http_spec(notifying_http, key="cancel-early")
     llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="call_echo"),)), Turn(text="ok"))
     control = TurnControl()
@@ -215,7 +231,10 @@ def test_structured_content_that_breaks_the_output_schema_is_a_protocol_error_th
     assert info.value.code is ErrorCode.MCP_PROTOCOL_ERROR
     assert "misreporting" in info.value.message and "21.5" in info.value.message
 
-    llm.queue(Turn(tool_calls=(ToolCall("misreport", {"city": "Taipei"}, id="call_m"),)), Turn(text="The server sent bad data."))
+    llm.queue(
+        Turn(tool_calls=(ToolCall("misreport", {"city": "Taipei"}, id="call_m"),)),
+        Turn(text="The server sent bad data."),
+    )
     request = TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="Weather?")
     events = [e for e in hub.iterate(lambda: run_turn(request, hub)) if e is not None]
     result = next(e for e in events if e.type == "tool_result")

@@ -1,23 +1,26 @@
 """The model gets exactly the request openai's own `create()` would have sent, without its cost."""
+
 from __future__ import annotations
 
 import asyncio
 
 import openai
-
 from conftest import http_spec
+from test_agent_loop import kinds, run, settings, tools_of
+
 from services.agent_loop import TurnRequest
-from services.llm_stream import LlmSettings, make_chat_model
 from services.chat_completions import PlainChatCompletions
 from services.hub import McpHub
+from services.llm_stream import LlmSettings, make_chat_model
 from services.transcript import HistoryMessage, HistoryToolCall
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
-from test_agent_loop import kinds, run, settings, tools_of
 
 HISTORY = [
-    HistoryMessage(role="user", content="Earlier question, with «unicode» and \"quotes\"\n"),
-    HistoryMessage(role="assistant", content="", tool_calls=(HistoryToolCall(id="old-1", name="add", arguments={"a": 1, "b": 2}),)),
+    HistoryMessage(role="user", content='Earlier question, with «unicode» and "quotes"\n'),
+    HistoryMessage(
+        role="assistant", content="", tool_calls=(HistoryToolCall(id="old-1", name="add", arguments={"a": 1, "b": 2}),)
+    ),
     HistoryMessage(role="tool", content="3.0", tool_call_id="old-1"),
     HistoryMessage(role="assistant", content="It is 3."),
 ]
@@ -38,7 +41,9 @@ def resend_with_openai_create(llm: ScriptedLLM, body: dict) -> dict:
     return llm.requests[-1]
 
 
-def test_every_request_of_a_turn_is_what_openai_create_would_have_sent(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+def test_every_request_of_a_turn_is_what_openai_create_would_have_sent(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
     spec = http_spec(tools_server)
     llm.queue(
         Turn(text="Adding. ", tool_calls=(ToolCall("add", {"a": 2, "b": 3}),)),
@@ -46,7 +51,10 @@ def test_every_request_of_a_turn_is_what_openai_create_would_have_sent(hub: McpH
         Turn(text="Done."),
     )
     tools = tools_of(hub, spec)
-    events = run(hub, TurnRequest(assistant=settings(llm), history=HISTORY, tools=tools, user_message="Add and check the weather"))
+    events = run(
+        hub,
+        TurnRequest(assistant=settings(llm), history=HISTORY, tools=tools, user_message="Add and check the weather"),
+    )
     assert kinds(events)[-1] == "done"
     ours = llm.requests
     assert len(ours) == 3
@@ -59,7 +67,9 @@ def test_every_request_of_a_turn_is_what_openai_create_would_have_sent(hub: McpH
 
 def test_the_api_key_and_a_provider_refusal_reach_the_user_as_before() -> None:
     async def ask(api_key: str) -> str:
-        chat = make_chat_model(LlmSettings(base_url=llm.base_url, api_key=api_key, model="scripted-model", max_retries=0))
+        chat = make_chat_model(
+            LlmSettings(base_url=llm.base_url, api_key=api_key, model="scripted-model", max_retries=0)
+        )
         assert isinstance(chat.async_client, PlainChatCompletions)
         return (await chat.ainvoke("hi")).content
 

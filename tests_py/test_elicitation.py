@@ -1,25 +1,31 @@
 """A server asks the user during a call (elicitation, form and URL modes): the question becomes an
 event, the user's answer reaches the server, and neither the call's timeout nor the turn's runs
 while the user answers; an unanswered question is cancelled at its own limit."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from conftest import ManualClock, http_spec
+from test_agent_loop import settings, tools_of
+from test_call_notifications import notifying_http, notifying_spec, notifying_sse, state_dir  # noqa: F401 - fixtures
+
 from services.agent_loop import TurnRequest, run_turn
 from services.hub import McpHub
 from services.turn_control import TurnControl
-from test_agent_loop import settings, tools_of
-from test_call_notifications import notifying_http, notifying_spec, notifying_sse, state_dir  # noqa: F401 - fixtures
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 
 def ask_and_answer(
-    hub: McpHub, llm: ScriptedLLM, spec: Any, calls: tuple[ToolCall, ...], answer: Callable[[Any], tuple[str, dict | None] | None], **limits: Any
+    hub: McpHub,
+    llm: ScriptedLLM,
+    spec: Any,
+    calls: tuple[ToolCall, ...],
+    answer: Callable[[Any], tuple[str, dict | None] | None],
+    **limits: Any,
 ) -> list[Any]:
     """A turn calling `calls`; every elicitation_required gets `answer(event)` through a TurnControl."""
     llm.queue(Turn(tool_calls=calls), Turn(text="Thanks."))
@@ -43,11 +49,18 @@ def result_of(events: list[Any], call_id: str) -> Any:
 
 def test_a_form_question_is_answered_by_the_user(hub: McpHub, llm: ScriptedLLM, notifying_spec: Any) -> None:
     events = ask_and_answer(
-        hub, llm, notifying_spec, (ToolCall("ask_preferences", {}, id="call_ask"),),
+        hub,
+        llm,
+        notifying_spec,
+        (ToolCall("ask_preferences", {}, id="call_ask"),),
         lambda event: ("accept", {"name": "Ann", "color": "blue", "newsletter": True}),
     )
     question = next(e for e in events if e.type == "elicitation_required")
-    assert (question.id, question.mode, question.message) == ("call_ask", "form", "Who are you, and which colour do you like?")
+    assert (question.id, question.mode, question.message) == (
+        "call_ask",
+        "form",
+        "Who are you, and which colour do you like?",
+    )
     schema = question.requested_schema
     assert schema["properties"]["color"]["enum"] == ["red", "green", "blue"] and schema["required"] == ["name"]
     done = next(e for e in events if e.type == "elicitation_done")
@@ -59,15 +72,25 @@ def test_a_form_question_is_answered_by_the_user(hub: McpHub, llm: ScriptedLLM, 
 def test_decline_and_cancel_reach_the_server(hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer) -> None:
     spec = http_spec(notifying_http, key="asking")
     for action in ("decline", "cancel"):
-        events = ask_and_answer(hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), lambda event: (action, None))
+        events = ask_and_answer(
+            hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), lambda event: (action, None)
+        )
         assert result_of(events, "call_ask").model_text == f"no answer: {action}"
 
 
-def test_a_url_question_shows_its_host_and_waits_for_the_user(hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer) -> None:
+def test_a_url_question_shows_its_host_and_waits_for_the_user(
+    hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer
+) -> None:
     spec = http_spec(notifying_http, key="asking-url")
-    events = ask_and_answer(hub, llm, spec, (ToolCall("ask_visit", {}, id="call_visit"),), lambda event: ("accept", None))
+    events = ask_and_answer(
+        hub, llm, spec, (ToolCall("ask_visit", {}, id="call_visit"),), lambda event: ("accept", None)
+    )
     question = next(e for e in events if e.type == "elicitation_required")
-    assert (question.mode, question.host, question.url) == ("url", "pay.example.com", "https://pay.example.com/confirm?id=42")
+    assert (question.mode, question.host, question.url) == (
+        "url",
+        "pay.example.com",
+        "https://pay.example.com/confirm?id=42",
+    )
     assert question.requested_schema is None
     assert result_of(events, "call_visit").model_text == "visit: accept"
 
@@ -82,8 +105,13 @@ def test_the_users_time_counts_against_neither_the_call_nor_the_turn(
         return "accept", {"name": "Ann", "color": "green"}
 
     events = ask_and_answer(
-        clocked_hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), after_an_hour,
-        call_timeout=1.0, turn_timeout=5.0,
+        clocked_hub,
+        llm,
+        spec,
+        (ToolCall("ask_preferences", {}, id="call_ask"),),
+        after_an_hour,
+        call_timeout=1.0,
+        turn_timeout=5.0,
     )
     assert result_of(events, "call_ask").model_text == "hello Ann, green"
     assert next(e for e in events if e.type == "elicitation_done").note is None
@@ -111,8 +139,13 @@ def test_a_question_that_cannot_be_told_apart_from_another_call_is_never_shown(
 ) -> None:
     spec = http_spec(notifying_http, key="asking-busy")
     events = ask_and_answer(
-        hub, llm, spec,
-        (ToolCall("progress", {"steps": 3, "seconds": 1.5}, id="call_p"), ToolCall("ask_preferences", {}, id="call_ask")),
+        hub,
+        llm,
+        spec,
+        (
+            ToolCall("progress", {"steps": 3, "seconds": 1.5}, id="call_p"),
+            ToolCall("ask_preferences", {}, id="call_ask"),
+        ),
         lambda event: ("accept", {"name": "Mallory"}),
     )
     assert not [e for e in events if e.type == "elicitation_required"]

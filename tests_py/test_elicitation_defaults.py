@@ -1,17 +1,18 @@
 """A server's question whose fields have defaults: an accepted answer that leaves such a field out
 reaches the server with the default (MCP 2025-11-25), and a default the field refuses never does."""
+
 from __future__ import annotations
 
 import json
 from typing import Any
 
 import pytest
-
 from conftest import http_spec
-from services.elicitation_defaults import apply_defaults
-from services.hub import McpHub
 from test_call_notifications import notifying_http, state_dir  # noqa: F401 - fixtures
 from test_elicitation import ask_and_answer, result_of
+
+from services.elicitation_defaults import apply_defaults
+from services.hub import McpHub
 from testing.mcp_servers import DEFAULTS_FORM, DEFAULTS_FORM_UNTOUCHED, HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall
 
@@ -23,7 +24,10 @@ def server_received(
     to it, as the chat does, unless `fill` is False)."""
     spec = http_spec(server, key="asking-defaults")
     events = ask_and_answer(
-        hub, llm, spec, (ToolCall("ask_defaults", {}, id="call_defaults"),),
+        hub,
+        llm,
+        spec,
+        (ToolCall("ask_defaults", {}, id="call_defaults"),),
         lambda event: ("accept", apply_defaults(event.requested_schema, content) if fill else content),
     )
     question = next(e for e in events if e.type == "elicitation_required")

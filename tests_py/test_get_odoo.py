@@ -6,6 +6,7 @@ the addons inside the odoo package), made from the Odoo 18 tree on this machine 
 installing base needs every addon's manifest for the module categories). Minutes long: pip installs Odoo's requirements into a new venv. Skipped, with the
 reason, where there is no Odoo 18 tree to make it from or no PostgreSQL.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,7 +30,10 @@ MAKE_TIMEOUT = 1500.0
 
 pytestmark = [
     pytest.mark.timeout(MAKE_TIMEOUT + 300),
-    pytest.mark.skipif(not (ODOO_TREE / "odoo" / "release.py").is_file(), reason=f"no Odoo 18 tree at {ODOO_TREE} to make an archive from"),
+    pytest.mark.skipif(
+        not (ODOO_TREE / "odoo" / "release.py").is_file(),
+        reason=f"no Odoo 18 tree at {ODOO_TREE} to make an archive from",
+    ),
     pytest.mark.skipif(shutil.which("pg_isready") is None, reason="no PostgreSQL (pg_isready) on this machine"),
 ]
 
@@ -40,9 +44,17 @@ def nightly_archive(tree: Path, into: Path) -> Path:
     with tarfile.open(archive, "w") as tar:
         for name in ("odoo", "setup", "requirements.txt", "setup.py", "setup.cfg", "LICENSE"):
             if (tree / name).exists():
-                tar.add(tree / name, arcname=f"{top}/{name}", filter=lambda info: None if "__pycache__" in info.name else info)
+                tar.add(
+                    tree / name,
+                    arcname=f"{top}/{name}",
+                    filter=lambda info: None if "__pycache__" in info.name else info,
+                )
         for addon in sorted((tree / "addons").iterdir()):
-            tar.add(addon, arcname=f"{top}/odoo/addons/{addon.name}", filter=lambda info: None if "__pycache__" in info.name else info)
+            tar.add(
+                addon,
+                arcname=f"{top}/odoo/addons/{addon.name}",
+                filter=lambda info: None if "__pycache__" in info.name else info,
+            )
     return archive
 
 
@@ -62,16 +74,18 @@ def bare_machine(tmp_path: Path) -> Iterator[dict[str, str]]:
     (tmp_path / "no-odoo-here").mkdir()
     db = f"ai_mcp_get_odoo_{os.getpid()}"
     env = {k: v for k, v in os.environ.items() if k not in {"ODOO_BIN", "ODOO_PYTHON"}}
-    env.update({
-        "AI_MCP_ODOO_SOURCE": str(nightly_archive(ODOO_TREE, tmp_path)),
-        "AI_MCP_CACHE_DIR": str(cache),
-        # the README's "no Odoo": folders without one, so what scripts/run makes is found only because it made it
-        "AI_MCP_ODOO_SEARCH": str(tmp_path / "no-odoo-here"),
-        "AI_MCP_DB": db,
-        "AI_MCP_PORT": str(free_port()),
-        "AI_MCP_EXAMPLE_PORT": str(free_port()),
-        "AI_MCP_DATA_DIR": str(tmp_path / "data"),
-    })
+    env.update(
+        {
+            "AI_MCP_ODOO_SOURCE": str(nightly_archive(ODOO_TREE, tmp_path)),
+            "AI_MCP_CACHE_DIR": str(cache),
+            # the README's "no Odoo": folders without one, so what scripts/run makes is found only because it made it
+            "AI_MCP_ODOO_SEARCH": str(tmp_path / "no-odoo-here"),
+            "AI_MCP_DB": db,
+            "AI_MCP_PORT": str(free_port()),
+            "AI_MCP_EXAMPLE_PORT": str(free_port()),
+            "AI_MCP_DATA_DIR": str(tmp_path / "data"),
+        }
+    )
     yield env
     subprocess.run(["dropdb", "--if-exists", db], capture_output=True, check=False)
 
@@ -81,8 +95,15 @@ def start_and_chat(env: dict[str, str], log_path: Path, timeout: float) -> tuple
     port = int(env["AI_MCP_PORT"])
     with log_path.open("wb") as log:
         started = time.monotonic()
-        run = subprocess.Popen([str(ROOT / "scripts" / "run")], env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
+        run = subprocess.Popen(
+            [str(ROOT / "scripts" / "run")],
+            env=env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             wait_until_serving(run, port, str(log_path), timeout)
             served_in = time.monotonic() - started
@@ -99,8 +120,12 @@ def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
     bare_machine: dict[str, str], tmp_path: Path
 ) -> None:
     with ScriptedLLM(responder=demo_model) as llm:
-        env = {**bare_machine, "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key",
-               "OPENAI_MODEL": "scripted-model"}
+        env = {
+            **bare_machine,
+            "OPENAI_BASE_URL": llm.base_url,
+            "OPENAI_API_KEY": "test-key",
+            "OPENAI_MODEL": "scripted-model",
+        }
         turn, output, made_in = start_and_chat(env, tmp_path / "run.log", MAKE_TIMEOUT)
     print(f"scripts/run made Odoo 18 and served /web/login in {made_in:.0f} s")
 
@@ -115,15 +140,19 @@ def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
     assert "The calculator says 42." in "".join(e.data["delta"] for e in events if e.event == "text")
 
     # the next run reuses it, and its Python can start the gevent worker (the pins are in)
-    check = f"source {ROOT}/scripts/lib.sh && get_odoo && use_made_odoo && odoo_gevent_check \"$ODOO_PY\""
+    check = f'source {ROOT}/scripts/lib.sh && get_odoo && use_made_odoo && odoo_gevent_check "$ODOO_PY"'
     again = subprocess.run(["bash", "-c", check], env=bare_machine, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == f"Odoo 18: reusing {cache}/src (made from {bare_machine['AI_MCP_ODOO_SOURCE']})"
 
     # a second start with another provider (a key set after the first start): the demo uses it
     with ScriptedLLM(responder=demo_model, api_key="second-key") as second:
-        env = {**bare_machine, "OPENAI_BASE_URL": second.base_url, "OPENAI_API_KEY": "second-key",
-               "OPENAI_MODEL": "second-model"}
+        env = {
+            **bare_machine,
+            "OPENAI_BASE_URL": second.base_url,
+            "OPENAI_API_KEY": "second-key",
+            "OPENAI_MODEL": "second-model",
+        }
         turn, output, _served_in = start_and_chat(env, tmp_path / "run-again.log", 300)
         assert "database " + bare_machine["AI_MCP_DB"] + ": updating ai_mcp" in output
         assert turn["error"] is None, turn["error"]

@@ -1,4 +1,5 @@
 """The hub against real FastMCP servers over stdio, SSE and streamable HTTP on 127.0.0.1."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
+
 from services.errors import ErrorCode, McpError
 from services.hub import McpHub, get_hub
 from services.server_spec import build_server_spec
@@ -226,7 +227,9 @@ def test_a_call_whose_request_cannot_be_sent_fails_at_once(hub: McpHub, http_ser
     proxy = CountingProxy(http_server.port)
     try:
         url = http_server.url.replace(f":{http_server.port}/", f":{proxy.port}/")
-        spec = build_server_spec(key="refusing", name="refusing", transport="streamable_http", url=url, retry=FAST_RETRY)
+        spec = build_server_spec(
+            key="refusing", name="refusing", transport="streamable_http", url=url, retry=FAST_RETRY
+        )
         assert hub.call_tool(spec, "echo", {"text": "first"}).text_for_model() == "first"
         proxy.refuse = True
         time.sleep(1.5)  # the idle connections expire: the next call needs a new one
@@ -369,7 +372,9 @@ def test_stdio_stderr_is_kept(hub: McpHub) -> None:
 
 
 def test_stdio_command_not_found_is_explained(hub: McpHub) -> None:
-    spec = build_server_spec(key="ghost", name="ghost", transport="stdio", command="no-such-mcp-server", retry=FAST_RETRY)
+    spec = build_server_spec(
+        key="ghost", name="ghost", transport="stdio", command="no-such-mcp-server", retry=FAST_RETRY
+    )
     with pytest.raises(McpError) as info:
         hub.test_connection(spec)
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
@@ -385,7 +390,9 @@ def test_stdio_server_is_killed_with_its_session(hub: McpHub) -> None:
 
 def test_debug_log_redacts_secrets(hub: McpHub, caplog: pytest.LogCaptureFixture) -> None:
     with serve_http("streamable-http", "--token", "s3cret-token") as server:
-        spec = http_spec(server, key="logged", auth_type="bearer", token="s3cret-token", headers={"X-Tenant": "tenant-secret"})
+        spec = http_spec(
+            server, key="logged", auth_type="bearer", token="s3cret-token", headers={"X-Tenant": "tenant-secret"}
+        )
         with caplog.at_level(logging.DEBUG):
             hub.call_tool(spec, "echo", {"text": "visible"})
     assert "MCP -> server=logged POST" in caplog.text
@@ -449,7 +456,6 @@ def _wait_for(condition, what: str, timeout: float = 10.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
-
 
 
 def test_iterate_applies_backpressure_and_closes_the_generator(hub: McpHub) -> None:
@@ -562,8 +568,16 @@ def test_a_user_url_connects_to_the_address_that_was_checked(
     monkeypatch.setattr(socket_module, "getaddrinfo", rebinding)
     url = server.url.replace("127.0.0.1", "localhost")
     transport = "sse" if server_fixture == "sse_server" else "streamable_http"
-    spec = build_server_spec(key="rebind", name="rebind", url=url, transport=transport, public_only=True,
-                             allowed_hosts=("127.0.0.1",), connect_timeout=2, retry=FAST_RETRY)
+    spec = build_server_spec(
+        key="rebind",
+        name="rebind",
+        url=url,
+        transport=transport,
+        public_only=True,
+        allowed_hosts=("127.0.0.1",),
+        connect_timeout=2,
+        retry=FAST_RETRY,
+    )
     assert hub.call_tool(spec, "echo", {"text": "pinned"}).text_for_model() == "pinned"
     assert hub.call_tool(spec, "add", {"a": 1, "b": 2}).text_for_model() == "3.0"
     assert asked == ["localhost"], "one lookup, checked; the connections did not look the name up again"
@@ -580,8 +594,14 @@ def test_a_user_url_whose_name_now_points_inside_is_refused(
         return real_getaddrinfo("10.0.0.7" if _name(host) == "localhost" else host, port, *args, **kwargs)
 
     monkeypatch.setattr(socket_module, "getaddrinfo", inside)
-    spec = build_server_spec(key="inside", name="inside", url=http_server.url.replace("127.0.0.1", "localhost"),
-                             public_only=True, allowed_hosts=("127.0.0.1",), retry=FAST_RETRY)
+    spec = build_server_spec(
+        key="inside",
+        name="inside",
+        url=http_server.url.replace("127.0.0.1", "localhost"),
+        public_only=True,
+        allowed_hosts=("127.0.0.1",),
+        retry=FAST_RETRY,
+    )
     with pytest.raises(McpError) as info:
         hub.call_tool(spec, "echo", {"text": "x"})
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
@@ -601,7 +621,9 @@ def test_a_server_that_stalls_after_answering_is_reported_within_the_connect_tim
     listener.listen(8)  # accepts connections and never answers
     try:
         port = listener.getsockname()[1]
-        spec = build_server_spec(key="stall", name="stall", url=f"http://127.0.0.1:{port}/mcp", connect_timeout=1, retry=FAST_RETRY)
+        spec = build_server_spec(
+            key="stall", name="stall", url=f"http://127.0.0.1:{port}/mcp", connect_timeout=1, retry=FAST_RETRY
+        )
         started = time.monotonic()
         with pytest.raises(McpError) as info:
             hub.test_connection(spec)

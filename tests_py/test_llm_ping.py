@@ -1,4 +1,5 @@
 """'Test provider' against the scripted OpenAI-compatible server: ok, refused key, unreachable."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """Discuss replies: the model's Markdown as HTML that cannot run or fetch anything."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,7 +25,9 @@ def test_raw_html_is_shown_as_text() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-@pytest.mark.parametrize("target", ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,x", "file:///etc/passwd", "/web#x"])
+@pytest.mark.parametrize(
+    "target", ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,x", "file:///etc/passwd", "/web#x"]
+)
 def test_links_to_anything_but_the_web_or_mail_stay_text(target: str) -> None:
     html = markdown_to_html(f"[click]({target})")
     assert "<a" not in html

@@ -4,6 +4,7 @@ A server that upgrades its SDK must keep working in Odoo. The server (testing/mc
 in a venv of its own with mcp 2.x, over streamable HTTP with sessions, streamable HTTP stateless
 (no session id: every request stands alone), and stdio.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -11,10 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import FAST_RETRY, ROOT, http_spec
 from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 from mcp.types import LATEST_PROTOCOL_VERSION
 
-from conftest import FAST_RETRY, ROOT, http_spec
 from services.call_observer import CallObserver
 from services.errors import ErrorCode, McpError
 from services.events import ToolProgressEvent
@@ -54,7 +55,12 @@ def mcp2_spec(request: pytest.FixtureRequest, python2: Path) -> ServerSpec:
     mode = request.param
     if mode == "stdio":
         return build_server_spec(
-            key="mcp2-stdio", name="mcp2-stdio", transport="stdio", command=str(python2), args=(str(SCRIPT),), retry=FAST_RETRY
+            key="mcp2-stdio",
+            name="mcp2-stdio",
+            transport="stdio",
+            command=str(python2),
+            args=(str(SCRIPT),),
+            retry=FAST_RETRY,
         )
     server = request.getfixturevalue("stateless_server" if mode.endswith("stateless") else "stateful_server")
     return http_spec(server, key=f"mcp2-{mode}")
@@ -138,7 +144,11 @@ def test_the_two_http_modes_differ(request: pytest.FixtureRequest, fixture: str,
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+        "params": {
+            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"},
+        },
     }
     response = httpx.post(
         server.url, json=initialize, headers={"Accept": "application/json, text/event-stream"}, timeout=10

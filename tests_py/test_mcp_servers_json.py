@@ -1,4 +1,5 @@
 """The mcpServers JSON of Claude Desktop and Cline: import, per-entry errors, export round trip."""
+
 from __future__ import annotations
 
 import json
@@ -6,7 +7,7 @@ import json
 import pytest
 
 from services.errors import ConfigError
-from services.mcp_servers_json import ExportedServer, import_mcp_servers, export_mcp_servers
+from services.mcp_servers_json import ExportedServer, export_mcp_servers, import_mcp_servers
 from services.server_spec import AuthType, Transport
 
 CLAUDE_DESKTOP = {
@@ -18,7 +19,11 @@ CLAUDE_DESKTOP = {
             "alwaysAllow": ["read_file"],
             "timeout": 60,
         },
-        "github": {"type": "streamableHttp", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ghp_x", "X-Org": "acme"}},
+        "github": {
+            "type": "streamableHttp",
+            "url": "https://api.example.com/mcp",
+            "headers": {"Authorization": "Bearer ghp_x", "X-Org": "acme"},
+        },
         "legacy": {"url": "https://old.example.com/sse", "autoApprove": ["list"], "disabled": True},
         "no-target": {"args": ["x"]},
         "bad-url": {"url": "ftp://example.com/mcp"},
@@ -61,7 +66,11 @@ def test_each_bad_entry_gets_its_own_error_and_the_rest_import() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("{oops", "is not valid JSON"), ('{"servers": []}', "must be an object of servers"), ("[]", "must be an object of servers")],
+    [
+        ("{oops", "is not valid JSON"),
+        ('{"servers": []}', "must be an object of servers"),
+        ("[]", "must be an object of servers"),
+    ],
 )
 def test_unusable_text_is_refused_whole(text: str, expected: str) -> None:
     with pytest.raises(ConfigError) as info:
@@ -71,7 +80,9 @@ def test_unusable_text_is_refused_whole(text: str, expected: str) -> None:
 
 def test_export_then_import_round_trips() -> None:
     entries = [e for e in import_mcp_servers(json.dumps(CLAUDE_DESKTOP)) if e.spec]
-    exported = export_mcp_servers([ExportedServer(spec=e.spec, disabled=e.disabled, always_allow=e.always_allow) for e in entries])
+    exported = export_mcp_servers(
+        [ExportedServer(spec=e.spec, disabled=e.disabled, always_allow=e.always_allow) for e in entries]
+    )
     again = _by_name(exported)
     for entry in entries:
         twin = again[entry.name]

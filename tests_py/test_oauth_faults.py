@@ -1,5 +1,6 @@
 """What goes wrong in an OAuth sign-in, against the real test server: each failure is refused with
 a code (and the field at fault), and nothing else breaks."""
+
 from __future__ import annotations
 
 import asyncio
@@ -75,7 +76,9 @@ def test_token_endpoint_500_at_sign_in(server: OAuthServer, guard: GuardedHttp) 
     assert caught.value.code is ErrorCode.OAUTH_TOKEN_ERROR and caught.value.field == "token_endpoint"
 
 
-def test_refusing_every_token_asks_for_a_sign_in_after_one_refresh(server: OAuthServer, guard: GuardedHttp, hub: McpHub) -> None:
+def test_refusing_every_token_asks_for_a_sign_in_after_one_refresh(
+    server: OAuthServer, guard: GuardedHttp, hub: McpHub
+) -> None:
     signed = sign_in(server, guard)
     store = MemoryStore(signed.tokens)
     server.switches.refuse_tokens = True
@@ -94,7 +97,9 @@ def test_refusing_every_token_asks_for_a_sign_in_after_one_refresh(server: OAuth
         ("token_endpoint", "http://0.0.0.0:8069/token"),
     ],
 )
-def test_metadata_pointing_at_a_forbidden_address_is_refused_naming_the_field(field: str, url: str, guard: GuardedHttp) -> None:
+def test_metadata_pointing_at_a_forbidden_address_is_refused_naming_the_field(
+    field: str, url: str, guard: GuardedHttp
+) -> None:
     with OAuthServer(switches=Switches(metadata_override={field: url})) as server:
         with pytest.raises(OAuthError) as caught:
             run(discover(server.url, guard))

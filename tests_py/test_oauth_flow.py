@@ -1,5 +1,6 @@
 """OAuth sign-in to a real OAuth-protected MCP server (testing/oauth_server.py): the browser side
 runs over real HTTP (authorize redirect, consent form, redirect to the callback), nothing mocked."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -37,10 +38,14 @@ def guard() -> GuardedHttp:
 
 def oauth_spec(server: OAuthServer, owner: str | None = None) -> ServerSpec:
     transport = "sse" if server.transport == "sse" else "streamable_http"
-    return build_server_spec(key="srv", name="Notes", transport=transport, url=server.url, auth_type="oauth", token_owner=owner)
+    return build_server_spec(
+        key="srv", name="Notes", transport=transport, url=server.url, auth_type="oauth", token_owner=owner
+    )
 
 
-def test_sign_in_by_dynamic_registration_then_tools_run_as_that_user(server: OAuthServer, guard: GuardedHttp, hub: McpHub) -> None:
+def test_sign_in_by_dynamic_registration_then_tools_run_as_that_user(
+    server: OAuthServer, guard: GuardedHttp, hub: McpHub
+) -> None:
     signed = sign_in(server, guard, user="alice")
 
     query = parse_qs(urlsplit(signed.authorize_url).query)
@@ -66,7 +71,8 @@ def test_without_a_token_the_server_asks_for_a_sign_in(server: OAuthServer, hub:
 def test_client_metadata_document_is_the_client_id_when_the_server_supports_it(guard: GuardedHttp, hub: McpHub) -> None:
     with OAuthServer(switches=Switches(cimd=True, dcr=False)) as server:
         with serve_document(
-            "/ai_mcp/oauth/client-metadata.json", lambda url: oauth_client.client_metadata(CALLBACK, "Odoo test", client_id=url)
+            "/ai_mcp/oauth/client-metadata.json",
+            lambda url: oauth_client.client_metadata(CALLBACK, "Odoo test", client_id=url),
         ) as document_url:
             signed = sign_in(server, guard, metadata_url=document_url)
         assert signed.registration.kind is RegistrationKind.CIMD
@@ -87,10 +93,15 @@ def test_without_registration_an_entered_client_id_is_needed(guard: GuardedHttp)
 
         # what the admin obtained from the provider's console
         server.provider.clients["odoo-client"] = OAuthClientInformationFull(
-            client_id="odoo-client", client_secret="s3cret", token_endpoint_auth_method="client_secret_post",
-            redirect_uris=[CALLBACK], scope="read admin",  # type: ignore[list-item]
+            client_id="odoo-client",
+            client_secret="s3cret",
+            token_endpoint_auth_method="client_secret_post",
+            redirect_uris=[CALLBACK],
+            scope="read admin",  # type: ignore[list-item]
         )
-        registration = run(oauth_client.register(discovery, guard, CALLBACK, "Odoo", client_id="odoo-client", client_secret="s3cret"))
+        registration = run(
+            oauth_client.register(discovery, guard, CALLBACK, "Odoo", client_id="odoo-client", client_secret="s3cret")
+        )
         assert registration.kind is RegistrationKind.MANUAL
         signed = sign_in(server, guard, registration=registration)
         assert signed.tokens.access_token.get_secret_value().startswith("at-")
@@ -110,7 +121,9 @@ def test_a_token_about_to_expire_is_refreshed_before_the_call(guard: GuardedHttp
         assert server.provider.token_requests == 2
 
 
-def test_a_refused_token_is_refreshed_once_and_the_call_made_again(http_server: OAuthServer, guard: GuardedHttp, hub: McpHub) -> None:
+def test_a_refused_token_is_refreshed_once_and_the_call_made_again(
+    http_server: OAuthServer, guard: GuardedHttp, hub: McpHub
+) -> None:
     signed = sign_in(http_server, guard)
     store = MemoryStore(signed.tokens)
     source = signed.source(guard, store)
@@ -122,12 +135,16 @@ def test_a_refused_token_is_refreshed_once_and_the_call_made_again(http_server: 
     assert store.saves == 1
 
 
-def test_a_revoked_refresh_token_asks_that_user_to_sign_in_again_and_nothing_else(http_server: OAuthServer, guard: GuardedHttp, hub: McpHub) -> None:
+def test_a_revoked_refresh_token_asks_that_user_to_sign_in_again_and_nothing_else(
+    http_server: OAuthServer, guard: GuardedHttp, hub: McpHub
+) -> None:
     alice = sign_in(http_server, guard, user="alice")
     bob = sign_in(http_server, guard, user="bob", registration=alice.registration)
     alice_store, bob_store = MemoryStore(alice.tokens), MemoryStore(bob.tokens)
     alice_source, bob_source = alice.source(guard, alice_store), bob.source(guard, bob_store)
-    assert hub.run(hub.acall_tool(oauth_spec(http_server, "bob"), "whoami", {}, tokens=bob_source)).parts[0].text == "bob"
+    assert (
+        hub.run(hub.acall_tool(oauth_spec(http_server, "bob"), "whoami", {}, tokens=bob_source)).parts[0].text == "bob"
+    )
     bob_session = hub.pool.get("srv@bob")
 
     # alice's grant dies at the provider: her access token ends, her refresh token is refused
@@ -143,7 +160,9 @@ def test_a_revoked_refresh_token_asks_that_user_to_sign_in_again_and_nothing_els
     assert caught.value.owner == "alice" and "sign in again" in caught.value.message
     assert alice_store.tokens is None
     # bob's session was neither dropped nor reopened
-    assert hub.run(hub.acall_tool(oauth_spec(http_server, "bob"), "whoami", {}, tokens=bob_source)).parts[0].text == "bob"
+    assert (
+        hub.run(hub.acall_tool(oauth_spec(http_server, "bob"), "whoami", {}, tokens=bob_source)).parts[0].text == "bob"
+    )
     assert hub.pool.get("srv@bob") is bob_session
 
 
@@ -160,7 +179,9 @@ def test_sessions_are_pooled_per_token_owner(http_server: OAuthServer, guard: Gu
     bob_session = hub.pool.get("srv@2")
     store = MemoryStore(alice.tokens)
     renewed = run(alice.source(guard, store).refresh(alice.tokens))
-    result = hub.run(hub.acall_tool(oauth_spec(http_server, "1").model_copy(update={"token": renewed.access_token}), "whoami", {}))
+    result = hub.run(
+        hub.acall_tool(oauth_spec(http_server, "1").model_copy(update={"token": renewed.access_token}), "whoami", {})
+    )
     assert result.parts[0].text == "alice"
     assert hub.pool.get("srv@2") is bob_session and bob_session is not None and bob_session.alive
 
@@ -181,7 +202,9 @@ def test_insufficient_scope_asks_for_a_wider_sign_in(http_server: OAuthServer, g
 
 def test_sign_out_revokes_at_the_provider(http_server: OAuthServer, guard: GuardedHttp, hub: McpHub) -> None:
     signed = sign_in(http_server, guard)
-    assert run(oauth_client.revoke(signed.tokens, signed.discovery.endpoint("revocation_endpoint"), signed.registration, guard))
+    assert run(
+        oauth_client.revoke(signed.tokens, signed.discovery.endpoint("revocation_endpoint"), signed.registration, guard)
+    )
     assert http_server.provider.revoked
     with pytest.raises(AuthRequired):
         hub.run(hub.acall_tool(oauth_spec(http_server), "whoami", {}, tokens=signed.source(guard, MemoryStore(None))))

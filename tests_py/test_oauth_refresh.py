@@ -1,6 +1,7 @@
 """Holders of one grant refreshing it at the same moment, against the real test server, whose
 refresh tokens rotate (a refresh token is spent once): one refresh reaches the provider, every
 holder goes on with its answer, and nobody has to sign in again."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,8 +13,8 @@ import pytest
 from services.errors import OAuthError
 from services.oauth_http import GuardedHttp
 from services.oauth_models import TokenSet
-from testing.oauth_server import OAuthServer, Switches
 from services.oauth_tokens import Renewal
+from testing.oauth_server import OAuthServer, Switches
 from tests_py.oauth_helpers import MemoryStore, SignedIn, run, sign_in
 
 # a lifetime inside the refresh tolerance (60 s): every holder finds the token expiring

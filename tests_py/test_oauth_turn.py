@@ -1,6 +1,7 @@
 """A turn that needs a per-user OAuth sign-in: it pauses with auth_required before the call, and
 after the user signs in (or declines) it resumes from the stored history, as the Odoo layer does.
 Real OAuth-protected server, real sign-in over HTTP, scripted LLM."""
+
 from __future__ import annotations
 
 import itertools
@@ -9,6 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import ManualClock
+from test_agent_loop import settings
 
 from services.agent_loop import Resume, SignInLink, ToolBinding, TurnRequest, run_turn
 from services.events import AuthRequiredEvent, parse_event
@@ -17,10 +20,8 @@ from services.oauth_http import GuardedHttp
 from services.oauth_tokens import RefreshingTokens
 from services.server_spec import ServerSpec, build_server_spec
 from services.transcript import history_from_events
-from test_agent_loop import settings
 from testing.oauth_server import STEP_UP_TOOL, OAuthServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
-from conftest import ManualClock
 from tests_py.oauth_helpers import MemoryStore, SignedIn, sign_in
 
 LINK = SignInLink(server_id=7, url="/ai_mcp/oauth/start?server_id=7&conversation_id=3")
@@ -38,7 +39,9 @@ def guard() -> GuardedHttp:
 
 
 def spec_for(server: OAuthServer, owner: str) -> ServerSpec:
-    return build_server_spec(key="notes", name="Notes", transport="streamable_http", url=server.url, auth_type="oauth", token_owner=owner)
+    return build_server_spec(
+        key="notes", name="Notes", transport="streamable_http", url=server.url, auth_type="oauth", token_owner=owner
+    )
 
 
 def bindings(hub: McpHub, server: OAuthServer, owner: str, admin: SignedIn, guard: GuardedHttp) -> list[ToolBinding]:
@@ -48,7 +51,9 @@ def bindings(hub: McpHub, server: OAuthServer, owner: str, admin: SignedIn, guar
 
 
 def grant(signed: SignedIn, guard: GuardedHttp, store: MemoryStore) -> RefreshingTokens:
-    return RefreshingTokens(store, signed.registration, signed.discovery.endpoint("token_endpoint") or "", signed.discovery.resource, guard)
+    return RefreshingTokens(
+        store, signed.registration, signed.discovery.endpoint("token_endpoint") or "", signed.discovery.resource, guard
+    )
 
 
 def run(hub: McpHub, request: TurnRequest) -> list[Any]:
@@ -65,9 +70,17 @@ def test_a_user_without_a_sign_in_is_asked_and_the_turn_resumes_as_that_user(
     request = dict(assistant=settings(llm), tools=tools, sign_in_links={"notes": LINK})
 
     llm.queue(Turn(text="Let me look. ", tool_calls=(ToolCall("whoami", {}, id="c1"),)))
-    paused = run(hub, TurnRequest(**request, user_message="Who am I there?", grants={"notes": grant(admin, guard, bob)}))
+    paused = run(
+        hub, TurnRequest(**request, user_message="Who am I there?", grants={"notes": grant(admin, guard, bob)})
+    )
 
-    assert [t for t, _ in itertools.groupby(e.type for e in paused)] == ["start", "round", "text", "tool_call", "auth_required"]
+    assert [t for t, _ in itertools.groupby(e.type for e in paused)] == [
+        "start",
+        "round",
+        "text",
+        "tool_call",
+        "auth_required",
+    ]
     event = paused[-1]
     assert isinstance(event, AuthRequiredEvent)
     assert [(s.server_id, s.server, s.url, s.step_up) for s in event.servers] == [(7, "Notes", LINK.url, False)]
@@ -79,7 +92,12 @@ def test_a_user_without_a_sign_in_is_asked_and_the_turn_resumes_as_that_user(
     bob.tokens = sign_in(server, guard, user="bob", registration=admin.registration).tokens
     history = history_from_events(paused[1:], user_message="Who am I there?")
     llm.queue(Turn(text="You are bob."))
-    resumed = run(hub, TurnRequest(**request, history=history, resume=Resume(signed_in=True), grants={"notes": grant(admin, guard, bob)}))
+    resumed = run(
+        hub,
+        TurnRequest(
+            **request, history=history, resume=Resume(signed_in=True), grants={"notes": grant(admin, guard, bob)}
+        ),
+    )
 
     results = [e for e in resumed if e.type == "tool_result"]
     assert [(r.id, r.ok, r.content[0].text) for r in results] == [("c1", True, "bob")]
@@ -108,8 +126,11 @@ def test_a_sign_in_left_open_for_an_hour_costs_the_turn_nothing(
     bob.tokens = sign_in(server, guard, user="bob", registration=admin.registration).tokens
     llm.queue(Turn(text="You are bob."))
     resume = TurnRequest(
-        **request, history=history_from_events(paused[1:], user_message="Who am I?"), resume=Resume(signed_in=True),
-        grants={"notes": grant(admin, guard, bob)}, spent=paused[-1].turn_ms / 1000,
+        **request,
+        history=history_from_events(paused[1:], user_message="Who am I?"),
+        resume=Resume(signed_in=True),
+        grants={"notes": grant(admin, guard, bob)},
+        spent=paused[-1].turn_ms / 1000,
     )
     resumed = []
     for event in hub.iterate(lambda: run_turn(resume, hub)):
@@ -126,15 +147,21 @@ def test_declining_the_sign_in_answers_without_that_server_and_tells_the_model_w
     admin = sign_in(server, guard, user="admin")
     tools = bindings(hub, server, "bob", admin, guard)
     llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="c1"),)))
-    paused = run(hub, TurnRequest(assistant=settings(llm), tools=tools, sign_in_links={"notes": LINK}, user_message="Echo hi"))
+    paused = run(
+        hub, TurnRequest(assistant=settings(llm), tools=tools, sign_in_links={"notes": LINK}, user_message="Echo hi")
+    )
     assert paused[-1].type == "auth_required"
 
     llm.queue(Turn(text="I answer without Notes."))
     resumed = run(
         hub,
         TurnRequest(
-            assistant=settings(llm), tools=tools, sign_in_links={"notes": LINK}, declined=frozenset({"notes"}),
-            history=history_from_events(paused[1:], user_message="Echo hi"), resume=Resume(signed_in=True),
+            assistant=settings(llm),
+            tools=tools,
+            sign_in_links={"notes": LINK},
+            declined=frozenset({"notes"}),
+            history=history_from_events(paused[1:], user_message="Echo hi"),
+            resume=Resume(signed_in=True),
         ),
     )
     result = next(e for e in resumed if e.type == "tool_result")
@@ -157,7 +184,10 @@ def test_a_call_needing_a_wider_scope_pauses_for_a_step_up_sign_in(
     paused = run(
         hub,
         TurnRequest(
-            assistant=settings(llm), tools=tools, sign_in_links={"notes": LINK}, user_message="Report",
+            assistant=settings(llm),
+            tools=tools,
+            sign_in_links={"notes": LINK},
+            user_message="Report",
             grants={"notes": grant(admin, guard, bob)},
         ),
     )
@@ -184,7 +214,10 @@ def test_a_revoked_refresh_token_asks_the_user_to_sign_in_again(
     paused = run(
         hub,
         TurnRequest(
-            assistant=settings(llm), tools=tools, sign_in_links={"notes": LINK}, user_message="Who?",
+            assistant=settings(llm),
+            tools=tools,
+            sign_in_links={"notes": LINK},
+            user_message="Who?",
             grants={"notes": grant(admin, guard, bob)},
         ),
     )

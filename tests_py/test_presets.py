@@ -1,12 +1,12 @@
 """Parameter presets: checked when saved, resolved per turn, hidden from the model, never overridden by it."""
+
 from __future__ import annotations
 
-
 import pytest
+from conftest import http_spec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import http_spec
 from services.agent_loop import AssistantSettings, ToolBinding, TurnRequest, run_turn
 from services.errors import ConfigError
 from services.hub import McpHub
@@ -15,13 +15,21 @@ from services.presets import KNOWN_VARIABLES, resolve_preset, schema_without, va
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
-SCHEMA = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "note": {"type": "string"}}, "required": ["a", "b"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "note": {"type": "string"}},
+    "required": ["a", "b"],
+}
 
 
 def test_unknown_key_and_unknown_variable_are_named() -> None:
     with pytest.raises(ConfigError) as info:
         validate_preset({"c": 1}, SCHEMA)
-    assert info.value.field == "arguments" and "'c' is not an argument" in info.value.message and "a, b, note" in info.value.message
+    assert (
+        info.value.field == "arguments"
+        and "'c' is not an argument" in info.value.message
+        and "a, b, note" in info.value.message
+    )
     with pytest.raises(ConfigError) as info:
         validate_preset({"note": "by {{user.password}}"}, SCHEMA)
     assert "{{user.password}} is not a known variable" in info.value.message
@@ -30,7 +38,9 @@ def test_unknown_key_and_unknown_variable_are_named() -> None:
 
 def test_resolution_keeps_types_for_whole_references() -> None:
     values = {"user.id": 7, "user.login": "ana", "cloud_service.name": None}
-    assert resolve_preset({"a": "{{user.id}}", "note": "{{user.login}} @ {{cloud_service.name}}", "tags": ["{{user.login}}"]}, values) == {
+    assert resolve_preset(
+        {"a": "{{user.id}}", "note": "{{user.login}} @ {{cloud_service.name}}", "tags": ["{{user.login}}"]}, values
+    ) == {
         "a": 7,
         "note": "ana @ ",
         "tags": ["ana"],
@@ -43,7 +53,13 @@ def test_fixed_keys_leave_the_model_schema() -> None:
     assert SCHEMA["required"] == ["a", "b"]  # the tool's own schema is untouched
 
 
-@given(st.recursive(st.text(max_size=5) | st.integers() | st.sampled_from(["{{user.id}}", "x {{user.login}} y"]), lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids, max_size=3), max_leaves=10))
+@given(
+    st.recursive(
+        st.text(max_size=5) | st.integers() | st.sampled_from(["{{user.id}}", "x {{user.login}} y"]),
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids, max_size=3),
+        max_leaves=10,
+    )
+)
 def test_resolved_presets_contain_no_known_reference(value) -> None:
     values = {name: f"<{name}>" for name in KNOWN_VARIABLES}
     assert variables_in(resolve_preset({"v": value}, values)) & KNOWN_VARIABLES == set()

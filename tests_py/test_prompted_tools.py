@@ -1,4 +1,5 @@
 """Prompted tool calling: the prompt section, and tolerant parsing of calls out of the reply text."""
+
 from __future__ import annotations
 
 import json
@@ -68,7 +69,9 @@ def test_the_prompt_itself_holds_no_call() -> None:
 
 
 def test_fenced_json_block() -> None:
-    reply = 'Let me look.\n```json\n{"tool_calls": [{"name": "search", "arguments": {"query": "odoo"}}]}\n```\nOne moment.'
+    reply = (
+        'Let me look.\n```json\n{"tool_calls": [{"name": "search", "arguments": {"query": "odoo"}}]}\n```\nOne moment.'
+    )
     assert parse_reply(reply, KNOWN) == ParsedReply(
         text="Let me look.\n\nOne moment.", calls=(ParsedCall("search", {"query": "odoo"}),)
     )
@@ -100,7 +103,14 @@ def test_xml_form_decodes_json_values() -> None:
         calls=(
             ParsedCall(
                 "search",
-                {"query": "red shoes", "limit": 5, "exact": True, "tags": ["a", "b"], "filter": {"size": 42}, "code": "007"},
+                {
+                    "query": "red shoes",
+                    "limit": 5,
+                    "exact": True,
+                    "tags": ["a", "b"],
+                    "filter": {"size": 42},
+                    "code": "007",
+                },
             ),
         ),
     )
@@ -134,12 +144,16 @@ def test_a_call_inside_another_calls_arguments_is_an_argument() -> None:
 
 def test_markdown_fences_inside_fenced_call_arguments() -> None:
     content = "# Title\n```python\nprint(1)\n```\n"
-    reply = "```json\n" + json.dumps({"tool_calls": [{"name": "write_file", "arguments": {"content": content}}]}) + "\n```"
+    reply = (
+        "```json\n" + json.dumps({"tool_calls": [{"name": "write_file", "arguments": {"content": content}}]}) + "\n```"
+    )
     assert parse_reply(reply, KNOWN) == ParsedReply(text="", calls=(ParsedCall("write_file", {"content": content}),))
 
 
 def test_raw_newlines_inside_json_strings_are_tolerated() -> None:
-    assert _calls('{"name": "write_file", "arguments": {"content": "a\nb"}}') == (ParsedCall("write_file", {"content": "a\nb"}),)
+    assert _calls('{"name": "write_file", "arguments": {"content": "a\nb"}}') == (
+        ParsedCall("write_file", {"content": "a\nb"}),
+    )
 
 
 def test_example_code_and_data_are_not_calls() -> None:
@@ -178,7 +192,10 @@ def test_garbage_and_half_written_calls_yield_no_call() -> None:
 
 def test_non_json_numbers_stay_strings() -> None:
     reply = '{"name": "search", "arguments": {"a": NaN, "b": 1e400, "c": 2.5}} <search><a>Infinity</a></search>'
-    assert _calls(reply) == (ParsedCall("search", {"a": "NaN", "b": "1e400", "c": 2.5}), ParsedCall("search", {"a": "Infinity"}))
+    assert _calls(reply) == (
+        ParsedCall("search", {"a": "NaN", "b": "1e400", "c": 2.5}),
+        ParsedCall("search", {"a": "Infinity"}),
+    )
 
 
 # --- parse_reply: properties ----------------------------------------------------------------------
@@ -276,8 +293,31 @@ def test_a_truncated_call_is_no_call(data: st.DataObject) -> None:
 
 
 _FRAGMENTS = st.sampled_from(
-    ['{"tool_calls": [', '{"name": ', '"search"', '"arguments": ', "{", "}", "[", "]", '"', ",", ":", "\\",
-     "```", "```json\n", "<search>", "</search>", "<query>", "</query>", "null", "1e999", "NaN", "\n", "\r"]
+    [
+        '{"tool_calls": [',
+        '{"name": ',
+        '"search"',
+        '"arguments": ',
+        "{",
+        "}",
+        "[",
+        "]",
+        '"',
+        ",",
+        ":",
+        "\\",
+        "```",
+        "```json\n",
+        "<search>",
+        "</search>",
+        "<query>",
+        "</query>",
+        "null",
+        "1e999",
+        "NaN",
+        "\n",
+        "\r",
+    ]
 )
 
 

@@ -1,5 +1,6 @@
 """A server's prompts through the hub: listed with their arguments, got as the text that starts a
 turn, over streamable HTTP and stdio, on a real FastMCP server (--prompts)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -45,9 +46,18 @@ def test_prompts_are_listed_with_their_titles_and_arguments(hub: McpHub, prompts
 
 def test_a_prompt_becomes_the_text_of_the_users_message(hub: McpHub, prompts_spec: ServerSpec) -> None:
     prompts = by_name(hub, prompts_spec)
-    assert hub.get_prompt(prompts_spec, prompts["greeting"], {"name": "Ada", "style": "formal"}) == "Write a formal greeting for Ada."
-    assert hub.get_prompt(prompts_spec, prompts["greeting"], {"name": "Ada", "style": ""}) == "Write a warm greeting for Ada."
-    assert hub.get_prompt(prompts_spec, prompts["daily_summary"], {}) == "Summarise what happened today in three bullet points."
+    assert (
+        hub.get_prompt(prompts_spec, prompts["greeting"], {"name": "Ada", "style": "formal"})
+        == "Write a formal greeting for Ada."
+    )
+    assert (
+        hub.get_prompt(prompts_spec, prompts["greeting"], {"name": "Ada", "style": ""})
+        == "Write a warm greeting for Ada."
+    )
+    assert (
+        hub.get_prompt(prompts_spec, prompts["daily_summary"], {})
+        == "Summarise what happened today in three bullet points."
+    )
 
 
 def test_several_messages_keep_their_order_roles_and_embedded_text(hub: McpHub, prompts_spec: ServerSpec) -> None:

@@ -1,5 +1,6 @@
 """A server's resources through the hub: listed with templates, read as text or binary with the
 caps of tool results, over streamable HTTP and stdio, on a real FastMCP server (--resources)."""
+
 from __future__ import annotations
 
 import base64

@@ -5,6 +5,7 @@ Each test sources scripts/lib.sh in a bash of its own, on fake Odoo trees (an od
 chosen version) and fake interpreters (scripts that log how they were called), so the choices are
 seen without installing anything.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,7 +28,11 @@ def clean_env() -> dict[str, str]:
 def bash(script: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-c", f"source {ROOT}/scripts/lib.sh\n{script}"],
-        env={**clean_env(), **(env or {})}, cwd=cwd, capture_output=True, text=True, timeout=120,
+        env={**clean_env(), **(env or {})},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -87,7 +92,7 @@ def test_another_odoo_version_is_refused_with_its_version(tmp_path: Path) -> Non
 
 
 def test_the_cache_is_searched_after_opt_odoo18_by_default(tmp_path: Path) -> None:
-    out = found(bash('odoo_search_dirs', {"AI_MCP_CACHE_DIR": str(tmp_path)}))
+    out = found(bash("odoo_search_dirs", {"AI_MCP_CACHE_DIR": str(tmp_path)}))
     assert out == f"/opt/odoo18:{tmp_path}/odoo18/src"
 
 
@@ -96,7 +101,9 @@ def test_without_any_tree_an_importable_odoo_package_is_run_as_a_module(tmp_path
     out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": "", "ODOO_PYTHON": sys.executable, "PYTHONPATH": str(package)}))
     assert out == f"found {sys.executable} -m odoo | {package}/addons"
     out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": f"{tmp_path}/none", "ODOO_PYTHON": sys.executable}))
-    assert out == f"none: no ODOO_BIN, no odoo-bin in {tmp_path}/none, no odoo 18 package importable by {sys.executable}"
+    assert (
+        out == f"none: no ODOO_BIN, no odoo-bin in {tmp_path}/none, no odoo 18 package importable by {sys.executable}"
+    )
 
 
 # -- where Odoo comes from --------------------------------------------------------------------
@@ -140,7 +147,9 @@ def test_get_odoo_refuses_a_source_of_another_version_and_keeps_nothing(tmp_path
 def test_get_odoo_says_what_a_source_it_cannot_use_should_be(tmp_path: Path) -> None:
     result = bash("get_odoo", {"AI_MCP_ODOO_SOURCE": "ftp://example.org/odoo.tgz", "AI_MCP_CACHE_DIR": str(tmp_path)})
     assert result.returncode == 1
-    assert "is not a folder, an archive (.tar.gz, .tgz, .tar, .tar.xz, .zip), an http(s) URL or a git URL" in result.stderr
+    assert (
+        "is not a folder, an archive (.tar.gz, .tgz, .tar, .tar.xz, .zip), an http(s) URL or a git URL" in result.stderr
+    )
 
 
 def test_get_odoo_reuses_what_it_made_until_the_source_or_pins_change(tmp_path: Path) -> None:
@@ -149,7 +158,10 @@ def test_get_odoo_reuses_what_it_made_until_the_source_or_pins_change(tmp_path: 
     env = {"AI_MCP_ODOO_SOURCE": "ftp://example.org/odoo.tgz", "AI_MCP_CACHE_DIR": str(cache)}
     found(bash('_odoo_stamp "$AI_MCP_ODOO_SOURCE" > "$(odoo_cache_dir)/stamp"', env))
     result = bash("get_odoo", env)
-    assert (result.returncode, result.stdout.strip()) == (0, f"Odoo 18: reusing {cache}/odoo18/src (made from ftp://example.org/odoo.tgz)")
+    assert (result.returncode, result.stdout.strip()) == (
+        0,
+        f"Odoo 18: reusing {cache}/odoo18/src (made from ftp://example.org/odoo.tgz)",
+    )
     result = bash("get_odoo", {**env, "AI_MCP_ODOO_SOURCE": "ftp://example.org/other.tgz"})
     assert result.returncode == 1 and "reusing" not in result.stdout
     assert (cache / "odoo18" / "src" / "odoo-bin").exists(), "a failed attempt must not remove the working Odoo"
@@ -177,7 +189,10 @@ def test_the_odoo_just_made_is_used_whatever_named_none(tmp_path: Path, setting:
 def test_an_unreachable_default_source_fails_within_seconds_and_names_the_setting(tmp_path: Path) -> None:
     result = bash(
         "get_odoo",
-        {"AI_MCP_ODOO_SOURCE": "https://odoo-nightly.invalid/odoo_18.0.latest.tar.gz", "AI_MCP_CACHE_DIR": str(tmp_path)},
+        {
+            "AI_MCP_ODOO_SOURCE": "https://odoo-nightly.invalid/odoo_18.0.latest.tar.gz",
+            "AI_MCP_CACHE_DIR": str(tmp_path),
+        },
     )
     assert result.returncode == 1
     assert "set AI_MCP_ODOO_SOURCE to an Odoo 18.0 archive, folder or git URL you can reach" in result.stderr
@@ -189,10 +204,10 @@ def test_an_unreachable_default_source_fails_within_seconds_and_names_the_settin
 
 def test_pins_are_installed_only_when_they_are_not_satisfied(tmp_path: Path) -> None:
     # the requirement check reads its program from stdin ("-"): it fails there, pip succeeds
-    unpinned = fake_python(tmp_path / "unpinned", '[[ $1 == - ]] && exit 1; exit 0')
+    unpinned = fake_python(tmp_path / "unpinned", "[[ $1 == - ]] && exit 1; exit 0")
     found(bash(f"apply_odoo_pins {unpinned}"))
     assert f"-m pip install --quiet --disable-pip-version-check -r {PINS}" in (tmp_path / "unpinned.log").read_text()
-    pinned = fake_python(tmp_path / "pinned", 'exit 0')
+    pinned = fake_python(tmp_path / "pinned", "exit 0")
     found(bash(f"apply_odoo_pins {pinned}"))
     assert "pip install" not in (tmp_path / "pinned.log").read_text()
 
@@ -209,7 +224,10 @@ def test_a_gevent_worker_that_cannot_start_is_reported_with_its_reason_and_fix(t
     )
     result = bash(f"odoo_gevent_check {broken}")
     assert result.returncode == 1
-    assert f"the gevent worker cannot start in {broken}: pkg_resources.DistributionNotFound: The 'zope.event'" in result.stderr
+    assert (
+        f"the gevent worker cannot start in {broken}: pkg_resources.DistributionNotFound: The 'zope.event'"
+        in result.stderr
+    )
     assert f"fix: {broken} -m pip install -r {PINS}" in result.stderr
     assert "gevent.monkey.patch_all()" in (tmp_path / "broken.log").read_text()
 
@@ -235,15 +253,22 @@ def test_scripts_run_checks_the_gevent_worker_only_when_workers_are_asked_for(ar
 
 def test_without_odoo_the_summary_says_in_capitals_how_many_odoo_tests_were_skipped(tmp_path: Path) -> None:
     env = {**clean_env(), "AI_MCP_ODOO_SEARCH": str(tmp_path), "ODOO_PYTHON": sys.executable}
-    result = subprocess.run([str(ROOT / "scripts" / "test"), "odoo"], env=env, cwd=ROOT,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [str(ROOT / "scripts" / "test"), "odoo"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     count = found(bash("odoo_test_count"))
     assert int(count) > 100
     assert result.returncode == 0, result.stdout
     assert f"odoo: SKIPPED {count} ODOO TESTS: no Odoo 18 found" in result.stdout
 
-    required = subprocess.run([str(ROOT / "scripts" / "test"), "odoo"], env={**env, "CI": "true", "AI_MCP_REQUIRE_ODOO": "1"},
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+    required = subprocess.run(
+        [str(ROOT / "scripts" / "test"), "odoo"],
+        env={**env, "CI": "true", "AI_MCP_REQUIRE_ODOO": "1"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert required.returncode == 1
     assert "CI=true and AI_MCP_REQUIRE_ODOO=1: a run without Odoo fails" in required.stdout
     assert "FAILED: odoo" in required.stdout

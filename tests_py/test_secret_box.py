@@ -1,4 +1,5 @@
 """Stored secrets: encrypted with a key from the database secret, never readable without it."""
+
 from __future__ import annotations
 
 import base64
@@ -33,7 +34,9 @@ def test_another_database_secret_cannot_decrypt() -> None:
         SecretBox("other-secret").decrypt(token)
 
 
-@pytest.mark.parametrize("damage", [lambda t: t[:-2] + "AA", lambda t: t[:20], lambda t: "", lambda t: "not a token", lambda t: "é"])
+@pytest.mark.parametrize(
+    "damage", [lambda t: t[:-2] + "AA", lambda t: t[:20], lambda t: "", lambda t: "not a token", lambda t: "é"]
+)
 def test_damaged_tokens_raise(damage) -> None:
     box = SecretBox("db-secret")
     with pytest.raises(SecretBoxError):

@@ -1,4 +1,5 @@
 """Server configuration: what an admin types is checked, and errors name the field and the fix."""
+
 from __future__ import annotations
 
 import string
@@ -37,7 +38,9 @@ def test_bad_urls_name_the_field_and_fix(url: str, expected: str) -> None:
 
 
 def test_good_url_is_kept_stripped() -> None:
-    assert build_server_spec(key="k", name="n", url="  https://mcp.example.com/mcp ").url == "https://mcp.example.com/mcp"
+    assert (
+        build_server_spec(key="k", name="n", url="  https://mcp.example.com/mcp ").url == "https://mcp.example.com/mcp"
+    )
 
 
 def test_stdio_needs_a_command_but_no_url() -> None:
@@ -92,15 +95,26 @@ def test_auth_headers_built_only_on_demand() -> None:
     bearer = build_server_spec(key="k", name="n", url="https://h/mcp", auth_type=AuthType.BEARER, token="t0k")
     assert bearer.http_headers() == {"Authorization": "Bearer t0k"}
     assert "t0k" not in repr(bearer) and "t0k" not in bearer.model_dump_json()
-    api_key = build_server_spec(key="k", name="n", url="https://h/mcp", auth_type="api_key", token="k3y", api_key_header="X-Key")
+    api_key = build_server_spec(
+        key="k", name="n", url="https://h/mcp", auth_type="api_key", token="k3y", api_key_header="X-Key"
+    )
     assert api_key.http_headers() == {"X-Key": "k3y"}
 
 
 def test_fingerprint_follows_connection_fields_and_secrets() -> None:
     base = build_server_spec(key="k", name="n", url="https://h/mcp", auth_type="bearer", token="a")
-    assert base.fingerprint() == build_server_spec(key="k", name="renamed", url="https://h/mcp", auth_type="bearer", token="a").fingerprint()
-    assert base.fingerprint() != build_server_spec(key="k", name="n", url="https://h/mcp", auth_type="bearer", token="b").fingerprint()
-    assert base.fingerprint() != build_server_spec(key="k", name="n", url="https://h2/mcp", auth_type="bearer", token="a").fingerprint()
+    assert (
+        base.fingerprint()
+        == build_server_spec(key="k", name="renamed", url="https://h/mcp", auth_type="bearer", token="a").fingerprint()
+    )
+    assert (
+        base.fingerprint()
+        != build_server_spec(key="k", name="n", url="https://h/mcp", auth_type="bearer", token="b").fingerprint()
+    )
+    assert (
+        base.fingerprint()
+        != build_server_spec(key="k", name="n", url="https://h2/mcp", auth_type="bearer", token="a").fingerprint()
+    )
 
 
 # -- properties ------------------------------------------------------------------------------
@@ -115,16 +129,32 @@ def test_any_wellformed_http_url_is_accepted(scheme: str, host: str, port: int |
     assert check_url(url) == url
 
 
-@given(scheme=st.text(alphabet=string.ascii_lowercase, min_size=1, max_size=8).filter(lambda s: s not in ("http", "https")), host=hosts)
+@given(
+    scheme=st.text(alphabet=string.ascii_lowercase, min_size=1, max_size=8).filter(
+        lambda s: s not in ("http", "https")
+    ),
+    host=hosts,
+)
 def test_any_other_scheme_is_refused(scheme: str, host: str) -> None:
     with pytest.raises(ConfigError) as info:
         check_url(f"{scheme}://{host}/mcp")
     assert "http:// or https://" in info.value.message
 
 
-@given(name=st.text(alphabet=TOKEN_CHARS, min_size=1, max_size=30), value=st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=50))
+@given(
+    name=st.text(alphabet=TOKEN_CHARS, min_size=1, max_size=30),
+    value=st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=50),
+)
 def test_token_names_and_visible_values_are_accepted(name: str, value: str) -> None:
-    if name.lower() in {"host", "content-length", "content-type", "transfer-encoding", "connection", "mcp-session-id", "mcp-protocol-version"}:
+    if name.lower() in {
+        "host",
+        "content-length",
+        "content-type",
+        "transfer-encoding",
+        "connection",
+        "mcp-session-id",
+        "mcp-protocol-version",
+    }:
         return
     check_header(name, value)
 
@@ -148,7 +178,10 @@ def test_url_messages_are_sentences_that_say_how_to_fix_them() -> None:
     assert info.value.problem == "The address must not contain spaces. Percent-encode them as %20."
     with pytest.raises(ConfigError) as info:
         build_server_spec(key="k", name="n", url="ftp://host/mcp")
-    assert info.value.problem == "The address must start with http:// or https://, not ftp://. Enter it in full, e.g. https://mcp.example.com/mcp."
+    assert (
+        info.value.problem
+        == "The address must start with http:// or https://, not ftp://. Enter it in full, e.g. https://mcp.example.com/mcp."
+    )
     assert info.value.translated(lambda text: text.replace("The address", "地址")).startswith("地址 must start")
 
 

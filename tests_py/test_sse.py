@@ -1,4 +1,5 @@
 """The SSE wire: what encode_* writes, SseDecoder reads back, however the bytes are split."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,10 @@ def _decode_all(*chunks: bytes) -> list[SseEvent]:
 
 
 def test_event_wire_format() -> None:
-    assert encode_event("text", {"delta": "héllo\nworld"}, 3) == 'id: 3\nevent: text\ndata: {"delta":"héllo\\nworld"}\n\n'.encode()
+    assert (
+        encode_event("text", {"delta": "héllo\nworld"}, 3)
+        == 'id: 3\nevent: text\ndata: {"delta":"héllo\\nworld"}\n\n'.encode()
+    )
     assert encode_event("done", {}) == b"event: done\ndata: {}\n\n"
 
 
@@ -63,7 +67,7 @@ def test_crlf_split_between_chunks_is_one_line_end() -> None:
 
 
 def test_comments_and_unknown_fields_are_ignored() -> None:
-    wire = b": hello\nretry: 100\nfoo: bar\nevent: x\n:data: {\"no\": 1}\ndata: {}\n\n"
+    wire = b': hello\nretry: 100\nfoo: bar\nevent: x\n:data: {"no": 1}\ndata: {}\n\n'
     assert _decode_all(wire) == [SseEvent("x", {}, None)]
 
 
@@ -125,9 +129,10 @@ _EVENT = st.builds(
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(_EVENT, st.integers(0, 2)), max_size=8), st.data())
 def test_round_trip_through_any_chunking(items: list[tuple[SseEvent, int]], data: st.DataObject) -> None:
-    wire = b"".join(
-        HEARTBEAT * beats + encode_event(event.event, event.data, event.id) for event, beats in items
-    ) + HEARTBEAT
+    wire = (
+        b"".join(HEARTBEAT * beats + encode_event(event.event, event.data, event.id) for event, beats in items)
+        + HEARTBEAT
+    )
     cuts = sorted(data.draw(st.lists(st.integers(0, len(wire)), max_size=20)))
     chunks = [wire[a:b] for a, b in zip([0, *cuts], [*cuts, len(wire)])]
     assert _decode_all(*chunks) == [event for event, _ in items]

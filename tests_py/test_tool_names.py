@@ -1,4 +1,5 @@
 """Model-facing tool names: always valid, unique, reversible and independent of the tools' order."""
+
 from __future__ import annotations
 
 import hashlib

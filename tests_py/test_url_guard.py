@@ -1,4 +1,5 @@
 """The SSRF guard for user-given URLs; every resolver here is injected, nothing touches the network."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -74,13 +75,18 @@ def test_public_host_passes_and_is_resolved_with_its_port() -> None:
 )
 def test_non_public_resolutions_are_refused_with_the_fix(address: str, kind: str) -> None:
     error = refused("https://innocent.example.com/mcp", resolve=resolver(address))
-    assert f"innocent.example.com resolves to {ipaddress.ip_address(address.split('%')[0])}, {KIND_PHRASES[kind]}," in error.message
+    assert (
+        f"innocent.example.com resolves to {ipaddress.ip_address(address.split('%')[0])}, {KIND_PHRASES[kind]},"
+        in error.message
+    )
     assert "innocent.example.com" in error.message
     assert "ai_mcp.allowed_hosts" in error.message
     assert "administrator" in error.message
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:8069/", "http://[::1]/mcp", "http://10.0.0.7/mcp", "http://[fe80::1]/"])
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8069/", "http://[::1]/mcp", "http://10.0.0.7/mcp", "http://[fe80::1]/"]
+)
 def test_ip_literals_are_checked_without_dns(url: str) -> None:
     assert "ai_mcp.allowed_hosts" in refused(url).message
 
@@ -106,7 +112,15 @@ def test_one_private_address_among_public_ones_is_enough_to_refuse() -> None:
     ],
 )
 def test_metadata_endpoints_are_refused_even_when_allowed(url: str) -> None:
-    allowed = ["169.254.0.0/16", "fd00::/8", "100.64.0.0/10", "168.63.129.16", "metadata.google.internal", "::/0", "0.0.0.0/0"]
+    allowed = [
+        "169.254.0.0/16",
+        "fd00::/8",
+        "100.64.0.0/10",
+        "168.63.129.16",
+        "metadata.google.internal",
+        "::/0",
+        "0.0.0.0/0",
+    ]
     error = refused(url, allowed=allowed)
     assert "metadata" in error.message
 
@@ -198,7 +212,9 @@ def test_verdict_matches_the_standard_library_for_ipv4(address: ipaddress.IPv4Ad
         assert kind is not None
 
 
-@pytest.mark.parametrize("url", ["http://0.0.0.0/mcp", "http://[::]/mcp", "http://127.0.0.1/mcp", "http://224.0.0.1/mcp"])
+@pytest.mark.parametrize(
+    "url", ["http://0.0.0.0/mcp", "http://[::]/mcp", "http://127.0.0.1/mcp", "http://224.0.0.1/mcp"]
+)
 def test_refusals_read_as_sentences_that_name_the_fix(url: str) -> None:
     message = refused(url).problem
     assert " a unspecified" not in message and " a a" not in message
@@ -208,7 +224,10 @@ def test_refusals_read_as_sentences_that_name_the_fix(url: str) -> None:
 
 
 def test_unspecified_address_takes_an() -> None:
-    assert "0.0.0.0 is an unspecified address, which servers added by users may not reach." in refused("http://0.0.0.0/").message
+    assert (
+        "0.0.0.0 is an unspecified address, which servers added by users may not reach."
+        in refused("http://0.0.0.0/").message
+    )
 
 
 def test_refusal_translates_its_sentence_and_the_kind_of_address() -> None:

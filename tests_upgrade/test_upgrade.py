@@ -5,6 +5,7 @@ The previous version is the module as it was just before its manifest version la
 from git; it is installed into a new database of a real Odoo 18, filled through its own code
 (upgrade_data.py), then updated to this checkout the way an operator does it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -53,7 +54,9 @@ def previous_version() -> tuple[str, str]:
 
 
 def unpack(commit: str, into: Path) -> None:
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", commit], check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", commit], check=True, capture_output=True
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
 
@@ -81,8 +84,14 @@ def upgraded() -> Iterator[tuple[dict, dict, str]]:
             server.use_module(ROOT)
             log = server.tmp / "update.log"
             done = server.update(log)
-            assert done.returncode == 0, (done.stdout.decode(errors="replace") + log.read_text(errors="replace"))[-4000:]
-            errors = [line for line in log.read_text(errors="replace").splitlines() if " ERROR " in line or " CRITICAL " in line]
+            assert done.returncode == 0, (done.stdout.decode(errors="replace") + log.read_text(errors="replace"))[
+                -4000:
+            ]
+            errors = [
+                line
+                for line in log.read_text(errors="replace").splitlines()
+                if " ERROR " in line or " CRITICAL " in line
+            ]
             assert not errors, errors
             yield before, read_snapshot(server), log.read_text(errors="replace")
         finally:

@@ -1,6 +1,7 @@
 """One entry of a pasted `mcpServers` config, as the import wizard previews it. Secrets are not
 kept here: the line says which ones the entry carries, and "Create" reads them again from the
 pasted text."""
+
 from odoo import fields, models
 
 
@@ -11,18 +12,14 @@ class McpServerImportLine(models.TransientModel):
 
     wizard_id = fields.Many2one("mcp.server.import.wizard", required=True, ondelete="cascade")
     sequence = fields.Integer()
-    selected = fields.Boolean(
-        "Import", default=True, help="Create a server for this entry when you click Create."
-    )
+    selected = fields.Boolean("Import", default=True, help="Create a server for this entry when you click Create.")
     name = fields.Char(required=True, readonly=True)
     transport = fields.Selection(
         [("streamable_http", "Streamable HTTP"), ("sse", "SSE"), ("stdio", "stdio")],
         readonly=True,
     )
     target = fields.Char(readonly=True, help="The server's URL, or the command line that starts it.")
-    secrets = fields.Char(
-        readonly=True, help="The secrets this entry carries (names only); they are stored encrypted."
-    )
+    secrets = fields.Char(readonly=True, help="The secrets this entry carries (names only); they are stored encrypted.")
     disabled = fields.Boolean(readonly=True, help="Disabled in the source file: the server is created archived.")
     always_allow = fields.Char(
         "Always allowed tools",

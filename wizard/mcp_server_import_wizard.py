@@ -6,6 +6,7 @@ selected entries, each in a savepoint so that one refused by the server model's 
 not allowed, a bad URL) is reported on its line and the others are still created. Secrets go
 through the server's write-only fields, and the pasted text is cleared once the servers exist.
 """
+
 import json
 import shlex
 
@@ -23,7 +24,7 @@ class McpServerImportWizard(models.TransientModel):
 
     config_text = fields.Text(
         "mcpServers JSON",
-        help='Paste the configuration of another MCP client, e.g. '
+        help="Paste the configuration of another MCP client, e.g. "
         '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/data"]}}}',
     )
     state = fields.Selection(
@@ -135,7 +136,9 @@ class McpServerImportWizard(models.TransientModel):
             secrets=_secrets_summary(spec),
         )
         if entry.name in existing:
-            values.update(selected=False, note=_("A server with this name exists already; select the line to add another."))
+            values.update(
+                selected=False, note=_("A server with this name exists already; select the line to add another.")
+            )
         return values
 
     def _reopen(self):

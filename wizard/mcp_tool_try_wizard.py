@@ -1,5 +1,6 @@
 """Try it: call one MCP tool by hand, with arguments entered through a form built from its input
 schema, and see the typed result (text, images, resources, structured content or the error)."""
+
 import base64
 import binascii
 import json
@@ -129,7 +130,7 @@ class McpToolTryWizard(models.TransientModel):
         except ValueError as exc:
             raise UserError(_("The arguments are not valid JSON: %s", exc)) from None
         if not isinstance(arguments, dict):
-            raise UserError(_("The arguments must be a JSON object, e.g. {\"city\": \"Paris\"}."))
+            raise UserError(_('The arguments must be a JSON object, e.g. {"city": "Paris"}.'))
         return arguments
 
     def _show_error(self, code, message, duration_ms):
@@ -205,6 +206,7 @@ def _schema_problems(schema, arguments):
 
 # -- rendering a result, every value escaped -------------------------------------------------------
 
+
 def render_result_html(env, result: ToolResult) -> Markup:
     """HTML for a tool result. Tool output is untrusted: text is escaped (Markup.format), and an
     image is shown only as a data URI of a raster image type with well-formed base64."""
@@ -246,9 +248,9 @@ def _block(title, body) -> Markup:
 
 
 def _pre(text) -> Markup:
-    return Markup('<pre class="o_ai_mcp_pre font-monospace border rounded bg-light p-2 mb-0" style="white-space: pre-wrap;">{}</pre>').format(
-        truncate(text, TEXT_LIMIT)
-    )
+    return Markup(
+        '<pre class="o_ai_mcp_pre font-monospace border rounded bg-light p-2 mb-0" style="white-space: pre-wrap;">{}</pre>'
+    ).format(truncate(text, TEXT_LIMIT))
 
 
 def _image(env, mime_type, data) -> Markup:
@@ -257,11 +259,15 @@ def _image(env, mime_type, data) -> Markup:
     if mime_type not in IMAGE_TYPES:
         return Markup('<p class="text-muted">%s</p>') % env._("Images of type %s are not shown.", mime_type)
     if len(clean) > IMAGE_MAX_BASE64 or not BASE64_RE.match(clean):
-        return Markup('<p class="text-muted">%s</p>') % env._("The image data is not valid base64 or too large to show.")
+        return Markup('<p class="text-muted">%s</p>') % env._(
+            "The image data is not valid base64 or too large to show."
+        )
     try:
         base64.b64decode(clean, validate=True)
     except (binascii.Error, ValueError):
-        return Markup('<p class="text-muted">%s</p>') % env._("The image data is not valid base64 or too large to show.")
+        return Markup('<p class="text-muted">%s</p>') % env._(
+            "The image data is not valid base64 or too large to show."
+        )
     return Markup('<img class="img-fluid border" style="max-height: 400px;" alt="{}" src="data:{};base64,{}"/>').format(
         env._("Image returned by the tool"), mime_type, clean
     )

@@ -5,6 +5,7 @@ one user type. A portal or public user who was given "AI User" would become port
 once; such a user could never open the assistant (a backend client action), so the role is taken
 from them before the update, and the log says who lost it.
 """
+
 import logging
 
 _logger = logging.getLogger(__name__)
@@ -24,4 +25,6 @@ def migrate(cr, version):
     )
     uids = sorted(uid for (uid,) in cr.fetchall())
     if uids:
-        _logger.warning("ai_mcp: portal or public users %s lose the AI User role, which now makes an internal user", uids)
+        _logger.warning(
+            "ai_mcp: portal or public users %s lose the AI User role, which now makes an internal user", uids
+        )
