@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import {describe, test} from "node:test";
 
 import {
     cancelRequested,
@@ -16,16 +16,17 @@ import {
     toggleTool,
     userMessage,
 } from "../src/core/chat_state.js";
-import { SseParser } from "../src/core/sse_parser.js";
+import {SseParser} from "../src/core/sse_parser.js";
 
 // Events as services/events.py's data() sends them, numbered as the conversation's sequence.
 function sequence(first = 1) {
     let seq = first - 1;
-    const next = (type, payload = {}) => ({ type, ...payload, seq: ++seq });
+    const next = (type, payload = {}) => ({type, ...payload, seq: ++seq});
     return {
-        start: (maxRounds = 5) => next("start", { conversation_id: 7, assistant: "Helpdesk", max_rounds: maxRounds }),
-        round: (n, max = 5) => next("round", { n, max }),
-        text: (delta) => next("text", { delta }),
+        start: (maxRounds = 5) =>
+            next("start", {conversation_id: 7, assistant: "Helpdesk", max_rounds: maxRounds}),
+        round: (n, max = 5) => next("round", {n, max}),
+        text: (delta) => next("text", {delta}),
         call: (id, tool, extra = {}) =>
             next("tool_call", {
                 id,
@@ -33,12 +34,15 @@ function sequence(first = 1) {
                 tool,
                 title: tool.replace("_", " "),
                 server: "CRM",
-                arguments: { query: id },
+                arguments: {query: id},
                 round: 1,
                 requires_approval: false,
                 ...extra,
             }),
-        result: (id, { ok = true, code = null, ms = 10, content = [{ type: "text", text: `${id} ok` }] } = {}) =>
+        result: (
+            id,
+            {ok = true, code = null, ms = 10, content = [{type: "text", text: `${id} ok`}]} = {}
+        ) =>
             next("tool_result", {
                 id,
                 ok,
@@ -50,17 +54,29 @@ function sequence(first = 1) {
             }),
         approval: (...ids) =>
             next("approval_required", {
-                calls: ids.map((id) => ({ id, tool: id, title: id, server: "CRM", arguments: { query: id } })),
+                calls: ids.map((id) => ({
+                    id,
+                    tool: id,
+                    title: id,
+                    server: "CRM",
+                    arguments: {query: id},
+                })),
             }),
         signIn: (servers, ...ids) =>
             next("auth_required", {
                 servers,
-                calls: ids.map((id) => ({ id, tool: id, title: id, server: "Notes", arguments: { query: id } })),
+                calls: ids.map((id) => ({
+                    id,
+                    tool: id,
+                    title: id,
+                    server: "Notes",
+                    arguments: {query: id},
+                })),
             }),
-        confirm: (used, max = 5) => next("confirm_continue", { rounds_used: used, max_rounds: max }),
+        confirm: (used, max = 5) => next("confirm_continue", {rounds_used: used, max_rounds: max}),
         progress: (id, progress, total = null, message = null, ms = 100) =>
-            next("tool_progress", { id, progress, total, message, elapsed_ms: ms }),
-        log: (id, level, message) => next("tool_log", { id, level, logger: null, message }),
+            next("tool_progress", {id, progress, total, message, elapsed_ms: ms}),
+        log: (id, level, message) => next("tool_log", {id, level, logger: null, message}),
         ask: (id, elicitation, extra = {}) =>
             next("elicitation_required", {
                 id,
@@ -68,16 +84,17 @@ function sequence(first = 1) {
                 server: "CRM",
                 mode: "form",
                 message: "Which one?",
-                requested_schema: { type: "object", properties: { pick: { type: "string" } } },
+                requested_schema: {type: "object", properties: {pick: {type: "string"}}},
                 url: null,
                 host: null,
                 ...extra,
             }),
         answered: (id, elicitation, action = "accept", extra = {}) =>
-            next("elicitation_done", { id, elicitation, action, ...extra }),
-        warning: (code, message) => next("warning", { code, message }),
-        error: (code, message) => next("error", { code, message }),
-        done: (rounds) => next("done", { message_id: 42, usage: { input_tokens: 100, output_tokens: 20 }, rounds }),
+            next("elicitation_done", {id, elicitation, action, ...extra}),
+        warning: (code, message) => next("warning", {code, message}),
+        error: (code, message) => next("error", {code, message}),
+        done: (rounds) =>
+            next("done", {message_id: 42, usage: {input_tokens: 100, output_tokens: 20}, rounds}),
     };
 }
 
@@ -118,8 +135,8 @@ describe("a streamed turn", () => {
             e.text("look."),
             e.call("call_a", "find_leads"),
             e.call("call_b", "weather"),
-            e.result("call_b", { ms: 120 }), // the second call finishes first
-            e.result("call_a", { ok: false, code: "MCP_TIMEOUT", ms: 30000 }),
+            e.result("call_b", {ms: 120}), // the second call finishes first
+            e.result("call_a", {ok: false, code: "MCP_TIMEOUT", ms: 30000}),
             e.round(2),
             e.text("Three leads;"),
             e.text(" no forecast."),
@@ -143,14 +160,14 @@ describe("a streamed turn", () => {
         assert.equal(state.conversationId, 7);
         assert.equal(state.assistant, "Helpdesk");
         assert.deepEqual([state.round, state.maxRounds], [2, 5]);
-        assert.deepEqual(state.usage, { input_tokens: 100, output_tokens: 20 });
+        assert.deepEqual(state.usage, {input_tokens: 100, output_tokens: 20});
         assert.equal(state.lastEventId, 12);
         assert.deepEqual(state.messages, [
-            { role: "user", text: "Leads?" },
+            {role: "user", text: "Leads?"},
             {
                 role: "assistant",
                 parts: [
-                    { kind: "text", text: "Let me look." },
+                    {kind: "text", text: "Let me look."},
                     {
                         kind: "tool",
                         key: "1:call_a",
@@ -159,12 +176,17 @@ describe("a streamed turn", () => {
                         tool: "find_leads",
                         title: "find leads",
                         server: "CRM",
-                        arguments: { query: "call_a" },
+                        arguments: {query: "call_a"},
                         round: 1,
                         icon: null,
                         status: "error",
                         durationMs: 30000,
-                        result: { ok: false, content: [], errorCode: "MCP_TIMEOUT", errorMessage: "MCP_TIMEOUT happened" },
+                        result: {
+                            ok: false,
+                            content: [],
+                            errorCode: "MCP_TIMEOUT",
+                            errorMessage: "MCP_TIMEOUT happened",
+                        },
                         expanded: false,
                         progress: null,
                         logs: [],
@@ -180,12 +202,17 @@ describe("a streamed turn", () => {
                         tool: "weather",
                         title: "weather",
                         server: "CRM",
-                        arguments: { query: "call_b" },
+                        arguments: {query: "call_b"},
                         round: 1,
                         icon: null,
                         status: "done",
                         durationMs: 120,
-                        result: { ok: true, content: [{ type: "text", text: "call_b ok" }], errorCode: null, errorMessage: null },
+                        result: {
+                            ok: true,
+                            content: [{type: "text", text: "call_b ok"}],
+                            errorCode: null,
+                            errorMessage: null,
+                        },
                         expanded: false,
                         progress: null,
                         logs: [],
@@ -193,7 +220,7 @@ describe("a streamed turn", () => {
                         question: null,
                         note: null,
                     },
-                    { kind: "text", text: "Three leads; no forecast." },
+                    {kind: "text", text: "Three leads; no forecast."},
                 ],
             },
         ]);
@@ -202,30 +229,51 @@ describe("a streamed turn", () => {
     test("typed result parts are kept as sent", () => {
         const e = sequence();
         const content = [
-            { type: "image", mime_type: "image/png", data: "iVBORw0KGgo=" },
-            { type: "resource_link", uri: "file:///a.txt", name: "a.txt", description: null, mime_type: "text/plain" },
-            { type: "structured", data: { total: 3 } },
+            {type: "image", mime_type: "image/png", data: "iVBORw0KGgo="},
+            {
+                type: "resource_link",
+                uri: "file:///a.txt",
+                name: "a.txt",
+                description: null,
+                mime_type: "text/plain",
+            },
+            {type: "structured", data: {total: 3}},
         ];
-        const state = play(asked("?"), [e.start(), e.round(1), e.call("c1", "chart"), e.result("c1", { content })]);
+        const state = play(asked("?"), [
+            e.start(),
+            e.round(1),
+            e.call("c1", "chart"),
+            e.result("c1", {content}),
+        ]);
         assert.deepEqual(tools(state)[0].result.content, content);
     });
 
     test("consecutive text deltas merge into one part, and an empty delta changes nothing", () => {
         const e = sequence();
-        const before = play(asked("Hi"), [e.start(), e.round(1), e.text("Hel"), e.text("lo"), e.text(", ")]);
+        const before = play(asked("Hi"), [
+            e.start(),
+            e.round(1),
+            e.text("Hel"),
+            e.text("lo"),
+            e.text(", "),
+        ]);
         const after = play(before, [e.text(""), e.text("world")]);
-        assert.deepEqual(lastAnswer(after), [{ kind: "text", text: "Hello, world" }]);
+        assert.deepEqual(lastAnswer(after), [{kind: "text", text: "Hello, world"}]);
         assert.equal(after.messages.length, 2);
     });
 
     test("sending a message starts a new turn: thinking, with the last turn's banners gone", () => {
         const e = sequence();
-        const failed = play(asked("One"), [e.start(), e.warning("MCP_UNREACHABLE", "CRM is down"), e.error("LLM_TIMEOUT", "Too slow")]);
+        const failed = play(asked("One"), [
+            e.start(),
+            e.warning("MCP_UNREACHABLE", "CRM is down"),
+            e.error("LLM_TIMEOUT", "Too slow"),
+        ]);
         const next = userMessage(deepFreeze(failed), "Two");
         assert.equal(next.status, "thinking");
         assert.equal(next.error, null);
         assert.deepEqual(next.warnings, []);
-        assert.deepEqual(next.messages.at(-1), { role: "user", text: "Two" });
+        assert.deepEqual(next.messages.at(-1), {role: "user", text: "Two"});
         assert.equal(next.lastEventId, failed.lastEventId);
     });
 });
@@ -236,15 +284,15 @@ describe("approval and confirmation", () => {
         const state = play(asked("Delete the duplicates"), [
             e.start(),
             e.round(1),
-            e.call("call_del", "delete_lead", { requires_approval: true }),
+            e.call("call_del", "delete_lead", {requires_approval: true}),
             e.call("call_find", "find_leads"),
             e.approval("call_del"),
         ]);
-        return { e, state };
+        return {e, state};
     }
 
     test("approval_required pauses the turn on the calls that need an answer", () => {
-        const { state } = awaitingApproval();
+        const {state} = awaitingApproval();
         assert.equal(state.status, "awaiting_approval");
         assert.deepEqual(
             state.pendingApproval.map((call) => call.id),
@@ -260,10 +308,10 @@ describe("approval and confirmation", () => {
     });
 
     test("after a denial the resumed stream continues the same answer and the call shows as denied", () => {
-        const { e, state } = awaitingApproval();
+        const {e, state} = awaitingApproval();
         const resumed = [
             e.start(),
-            e.result("call_del", { ok: false, code: "TOOL_DENIED", ms: 0 }),
+            e.result("call_del", {ok: false, code: "TOOL_DENIED", ms: 0}),
             e.result("call_find"),
             e.round(2),
             e.text("Nothing deleted."),
@@ -288,7 +336,7 @@ describe("approval and confirmation", () => {
     });
 
     test("an approved call runs when the resumed stream starts", () => {
-        const { e, state } = awaitingApproval();
+        const {e, state} = awaitingApproval();
         const resumed = play(state, [e.start()]);
         assert.equal(resumed.status, "running_tools");
         assert.deepEqual(
@@ -299,16 +347,22 @@ describe("approval and confirmation", () => {
 
     test("confirm_continue asks whether to go on past the 4th round, and the answer resumes the turn", () => {
         const e = sequence();
-        const state = play(asked("Dig deep"), [e.start(), e.round(4), e.call("c4", "find_leads", { round: 4 }), e.result("c4"), e.confirm(4)]);
+        const state = play(asked("Dig deep"), [
+            e.start(),
+            e.round(4),
+            e.call("c4", "find_leads", {round: 4}),
+            e.result("c4"),
+            e.confirm(4),
+        ]);
         assert.equal(state.status, "awaiting_confirmation");
-        assert.deepEqual(state.confirm, { roundsUsed: 4, maxRounds: 5 });
+        assert.deepEqual(state.confirm, {roundsUsed: 4, maxRounds: 5});
         const resumed = play(state, [e.start()]);
         assert.equal(resumed.confirm, null);
         assert.equal(resumed.status, "thinking");
         const end = play(resumed, [e.round(5), e.text("Done digging."), e.done(5)]);
         assert.equal(end.round, 5);
         assert.equal(end.status, "idle");
-        assert.deepEqual(lastAnswer(end).at(-1), { kind: "text", text: "Done digging." });
+        assert.deepEqual(lastAnswer(end).at(-1), {kind: "text", text: "Done digging."});
     });
 });
 
@@ -324,7 +378,10 @@ describe("failures", () => {
             e.error("LLM_TIMEOUT", "The answer took longer than the assistant's 120 s limit."),
         ]);
         assert.equal(state.status, "error");
-        assert.deepEqual(state.error, { code: "LLM_TIMEOUT", message: "The answer took longer than the assistant's 120 s limit." });
+        assert.deepEqual(state.error, {
+            code: "LLM_TIMEOUT",
+            message: "The answer took longer than the assistant's 120 s limit.",
+        });
         const [done, cut] = tools(state);
         assert.equal(done.status, "done");
         assert.equal(cut.status, "error");
@@ -350,7 +407,14 @@ describe("failures", () => {
 
     test("stop: running calls end as CANCELLED and the composer opens", () => {
         const e = sequence();
-        const state = play(asked("Go"), [e.start(), e.round(1), e.text("Looking"), e.call("a", "find_leads"), e.call("b", "weather"), e.result("a")]);
+        const state = play(asked("Go"), [
+            e.start(),
+            e.round(1),
+            e.text("Looking"),
+            e.call("a", "find_leads"),
+            e.call("b", "weather"),
+            e.result("a"),
+        ]);
         const halted = stopped(deepFreeze(state));
         assert.equal(halted.status, "idle");
         assert.deepEqual(
@@ -367,7 +431,12 @@ describe("failures", () => {
         const e = sequence();
         const idle = play(asked("Go"), [e.start(), e.round(1), e.text("Hi"), e.done(1)]);
         assert.equal(stopped(idle), idle);
-        const awaiting = play(asked("Go"), [e.start(), e.round(1), e.call("x", "delete_lead"), e.approval("x")]);
+        const awaiting = play(asked("Go"), [
+            e.start(),
+            e.round(1),
+            e.call("x", "delete_lead"),
+            e.approval("x"),
+        ]);
         assert.equal(stopped(awaiting), awaiting);
     });
 });
@@ -380,13 +449,13 @@ describe("replay and history", () => {
             e.warning("MCP_UNREACHABLE", "Wiki is unavailable"),
             e.round(1),
             e.text("Checking."),
-            e.call("call_1_0", "delete_lead", { requires_approval: true }),
+            e.call("call_1_0", "delete_lead", {requires_approval: true}),
             e.call("call_1_1", "find_leads"),
             e.approval("call_1_0"),
             e.start(),
             e.warning("MCP_UNREACHABLE", "Wiki is unavailable"),
-            e.result("call_1_1", { ms: 40 }),
-            e.result("call_1_0", { ms: 900 }),
+            e.result("call_1_1", {ms: 40}),
+            e.result("call_1_0", {ms: 900}),
             e.round(2),
             e.text("Deleted one."),
             e.done(2),
@@ -396,16 +465,16 @@ describe("replay and history", () => {
             e.start(),
             e.round(1),
             e.call("call_1_0", "find_leads"),
-            e.result("call_1_0", { ok: false, code: "MCP_EXECUTION_ERROR" }),
+            e.result("call_1_0", {ok: false, code: "MCP_EXECUTION_ERROR"}),
             e.round(2),
             e.text("Failed."),
             e.done(2),
         ];
-        return { first, second };
+        return {first, second};
     }
 
     test("events replayed after a reconnect are applied once", () => {
-        const { first } = twoTurns();
+        const {first} = twoTurns();
         const live = play(asked("Clean up"), first.slice(0, 10));
         assert.equal(replayAfter(live), 10);
         let replayed = live;
@@ -422,32 +491,34 @@ describe("replay and history", () => {
     test("an event without a sequence number is applied and leaves lastEventId alone", () => {
         const e = sequence();
         const state = play(asked("Go"), [e.start(), e.round(1)]);
-        const next = reduce(deepFreeze(state), { type: "text", delta: "local" });
+        const next = reduce(deepFreeze(state), {type: "text", delta: "local"});
         assert.equal(next.lastEventId, 2);
-        assert.deepEqual(lastAnswer(next), [{ kind: "text", text: "local" }]);
+        assert.deepEqual(lastAnswer(next), [{kind: "text", text: "local"}]);
     });
 
     test("an unknown event type is skipped but keeps its place in the sequence", () => {
         const e = sequence();
         const state = play(asked("Go"), [e.start()]);
-        const next = reduce(deepFreeze(state), { type: "telemetry", seq: 2, anything: 1 });
-        assert.deepEqual(next, { ...state, lastEventId: 2 });
+        const next = reduce(deepFreeze(state), {type: "telemetry", seq: 2, anything: 1});
+        assert.deepEqual(next, {...state, lastEventId: 2});
     });
 
     test("reloading a conversation shows what was streamed", () => {
-        const { first, second } = twoTurns();
+        const {first, second} = twoTurns();
         let live = play(asked("Clean up"), first);
         live = toggleTool(live, "1:call_1_0");
         live = play(userMessage(live, "And the rest?"), second);
         const stored = [
-            { role: "user", text: "Clean up", seq: 0 },
-            { role: "assistant", text: "Checking.Deleted one.", seq: 14 }, // the events carry it
-            { role: "user", text: "And the rest?", seq: 14 },
+            {role: "user", text: "Clean up", seq: 0},
+            {role: "assistant", text: "Checking.Deleted one.", seq: 14}, // the events carry it
+            {role: "user", text: "And the rest?", seq: 14},
         ];
         const reloaded = fromHistory(stored, [...first, ...second]);
         const collapsed = (state) => ({
             ...state,
-            messages: state.messages.map((m) => (m.parts ? { ...m, parts: m.parts.map((p) => ({ ...p, expanded: false })) } : m)),
+            messages: state.messages.map((m) =>
+                m.parts ? {...m, parts: m.parts.map((p) => ({...p, expanded: false}))} : m
+            ),
         });
         assert.deepEqual(collapsed(reloaded), collapsed(live));
         assert.equal(reloaded.lastEventId, 21);
@@ -455,8 +526,8 @@ describe("replay and history", () => {
     });
 
     test("reloading a conversation left awaiting approval offers the approval again", () => {
-        const { first } = twoTurns();
-        const reloaded = fromHistory([{ role: "user", text: "Clean up", seq: 0 }], first.slice(0, 7));
+        const {first} = twoTurns();
+        const reloaded = fromHistory([{role: "user", text: "Clean up", seq: 0}], first.slice(0, 7));
         assert.equal(reloaded.status, "awaiting_approval");
         assert.deepEqual(
             reloaded.pendingApproval.map((call) => call.id),
@@ -465,15 +536,15 @@ describe("replay and history", () => {
     });
 
     test("a user message whose turn has no events yet comes last", () => {
-        const { first } = twoTurns();
+        const {first} = twoTurns();
         const reloaded = fromHistory(
             [
-                { role: "user", text: "Clean up", seq: 0 },
-                { role: "user", text: "Hello?", seq: 14 },
+                {role: "user", text: "Clean up", seq: 0},
+                {role: "user", text: "Hello?", seq: 14},
             ],
             first
         );
-        assert.deepEqual(reloaded.messages.at(-1), { role: "user", text: "Hello?" });
+        assert.deepEqual(reloaded.messages.at(-1), {role: "user", text: "Hello?"});
         assert.equal(reloaded.messages.length, 3);
     });
 });
@@ -492,7 +563,7 @@ describe("tool blocks", () => {
             e.start(),
             e.round(1),
             e.call("call_1_0", "weather"),
-            e.result("call_1_0", { ok: false, code: "MCP_UNREACHABLE" }),
+            e.result("call_1_0", {ok: false, code: "MCP_UNREACHABLE"}),
         ]);
         const blocks = turn2.messages.filter((m) => m.role === "assistant").map((m) => m.parts[0]);
         assert.deepEqual(
@@ -506,7 +577,14 @@ describe("tool blocks", () => {
 
     test("toggleTool expands and collapses one block without touching the input", () => {
         const e = sequence();
-        const state = deepFreeze(play(asked("Go"), [e.start(), e.round(1), e.call("a", "find_leads"), e.call("b", "weather")]));
+        const state = deepFreeze(
+            play(asked("Go"), [
+                e.start(),
+                e.round(1),
+                e.call("a", "find_leads"),
+                e.call("b", "weather"),
+            ])
+        );
         const opened = toggleTool(state, "1:b");
         assert.deepEqual(
             tools(opened).map((part) => part.expanded),
@@ -539,54 +617,71 @@ test("what SseParser yields reduces like the event it carries", () => {
 /** Two calls of round 1 running, and how to find one's block. */
 function running() {
     const e = sequence();
-    const state = [e.start(), e.round(1), e.call("call_a", "export"), e.call("call_b", "find_leads")].reduce(
-        reduce,
-        userMessage(initialState(), "Export")
-    );
-    return { e, state };
+    const state = [
+        e.start(),
+        e.round(1),
+        e.call("call_a", "export"),
+        e.call("call_b", "find_leads"),
+    ].reduce(reduce, userMessage(initialState(), "Export"));
+    return {e, state};
 }
 const block = (state, id) => state.messages.at(-1).parts.find((part) => part.id === id);
 
 describe("a running call: progress, server messages and stopping it", () => {
-
     test("the latest progress replaces the previous one, on its own call only", () => {
-        const { e, state } = running();
-        const after = [e.progress("call_a", 1, 10, "step 1"), e.progress("call_a", 7, 10, "step 7", 1500)].reduce(reduce, state);
-        assert.deepEqual(block(after, "call_a").progress, { progress: 7, total: 10, message: "step 7", elapsedMs: 1500 });
+        const {e, state} = running();
+        const after = [
+            e.progress("call_a", 1, 10, "step 1"),
+            e.progress("call_a", 7, 10, "step 7", 1500),
+        ].reduce(reduce, state);
+        assert.deepEqual(block(after, "call_a").progress, {
+            progress: 7,
+            total: 10,
+            message: "step 7",
+            elapsedMs: 1500,
+        });
         assert.equal(block(after, "call_b").progress, null);
         assert.equal(after.status, "running_tools");
     });
 
     test("progress without a total is kept as such (an indeterminate bar)", () => {
-        const { e, state } = running();
+        const {e, state} = running();
         const after = reduce(state, e.progress("call_a", 3));
-        assert.deepEqual(block(after, "call_a").progress, { progress: 3, total: null, message: null, elapsedMs: 100 });
+        assert.deepEqual(block(after, "call_a").progress, {
+            progress: 3,
+            total: null,
+            message: null,
+            elapsedMs: 100,
+        });
     });
 
     test("progress that arrives after the result changes nothing", () => {
-        const { e, state } = running();
+        const {e, state} = running();
         const after = [e.result("call_a"), e.progress("call_a", 9, 10)].reduce(reduce, state);
         assert.equal(block(after, "call_a").progress, null);
         assert.equal(block(after, "call_a").status, "done");
     });
 
     test("server log messages are listed in order with their level", () => {
-        const { e, state } = running();
-        const after = [e.log("call_a", "info", "reading"), e.log("call_a", "warning", "slow disk")].reduce(reduce, state);
+        const {e, state} = running();
+        const after = [
+            e.log("call_a", "info", "reading"),
+            e.log("call_a", "warning", "slow disk"),
+        ].reduce(reduce, state);
         assert.deepEqual(block(after, "call_a").logs, [
-            { level: "info", logger: null, message: "reading" },
-            { level: "warning", logger: null, message: "slow disk" },
+            {level: "info", logger: null, message: "reading"},
+            {level: "warning", logger: null, message: "slow disk"},
         ]);
         assert.deepEqual(block(after, "call_b").logs, []);
     });
 
     test("a stop request marks the call stopping; its CANCELLED result makes it cancelled, the other call runs on", () => {
-        const { e, state } = running();
+        const {e, state} = running();
         const key = block(state, "call_a").key;
         const asked = cancelRequested(state, key);
         assert.equal(block(asked, "call_a").cancelling, true);
         assert.equal(block(asked, "call_b").cancelling, false);
-        const after = reduce(asked, e.result("call_a", { ok: false, code: "CANCELLED" }));
+        const after = reduce(asked, e.result("call_a", {ok: false, code: "CANCELLED"}));
         assert.equal(block(after, "call_a").status, "cancelled");
         assert.equal(block(after, "call_a").cancelling, false);
         assert.equal(block(after, "call_b").status, "running");
@@ -594,31 +689,40 @@ describe("a running call: progress, server messages and stopping it", () => {
     });
 
     test("a finished call cannot be asked to stop", () => {
-        const { e, state } = running();
+        const {e, state} = running();
         const done = reduce(state, e.result("call_a"));
-        assert.equal(block(cancelRequested(done, block(done, "call_a").key), "call_a").cancelling, false);
+        assert.equal(
+            block(cancelRequested(done, block(done, "call_a").key), "call_a").cancelling,
+            false
+        );
     });
 
     test("a replayed conversation shows the same progress and messages as the stream did", () => {
         const e = sequence();
-        const events = [e.start(), e.round(1), e.call("call_a", "export"), e.progress("call_a", 5, 5, "done"), e.log("call_a", "info", "ok"), e.result("call_a")];
+        const events = [
+            e.start(),
+            e.round(1),
+            e.call("call_a", "export"),
+            e.progress("call_a", 5, 5, "done"),
+            e.log("call_a", "info", "ok"),
+            e.result("call_a"),
+        ];
         const streamed = events.reduce(reduce, userMessage(initialState(), "Export"));
-        const replayed = fromHistory([{ role: "user", text: "Export", seq: 0 }], events);
+        const replayed = fromHistory([{role: "user", text: "Export", seq: 0}], events);
         assert.deepEqual(replayed.messages, streamed.messages);
     });
 });
 
 describe("a server's question during a call", () => {
-
     test("the question opens on its call and closes when answered", () => {
-        const { e, state } = running();
+        const {e, state} = running();
         const open = reduce(state, e.ask("call_a", "q1"));
         assert.deepEqual(block(open, "call_a").question, {
             elicitation: "q1",
             mode: "form",
             message: "Which one?",
             server: "CRM",
-            requestedSchema: { type: "object", properties: { pick: { type: "string" } } },
+            requestedSchema: {type: "object", properties: {pick: {type: "string"}}},
             url: null,
             host: null,
         });
@@ -628,27 +732,42 @@ describe("a server's question during a call", () => {
     });
 
     test("a URL question keeps its host; an answer to another question leaves it open", () => {
-        const { e, state } = running();
-        const open = reduce(state, e.ask("call_a", "q2", { mode: "url", url: "https://pay.example.com/x", host: "pay.example.com", requested_schema: null }));
+        const {e, state} = running();
+        const open = reduce(
+            state,
+            e.ask("call_a", "q2", {
+                mode: "url",
+                url: "https://pay.example.com/x",
+                host: "pay.example.com",
+                requested_schema: null,
+            })
+        );
         assert.equal(block(open, "call_a").question.host, "pay.example.com");
-        assert.equal(block(reduce(open, e.answered("call_a", "other")), "call_a").question.elicitation, "q2");
+        assert.equal(
+            block(reduce(open, e.answered("call_a", "other")), "call_a").question.elicitation,
+            "q2"
+        );
     });
 
     test("a question cancelled unanswered at its limit leaves a note on its block, which the result keeps", () => {
-        const { e, state } = running();
+        const {e, state} = running();
         const open = reduce(state, e.ask("call_a", "q4"));
         assert.equal(block(open, "call_a").note, null);
         const note = "No answer within 10 minutes: the question was cancelled.";
-        const lapsed = reduce(open, e.answered("call_a", "q4", "cancel", { note }));
+        const lapsed = reduce(open, e.answered("call_a", "q4", "cancel", {note}));
         assert.equal(block(lapsed, "call_a").question, null);
         assert.equal(block(lapsed, "call_a").note, note);
         assert.equal(block(reduce(lapsed, e.result("call_a")), "call_a").note, note);
     });
 
     test("the call's result or the end of the turn closes its question", () => {
-        const { e, state } = running();
+        const {e, state} = running();
         const open = reduce(state, e.ask("call_a", "q3"));
-        assert.equal(block(reduce(open, e.result("call_a", { ok: false, code: "MCP_TIMEOUT" })), "call_a").question, null);
+        assert.equal(
+            block(reduce(open, e.result("call_a", {ok: false, code: "MCP_TIMEOUT"})), "call_a")
+                .question,
+            null
+        );
         assert.equal(block(reduce(open, e.error("CANCELLED", "stopped")), "call_a").question, null);
         assert.equal(block(stopped(open), "call_a").question, null);
     });
@@ -657,7 +776,15 @@ describe("a server's question during a call", () => {
 /** A server of an auth_required event, as services/events.py's SignIn sends it. */
 function signInServer(id, name, extra = {}) {
     const url = "/ai_mcp/oauth/start?server_id=" + id + "&conversation_id=7";
-    return { server_id: id, server: name, url, step_up: false, scope: null, message: "Sign in to " + name + " to use its tools.", ...extra };
+    return {
+        server_id: id,
+        server: name,
+        url,
+        step_up: false,
+        scope: null,
+        message: "Sign in to " + name + " to use its tools.",
+        ...extra,
+    };
 }
 
 describe("a turn waiting for a sign-in", () => {
@@ -667,17 +794,17 @@ describe("a turn waiting for a sign-in", () => {
         const events = [
             e.start(),
             e.round(1),
-            e.call("call_note", "read_note", { server: "Notes" }),
-            e.call("call_wiki", "search_wiki", { server: "Wiki" }),
+            e.call("call_note", "read_note", {server: "Notes"}),
+            e.call("call_wiki", "search_wiki", {server: "Wiki"}),
             e.call("call_crm", "find_leads"),
             e.result("call_crm"),
             e.signIn([signInServer(7, "Notes"), signInServer(9, "Wiki")], "call_note", "call_wiki"),
         ];
-        return { e, events, state: play(asked("Read my notes"), events) };
+        return {e, events, state: play(asked("Read my notes"), events)};
     }
 
     test("auth_required pauses the turn on the servers to sign in to and the calls that wait for them", () => {
-        const { state } = awaitingSignIn();
+        const {state} = awaitingSignIn();
         assert.equal(state.status, "awaiting_auth");
         assert.deepEqual(state.pendingSignIn.servers, [
             {
@@ -721,19 +848,36 @@ describe("a turn waiting for a sign-in", () => {
         const state = play(asked("Edit my note"), [
             e.start(),
             e.round(1),
-            e.call("call_edit", "edit_note", { server: "Notes" }),
-            e.signIn([signInServer(7, "Notes", { step_up: true, scope: "notes:write", message: "Notes needs more." }), signInServer(9, "Wiki")], "call_edit"),
+            e.call("call_edit", "edit_note", {server: "Notes"}),
+            e.signIn(
+                [
+                    signInServer(7, "Notes", {
+                        step_up: true,
+                        scope: "notes:write",
+                        message: "Notes needs more.",
+                    }),
+                    signInServer(9, "Wiki"),
+                ],
+                "call_edit"
+            ),
         ]);
         const [notes, wiki] = state.pendingSignIn.servers;
-        assert.deepEqual([notes.stepUp, notes.scope, notes.message], [true, "notes:write", "Notes needs more."]);
+        assert.deepEqual(
+            [notes.stepUp, notes.scope, notes.message],
+            [true, "notes:write", "Notes needs more."]
+        );
         assert.deepEqual([wiki.stepUp, wiki.scope], [false, null]);
     });
 
     test("opening a sign-in, signing in and declining mark that server only", () => {
-        const { state } = awaitingSignIn();
+        const {state} = awaitingSignIn();
         const opened = signInOpened(deepFreeze(state), 7);
         assert.deepEqual(
-            opened.pendingSignIn.servers.map((server) => [server.serverId, server.opened, server.outcome]),
+            opened.pendingSignIn.servers.map((server) => [
+                server.serverId,
+                server.opened,
+                server.outcome,
+            ]),
             [
                 [7, true, null],
                 [9, false, null],
@@ -751,7 +895,7 @@ describe("a turn waiting for a sign-in", () => {
     });
 
     test("a sign-in for a server the turn does not wait for, or when no turn waits, changes nothing", () => {
-        const { e, state } = awaitingSignIn();
+        const {e, state} = awaitingSignIn();
         assert.equal(signedIn(state, 42), state);
         const idle = play(state, [e.start(), e.done(2)]);
         assert.equal(signedIn(idle, 7), idle);
@@ -759,23 +903,25 @@ describe("a turn waiting for a sign-in", () => {
     });
 
     test("the resume answer waits for every server, then lists the declined ones", () => {
-        const { state } = awaitingSignIn();
+        const {state} = awaitingSignIn();
         assert.equal(signInAnswer(state), null);
         const one = signedIn(state, 7);
         assert.equal(signInAnswer(one), null, "Wiki has no answer yet");
-        assert.deepEqual(signInAnswer(signInDeclined(one, 9)), { sign_in: { declined: [9] } });
-        assert.deepEqual(signInAnswer(signedIn(one, 9)), { sign_in: { declined: [] } });
-        assert.deepEqual(signInAnswer(signInDeclined(signInDeclined(state, 7), 9)), { sign_in: { declined: [7, 9] } });
+        assert.deepEqual(signInAnswer(signInDeclined(one, 9)), {sign_in: {declined: [9]}});
+        assert.deepEqual(signInAnswer(signedIn(one, 9)), {sign_in: {declined: []}});
+        assert.deepEqual(signInAnswer(signInDeclined(signInDeclined(state, 7), 9)), {
+            sign_in: {declined: [7, 9]},
+        });
     });
 
     test("a server declined and then signed in after all is not declined", () => {
-        const { state } = awaitingSignIn();
+        const {state} = awaitingSignIn();
         const changed = signedIn(signInDeclined(signedIn(state, 9), 7), 7);
-        assert.deepEqual(signInAnswer(changed), { sign_in: { declined: [] } });
+        assert.deepEqual(signInAnswer(changed), {sign_in: {declined: []}});
     });
 
     test("the resume runs the waiting calls in the same answer, and done ends the pause", () => {
-        const { e, state } = awaitingSignIn();
+        const {e, state} = awaitingSignIn();
         const resumed = play(state, [e.start()]);
         assert.equal(resumed.pendingSignIn, null);
         assert.equal(resumed.status, "running_tools");
@@ -786,7 +932,7 @@ describe("a turn waiting for a sign-in", () => {
         assert.equal(signInAnswer(resumed), null);
         const end = play(resumed, [
             e.result("call_note"),
-            e.result("call_wiki", { ok: false, code: "MCP_AUTH_REQUIRED" }), // the user went on without Wiki
+            e.result("call_wiki", {ok: false, code: "MCP_AUTH_REQUIRED"}), // the user went on without Wiki
             e.round(2),
             e.text("Your notes say hi."),
             e.done(2),
@@ -801,7 +947,7 @@ describe("a turn waiting for a sign-in", () => {
     });
 
     test("a done straight after the pause clears it", () => {
-        const { e, state } = awaitingSignIn();
+        const {e, state} = awaitingSignIn();
         const end = play(state, [e.done(1)]);
         assert.equal(end.status, "idle");
         assert.equal(end.pendingSignIn, null);
@@ -809,11 +955,15 @@ describe("a turn waiting for a sign-in", () => {
     });
 
     test("reloading a conversation left waiting for a sign-in shows the same cards and waiting calls", () => {
-        const { events, state } = awaitingSignIn();
-        const reloaded = fromHistory([{ role: "user", text: "Read my notes", seq: 0 }], events);
+        const {events, state} = awaitingSignIn();
+        const reloaded = fromHistory([{role: "user", text: "Read my notes", seq: 0}], events);
         assert.equal(reloaded.status, "awaiting_auth");
         assert.deepEqual(reloaded.pendingSignIn, state.pendingSignIn);
         assert.deepEqual(reloaded.messages, state.messages);
-        assert.equal(reloaded.pendingSignIn.servers[0].outcome, null, "a reload forgets what was clicked: the card asks again");
+        assert.equal(
+            reloaded.pendingSignIn.servers[0].outcome,
+            null,
+            "a reload forgets what was clicked: the card asks again"
+        );
     });
 });

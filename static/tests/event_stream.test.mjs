@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import {describe, test} from "node:test";
 
-import { readEventStream } from "../src/core/event_stream.js";
+import {readEventStream} from "../src/core/event_stream.js";
 
 const encoder = new TextEncoder();
 
 /** A Response whose body yields these byte chunks, then ends (or errors with `failWith`). */
-function streamed(chunks, { failWith = null } = {}) {
+function streamed(chunks, {failWith = null} = {}) {
     let i = 0;
     const body = new ReadableStream({
         pull(controller) {
@@ -19,7 +19,7 @@ function streamed(chunks, { failWith = null } = {}) {
             }
         },
     });
-    return new Response(body, { headers: { "Content-Type": "text/event-stream" } });
+    return new Response(body, {headers: {"Content-Type": "text/event-stream"}});
 }
 
 async function collect(response) {
@@ -40,8 +40,8 @@ describe("readEventStream", () => {
                 chunks.push(wire.slice(at, at + size));
             }
             assert.deepEqual(await collect(streamed(chunks)), [
-                { event: "start", data: { conversation_id: 7 }, id: 1 },
-                { event: "text", data: { delta: "héllo 🚀" }, id: 2 },
+                {event: "start", data: {conversation_id: 7}, id: 1},
+                {event: "text", data: {delta: "héllo 🚀"}, id: 2},
             ]);
         }
     });
@@ -70,15 +70,27 @@ describe("readEventStream", () => {
     });
 
     test("an event cut off by the end of the body is dropped", async () => {
-        const chunks = [encoder.encode('id: 1\nevent: text\ndata: {"delta":"a"}\n\nid: 2\nevent: text\ndata: {"delta":"b"}\n')];
-        assert.deepEqual((await collect(streamed(chunks))).map((m) => m.id), [1]);
+        const chunks = [
+            encoder.encode(
+                'id: 1\nevent: text\ndata: {"delta":"a"}\n\nid: 2\nevent: text\ndata: {"delta":"b"}\n'
+            ),
+        ];
+        assert.deepEqual(
+            (await collect(streamed(chunks))).map((m) => m.id),
+            [1]
+        );
     });
 
     test("a broken body rejects after the events that arrived", async () => {
         const seen = [];
         const failure = new TypeError("network error");
-        const response = streamed([encoder.encode('id: 1\nevent: text\ndata: {"delta":"a"}\n\n')], { failWith: failure });
-        await assert.rejects(readEventStream(response, (m) => seen.push(m.id)), failure);
+        const response = streamed([encoder.encode('id: 1\nevent: text\ndata: {"delta":"a"}\n\n')], {
+            failWith: failure,
+        });
+        await assert.rejects(
+            readEventStream(response, (m) => seen.push(m.id)),
+            failure
+        );
         assert.deepEqual(seen, [1]);
     });
 
@@ -86,16 +98,21 @@ describe("readEventStream", () => {
         const controller = new AbortController();
         const body = new ReadableStream({
             start(stream) {
-                controller.signal.addEventListener("abort", () => stream.error(new DOMException("aborted", "AbortError")));
+                controller.signal.addEventListener("abort", () =>
+                    stream.error(new DOMException("aborted", "AbortError"))
+                );
             },
         });
         const reading = readEventStream(new Response(body), () => {});
         controller.abort();
-        await assert.rejects(reading, { name: "AbortError" });
+        await assert.rejects(reading, {name: "AbortError"});
     });
 
     test("a payload that is not JSON, or a throwing handler, rejects and releases the body", async () => {
-        await assert.rejects(collect(streamed([encoder.encode("event: text\ndata: {oops\n\n")])), /not JSON/);
+        await assert.rejects(
+            collect(streamed([encoder.encode("event: text\ndata: {oops\n\n")])),
+            /not JSON/
+        );
         let cancelled = false;
         const body = new ReadableStream({
             pull(controller) {
@@ -115,6 +132,9 @@ describe("readEventStream", () => {
     });
 
     test("a response without a body is an error", async () => {
-        await assert.rejects(readEventStream(new Response(null), () => {}), /no body/);
+        await assert.rejects(
+            readEventStream(new Response(null), () => {}),
+            /no body/
+        );
     });
 });

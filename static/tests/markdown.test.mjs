@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import {describe, test} from "node:test";
 
-import { renderMarkdown } from "../src/core/markdown.js";
+import {renderMarkdown} from "../src/core/markdown.js";
 
 const LINK_ATTRIBUTES = 'rel="noopener noreferrer" target="_blank"';
 
@@ -22,7 +22,11 @@ function assertSafe(html, input) {
                 `unexpected tag ${piece} for ${JSON.stringify(input)}`
             );
         } else {
-            assert.doesNotMatch(piece, /[<>"']/, `raw character in text ${JSON.stringify(piece)} for ${JSON.stringify(input)}`);
+            assert.doesNotMatch(
+                piece,
+                /[<>"']/,
+                `raw character in text ${JSON.stringify(piece)} for ${JSON.stringify(input)}`
+            );
         }
     }
 }
@@ -32,35 +36,95 @@ describe("renderMarkdown renders", () => {
         ["paragraphs and line breaks", "Hello\nworld\n\nBye", "<p>Hello<br>world</p><p>Bye</p>"],
         ["CRLF and CR line endings", "a\r\nb\rc", "<p>a<br>b<br>c</p>"],
         ["bold and emphasis", "**bold** and *em*", "<p><strong>bold</strong> and <em>em</em></p>"],
-        ["emphasis inside bold", "**very *much* so**", "<p><strong>very <em>much</em> so</strong></p>"],
+        [
+            "emphasis inside bold",
+            "**very *much* so**",
+            "<p><strong>very <em>much</em> so</strong></p>",
+        ],
         ["stars that wrap nothing", "2 * 3 * 4 and a ** b", "<p>2 * 3 * 4 and a ** b</p>"],
         ["underscores as text", "snake_case_name", "<p>snake_case_name</p>"],
-        ["inline code, verbatim and escaped", "run `a **b** <c>`", "<p>run <code>a **b** &lt;c&gt;</code></p>"],
+        [
+            "inline code, verbatim and escaped",
+            "run `a **b** <c>`",
+            "<p>run <code>a **b** &lt;c&gt;</code></p>",
+        ],
         ["code holding a backtick", "`` a`b ``", "<p><code>a`b</code></p>"],
         ["an unmatched backtick", "it`s", "<p>it`s</p>"],
         ["backslash escapes", "\\*not em\\* \\`x\\`", "<p>*not em* `x`</p>"],
         ["headings", "# One\n## Two\n### Three", "<h1>One</h1><h2>Two</h2><h3>Three</h3>"],
         ["a hash without a space", "#hashtag", "<p>#hashtag</p>"],
-        ["a fenced block with its language", "```python\nif a < b:\n    print('x')\n```", '<pre><code class="language-python">if a &lt; b:\n    print(&#39;x&#39;)</code></pre>'],
-        ["a fence holding markdown verbatim", "```\n# not a heading\n- not a list\n```", "<pre><code># not a heading\n- not a list</code></pre>"],
-        ["a longer fence around a shorter one", "````md\n```js\nx\n```\n````", '<pre><code class="language-md">```js\nx\n```</code></pre>'],
-        ["an unclosed fence while streaming", "Here:\n```js\nconst a = 1;\nconst b", '<p>Here:</p><pre><code class="language-js">const a = 1;\nconst b</code></pre>'],
+        [
+            "a fenced block with its language",
+            "```python\nif a < b:\n    print('x')\n```",
+            '<pre><code class="language-python">if a &lt; b:\n    print(&#39;x&#39;)</code></pre>',
+        ],
+        [
+            "a fence holding markdown verbatim",
+            "```\n# not a heading\n- not a list\n```",
+            "<pre><code># not a heading\n- not a list</code></pre>",
+        ],
+        [
+            "a longer fence around a shorter one",
+            "````md\n```js\nx\n```\n````",
+            '<pre><code class="language-md">```js\nx\n```</code></pre>',
+        ],
+        [
+            "an unclosed fence while streaming",
+            "Here:\n```js\nconst a = 1;\nconst b",
+            '<p>Here:</p><pre><code class="language-js">const a = 1;\nconst b</code></pre>',
+        ],
         ["an unordered list", "- a\n* b\n+ c", "<ul><li>a</li><li>b</li><li>c</li></ul>"],
-        ["an ordered list after a paragraph", "Steps:\n1. one\n2) two", "<p>Steps:</p><ol><li>one</li><li>two</li></ol>"],
-        ["an ordered list not starting at 1", "3. c\n4. d", '<ol start="3"><li>c</li><li>d</li></ol>'],
-        ["blank lines between items", "1. a\n\n2. b\n\n\nafter", "<ol><li>a</li><li>b</li></ol><p>after</p>"],
-        ["nested lists", "- a\n  1. a1\n  2. a2\n- b\n    - b1", "<ul><li>a<ol><li>a1</li><li>a2</li></ol></li><li>b<ul><li>b1</li></ul></li></ul>"],
-        ["an item continued on an indented line", "- first\n  more\n- second", "<ul><li>first<br>more</li><li>second</li></ul>"],
+        [
+            "an ordered list after a paragraph",
+            "Steps:\n1. one\n2) two",
+            "<p>Steps:</p><ol><li>one</li><li>two</li></ol>",
+        ],
+        [
+            "an ordered list not starting at 1",
+            "3. c\n4. d",
+            '<ol start="3"><li>c</li><li>d</li></ol>',
+        ],
+        [
+            "blank lines between items",
+            "1. a\n\n2. b\n\n\nafter",
+            "<ol><li>a</li><li>b</li></ol><p>after</p>",
+        ],
+        [
+            "nested lists",
+            "- a\n  1. a1\n  2. a2\n- b\n    - b1",
+            "<ul><li>a<ol><li>a1</li><li>a2</li></ol></li><li>b<ul><li>b1</li></ul></li></ul>",
+        ],
+        [
+            "an item continued on an indented line",
+            "- first\n  more\n- second",
+            "<ul><li>first<br>more</li><li>second</li></ul>",
+        ],
         ["lists of both kinds in a row", "- a\n1. b", "<ul><li>a</li></ul><ol><li>b</li></ol>"],
         [
             "a fence inside a list item",
             "1. Run:\n   ```sh\n   ls -l\n   ```\n2. Done",
             '<ol><li>Run:</li></ol><pre><code class="language-sh">ls -l</code></pre><ol start="2"><li>Done</li></ol>',
         ],
-        ["inline syntax in items and headings", "## The `x` **key**\n- see *this*", "<h2>The <code>x</code> <strong>key</strong></h2><ul><li>see <em>this</em></li></ul>"],
-        ["an https link", "[Odoo](https://www.odoo.com/page?a=1&b=2)", `<p><a href="https://www.odoo.com/page?a=1&amp;b=2" ${LINK_ATTRIBUTES}>Odoo</a></p>`],
-        ["an http link with bold text", "[**docs**](http://example.com)", `<p><a href="http://example.com" ${LINK_ATTRIBUTES}><strong>docs</strong></a></p>`],
-        ["a mailto link", "[mail us](mailto:help@example.com)", `<p><a href="mailto:help@example.com" ${LINK_ATTRIBUTES}>mail us</a></p>`],
+        [
+            "inline syntax in items and headings",
+            "## The `x` **key**\n- see *this*",
+            "<h2>The <code>x</code> <strong>key</strong></h2><ul><li>see <em>this</em></li></ul>",
+        ],
+        [
+            "an https link",
+            "[Odoo](https://www.odoo.com/page?a=1&b=2)",
+            `<p><a href="https://www.odoo.com/page?a=1&amp;b=2" ${LINK_ATTRIBUTES}>Odoo</a></p>`,
+        ],
+        [
+            "an http link with bold text",
+            "[**docs**](http://example.com)",
+            `<p><a href="http://example.com" ${LINK_ATTRIBUTES}><strong>docs</strong></a></p>`,
+        ],
+        [
+            "a mailto link",
+            "[mail us](mailto:help@example.com)",
+            `<p><a href="mailto:help@example.com" ${LINK_ATTRIBUTES}>mail us</a></p>`,
+        ],
         ["a relative link as text", "[home](/web#action=1)", "<p>[home](/web#action=1)</p>"],
         ["brackets that are no link", "[a] (b) [c](d e)", "<p>[a] (b) [c](d e)</p>"],
         ["nothing", "", ""],
@@ -75,7 +139,8 @@ describe("renderMarkdown renders", () => {
     }
 
     test("a text streamed in deltas renders as its complete prefix at every step", () => {
-        const answer = "# Plan\n1. **Find** the `leads`\n2. Mail [them](https://x.org)\n```sql\nSELECT 1;\n```\nDone.";
+        const answer =
+            "# Plan\n1. **Find** the `leads`\n2. Mail [them](https://x.org)\n```sql\nSELECT 1;\n```\nDone.";
         for (let end = 0; end <= answer.length; end++) {
             assertSafe(renderMarkdown(answer.slice(0, end)), answer.slice(0, end));
         }
@@ -142,25 +207,28 @@ describe("renderMarkdown on long, hostile input", () => {
     // Correctness only, on inputs of up to 200 KB: a step quadratic in the input (a backtracking
     // regex, a search restarted at every character) would stall the suite instead of taking milliseconds.
     const paragraph = (text) => `<p>${text}</p>`;
-    const growingRuns = Array.from({ length: 600 }, (_, k) => "`".repeat(k + 1) + "x").join("");
+    const growingRuns = Array.from({length: 600}, (_, k) => "`".repeat(k + 1) + "x").join("");
     const cases = {
         "unclosed brackets": ["[".repeat(200_000), paragraph("[".repeat(200_000))],
         "link openings": ["[a](".repeat(50_000), paragraph("[a](".repeat(50_000))],
-        "links with a space in the URL": ["[a](b ".repeat(40_000), paragraph("[a](b ".repeat(40_000).trim())],
+        "links with a space in the URL": [
+            "[a](b ".repeat(40_000),
+            paragraph("[a](b ".repeat(40_000).trim()),
+        ],
         "lone stars": ["*a ".repeat(70_000), paragraph("*a ".repeat(70_000).trim())],
         "lone double stars": ["**a ".repeat(50_000), paragraph("**a ".repeat(50_000).trim())],
         "a run of stars": ["*".repeat(200_000), paragraph("*".repeat(200_000))],
         "backtick runs of growing length": [growingRuns, paragraph(growingRuns)],
         "backtick pairs": ["a`".repeat(100_000), paragraph("a<code>a</code>".repeat(50_000))],
-        "hashes": ["#".repeat(200_000) + " x", paragraph("#".repeat(200_000) + " x")],
+        hashes: ["#".repeat(200_000) + " x", paragraph("#".repeat(200_000) + " x")],
         "spaces before backticks": [" ".repeat(200_000) + "x```", paragraph("x```")],
-        "fences": ["```\n".repeat(50_000), "<pre><code></code></pre>".repeat(25_000)],
+        fences: ["```\n".repeat(50_000), "<pre><code></code></pre>".repeat(25_000)],
         "a deep list": [
-            Array.from({ length: 400 }, (_, k) => "  ".repeat(k) + "- x").join("\n"),
+            Array.from({length: 400}, (_, k) => "  ".repeat(k) + "- x").join("\n"),
             "<ul><li>x".repeat(400) + "</li></ul>".repeat(400),
         ],
         "many items apart": ["- a\n\n".repeat(40_000), `<ul>${"<li>a</li>".repeat(40_000)}</ul>`],
-        "backslashes": ["\\".repeat(200_000), paragraph("\\".repeat(100_000))],
+        backslashes: ["\\".repeat(200_000), paragraph("\\".repeat(100_000))],
     };
     for (const [name, [input, expected]] of Object.entries(cases)) {
         test(name, () => {

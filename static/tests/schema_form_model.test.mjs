@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
+import {spawnSync} from "node:child_process";
+import {existsSync} from "node:fs";
+import {dirname, join} from "node:path";
+import {describe, test} from "node:test";
+import {fileURLToPath} from "node:url";
 
 import {
     addItem,
@@ -34,16 +34,16 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const ADD = {
     type: "object",
     title: "addArguments",
-    properties: { a: { title: "A", type: "number" }, b: { title: "B", type: "number" } },
+    properties: {a: {title: "A", type: "number"}, b: {title: "B", type: "number"}},
     required: ["a", "b"],
 };
 const FAIL = {
     type: "object",
-    properties: { reason: { default: "boom", title: "Reason", type: "string" } },
+    properties: {reason: {default: "boom", title: "Reason", type: "string"}},
 };
 const OPTIONAL_CITY = {
     type: "object",
-    properties: { city: { anyOf: [{ type: "string" }, { type: "null" }], default: null, title: "City" } },
+    properties: {city: {anyOf: [{type: "string"}, {type: "null"}], default: null, title: "City"}},
 };
 const ORDER = {
     type: "object",
@@ -51,9 +51,9 @@ const ORDER = {
         Line: {
             type: "object",
             properties: {
-                sku: { type: "string", minLength: 1 },
-                qty: { type: "integer", minimum: 1 },
-                gift: { type: "boolean" },
+                sku: {type: "string", minLength: 1},
+                qty: {type: "integer", minimum: 1},
+                gift: {type: "boolean"},
             },
             required: ["sku", "qty"],
             additionalProperties: false,
@@ -63,15 +63,15 @@ const ORDER = {
         customer: {
             type: "object",
             title: "Customer",
-            properties: { name: { type: "string" }, vip: { type: "boolean" } },
+            properties: {name: {type: "string"}, vip: {type: "boolean"}},
             required: ["name"],
         },
-        priority: { enum: ["low", "normal", "high"], default: "normal" },
-        lines: { type: "array", items: { $ref: "#/$defs/Line" }, minItems: 1 },
-        tags: { type: "array", items: { type: "string" }, uniqueItems: true },
-        note: { type: ["string", "null"] },
-        discount: { type: "number", minimum: 0, maximum: 1 },
-        extra: { anyOf: [{ type: "string" }, { type: "integer" }] },
+        priority: {enum: ["low", "normal", "high"], default: "normal"},
+        lines: {type: "array", items: {$ref: "#/$defs/Line"}, minItems: 1},
+        tags: {type: "array", items: {type: "string"}, uniqueItems: true},
+        note: {type: ["string", "null"]},
+        discount: {type: "number", minimum: 0, maximum: 1},
+        extra: {anyOf: [{type: "string"}, {type: "integer"}]},
     },
     required: ["customer", "lines"],
 };
@@ -94,7 +94,10 @@ describe("compileSchema", () => {
         assert.equal(f.customer.required, true);
         assert.equal(f.customer.label, "Customer");
         assert.deepEqual(
-            fields(f.customer).name && [fields(f.customer).name.kind, fields(f.customer).name.required],
+            fields(f.customer).name && [
+                fields(f.customer).name.kind,
+                fields(f.customer).name.required,
+            ],
             ["string", true]
         );
         assert.equal(fields(f.customer).vip.kind, "boolean");
@@ -133,7 +136,7 @@ describe("compileSchema", () => {
 
     test("recursive schemas stop at a JSON input instead of looping", () => {
         const tree = {
-            $defs: { node: { type: "object", properties: { child: { $ref: "#/$defs/node" } } } },
+            $defs: {node: {type: "object", properties: {child: {$ref: "#/$defs/node"}}}},
             $ref: "#/$defs/node",
         };
         const desc = compileSchema(tree);
@@ -144,11 +147,22 @@ describe("compileSchema", () => {
     test("no schema, an empty schema or a tuple become JSON inputs", () => {
         assert.equal(compileSchema(undefined).kind, "json");
         assert.equal(compileSchema({}).kind, "json");
-        assert.equal(compileSchema({ type: "array", prefixItems: [{ type: "string" }] }).kind, "json");
-        assert.equal(compileSchema({ type: "object" }).extra, true, "a free-form object offers other properties");
+        assert.equal(compileSchema({type: "array", prefixItems: [{type: "string"}]}).kind, "json");
+        assert.equal(
+            compileSchema({type: "object"}).extra,
+            true,
+            "a free-form object offers other properties"
+        );
         assert.equal(compileSchema(ADD).extra, false);
-        assert.equal(compileSchema({ type: "object", properties: {} }).extra, false, "a tool that takes no arguments");
-        assert.equal(compileSchema({ type: "object", properties: {}, additionalProperties: true }).extra, true);
+        assert.equal(
+            compileSchema({type: "object", properties: {}}).extra,
+            false,
+            "a tool that takes no arguments"
+        );
+        assert.equal(
+            compileSchema({type: "object", properties: {}, additionalProperties: true}).extra,
+            true
+        );
     });
 });
 
@@ -162,7 +176,12 @@ describe("collect: values from the inputs", () => {
         assert.ok(result.errors.every((e) => e.code === "required"));
         setRaw(fields(desc).a, state.fields.a, "2");
         setRaw(fields(desc).b, state.fields.b, " -3.5e1 ");
-        assert.deepEqual(collect(desc, state), { present: true, value: { a: 2, b: -35 }, errors: [], partial: { a: 2, b: -35 } });
+        assert.deepEqual(collect(desc, state), {
+            present: true,
+            value: {a: 2, b: -35},
+            errors: [],
+            partial: {a: 2, b: -35},
+        });
     });
 
     test("numbers and integers are parsed strictly", () => {
@@ -172,7 +191,11 @@ describe("collect: values from the inputs", () => {
         for (const bad of ["", "abc", "1,5", "0x10", "Infinity", "NaN", "1e999", "--1", "1 2"]) {
             assert.equal(parseNumber(bad), undefined, bad);
         }
-        const desc = compileSchema({ type: "object", properties: { n: { type: "integer" } }, required: ["n"] });
+        const desc = compileSchema({
+            type: "object",
+            properties: {n: {type: "integer"}},
+            required: ["n"],
+        });
         const state = initialState(desc);
         setRaw(desc.fields[0], state.fields.n, "1.5");
         assert.deepEqual(
@@ -182,7 +205,7 @@ describe("collect: values from the inputs", () => {
         setRaw(desc.fields[0], state.fields.n, "x");
         assert.equal(collect(desc, state).errors[0].code, "number");
         setRaw(desc.fields[0], state.fields.n, "4.0");
-        assert.deepEqual(collect(desc, state).value, { n: 4 });
+        assert.deepEqual(collect(desc, state).value, {n: 4});
     });
 
     test("optional fields left empty are not sent; defaults are left to the server", () => {
@@ -190,7 +213,7 @@ describe("collect: values from the inputs", () => {
         const state = initialState(desc);
         assert.deepEqual(collect(desc, state).value, {});
         setRaw(desc.fields[0], state.fields.reason, "bad day");
-        assert.deepEqual(collect(desc, state).value, { reason: "bad day" });
+        assert.deepEqual(collect(desc, state).value, {reason: "bad day"});
         setRaw(desc.fields[0], state.fields.reason, "");
         assert.deepEqual(collect(desc, state).value, {});
     });
@@ -199,7 +222,11 @@ describe("collect: values from the inputs", () => {
         const desc = compileSchema(ORDER);
         const f = fields(desc);
         const state = initialState(desc);
-        assert.equal(state.fields.priority.index, -1, "an optional default is not forced on the user");
+        assert.equal(
+            state.fields.priority.index,
+            -1,
+            "an optional default is not forced on the user"
+        );
         setRaw(fields(f.customer).name, state.fields.customer.fields.name, "Ada");
         addItem(f.lines, state.fields.lines);
         const line = state.fields.lines.items[0];
@@ -209,9 +236,18 @@ describe("collect: values from the inputs", () => {
         const result = collect(desc, state);
         assert.equal(result.value, undefined);
         const byPath = errorsByPath(result.errors);
-        assert.deepEqual(byPath["lines/0/sku"].map((e) => e.code), ["minLength"]);
-        assert.deepEqual(byPath["lines/0/qty"].map((e) => [e.code, e.params.limit]), [["minimum", 1]]);
-        assert.deepEqual(byPath.discount.map((e) => e.code), ["maximum"]);
+        assert.deepEqual(
+            byPath["lines/0/sku"].map((e) => e.code),
+            ["minLength"]
+        );
+        assert.deepEqual(
+            byPath["lines/0/qty"].map((e) => [e.code, e.params.limit]),
+            [["minimum", 1]]
+        );
+        assert.deepEqual(
+            byPath.discount.map((e) => e.code),
+            ["maximum"]
+        );
 
         setRaw(f.lines.item.fields[0], line.fields.sku, "A-1");
         setRaw(f.lines.item.fields[1], line.fields.qty, "3");
@@ -222,13 +258,16 @@ describe("collect: values from the inputs", () => {
         setRaw(f.tags.item, state.fields.tags.items[0], "red");
         addItem(f.tags, state.fields.tags);
         setRaw(f.tags.item, state.fields.tags.items[1], "red");
-        assert.deepEqual(collect(desc, state).errors.map((e) => [e.path, e.code]), [[["tags"], "uniqueItems"]]);
+        assert.deepEqual(
+            collect(desc, state).errors.map((e) => [e.path, e.code]),
+            [[["tags"], "uniqueItems"]]
+        );
         setRaw(f.tags.item, state.fields.tags.items[1], "blue");
         moveItem(f.tags, state.fields.tags, 1, -1);
         setRaw(f.extra, state.fields.extra, "42");
         assert.deepEqual(collect(desc, state).value, {
-            customer: { name: "Ada" },
-            lines: [{ sku: "A-1", qty: 3, gift: true }],
+            customer: {name: "Ada"},
+            lines: [{sku: "A-1", qty: 3, gift: true}],
             priority: "high",
             tags: ["blue", "red"],
             discount: 0.25,
@@ -245,10 +284,10 @@ describe("collect: values from the inputs", () => {
         const schema = {
             type: "object",
             properties: {
-                level: { type: "integer", enum: [1, 2, 3] },
-                on: { type: "boolean" },
-                must: { type: "boolean" },
-                maybe: { type: ["integer", "null"] },
+                level: {type: "integer", enum: [1, 2, 3]},
+                on: {type: "boolean"},
+                must: {type: "boolean"},
+                maybe: {type: ["integer", "null"]},
             },
             required: ["level", "must"],
         };
@@ -257,69 +296,96 @@ describe("collect: values from the inputs", () => {
         const state = initialState(desc);
         assert.equal(state.fields.must.checked, false, "a required checkbox starts unchecked");
         assert.equal(state.fields.on.checked, undefined, "an optional boolean is unset, not false");
-        assert.deepEqual(collect(desc, state).errors.map((e) => [e.path, e.code]), [[["level"], "required"]]);
+        assert.deepEqual(
+            collect(desc, state).errors.map((e) => [e.path, e.code]),
+            [[["level"], "required"]]
+        );
         setIndex(f.level, state.fields.level, 1);
         setChecked(f.on, state.fields.on, false);
         setNull(f.maybe, state.fields.maybe, true);
-        assert.deepEqual(collect(desc, state).value, { level: 2, must: false, on: false, maybe: null });
+        assert.deepEqual(collect(desc, state).value, {
+            level: 2,
+            must: false,
+            on: false,
+            maybe: null,
+        });
         setNull(f.maybe, state.fields.maybe, false);
         setChecked(f.on, state.fields.on, undefined);
-        assert.deepEqual(collect(desc, state).value, { level: 2, must: false });
+        assert.deepEqual(collect(desc, state).value, {level: 2, must: false});
     });
 
     test("optional objects are sent once touched or switched on", () => {
         const schema = {
             type: "object",
-            properties: { opt: { type: "object", properties: { x: { type: "string" } } } },
+            properties: {opt: {type: "object", properties: {x: {type: "string"}}}},
         };
         const desc = compileSchema(schema);
         const state = initialState(desc);
         assert.deepEqual(collect(desc, state).value, {});
         setPresent(fields(desc).opt, state.fields.opt, true);
-        assert.deepEqual(collect(desc, state).value, { opt: {} });
+        assert.deepEqual(collect(desc, state).value, {opt: {}});
         setPresent(fields(desc).opt, state.fields.opt, false);
         setRaw(fields(desc).opt.fields[0], state.fields.opt.fields.x, "hi");
         touchPath(desc, state, ["opt", "x"]);
-        assert.deepEqual(collect(desc, state).value, { opt: { x: "hi" } });
+        assert.deepEqual(collect(desc, state).value, {opt: {x: "hi"}});
     });
 
     test("JSON inputs and other properties must parse", () => {
-        const desc = compileSchema({ type: "object" });
+        const desc = compileSchema({type: "object"});
         const state = initialState(desc);
         setExtraRaw(desc, state, "{bad");
-        assert.deepEqual(collect(desc, state).errors.map((e) => [e.path, e.code]), [[["*"], "json"]]);
+        assert.deepEqual(
+            collect(desc, state).errors.map((e) => [e.path, e.code]),
+            [[["*"], "json"]]
+        );
         setExtraRaw(desc, state, "[1]");
         assert.equal(collect(desc, state).errors[0].code, "object");
         setExtraRaw(desc, state, '{"k": [1, {"z": null}]}');
-        assert.deepEqual(collect(desc, state).value, { k: [1, { z: null }] });
-        const named = compileSchema({ type: "object", properties: { k: { type: "string" } } });
+        assert.deepEqual(collect(desc, state).value, {k: [1, {z: null}]});
+        const named = compileSchema({type: "object", properties: {k: {type: "string"}}});
         const namedState = initialState(named);
         setExtraRaw(named, namedState, '{"k": "x"}');
         assert.equal(collect(named, namedState).errors[0].code, "duplicate");
     });
 
     test("a loaded value of the wrong type is reported, not silently converted", () => {
-        const result = roundTrip(ADD, { a: "2", b: 3 });
-        assert.deepEqual(result.errors.map((e) => [e.path, e.code]), [[["a"], "type"]]);
+        const result = roundTrip(ADD, {a: "2", b: 3});
+        assert.deepEqual(
+            result.errors.map((e) => [e.path, e.code]),
+            [[["a"], "type"]]
+        );
         const desc = compileSchema(ADD);
-        const state = stateFromValue(desc, { a: "2", b: 3 });
+        const state = stateFromValue(desc, {a: "2", b: 3});
         setRaw(fields(desc).a, state.fields.a, "2");
-        assert.deepEqual(collect(desc, state).value, { a: 2, b: 3 }, "editing the field clears the problem");
+        assert.deepEqual(
+            collect(desc, state).value,
+            {a: 2, b: 3},
+            "editing the field clears the problem"
+        );
     });
 
     test("unknown keys are kept through a round trip", () => {
-        assert.deepEqual(roundTrip(ADD, { a: 1, b: 2, c: [true] }).value, { a: 1, b: 2, c: [true] });
+        assert.deepEqual(roundTrip(ADD, {a: 1, b: 2, c: [true]}).value, {a: 1, b: 2, c: [true]});
         assert.equal(
-            roundTrip({ ...ADD, additionalProperties: false }, { a: 1, b: 2, c: 1 }).errors[0].code,
+            roundTrip({...ADD, additionalProperties: false}, {a: 1, b: 2, c: 1}).errors[0].code,
             "additionalProperties"
         );
     });
 
     test("fieldPaths lists the inputs shown, so errors elsewhere can be shown apart", () => {
         const desc = compileSchema(ORDER);
-        const state = stateFromValue(desc, { customer: { name: "x" }, lines: [{ sku: "a", qty: 1 }] });
+        const state = stateFromValue(desc, {customer: {name: "x"}, lines: [{sku: "a", qty: 1}]});
         const paths = fieldPaths(desc, state);
-        for (const key of ["", "customer", "customer/name", "lines", "lines/0", "lines/0/qty", "tags", "*"]) {
+        for (const key of [
+            "",
+            "customer",
+            "customer/name",
+            "lines",
+            "lines/0",
+            "lines/0/qty",
+            "tags",
+            "*",
+        ]) {
             assert.ok(paths.has(key), key);
         }
         assert.ok(!paths.has("tags/0"));
@@ -329,7 +395,7 @@ describe("collect: values from the inputs", () => {
     test("parseArguments reads the stored text", () => {
         assert.deepEqual(parseArguments(""), {});
         assert.deepEqual(parseArguments(false), {});
-        assert.deepEqual(parseArguments('{"a": 1}'), { a: 1 });
+        assert.deepEqual(parseArguments('{"a": 1}'), {a: 1});
         assert.equal(parseArguments("{"), undefined);
     });
 });
@@ -337,32 +403,54 @@ describe("collect: values from the inputs", () => {
 describe("validate", () => {
     test("the keywords tools use", () => {
         const codes = (schema, value) => validate(schema, value).map((e) => e.code);
-        assert.deepEqual(codes({ type: "string", minLength: 2 }, "😀"), ["minLength"], "lengths count code points");
-        assert.deepEqual(codes({ type: "integer" }, 1.0), []);
-        assert.deepEqual(codes({ type: "number" }, true), ["type"]);
-        assert.deepEqual(codes({ enum: [1] }, true), ["enum"]);
-        assert.deepEqual(codes({ const: { a: [1] } }, { a: [1.0] }), []);
-        assert.deepEqual(codes({ multipleOf: 0.5 }, 1.5), []);
-        assert.deepEqual(codes({ multipleOf: 3 }, 1e21), ["multipleOf"], "exact, as Python computes it");
-        assert.deepEqual(codes({ multipleOf: 0.1 }, 0.3), ["multipleOf"], "float quotient, as Python computes it");
-        assert.deepEqual(codes({ pattern: "^a" }, "ba"), ["pattern"]);
-        assert.deepEqual(codes({ oneOf: [{ type: "integer" }, { type: "number" }] }, 1), ["oneOf"]);
-        assert.deepEqual(codes({ not: { type: "null" } }, null), ["not"]);
-        assert.deepEqual(codes({ if: { type: "string" }, then: { minLength: 3 } }, "ab"), ["minLength"]);
-        assert.deepEqual(codes({ dependentRequired: { a: ["b"] } }, { a: 1 }), ["dependentRequired"]);
-        assert.deepEqual(codes({ patternProperties: { "^x": { type: "string" } }, additionalProperties: false }, { x1: "a", y: 1 }), ["additionalProperties"]);
-        assert.deepEqual(codes({ uniqueItems: true }, [1, true, 0, false]), []);
-        assert.deepEqual(codes({ uniqueItems: true }, [{ a: 1 }, { a: 1.0 }]), ["uniqueItems"]);
-        assert.deepEqual(codes({ $ref: "#/nowhere" }, 1), ["ref"]);
-        const required = validate({ required: ["k"] }, {});
-        assert.deepEqual(required[0].path, ["k"], "a missing property is reported where its input is");
+        assert.deepEqual(
+            codes({type: "string", minLength: 2}, "😀"),
+            ["minLength"],
+            "lengths count code points"
+        );
+        assert.deepEqual(codes({type: "integer"}, 1.0), []);
+        assert.deepEqual(codes({type: "number"}, true), ["type"]);
+        assert.deepEqual(codes({enum: [1]}, true), ["enum"]);
+        assert.deepEqual(codes({const: {a: [1]}}, {a: [1.0]}), []);
+        assert.deepEqual(codes({multipleOf: 0.5}, 1.5), []);
+        assert.deepEqual(
+            codes({multipleOf: 3}, 1e21),
+            ["multipleOf"],
+            "exact, as Python computes it"
+        );
+        assert.deepEqual(
+            codes({multipleOf: 0.1}, 0.3),
+            ["multipleOf"],
+            "float quotient, as Python computes it"
+        );
+        assert.deepEqual(codes({pattern: "^a"}, "ba"), ["pattern"]);
+        assert.deepEqual(codes({oneOf: [{type: "integer"}, {type: "number"}]}, 1), ["oneOf"]);
+        assert.deepEqual(codes({not: {type: "null"}}, null), ["not"]);
+        assert.deepEqual(codes({if: {type: "string"}, then: {minLength: 3}}, "ab"), ["minLength"]);
+        assert.deepEqual(codes({dependentRequired: {a: ["b"]}}, {a: 1}), ["dependentRequired"]);
+        assert.deepEqual(
+            codes(
+                {patternProperties: {"^x": {type: "string"}}, additionalProperties: false},
+                {x1: "a", y: 1}
+            ),
+            ["additionalProperties"]
+        );
+        assert.deepEqual(codes({uniqueItems: true}, [1, true, 0, false]), []);
+        assert.deepEqual(codes({uniqueItems: true}, [{a: 1}, {a: 1.0}]), ["uniqueItems"]);
+        assert.deepEqual(codes({$ref: "#/nowhere"}, 1), ["ref"]);
+        const required = validate({required: ["k"]}, {});
+        assert.deepEqual(
+            required[0].path,
+            ["k"],
+            "a missing property is reported where its input is"
+        );
     });
 
     test("jsonEqual follows JSON, not JavaScript", () => {
-        assert.ok(jsonEqual({ a: 1, b: [2] }, { b: [2], a: 1 }));
+        assert.ok(jsonEqual({a: 1, b: [2]}, {b: [2], a: 1}));
         assert.ok(!jsonEqual(1, true));
-        assert.ok(!jsonEqual({ a: undefined }, {}));
-        assert.ok(!jsonEqual([1], { 0: 1 }));
+        assert.ok(!jsonEqual({a: undefined}, {}));
+        assert.ok(!jsonEqual([1], {0: 1}));
     });
 });
 
@@ -383,7 +471,7 @@ function findPython() {
         if (python.includes("/") && !existsSync(python)) {
             continue;
         }
-        const probe = spawnSync(python, ["-c", "import jsonschema"], { encoding: "utf8" });
+        const probe = spawnSync(python, ["-c", "import jsonschema"], {encoding: "utf8"});
         if (probe.status === 0) {
             return python;
         }
@@ -403,7 +491,11 @@ print(json.dumps(out))
 
 function oracle(python, cases) {
     const input = cases.map((c) => JSON.stringify(c)).join("\n") + "\n";
-    const run = spawnSync(python, ["-c", ORACLE], { input, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    const run = spawnSync(python, ["-c", ORACLE], {
+        input,
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+    });
     assert.equal(run.status, 0, run.stderr);
     return JSON.parse(run.stdout);
 }
@@ -420,7 +512,7 @@ function prng(seed) {
     const int = (lo, hi) => lo + Math.floor(next() * (hi - lo + 1));
     const pick = (items) => items[Math.floor(next() * items.length)];
     const chance = (p) => next() < p;
-    return { next, int, pick, chance };
+    return {next, int, pick, chance};
 }
 
 const KEYS = ["a", "b", "name", "count", "x-y", "ünï", "tags", "", "0"];
@@ -429,41 +521,86 @@ const STRINGS = ["", "a", "ab", "abc", "hello", "A1", "😀", "  ", "12", "null"
 function genSchema(r, depth, defs) {
     const scalar = () =>
         r.pick([
-            () => ({ type: "string", ...(r.chance(0.3) ? { minLength: r.int(0, 3) } : {}), ...(r.chance(0.2) ? { maxLength: r.int(1, 5) } : {}), ...(r.chance(0.15) ? { pattern: r.pick(["^[a-z]+$", "\\d", "^A"]) } : {}), ...(r.chance(0.1) ? { format: "email" } : {}) }),
-            () => ({ type: "number", ...(r.chance(0.3) ? { minimum: r.int(-5, 5) } : {}), ...(r.chance(0.3) ? { maximum: r.int(5, 20) } : {}), ...(r.chance(0.15) ? { exclusiveMinimum: r.int(-3, 3) } : {}), ...(r.chance(0.15) ? { multipleOf: r.pick([0.5, 2, 3]) } : {}) }),
-            () => ({ type: "integer", ...(r.chance(0.3) ? { minimum: r.int(-5, 5) } : {}), ...(r.chance(0.2) ? { exclusiveMaximum: r.int(5, 20) } : {}), ...(r.chance(0.15) ? { multipleOf: r.pick([2, 5]) } : {}) }),
-            () => ({ type: "boolean" }),
-            () => ({ enum: r.pick([["x", "y", "z"], [1, 2.5, "3"], [true, null, 0], [{ k: 1 }, [1]]]) }),
-            () => ({ const: r.pick(["fixed", 7, false, null]) }),
-            () => ({ type: "null" }),
+            () => ({
+                type: "string",
+                ...(r.chance(0.3) ? {minLength: r.int(0, 3)} : {}),
+                ...(r.chance(0.2) ? {maxLength: r.int(1, 5)} : {}),
+                ...(r.chance(0.15) ? {pattern: r.pick(["^[a-z]+$", "\\d", "^A"])} : {}),
+                ...(r.chance(0.1) ? {format: "email"} : {}),
+            }),
+            () => ({
+                type: "number",
+                ...(r.chance(0.3) ? {minimum: r.int(-5, 5)} : {}),
+                ...(r.chance(0.3) ? {maximum: r.int(5, 20)} : {}),
+                ...(r.chance(0.15) ? {exclusiveMinimum: r.int(-3, 3)} : {}),
+                ...(r.chance(0.15) ? {multipleOf: r.pick([0.5, 2, 3])} : {}),
+            }),
+            () => ({
+                type: "integer",
+                ...(r.chance(0.3) ? {minimum: r.int(-5, 5)} : {}),
+                ...(r.chance(0.2) ? {exclusiveMaximum: r.int(5, 20)} : {}),
+                ...(r.chance(0.15) ? {multipleOf: r.pick([2, 5])} : {}),
+            }),
+            () => ({type: "boolean"}),
+            () => ({
+                enum: r.pick([
+                    ["x", "y", "z"],
+                    [1, 2.5, "3"],
+                    [true, null, 0],
+                    [{k: 1}, [1]],
+                ]),
+            }),
+            () => ({const: r.pick(["fixed", 7, false, null])}),
+            () => ({type: "null"}),
         ])();
-    const withNull = (s) => r.pick([() => s, () => ({ ...s, type: [s.type, "null"] }), () => ({ anyOf: [s, { type: "null" }], default: null })])();
+    const withNull = (s) =>
+        r.pick([
+            () => s,
+            () => ({...s, type: [s.type, "null"]}),
+            () => ({anyOf: [s, {type: "null"}], default: null}),
+        ])();
     const choices = [() => scalar(), () => scalar(), () => scalar()];
     if (depth < 3) {
         choices.push(
             () => genObject(r, depth + 1, defs),
-            () => ({ type: "array", items: genSchema(r, depth + 1, defs), ...(r.chance(0.3) ? { minItems: r.int(0, 2) } : {}), ...(r.chance(0.2) ? { maxItems: r.int(1, 3) } : {}), ...(r.chance(0.2) ? { uniqueItems: true } : {}) }),
-            () => ({ type: "array" }),
+            () => ({
+                type: "array",
+                items: genSchema(r, depth + 1, defs),
+                ...(r.chance(0.3) ? {minItems: r.int(0, 2)} : {}),
+                ...(r.chance(0.2) ? {maxItems: r.int(1, 3)} : {}),
+                ...(r.chance(0.2) ? {uniqueItems: true} : {}),
+            }),
+            () => ({type: "array"})
         );
     }
     choices.push(
         () => ({}),
-        () => ({ anyOf: [{ type: "string" }, { type: "integer" }] }),
-        () => ({ oneOf: [{ type: "number", maximum: 3 }, { type: "integer", minimum: 2 }] }),
-        () => ({ type: ["string", "boolean"] }),
-        () => ({ type: "array", prefixItems: [{ type: "string" }, { type: "integer" }] }),
+        () => ({anyOf: [{type: "string"}, {type: "integer"}]}),
+        () => ({
+            oneOf: [
+                {type: "number", maximum: 3},
+                {type: "integer", minimum: 2},
+            ],
+        }),
+        () => ({type: ["string", "boolean"]}),
+        () => ({type: "array", prefixItems: [{type: "string"}, {type: "integer"}]}),
         () => {
             const name = `d${Object.keys(defs).length}`;
             defs[name] = depth < 3 ? genObject(r, depth + 1, defs) : scalar();
-            return { $ref: `#/$defs/${name}` };
-        },
+            return {$ref: `#/$defs/${name}`};
+        }
     );
     let schema = r.pick(choices)();
-    if (schema.type && typeof schema.type === "string" && schema.type !== "null" && r.chance(0.15)) {
+    if (
+        schema.type &&
+        typeof schema.type === "string" &&
+        schema.type !== "null" &&
+        r.chance(0.15)
+    ) {
         schema = withNull(schema);
     }
     if (r.chance(0.2)) {
-        schema = { ...schema, title: "T", description: "D" };
+        schema = {...schema, title: "T", description: "D"};
     }
     return schema;
 }
@@ -479,11 +616,11 @@ function genObject(r, depth, defs) {
     if (r.chance(0.1)) {
         required.push("undeclared");
     }
-    const schema = { type: "object", properties, ...(required.length ? { required } : {}) };
+    const schema = {type: "object", properties, ...(required.length ? {required} : {})};
     if (r.chance(0.25)) {
         schema.additionalProperties = false;
     } else if (r.chance(0.1)) {
-        schema.additionalProperties = { type: "integer" };
+        schema.additionalProperties = {type: "integer"};
     }
     if (r.chance(0.05)) {
         schema.minProperties = 1;
@@ -536,7 +673,11 @@ function genValue(r, schema, root, depth = 0) {
             const n = r.int(0, 3);
             const items = [];
             for (let i = 0; i < n; i++) {
-                items.push(schema.items === undefined ? genAny(r, 1) : genValue(r, schema.items, root, depth + 1));
+                items.push(
+                    schema.items === undefined
+                        ? genAny(r, 1)
+                        : genValue(r, schema.items, root, depth + 1)
+                );
             }
             return items;
         }
@@ -567,7 +708,7 @@ function genAny(r, depth) {
         return leaf();
     }
     if (r.chance(0.5)) {
-        return Array.from({ length: r.int(0, 2) }, () => genAny(r, depth - 1));
+        return Array.from({length: r.int(0, 2)}, () => genAny(r, depth - 1));
     }
     const obj = {};
     for (let i = r.int(0, 2); i > 0; i--) {
@@ -587,20 +728,34 @@ function randomEdits(r, desc, state, rootDesc, rootState, path = []) {
         case "string":
         case "json":
             if (r.chance(0.7)) {
-                setRaw(desc, state, desc.kind === "json" ? r.pick(["1", '"x"', "[1, 2]", "{", "null", "", '{"a": 1}', "true"]) : r.pick(STRINGS));
+                setRaw(
+                    desc,
+                    state,
+                    desc.kind === "json"
+                        ? r.pick(["1", '"x"', "[1, 2]", "{", "null", "", '{"a": 1}', "true"])
+                        : r.pick(STRINGS)
+                );
                 edit();
             }
             return;
         case "number":
         case "integer":
             if (r.chance(0.7)) {
-                setRaw(desc, state, r.pick(["", "0", "1", "-3", "2.5", "1e2", "abc", " 7 ", "10", "-0", "4.0"]));
+                setRaw(
+                    desc,
+                    state,
+                    r.pick(["", "0", "1", "-3", "2.5", "1e2", "abc", " 7 ", "10", "-0", "4.0"])
+                );
                 edit();
             }
             return;
         case "boolean":
             if (r.chance(0.7)) {
-                setChecked(desc, state, desc.required ? r.chance(0.5) : r.pick([true, false, undefined]));
+                setChecked(
+                    desc,
+                    state,
+                    desc.required ? r.chance(0.5) : r.pick([true, false, undefined])
+                );
                 edit();
             }
             return;
@@ -615,7 +770,10 @@ function randomEdits(r, desc, state, rootDesc, rootState, path = []) {
                 setPresent(desc, state, r.chance(0.5));
             }
             for (const field of desc.fields) {
-                randomEdits(r, field, state.fields[field.key], rootDesc, rootState, [...path, field.key]);
+                randomEdits(r, field, state.fields[field.key], rootDesc, rootState, [
+                    ...path,
+                    field.key,
+                ]);
             }
             if (desc.extra && r.chance(0.2)) {
                 setExtraRaw(desc, state, r.pick(["", '{"zz": 1}', "{", "[]", '{"other": "s"}']));
@@ -628,7 +786,9 @@ function randomEdits(r, desc, state, rootDesc, rootState, path = []) {
             if (state.items.length && r.chance(0.2)) {
                 removeItem(desc, state, r.int(0, state.items.length - 1));
             }
-            state.items.forEach((item, i) => randomEdits(r, desc.item, item, rootDesc, rootState, [...path, i]));
+            state.items.forEach((item, i) =>
+                randomEdits(r, desc.item, item, rootDesc, rootState, [...path, i])
+            );
             return;
     }
 }
@@ -637,7 +797,7 @@ describe("property: the form accepts exactly what the schema accepts (Python's j
     const python = findPython();
     const skip = python ? false : "no Python with jsonschema (.venv, /opt/odoo18/.venv or python3)";
 
-    test("on random schemas, values and edits", { skip }, () => {
+    test("on random schemas, values and edits", {skip}, () => {
         const r = prng(Number(process.env.SCHEMA_FORM_SEED) || 20240611);
         const cases = [];
         for (let s = 0; s < 400; s++) {
@@ -650,38 +810,57 @@ describe("property: the form accepts exactly what the schema accepts (Python's j
             for (let v = 0; v < 8; v++) {
                 const value = genValue(r, schema, schema);
                 const result = collect(desc, stateFromValue(desc, value));
-                cases.push({ kind: "value", schema, value, result, js: validate(schema, value).length === 0 });
+                cases.push({
+                    kind: "value",
+                    schema,
+                    value,
+                    result,
+                    js: validate(schema, value).length === 0,
+                });
             }
             for (let e = 0; e < 4; e++) {
                 const state = initialState(desc);
                 randomEdits(r, desc, state, desc, state);
-                cases.push({ kind: "edit", schema, result: collect(desc, state) });
+                cases.push({kind: "edit", schema, result: collect(desc, state)});
             }
         }
         // 1. is each generated value valid?
         const valueCases = cases.filter((c) => c.kind === "value");
-        const verdicts = oracle(python, valueCases.map((c) => ({ schema: c.schema, value: c.value })));
+        const verdicts = oracle(
+            python,
+            valueCases.map((c) => ({schema: c.schema, value: c.value}))
+        );
         let valid = 0;
         valueCases.forEach((c, i) => {
             c.valid = verdicts[i];
             valid += c.valid ? 1 : 0;
-            const where = JSON.stringify({ schema: c.schema, value: c.value });
+            const where = JSON.stringify({schema: c.schema, value: c.value});
             assert.equal(c.js, c.valid, `the form's validator disagrees with jsonschema: ${where}`);
             if (c.valid) {
                 assert.deepEqual(c.result.errors, [], `a valid value is refused: ${where}`);
-                assert.ok(jsonEqual(c.result.value, c.value), `a valid value comes back changed: ${where} -> ${JSON.stringify(c.result.value)}`);
+                assert.ok(
+                    jsonEqual(c.result.value, c.value),
+                    `a valid value comes back changed: ${where} -> ${JSON.stringify(c.result.value)}`
+                );
             }
         });
         // 2. whatever the form gives without errors is valid
-        const produced = cases.filter((c) => c.result.errors.length === 0 && !(c.kind === "value" && c.valid));
-        const verdicts2 = oracle(python, produced.map((c) => ({ schema: c.schema, value: c.result.value })));
+        const produced = cases.filter(
+            (c) => c.result.errors.length === 0 && !(c.kind === "value" && c.valid)
+        );
+        const verdicts2 = oracle(
+            python,
+            produced.map((c) => ({schema: c.schema, value: c.result.value}))
+        );
         produced.forEach((c, i) => {
-            const where = JSON.stringify({ schema: c.schema, from: c.value, got: c.result.value });
+            const where = JSON.stringify({schema: c.schema, from: c.value, got: c.result.value});
             assert.ok(verdicts2[i], `the form produced an invalid value: ${where}`);
         });
         // the generators must exercise both sides of the property
         const invalid = valueCases.length - valid;
-        const editsOk = cases.filter((c) => c.kind === "edit" && c.result.errors.length === 0).length;
+        const editsOk = cases.filter(
+            (c) => c.kind === "edit" && c.result.errors.length === 0
+        ).length;
         assert.ok(valid > 800 && invalid > 400, `valid ${valid}, invalid ${invalid}`);
         assert.ok(editsOk > 200, `edits giving a value: ${editsOk}`);
     });
@@ -689,14 +868,39 @@ describe("property: the form accepts exactly what the schema accepts (Python's j
 
 describe("MCP elicitation choices (2025-11-25): titled and untitled, single and multiple, with defaults", () => {
     const SHAPES = {
-        untitled: { type: "string", enum: ["red", "green"], default: "green" },
-        titled: { type: "string", oneOf: [{ const: "r", title: "Red" }, { const: "g", title: "Green" }], default: "g" },
-        legacy: { type: "string", enum: ["r", "g"], enumNames: ["Red", "Green"], default: "r" },
-        multiple: { type: "array", items: { type: "string", enum: ["a", "b", "c"] }, default: ["b"], minItems: 1, maxItems: 2 },
-        multipleTitled: { type: "array", items: { anyOf: [{ const: "a", title: "Alpha" }, { const: "b", title: "Beta" }] }, default: ["a"] },
+        untitled: {type: "string", enum: ["red", "green"], default: "green"},
+        titled: {
+            type: "string",
+            oneOf: [
+                {const: "r", title: "Red"},
+                {const: "g", title: "Green"},
+            ],
+            default: "g",
+        },
+        legacy: {type: "string", enum: ["r", "g"], enumNames: ["Red", "Green"], default: "r"},
+        multiple: {
+            type: "array",
+            items: {type: "string", enum: ["a", "b", "c"]},
+            default: ["b"],
+            minItems: 1,
+            maxItems: 2,
+        },
+        multipleTitled: {
+            type: "array",
+            items: {
+                anyOf: [
+                    {const: "a", title: "Alpha"},
+                    {const: "b", title: "Beta"},
+                ],
+            },
+            default: ["a"],
+        },
     };
-    const form = (shape) => compileSchema({ type: "object", properties: { v: shape }, required: ["v"] });
-    const labels = (desc) => desc.fields[0].options?.map((o) => o.label) ?? desc.fields[0].item.options.map((o) => o.label);
+    const form = (shape) =>
+        compileSchema({type: "object", properties: {v: shape}, required: ["v"]});
+    const labels = (desc) =>
+        desc.fields[0].options?.map((o) => o.label) ??
+        desc.fields[0].item.options.map((o) => o.label);
 
     test("each choice shows its title, or the value when it has none", () => {
         assert.deepEqual(labels(form(SHAPES.untitled)), ["red", "green"]);
@@ -707,29 +911,50 @@ describe("MCP elicitation choices (2025-11-25): titled and untitled, single and 
     });
 
     test("the server's default is preselected and sent as the value, not the title", () => {
-        const sent = Object.fromEntries(Object.entries(SHAPES).map(([name, shape]) => {
-            const desc = form(shape);
-            return [name, collect(desc, initialState(desc)).value.v];
-        }));
-        assert.deepEqual(sent, { untitled: "green", titled: "g", legacy: "r", multiple: ["b"], multipleTitled: ["a"] });
+        const sent = Object.fromEntries(
+            Object.entries(SHAPES).map(([name, shape]) => {
+                const desc = form(shape);
+                return [name, collect(desc, initialState(desc)).value.v];
+            })
+        );
+        assert.deepEqual(sent, {
+            untitled: "green",
+            titled: "g",
+            legacy: "r",
+            multiple: ["b"],
+            multipleTitled: ["a"],
+        });
     });
 
     test("picking another choice sends its value; every value the server allows can be chosen", () => {
         const desc = form(SHAPES.titled);
         const state = initialState(desc);
         setIndex(desc.fields[0], state.fields.v, 0);
-        assert.deepEqual(collect(desc, state), { present: true, value: { v: "r" }, errors: [], partial: { v: "r" } });
-        for (const [name, value] of [["titled", "g"], ["legacy", "g"], ["multiple", ["a", "c"]], ["multipleTitled", ["b", "a"]]]) {
+        assert.deepEqual(collect(desc, state), {
+            present: true,
+            value: {v: "r"},
+            errors: [],
+            partial: {v: "r"},
+        });
+        for (const [name, value] of [
+            ["titled", "g"],
+            ["legacy", "g"],
+            ["multiple", ["a", "c"]],
+            ["multipleTitled", ["b", "a"]],
+        ]) {
             const d = form(SHAPES[name]);
-            const result = collect(d, stateFromValue(d, { v: value }));
-            assert.deepEqual([result.errors, result.value], [[], { v: value }], name);
+            const result = collect(d, stateFromValue(d, {v: value}));
+            assert.deepEqual([result.errors, result.value], [[], {v: value}], name);
         }
     });
 
     test("more choices than the server allows is an error the user sees", () => {
         const desc = form(SHAPES.multiple);
-        const result = collect(desc, stateFromValue(desc, { v: ["a", "b", "c"] }));
-        assert.deepEqual(result.errors.map((e) => e.code), ["maxItems"]);
+        const result = collect(desc, stateFromValue(desc, {v: ["a", "b", "c"]}));
+        assert.deepEqual(
+            result.errors.map((e) => e.code),
+            ["maxItems"]
+        );
     });
 });
 
@@ -738,25 +963,37 @@ describe("elicitation forms start with every default (initialState's fillDefault
     const QUESTION = {
         type: "object",
         properties: {
-            name: { type: "string", default: "Ada" },
-            ratio: { type: "number", default: 3.14 },
-            count: { type: "integer", minimum: 1, default: 2 },
-            subscribe: { type: "boolean", default: true },
-            quiet: { type: "boolean", default: false },
-            color: { type: "string", enum: ["red", "green", "blue"], default: "green" },
+            name: {type: "string", default: "Ada"},
+            ratio: {type: "number", default: 3.14},
+            count: {type: "integer", minimum: 1, default: 2},
+            subscribe: {type: "boolean", default: true},
+            quiet: {type: "boolean", default: false},
+            color: {type: "string", enum: ["red", "green", "blue"], default: "green"},
             size: {
                 type: "string",
-                oneOf: [{ const: "s", title: "Small" }, { const: "l", title: "Large" }],
+                oneOf: [
+                    {const: "s", title: "Small"},
+                    {const: "l", title: "Large"},
+                ],
                 default: "l",
             },
-            legacy: { type: "string", enum: ["r", "g"], enumNames: ["Red", "Green"], default: "g" },
-            tags: { type: "array", items: { type: "string", enum: ["a", "b", "c"] }, default: ["a", "c"] },
+            legacy: {type: "string", enum: ["r", "g"], enumNames: ["Red", "Green"], default: "g"},
+            tags: {
+                type: "array",
+                items: {type: "string", enum: ["a", "b", "c"]},
+                default: ["a", "c"],
+            },
             titledTags: {
                 type: "array",
-                items: { anyOf: [{ const: "x", title: "Ex" }, { const: "y", title: "Why" }] },
+                items: {
+                    anyOf: [
+                        {const: "x", title: "Ex"},
+                        {const: "y", title: "Why"},
+                    ],
+                },
                 default: ["y"],
             },
-            plain: { type: "string" },
+            plain: {type: "string"},
         },
         required: ["count"],
     };
@@ -774,90 +1011,148 @@ describe("elicitation forms start with every default (initialState's fillDefault
     };
     const fresh = (schema) => {
         const desc = compileSchema(schema);
-        return { desc, f: fields(desc), state: initialState(desc, { fillDefaults: true }) };
+        return {desc, f: fields(desc), state: initialState(desc, {fillDefaults: true})};
     };
 
     test("an untouched form sends every default, each field as its kind holds it", () => {
-        const { desc, state } = fresh(QUESTION);
-        assert.deepEqual(collect(desc, state), { present: true, value: DEFAULTS, errors: [], partial: DEFAULTS });
+        const {desc, state} = fresh(QUESTION);
+        assert.deepEqual(collect(desc, state), {
+            present: true,
+            value: DEFAULTS,
+            errors: [],
+            partial: DEFAULTS,
+        });
         const s = state.fields;
         assert.deepEqual(
             [s.name.raw, s.ratio.raw, s.count.raw, s.subscribe.checked, s.quiet.checked],
             ["Ada", "3.14", "2", true, false],
             "the inputs show the defaults"
         );
-        assert.deepEqual([s.color.index, s.size.index, s.legacy.index], [1, 1, 1], "the choices too");
-        assert.deepEqual(s.tags.items.map((item) => item.index), [0, 2]);
-        assert.deepEqual(s.titledTags.items.map((item) => item.index), [1]);
+        assert.deepEqual(
+            [s.color.index, s.size.index, s.legacy.index],
+            [1, 1, 1],
+            "the choices too"
+        );
+        assert.deepEqual(
+            s.tags.items.map((item) => item.index),
+            [0, 2]
+        );
+        assert.deepEqual(
+            s.titledTags.items.map((item) => item.index),
+            [1]
+        );
         assert.equal(s.plain.present, false, "a field without a default starts empty");
     });
 
     test("the user clears an optional field: it is no longer sent", () => {
-        const { desc, f, state } = fresh(QUESTION);
+        const {desc, f, state} = fresh(QUESTION);
         setRaw(f.ratio, state.fields.ratio, "");
         setRaw(f.name, state.fields.name, "");
         setIndex(f.color, state.fields.color, -1);
         setChecked(f.subscribe, state.fields.subscribe, undefined);
         setPresent(f.tags, state.fields.tags, false);
-        const { ratio, name, color, subscribe, tags, ...rest } = DEFAULTS;
+        const {ratio, name, color, subscribe, tags, ...rest} = DEFAULTS;
         assert.deepEqual(collect(desc, state).value, rest);
         setRaw(f.ratio, state.fields.ratio, "2.5");
-        assert.deepEqual(collect(desc, state).value, { ...rest, ratio: 2.5 });
+        assert.deepEqual(collect(desc, state).value, {...rest, ratio: 2.5});
     });
 
     test("a required field cleared shows the usual error at its input", () => {
-        const { desc, f, state } = fresh(QUESTION);
+        const {desc, f, state} = fresh(QUESTION);
         setRaw(f.count, state.fields.count, "");
         const result = collect(desc, state);
         assert.equal(result.value, undefined);
-        assert.deepEqual(result.errors.map((e) => [e.path, e.code]), [[["count"], "required"]]);
-        const choice = fresh({ type: "object", properties: { c: QUESTION.properties.color }, required: ["c"] });
+        assert.deepEqual(
+            result.errors.map((e) => [e.path, e.code]),
+            [[["count"], "required"]]
+        );
+        const choice = fresh({
+            type: "object",
+            properties: {c: QUESTION.properties.color},
+            required: ["c"],
+        });
         setIndex(choice.f.c, choice.state.fields.c, -1);
-        assert.deepEqual(collect(choice.desc, choice.state).errors.map((e) => [e.path, e.code]), [[["c"], "required"]]);
+        assert.deepEqual(
+            collect(choice.desc, choice.state).errors.map((e) => [e.path, e.code]),
+            [[["c"], "required"]]
+        );
     });
 
     test("a default the field's schema refuses is not filled in: it stays a hint", () => {
-        const { desc, state } = fresh({
+        const {desc, state} = fresh({
             type: "object",
             properties: {
-                wrongType: { type: "integer", default: "many" },
-                fraction: { type: "integer", default: 2.5 },
-                notAChoice: { type: "string", enum: ["red", "green"], default: "pink" },
-                notATitledChoice: { type: "string", oneOf: [{ const: "s", title: "Small" }], default: "xl" },
-                outOfRange: { type: "number", maximum: 10, default: 11 },
-                tooShort: { type: "string", minLength: 3, default: "ab" },
-                unknownItem: { type: "array", items: { type: "string", enum: ["a"] }, default: ["a", "z"] },
-                notAList: { type: "array", items: { type: "string", enum: ["a"] }, default: "a" },
-                flag: { type: "boolean", default: "yes" },
-                requiredWrong: { type: "number", default: "3" },
-                good: { type: "string", default: "kept" },
+                wrongType: {type: "integer", default: "many"},
+                fraction: {type: "integer", default: 2.5},
+                notAChoice: {type: "string", enum: ["red", "green"], default: "pink"},
+                notATitledChoice: {
+                    type: "string",
+                    oneOf: [{const: "s", title: "Small"}],
+                    default: "xl",
+                },
+                outOfRange: {type: "number", maximum: 10, default: 11},
+                tooShort: {type: "string", minLength: 3, default: "ab"},
+                unknownItem: {
+                    type: "array",
+                    items: {type: "string", enum: ["a"]},
+                    default: ["a", "z"],
+                },
+                notAList: {type: "array", items: {type: "string", enum: ["a"]}, default: "a"},
+                flag: {type: "boolean", default: "yes"},
+                requiredWrong: {type: "number", default: "3"},
+                good: {type: "string", default: "kept"},
             },
             required: ["requiredWrong"],
         });
         const result = collect(desc, state);
-        assert.deepEqual(result.partial, { good: "kept" }, "only the default that fits is sent");
-        assert.deepEqual(result.errors.map((e) => [e.path, e.code]), [[["requiredWrong"], "required"]]);
-        assert.equal(fields(desc).wrongType.default, "many", "the bad default is still there for the hint");
+        assert.deepEqual(result.partial, {good: "kept"}, "only the default that fits is sent");
+        assert.deepEqual(
+            result.errors.map((e) => [e.path, e.code]),
+            [[["requiredWrong"], "required"]]
+        );
+        assert.equal(
+            fields(desc).wrongType.default,
+            "many",
+            "the bad default is still there for the hint"
+        );
     });
 
     test("odd schemas and defaults do not break the form", () => {
         const cases = [
-            [{ type: "object", properties: { a: { default: { deep: [1] } } } }, { a: { deep: [1] } }],
-            [{ type: "object", properties: { a: true, b: false, c: { $ref: "#/nowhere", default: 1 } } }, {}],
-            [{ type: "object", properties: { a: { type: ["string", "null"], default: null } } }, { a: null }],
+            [{type: "object", properties: {a: {default: {deep: [1]}}}}, {a: {deep: [1]}}],
             [
                 {
                     type: "object",
-                    properties: { a: { type: "object", properties: { b: { default: "in" } } } },
+                    properties: {a: true, b: false, c: {$ref: "#/nowhere", default: 1}},
+                },
+                {},
+            ],
+            [
+                {type: "object", properties: {a: {type: ["string", "null"], default: null}}},
+                {a: null},
+            ],
+            [
+                {
+                    type: "object",
+                    properties: {a: {type: "object", properties: {b: {default: "in"}}}},
                     required: ["a"],
                 },
-                { a: { b: "in" } },
+                {a: {b: "in"}},
             ],
-            [{ type: "object", properties: { a: { anyOf: [{ type: "string" }, { type: "integer" }], default: 4 } } }, { a: 4 }],
-            [{ type: "object", properties: { a: { type: "string", pattern: "(", default: "x" } } }, { a: "x" }],
+            [
+                {
+                    type: "object",
+                    properties: {a: {anyOf: [{type: "string"}, {type: "integer"}], default: 4}},
+                },
+                {a: 4},
+            ],
+            [
+                {type: "object", properties: {a: {type: "string", pattern: "(", default: "x"}}},
+                {a: "x"},
+            ],
         ];
         for (const [schema, expected] of cases) {
-            const { desc, state } = fresh(schema);
+            const {desc, state} = fresh(schema);
             const result = collect(desc, state);
             const where = JSON.stringify(schema);
             assert.deepEqual([result.errors, result.value], [[], expected], where);
@@ -868,10 +1163,17 @@ describe("elicitation forms start with every default (initialState's fillDefault
     test("the forms of a tool's or a prompt's arguments keep optional defaults as hints", () => {
         const desc = compileSchema(QUESTION);
         const state = initialState(desc);
-        assert.deepEqual(collect(desc, state).value, { count: 2 }, "only a required field starts with its default");
+        assert.deepEqual(
+            collect(desc, state).value,
+            {count: 2},
+            "only a required field starts with its default"
+        );
         assert.equal(state.fields.ratio.raw, "");
         assert.equal(state.fields.color.index, -1);
-        const prompt = compileSchema({ type: "object", properties: { style: { type: "string", default: "warm" } } });
+        const prompt = compileSchema({
+            type: "object",
+            properties: {style: {type: "string", default: "warm"}},
+        });
         assert.deepEqual(collect(prompt, initialState(prompt)).value, {});
     });
 });

@@ -5,8 +5,8 @@
  * Events are handed to `onMessage` as SseParser yields them; the caller reduces them.
  */
 
-import { errorFromResponse } from "@ai_mcp/core/chat_view";
-import { readEventStream } from "@ai_mcp/core/event_stream";
+import {errorFromResponse} from "@ai_mcp/core/chat_view";
+import {readEventStream} from "@ai_mcp/core/event_stream";
 
 export const STREAM_URL = "/ai_mcp/chat/stream";
 export const RESUME_URL = "/ai_mcp/chat/resume";
@@ -29,7 +29,7 @@ async function openStream(url, init) {
         credentials: "same-origin",
         cache: "no-store",
         ...init,
-        headers: { Accept: "text/event-stream", ...init.headers },
+        headers: {Accept: "text/event-stream", ...init.headers},
     });
     const type = response.headers.get("Content-Type") || "";
     if (!response.ok || !type.startsWith("text/event-stream")) {
@@ -40,22 +40,25 @@ async function openStream(url, init) {
 }
 
 /** POST a JSON body and read the event stream it answers. */
-export async function postStream(url, body, { signal, onMessage }) {
+export async function postStream(url, body, {signal, onMessage}) {
     const response = await openStream(url, {
         method: "POST",
         signal,
-        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrfToken() },
+        headers: {"Content-Type": "application/json", "X-CSRF-Token": csrfToken()},
         body: JSON.stringify(body),
     });
     await readEventStream(response, onMessage);
 }
 
 /** The conversation's stored events after sequence number `after` (the response then ends). */
-export async function readEventsAfter(conversationId, after, { signal, onMessage }) {
-    const query = new URLSearchParams({ after: String(after || 0) });
-    const response = await openStream(`/ai_mcp/chat/${encodeURIComponent(conversationId)}/events?${query}`, {
-        method: "GET",
-        signal,
-    });
+export async function readEventsAfter(conversationId, after, {signal, onMessage}) {
+    const query = new URLSearchParams({after: String(after || 0)});
+    const response = await openStream(
+        `/ai_mcp/chat/${encodeURIComponent(conversationId)}/events?${query}`,
+        {
+            method: "GET",
+            signal,
+        }
+    );
     await readEventStream(response, onMessage);
 }

@@ -57,13 +57,13 @@ export function initialState() {
 
 /** The event SseParser yields ({ event, data, id }) as `reduce` takes it. */
 export function eventFromSse(message) {
-    return { type: message.event, ...message.data, seq: message.id };
+    return {type: message.event, ...message.data, seq: message.id};
 }
 
 export function userMessage(state, text) {
     return {
         ...state,
-        messages: [...state.messages, { role: "user", text }],
+        messages: [...state.messages, {role: "user", text}],
         status: "thinking",
         round: 0,
         pendingApproval: null,
@@ -83,7 +83,7 @@ export function reduce(state, event) {
     const handler = Object.hasOwn(HANDLERS, event.type) ? HANDLERS[event.type] : null;
     // An unknown type comes from a newer server: skip it, but keep its place in the sequence.
     const next = handler ? handler(state, event) : state;
-    return seq === null ? next : { ...next, lastEventId: seq };
+    return seq === null ? next : {...next, lastEventId: seq};
 }
 
 /** The `after` parameter for GET .../events?after=N when a broken stream is read again. */
@@ -115,18 +115,19 @@ export function fromHistory(messages, events) {
 
 /** The user asked to stop one running call (the server answers with its CANCELLED result). */
 export function cancelRequested(state, key) {
-    const mark = (part) => (part.key === key && part.status === "running" ? { ...part, cancelling: true } : part);
-    return { ...state, messages: mapCurrentTools(state.messages, mark) };
+    const mark = (part) =>
+        part.key === key && part.status === "running" ? {...part, cancelling: true} : part;
+    return {...state, messages: mapCurrentTools(state.messages, mark)};
 }
 
 export function toggleTool(state, key) {
-    const toggle = (part) => (part.key === key ? { ...part, expanded: !part.expanded } : part);
+    const toggle = (part) => (part.key === key ? {...part, expanded: !part.expanded} : part);
     const messages = state.messages.map((message) =>
         message.role === "assistant" && message.parts.some((part) => part.key === key)
-            ? { ...message, parts: message.parts.map(toggle) }
+            ? {...message, parts: message.parts.map(toggle)}
             : message
     );
-    return { ...state, messages };
+    return {...state, messages};
 }
 
 /**
@@ -139,7 +140,7 @@ export function stopped(state) {
         return state;
     }
     const messages = interruptRunning(state.messages, "stopped");
-    return { ...state, status: "idle", messages };
+    return {...state, status: "idle", messages};
 }
 
 /**
@@ -147,17 +148,17 @@ export function stopped(state) {
  * Nothing changes when the turn does not wait for that server.
  */
 export function signInOpened(state, serverId) {
-    return updateSignIn(state, serverId, { opened: true });
+    return updateSignIn(state, serverId, {opened: true});
 }
 
 /** `serverId` is signed in: the bus said so, or the user did (the card's fallback link). */
 export function signedIn(state, serverId) {
-    return updateSignIn(state, serverId, { outcome: "signed_in" });
+    return updateSignIn(state, serverId, {outcome: "signed_in"});
 }
 
 /** The user goes on without `serverId`: its calls fail, saying so, when the turn resumes. */
 export function signInDeclined(state, serverId) {
-    return updateSignIn(state, serverId, { outcome: "declined" });
+    return updateSignIn(state, serverId, {outcome: "declined"});
 }
 
 /**
@@ -169,8 +170,10 @@ export function signInAnswer(state) {
     if (!servers || servers.some((server) => !server.outcome)) {
         return null;
     }
-    const declined = servers.filter((server) => server.outcome === "declined").map((server) => server.serverId);
-    return { sign_in: { declined } };
+    const declined = servers
+        .filter((server) => server.outcome === "declined")
+        .map((server) => server.serverId);
+    return {sign_in: {declined}};
 }
 
 // The latest word wins: a server declined a moment ago and then signed in after all is signed in.
@@ -179,8 +182,10 @@ function updateSignIn(state, serverId, change) {
     if (!pending?.servers.some((server) => server.serverId === serverId)) {
         return state;
     }
-    const servers = pending.servers.map((server) => (server.serverId === serverId ? { ...server, ...change } : server));
-    return { ...state, pendingSignIn: { ...pending, servers } };
+    const servers = pending.servers.map((server) =>
+        server.serverId === serverId ? {...server, ...change} : server
+    );
+    return {...state, pendingSignIn: {...pending, servers}};
 }
 
 /** Tool statuses of calls that run only once the user has answered the pause. */
@@ -190,7 +195,8 @@ const HANDLERS = {
     start(state, event) {
         // A start while calls await approval or a sign-in is the resume after the user's answer: the
         // server now runs the allowed calls and answers the denied or declined ones with failed results.
-        const release = (part) => (WAITING_FOR_USER.has(part.status) ? { ...part, status: "running" } : part);
+        const release = (part) =>
+            WAITING_FOR_USER.has(part.status) ? {...part, status: "running"} : part;
         const paused = state.pendingApproval || state.pendingSignIn;
         const messages = paused ? mapCurrentTools(state.messages, release) : state.messages;
         return {
@@ -208,7 +214,7 @@ const HANDLERS = {
     },
 
     round(state, event) {
-        return { ...state, round: event.n, maxRounds: event.max, status: "thinking" };
+        return {...state, round: event.n, maxRounds: event.max, status: "thinking"};
     },
 
     text(state, event) {
@@ -218,15 +224,18 @@ const HANDLERS = {
         const messages = appendToAnswer(state.messages, (parts) => {
             const last = parts[parts.length - 1];
             return last?.kind === "text"
-                ? [...parts.slice(0, -1), { kind: "text", text: last.text + event.delta }]
-                : [...parts, { kind: "text", text: event.delta }];
+                ? [...parts.slice(0, -1), {kind: "text", text: last.text + event.delta}]
+                : [...parts, {kind: "text", text: event.delta}];
         });
-        return { ...state, messages };
+        return {...state, messages};
     },
 
     tool_call(state, event) {
-        const messages = appendToAnswer(state.messages, (parts, index) => [...parts, toolBlock(event, index)]);
-        return { ...state, messages, status: "running_tools" };
+        const messages = appendToAnswer(state.messages, (parts, index) => [
+            ...parts,
+            toolBlock(event, index),
+        ]);
+        return {...state, messages, status: "running_tools"};
     },
 
     tool_progress(state, event) {
@@ -236,14 +245,16 @@ const HANDLERS = {
             message: event.message ?? null,
             elapsedMs: event.elapsed_ms ?? 0,
         };
-        const update = (part) => (part.id === event.id && part.status === "running" ? { ...part, progress } : part);
-        return { ...state, messages: mapCurrentTools(state.messages, update) };
+        const update = (part) =>
+            part.id === event.id && part.status === "running" ? {...part, progress} : part;
+        return {...state, messages: mapCurrentTools(state.messages, update)};
     },
 
     tool_log(state, event) {
-        const line = { level: event.level, logger: event.logger ?? null, message: event.message };
-        const update = (part) => (part.id === event.id ? { ...part, logs: [...part.logs, line] } : part);
-        return { ...state, messages: mapCurrentTools(state.messages, update) };
+        const line = {level: event.level, logger: event.logger ?? null, message: event.message};
+        const update = (part) =>
+            part.id === event.id ? {...part, logs: [...part.logs, line]} : part;
+        return {...state, messages: mapCurrentTools(state.messages, update)};
     },
 
     elicitation_required(state, event) {
@@ -256,36 +267,37 @@ const HANDLERS = {
             url: event.url ?? null,
             host: event.host ?? null,
         };
-        const update = (part) => (part.id === event.id && part.status === "running" ? { ...part, question } : part);
-        return { ...state, messages: mapCurrentTools(state.messages, update) };
+        const update = (part) =>
+            part.id === event.id && part.status === "running" ? {...part, question} : part;
+        return {...state, messages: mapCurrentTools(state.messages, update)};
     },
 
     elicitation_done(state, event) {
         const close = (part) =>
             part.id === event.id && part.question?.elicitation === event.elicitation
-                ? { ...part, question: null, note: event.note ?? part.note }
+                ? {...part, question: null, note: event.note ?? part.note}
                 : part;
-        return { ...state, messages: mapCurrentTools(state.messages, close) };
+        return {...state, messages: mapCurrentTools(state.messages, close)};
     },
 
     tool_result(state, event) {
         const finish = (part) => (part.id === event.id ? withResult(part, event) : part);
         const messages = mapCurrentTools(state.messages, finish);
-        return { ...state, messages, status: busyStatus(messages) };
+        return {...state, messages, status: busyStatus(messages)};
     },
 
     approval_required(state, event) {
         const waiting = new Set(event.calls.map((call) => call.id));
         const messages = mapCurrentTools(state.messages, (part) =>
-            waiting.has(part.id) ? { ...part, status: "pending_approval" } : part
+            waiting.has(part.id) ? {...part, status: "pending_approval"} : part
         );
-        return { ...state, messages, pendingApproval: event.calls, status: "awaiting_approval" };
+        return {...state, messages, pendingApproval: event.calls, status: "awaiting_approval"};
     },
 
     auth_required(state, event) {
         const waiting = new Set(event.calls.map((call) => call.id));
         const messages = mapCurrentTools(state.messages, (part) =>
-            waiting.has(part.id) ? { ...part, status: "pending_sign_in" } : part
+            waiting.has(part.id) ? {...part, status: "pending_sign_in"} : part
         );
         const servers = event.servers.map((server) => ({
             serverId: server.server_id,
@@ -297,13 +309,18 @@ const HANDLERS = {
             opened: false,
             outcome: null,
         }));
-        return { ...state, messages, pendingSignIn: { servers, calls: event.calls }, status: "awaiting_auth" };
+        return {
+            ...state,
+            messages,
+            pendingSignIn: {servers, calls: event.calls},
+            status: "awaiting_auth",
+        };
     },
 
     confirm_continue(state, event) {
         return {
             ...state,
-            confirm: { roundsUsed: event.rounds_used, maxRounds: event.max_rounds },
+            confirm: {roundsUsed: event.rounds_used, maxRounds: event.max_rounds},
             status: "awaiting_confirmation",
         };
     },
@@ -313,20 +330,30 @@ const HANDLERS = {
         if (state.warnings.some((w) => w.code === event.code && w.message === event.message)) {
             return state;
         }
-        return { ...state, warnings: [...state.warnings, { code: event.code, message: event.message }] };
+        return {
+            ...state,
+            warnings: [...state.warnings, {code: event.code, message: event.message}],
+        };
     },
 
     error(state, event) {
         return {
             ...state,
             messages: interruptRunning(state.messages, "error"),
-            error: { code: event.code, message: event.message },
+            error: {code: event.code, message: event.message},
             status: "error",
         };
     },
 
     done(state, event) {
-        return { ...state, status: "idle", usage: event.usage ?? null, pendingApproval: null, pendingSignIn: null, confirm: null };
+        return {
+            ...state,
+            status: "idle",
+            usage: event.usage ?? null,
+            pendingApproval: null,
+            pendingSignIn: null,
+            confirm: null,
+        };
     },
 };
 
@@ -354,7 +381,7 @@ function toolBlock(event, messageIndex) {
     };
 }
 
-const FAILED_STATUSES = { TOOL_DENIED: "denied", CANCELLED: "cancelled" };
+const FAILED_STATUSES = {TOOL_DENIED: "denied", CANCELLED: "cancelled"};
 
 function withResult(part, event) {
     let status = "done";
@@ -385,7 +412,13 @@ function interruptRunning(messages, interrupted) {
                   ...part,
                   status: "error",
                   question: null,
-                  result: { ok: false, content: [], errorCode: "CANCELLED", errorMessage: null, interrupted },
+                  result: {
+                      ok: false,
+                      content: [],
+                      errorCode: "CANCELLED",
+                      errorMessage: null,
+                      interrupted,
+                  },
               }
             : part
     );
@@ -395,9 +428,12 @@ function interruptRunning(messages, interrupted) {
 function appendToAnswer(messages, update) {
     const last = messages[messages.length - 1];
     if (last?.role === "assistant") {
-        return [...messages.slice(0, -1), { ...last, parts: update(last.parts, messages.length - 1) }];
+        return [
+            ...messages.slice(0, -1),
+            {...last, parts: update(last.parts, messages.length - 1)},
+        ];
     }
-    return [...messages, { role: "assistant", parts: update([], messages.length) }];
+    return [...messages, {role: "assistant", parts: update([], messages.length)}];
 }
 
 /** Results, approvals and interruptions concern the current turn only: older turns reuse call ids. */
@@ -407,11 +443,12 @@ function mapCurrentTools(messages, update) {
         return messages;
     }
     const parts = last.parts.map((part) => (part.kind === "tool" ? update(part) : part));
-    return [...messages.slice(0, -1), { ...last, parts }];
+    return [...messages.slice(0, -1), {...last, parts}];
 }
 
 function busyStatus(messages) {
     const last = messages[messages.length - 1];
-    const running = last?.role === "assistant" && last.parts.some((part) => part.status === "running");
+    const running =
+        last?.role === "assistant" && last.parts.some((part) => part.status === "running");
     return running ? "running_tools" : "thinking";
 }

@@ -12,7 +12,13 @@
 export const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /** The events after which the server sends nothing more for the request (services/events.py). */
-export const FINAL_TYPES = new Set(["done", "error", "approval_required", "auth_required", "confirm_continue"]);
+export const FINAL_TYPES = new Set([
+    "done",
+    "error",
+    "approval_required",
+    "auth_required",
+    "confirm_continue",
+]);
 
 /** Errors that happened in the browser, not in the turn: the server may not even know of them. */
 export const LOCAL_ERRORS = new Set(["NETWORK_ERROR", "HTTP_ERROR"]);
@@ -32,8 +38,11 @@ export function imageDataUri(part) {
 /** A tool's icon as the server side kept it (services/icons.py): a data URI of a raster image
  * type, checked again here; anything else is no icon. */
 export function iconSrc(icon) {
-    const found = typeof icon === "string" ? /^data:(image\/[a-z+.-]+);base64,([A-Za-z0-9+/=]+)$/.exec(icon) : null;
-    return found ? imageDataUri({ mime_type: found[1], data: found[2] }) : null;
+    const found =
+        typeof icon === "string"
+            ? /^data:(image\/[a-z+.-]+);base64,([A-Za-z0-9+/=]+)$/.exec(icon)
+            : null;
+    return found ? imageDataUri({mime_type: found[1], data: found[2]}) : null;
 }
 
 /** Indented JSON for arguments and structured results; never throws (cycles, BigInt...). */
@@ -91,9 +100,15 @@ export function formatDuration(ms) {
  * so is a plain value that a server wraps as structured content {"result": value} and also sends as text.
  */
 export function resultItems(content) {
-    const parts = Array.isArray(content) ? content.filter((part) => part && typeof part === "object") : [];
-    const structured = parts.filter((part) => part.type === "structured").map((part) => canonicalJson(part.data));
-    const texts = parts.filter((part) => part.type === "text").map((part) => String(part.text ?? "").trim());
+    const parts = Array.isArray(content)
+        ? content.filter((part) => part && typeof part === "object")
+        : [];
+    const structured = parts
+        .filter((part) => part.type === "structured")
+        .map((part) => canonicalJson(part.data));
+    const texts = parts
+        .filter((part) => part.type === "text")
+        .map((part) => String(part.text ?? "").trim());
     const items = [];
     for (const part of parts) {
         if (part.type === "structured" && wrapsText(part.data, texts)) {
@@ -101,7 +116,7 @@ export function resultItems(content) {
         }
         const item = resultItem(part, structured);
         if (item) {
-            items.push({ ...item, index: items.length });
+            items.push({...item, index: items.length});
         }
     }
     return items;
@@ -113,29 +128,48 @@ function resultItem(part, structured) {
             const text = String(part.text ?? "");
             const json = parseJsonValue(text);
             if (json === undefined) {
-                return { kind: "text", text };
+                return {kind: "text", text};
             }
             if (structured.includes(canonicalJson(json))) {
                 return null; // the same data follows as structured content
             }
-            return { kind: "json", json: prettyJson(json) };
+            return {kind: "json", json: prettyJson(json)};
         }
         case "structured":
             return structuredItem(part.data);
         case "image": {
             const src = imageDataUri(part);
             return src
-                ? { kind: "image", src, mimeType: part.mime_type.trim().toLowerCase() }
-                : { kind: "blocked", type: "image", mimeType: String(part.mime_type ?? ""), bytes: base64Bytes(part.data) };
+                ? {kind: "image", src, mimeType: part.mime_type.trim().toLowerCase()}
+                : {
+                      kind: "blocked",
+                      type: "image",
+                      mimeType: String(part.mime_type ?? ""),
+                      bytes: base64Bytes(part.data),
+                  };
         }
         case "audio":
-            return { kind: "blocked", type: "audio", mimeType: String(part.mime_type ?? ""), bytes: base64Bytes(part.data) };
+            return {
+                kind: "blocked",
+                type: "audio",
+                mimeType: String(part.mime_type ?? ""),
+                bytes: base64Bytes(part.data),
+            };
         case "resource":
             if (typeof part.text === "string") {
-                return { kind: "resource", uri: String(part.uri ?? ""), mimeType: part.mime_type ?? null, text: part.text };
+                return {
+                    kind: "resource",
+                    uri: String(part.uri ?? ""),
+                    mimeType: part.mime_type ?? null,
+                    text: part.text,
+                };
             }
             return {
-                kind: "blocked", type: "resource", mimeType: String(part.mime_type ?? ""), bytes: base64Bytes(part.blob), uri: String(part.uri ?? ""),
+                kind: "blocked",
+                type: "resource",
+                mimeType: String(part.mime_type ?? ""),
+                bytes: base64Bytes(part.blob),
+                uri: String(part.uri ?? ""),
                 // an embedded binary can be downloaded: it is in the event already, within the display caps
                 blob: typeof part.blob === "string" ? part.blob : null,
             };
@@ -151,7 +185,7 @@ function resultItem(part, structured) {
         }
         default:
             // A part type from a newer server: show what it carries rather than nothing.
-            return { kind: "json", json: prettyJson(part) };
+            return {kind: "json", json: prettyJson(part)};
     }
 }
 
@@ -175,21 +209,35 @@ function scalarText(value) {
  * flat records as a table, anything else as indented JSON. */
 function structuredItem(data) {
     if (!isRecord(data)) {
-        return { kind: "json", json: prettyJson(data), value: data };
+        return {kind: "json", json: prettyJson(data), value: data};
     }
     const entries = Object.entries(data);
     if (entries.length && entries.every(([, value]) => isScalar(value))) {
-        return { kind: "fields", rows: entries.map(([name, value]) => [name, scalarText(value)]) };
+        return {kind: "fields", rows: entries.map(([name, value]) => [name, scalarText(value)])};
     }
     const [caption, list] = entries.length === 1 ? entries[0] : [];
-    if (Array.isArray(list) && list.length && list.every((row) => isRecord(row) && Object.values(row).every(isScalar))) {
+    if (
+        Array.isArray(list) &&
+        list.length &&
+        list.every((row) => isRecord(row) && Object.values(row).every(isScalar))
+    ) {
         const columns = [...new Set(list.flatMap((row) => Object.keys(row)))];
         if (columns.length <= TABLE_COLUMNS) {
-            const rows = list.slice(0, TABLE_ROWS).map((row) => columns.map((column) => (column in row ? scalarText(row[column]) : "")));
-            return { kind: "table", caption, columns, rows, more: Math.max(0, list.length - TABLE_ROWS) };
+            const rows = list
+                .slice(0, TABLE_ROWS)
+                .map((row) =>
+                    columns.map((column) => (column in row ? scalarText(row[column]) : ""))
+                );
+            return {
+                kind: "table",
+                caption,
+                columns,
+                rows,
+                more: Math.max(0, list.length - TABLE_ROWS),
+            };
         }
     }
-    return { kind: "json", json: prettyJson(data), value: data };
+    return {kind: "json", json: prettyJson(data), value: data};
 }
 
 /** Servers wrap a plain result as {"result": value} for the structured copy; a text part saying the
@@ -203,7 +251,9 @@ function wrapsText(data, texts) {
         if (typeof value === "number") {
             return text !== "" && Number(text) === value; // Python says 5.0 where JSON says 5
         }
-        return isScalar(value) ? text === scalarText(value) : canonicalJson(parseJsonValue(text)) === canonicalJson(value);
+        return isScalar(value)
+            ? text === scalarText(value)
+            : canonicalJson(parseJsonValue(text)) === canonicalJson(value);
     });
 }
 
@@ -226,7 +276,11 @@ function canonicalJson(value) {
             return v.map(sort);
         }
         if (v && typeof v === "object") {
-            return Object.fromEntries(Object.keys(v).sort().map((key) => [key, sort(v[key])]));
+            return Object.fromEntries(
+                Object.keys(v)
+                    .sort()
+                    .map((key) => [key, sort(v[key])])
+            );
         }
         return v;
     };
@@ -254,7 +308,9 @@ export function allDecided(calls, decisions) {
 
 /** The `approvals` of POST /ai_mcp/chat/resume: one boolean per pending call; no answer is a denial. */
 export function approvalsFor(calls, decisions) {
-    return Object.fromEntries((calls ?? []).map((call) => [call.id, decisions?.[call.id] === true]));
+    return Object.fromEntries(
+        (calls ?? []).map((call) => [call.id, decisions?.[call.id] === true])
+    );
 }
 
 /**
@@ -269,9 +325,13 @@ export function errorFromResponse(status, bodyText) {
         error = null;
     }
     if (error && typeof error === "object" && typeof error.code === "string") {
-        return { code: error.code, message: typeof error.message === "string" ? error.message : null, status };
+        return {
+            code: error.code,
+            message: typeof error.message === "string" ? error.message : null,
+            status,
+        };
     }
-    return { code: "HTTP_ERROR", message: null, status };
+    return {code: "HTTP_ERROR", message: null, status};
 }
 
 /**
@@ -282,13 +342,17 @@ export function errorFromResponse(status, bodyText) {
  *    server, so the message shown for it must not be shown twice).
  * Null when there is nothing to retry.
  */
-export function retryPlan({ lastRequest, error, lastUserText }) {
+export function retryPlan({lastRequest, error, lastUserText}) {
     const local = Boolean(error && LOCAL_ERRORS.has(error.code));
     if (lastRequest?.kind === "resume" && local) {
-        return { kind: "resume", body: lastRequest.body };
+        return {kind: "resume", body: lastRequest.body};
     }
     if (typeof lastUserText === "string" && lastUserText.trim()) {
-        return { kind: "message", text: lastUserText, replaceLast: lastRequest?.kind === "message" && local && !lastRequest.received };
+        return {
+            kind: "message",
+            text: lastUserText,
+            replaceLast: lastRequest?.kind === "message" && local && !lastRequest.received,
+        };
     }
     return null;
 }

@@ -10,7 +10,7 @@
  * An event cut off by the end of the body is dropped, as EventSource does.
  */
 
-import { SseParser } from "./sse_parser.js";
+import {SseParser} from "./sse_parser.js";
 
 export async function readEventStream(response, onMessage) {
     if (!response.body) {
@@ -21,11 +21,11 @@ export async function readEventStream(response, onMessage) {
     const parser = new SseParser();
     try {
         for (;;) {
-            const { value, done } = await reader.read();
+            const {value, done} = await reader.read();
             if (done) {
                 break;
             }
-            for (const message of parser.feed(decoder.decode(value, { stream: true }))) {
+            for (const message of parser.feed(decoder.decode(value, {stream: true}))) {
                 onMessage(message);
             }
         }

@@ -21,7 +21,7 @@ const ITEM = /^([ \t]*)([-*+]|\d{1,9}[.)])[ \t]+(.*)$/;
 const LANGUAGE = /^[\w#+.-]{1,32}$/;
 const LINK_URL = /^(https?:\/\/|mailto:)/i;
 const PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
-const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
 
 export function renderMarkdown(text) {
     const lines = String(text ?? "").split(/\r\n|\r|\n/);
@@ -163,23 +163,30 @@ function addItem(open, roots, [, indent, marker, text]) {
             open.pop();
         }
         const parent = open[open.length - 1];
-        current = newList(parent ? parent.items.at(-1).children : roots, open, width, ordered, marker);
+        current = newList(
+            parent ? parent.items.at(-1).children : roots,
+            open,
+            width,
+            ordered,
+            marker
+        );
     }
-    current.items.push({ lines: [text.trim()], children: [] });
+    current.items.push({lines: [text.trim()], children: []});
 }
 
 function newList(siblings, open, indent, ordered, marker) {
-    const created = { indent, ordered, start: ordered ? parseInt(marker, 10) : 1, items: [] };
+    const created = {indent, ordered, start: ordered ? parseInt(marker, 10) : 1, items: []};
     siblings.push(created);
     open.push(created);
     return created;
 }
 
-function listHtml({ ordered, start, items }) {
+function listHtml({ordered, start, items}) {
     const tag = ordered ? "ol" : "ul";
     const startAttribute = start === 1 ? "" : ` start="${start}"`;
     const body = items.map(
-        ({ lines, children }) => `<li>${lines.map(inline).join("<br>")}${children.map(listHtml).join("")}</li>`
+        ({lines, children}) =>
+            `<li>${lines.map(inline).join("<br>")}${children.map(listHtml).join("")}</li>`
     );
     return `<${tag}${startAttribute}>${body.join("")}</${tag}>`;
 }
@@ -202,7 +209,7 @@ function inline(source) {
         const char = source[i];
         let token = null;
         if (char === "\\" && i + 1 < source.length && PUNCTUATION.includes(source[i + 1])) {
-            token = { html: escapeHtml(source[i + 1]), end: i + 2 };
+            token = {html: escapeHtml(source[i + 1]), end: i + 2};
         } else if (char === "`") {
             find.backticks ??= backtickRuns(source);
             token = codeSpan(source, i, find.backticks);
@@ -252,7 +259,7 @@ function backtickRuns(source) {
     for (const match of source.matchAll(/`+/g)) {
         const length = match[0].length;
         if (!runs.has(length)) {
-            runs.set(length, { starts: [], next: 0 });
+            runs.set(length, {starts: [], next: 0});
         }
         runs.get(length).starts.push(match.index);
     }
@@ -273,7 +280,7 @@ function codeSpan(source, i, runs) {
     if (code.length > 2 && code[0] === " " && code.at(-1) === " " && code.trim()) {
         code = code.slice(1, -1); // lets a span start or end with a backtick: `` `x` ``
     }
-    return { html: `<code>${escapeHtml(code)}</code>`, end: close + length };
+    return {html: `<code>${escapeHtml(code)}</code>`, end: close + length};
 }
 
 function link(source, i, find) {
@@ -290,7 +297,7 @@ function link(source, i, find) {
     const url = source.slice(urlStart, end);
     if (!LINK_URL.test(url)) {
         // Not a scheme we let the user open (javascript:, data:, relative...): show what the model wrote.
-        return { html: escapeHtml(source.slice(i, end + 1)), end: end + 1 };
+        return {html: escapeHtml(source.slice(i, end + 1)), end: end + 1};
     }
     const text = inline(source.slice(i + 1, close));
     return {
@@ -306,5 +313,5 @@ function emphasis(source, i, width, findClose, tag) {
     if (close <= start || /\s/.test(source[start]) || /\s/.test(source[close - 1])) {
         return null;
     }
-    return { html: `<${tag}>${inline(source.slice(start, close))}</${tag}>`, end: close + width };
+    return {html: `<${tag}>${inline(source.slice(start, close))}</${tag}>`, end: close + width};
 }

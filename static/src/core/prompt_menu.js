@@ -28,7 +28,10 @@ function rank(prompt, query) {
     if (name.includes(query) || title.includes(query)) {
         return 1;
     }
-    if ((prompt.description || "").toLowerCase().includes(query) || (prompt.server || "").toLowerCase().includes(query)) {
+    if (
+        (prompt.description || "").toLowerCase().includes(query) ||
+        (prompt.server || "").toLowerCase().includes(query)
+    ) {
         return 2;
     }
     return null;
@@ -39,7 +42,7 @@ function rank(prompt, query) {
 export function matchPrompts(prompts, query, limit = MAX_SHOWN) {
     const q = (query || "").toLowerCase();
     return prompts
-        .map((prompt, order) => ({ prompt, order, rank: rank(prompt, q) }))
+        .map((prompt, order) => ({prompt, order, rank: rank(prompt, q)}))
         .filter((entry) => entry.rank !== null)
         .sort((a, b) => a.rank - b.rank || a.order - b.order)
         .slice(0, limit)
@@ -51,7 +54,7 @@ export function promptSchema(prompt) {
     const properties = {};
     const required = [];
     for (const argument of prompt.arguments || []) {
-        properties[argument.name] = { type: "string", title: argument.name };
+        properties[argument.name] = {type: "string", title: argument.name};
         if (argument.description) {
             properties[argument.name].description = argument.description;
         }
@@ -60,7 +63,7 @@ export function promptSchema(prompt) {
             required.push(argument.name);
         }
     }
-    return { type: "object", properties, required };
+    return {type: "object", properties, required};
 }
 
 export function moveIndex(index, delta, count) {

@@ -9,8 +9,8 @@
  *   pickerEntries(servers, query)  -> the picker's rows: resources and templates that match
  */
 
-import { base64Bytes } from "./chat_view.js";
-import { promptSchema } from "./prompt_menu.js";
+import {base64Bytes} from "./chat_view.js";
+import {promptSchema} from "./prompt_menu.js";
 
 export const ATTACHED_TEXT_LIMIT = 20000;
 // the server refuses messages over 32,000 characters: the user's text keeps the rest
@@ -28,7 +28,7 @@ export function attachment(read) {
         server: read.server,
         mimeType: (contents[0] && contents[0].mime_type) || null,
         text: texts.length ? texts.join("\n") : null,
-        size: texts.length ? texts.join("\n").length : base64Bytes(binary?.blob) ?? 0,
+        size: texts.length ? texts.join("\n").length : (base64Bytes(binary?.blob) ?? 0),
     };
 }
 
@@ -60,17 +60,32 @@ export function composeMessage(text, chips) {
 export function pickerEntries(servers, query) {
     const q = (query || "").trim().toLowerCase();
     const matches = (item, uri) =>
-        !q || [item.name, item.title, uri, item.description].some((v) => typeof v === "string" && v.toLowerCase().includes(q));
+        !q ||
+        [item.name, item.title, uri, item.description].some(
+            (v) => typeof v === "string" && v.toLowerCase().includes(q)
+        );
     const rows = [];
     for (const server of servers || []) {
         for (const resource of server.resources || []) {
             if (matches(resource, resource.uri)) {
-                rows.push({ kind: "resource", key: `${server.server_id}:${resource.uri}`, serverId: server.server_id, server: server.server, ...resource });
+                rows.push({
+                    kind: "resource",
+                    key: `${server.server_id}:${resource.uri}`,
+                    serverId: server.server_id,
+                    server: server.server,
+                    ...resource,
+                });
             }
         }
         for (const template of server.templates || []) {
             if (matches(template, template.uri_template)) {
-                rows.push({ kind: "template", key: `${server.server_id}:${template.uri_template}`, serverId: server.server_id, server: server.server, ...template });
+                rows.push({
+                    kind: "template",
+                    key: `${server.server_id}:${template.uri_template}`,
+                    serverId: server.server_id,
+                    server: server.server,
+                    ...template,
+                });
             }
         }
     }
@@ -79,5 +94,7 @@ export function pickerEntries(servers, query) {
 
 /** The schema form's schema for a template's variables: each a required text, as a prompt's required arguments. */
 export function templateSchema(template) {
-    return promptSchema({ arguments: (template.variables || []).map((name) => ({ name, required: true })) });
+    return promptSchema({
+        arguments: (template.variables || []).map((name) => ({name, required: true})),
+    });
 }

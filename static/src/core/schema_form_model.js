@@ -47,7 +47,10 @@ export function jsonEqual(a, b) {
         return a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
     }
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => hasOwn(b, k) && jsonEqual(a[k], b[k]));
+    return (
+        keys.length === Object.keys(b).length &&
+        keys.every((k) => hasOwn(b, k) && jsonEqual(a[k], b[k]))
+    );
 }
 
 function hasOwn(obj, key) {
@@ -56,7 +59,7 @@ function hasOwn(obj, key) {
 
 /** obj[key] = value, also for a key such as "__proto__" that plain assignment would not store. */
 function setOwn(obj, key, value) {
-    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(obj, key, {value, enumerable: true, writable: true, configurable: true});
 }
 
 function codePoints(text) {
@@ -141,22 +144,22 @@ function check(schema, value, root, path, errors, depth) {
         return;
     }
     if (schema === false) {
-        errors.push({ path, code: "false", params: {} });
+        errors.push({path, code: "false", params: {}});
         return;
     }
     if (!isPlainObject(schema)) {
         return;
     }
     if (depth > 64) {
-        errors.push({ path, code: "ref", params: {} });
+        errors.push({path, code: "ref", params: {}});
         return;
     }
-    const push = (code, params = {}, at = path) => errors.push({ path: at, code, params });
+    const push = (code, params = {}, at = path) => errors.push({path: at, code, params});
 
     if (schema.$ref !== undefined) {
         const target = resolveRef(schema.$ref, root);
         if (target === undefined) {
-            push("ref", { ref: schema.$ref });
+            push("ref", {ref: schema.$ref});
         } else {
             check(target, value, root, path, errors, depth + 1);
         }
@@ -164,15 +167,19 @@ function check(schema, value, root, path, errors, depth) {
     if (schema.type !== undefined) {
         const types = Array.isArray(schema.type) ? schema.type : [schema.type];
         if (!types.some((t) => hasType(value, t))) {
-            push("type", { expected: types });
+            push("type", {expected: types});
             return; // the other keywords would only repeat the problem
         }
     }
-    if (schema.enum !== undefined && Array.isArray(schema.enum) && !schema.enum.some((v) => jsonEqual(v, value))) {
-        push("enum", { values: schema.enum });
+    if (
+        schema.enum !== undefined &&
+        Array.isArray(schema.enum) &&
+        !schema.enum.some((v) => jsonEqual(v, value))
+    ) {
+        push("enum", {values: schema.enum});
     }
     if (hasOwn(schema, "const") && !jsonEqual(schema.const, value)) {
-        push("const", { value: schema.const });
+        push("const", {value: schema.const});
     }
     if (typeof value === "string") {
         checkString(schema, value, push);
@@ -188,53 +195,57 @@ function check(schema, value, root, path, errors, depth) {
 
 function checkString(schema, value, push) {
     if (typeof schema.minLength === "number" && codePoints(value) < schema.minLength) {
-        push("minLength", { limit: schema.minLength });
+        push("minLength", {limit: schema.minLength});
     }
     if (typeof schema.maxLength === "number" && codePoints(value) > schema.maxLength) {
-        push("maxLength", { limit: schema.maxLength });
+        push("maxLength", {limit: schema.maxLength});
     }
     if (typeof schema.pattern === "string") {
         const re = compileRegex(schema.pattern);
         if (re && !re.test(value)) {
-            push("pattern", { pattern: schema.pattern });
+            push("pattern", {pattern: schema.pattern});
         }
     }
 }
 
 function checkNumber(schema, value, push) {
     if (typeof schema.minimum === "number" && value < schema.minimum) {
-        push("minimum", { limit: schema.minimum });
+        push("minimum", {limit: schema.minimum});
     }
     if (typeof schema.maximum === "number" && value > schema.maximum) {
-        push("maximum", { limit: schema.maximum });
+        push("maximum", {limit: schema.maximum});
     }
     if (typeof schema.exclusiveMinimum === "number" && value <= schema.exclusiveMinimum) {
-        push("exclusiveMinimum", { limit: schema.exclusiveMinimum });
+        push("exclusiveMinimum", {limit: schema.exclusiveMinimum});
     }
     if (typeof schema.exclusiveMaximum === "number" && value >= schema.exclusiveMaximum) {
-        push("exclusiveMaximum", { limit: schema.exclusiveMaximum });
+        push("exclusiveMaximum", {limit: schema.exclusiveMaximum});
     }
     if (typeof schema.multipleOf === "number" && schema.multipleOf > 0) {
         // as Python's jsonschema: an exact remainder for a whole divisor (1e21 is no multiple of
         // 3, though 1e21 / 3 rounds to a whole float), the float quotient otherwise
         const m = schema.multipleOf;
         const quotient = value / m;
-        const failed = Number.isInteger(m) ? value % m !== 0 : !Number.isFinite(quotient) || !Number.isInteger(quotient);
+        const failed = Number.isInteger(m)
+            ? value % m !== 0
+            : !Number.isFinite(quotient) || !Number.isInteger(quotient);
         if (failed) {
-            push("multipleOf", { limit: m });
+            push("multipleOf", {limit: m});
         }
     }
 }
 
 function checkArray(schema, value, root, path, errors, depth, push) {
     if (typeof schema.minItems === "number" && value.length < schema.minItems) {
-        push("minItems", { limit: schema.minItems });
+        push("minItems", {limit: schema.minItems});
     }
     if (typeof schema.maxItems === "number" && value.length > schema.maxItems) {
-        push("maxItems", { limit: schema.maxItems });
+        push("maxItems", {limit: schema.maxItems});
     }
     if (schema.uniqueItems === true) {
-        const duplicate = value.some((item, i) => value.slice(0, i).some((other) => jsonEqual(item, other)));
+        const duplicate = value.some((item, i) =>
+            value.slice(0, i).some((other) => jsonEqual(item, other))
+        );
         if (duplicate) {
             push("uniqueItems");
         }
@@ -248,13 +259,17 @@ function checkArray(schema, value, root, path, errors, depth, push) {
         }
     });
     if (schema.contains !== undefined) {
-        const matches = value.filter((item) => isValid(schema.contains, item, root, depth + 1)).length;
+        const matches = value.filter((item) =>
+            isValid(schema.contains, item, root, depth + 1)
+        ).length;
         const min = typeof schema.minContains === "number" ? schema.minContains : 1;
         if (matches < min) {
-            push(min === 1 && schema.minContains === undefined ? "contains" : "minContains", { limit: min });
+            push(min === 1 && schema.minContains === undefined ? "contains" : "minContains", {
+                limit: min,
+            });
         }
         if (typeof schema.maxContains === "number" && matches > schema.maxContains) {
-            push("maxContains", { limit: schema.maxContains });
+            push("maxContains", {limit: schema.maxContains});
         }
     }
 }
@@ -268,15 +283,15 @@ function checkObject(schema, value, root, path, errors, depth, push) {
     if (Array.isArray(schema.required)) {
         for (const name of schema.required) {
             if (!hasOwn(value, name)) {
-                push("required", { property: name }, [...path, name]);
+                push("required", {property: name}, [...path, name]);
             }
         }
     }
     if (typeof schema.minProperties === "number" && keys.length < schema.minProperties) {
-        push("minProperties", { limit: schema.minProperties });
+        push("minProperties", {limit: schema.minProperties});
     }
     if (typeof schema.maxProperties === "number" && keys.length > schema.maxProperties) {
-        push("maxProperties", { limit: schema.maxProperties });
+        push("maxProperties", {limit: schema.maxProperties});
     }
     for (const key of keys) {
         let evaluated = false;
@@ -292,13 +307,23 @@ function checkObject(schema, value, root, path, errors, depth, push) {
         }
         if (!evaluated && schema.additionalProperties !== undefined) {
             if (schema.additionalProperties === false) {
-                push("additionalProperties", { property: key }, [...path, key]);
+                push("additionalProperties", {property: key}, [...path, key]);
             } else {
-                check(schema.additionalProperties, value[key], root, [...path, key], errors, depth + 1);
+                check(
+                    schema.additionalProperties,
+                    value[key],
+                    root,
+                    [...path, key],
+                    errors,
+                    depth + 1
+                );
             }
         }
-        if (schema.propertyNames !== undefined && !isValid(schema.propertyNames, key, root, depth + 1)) {
-            push("propertyNames", { property: key });
+        if (
+            schema.propertyNames !== undefined &&
+            !isValid(schema.propertyNames, key, root, depth + 1)
+        ) {
+            push("propertyNames", {property: key});
         }
     }
     if (isPlainObject(schema.dependentRequired)) {
@@ -306,7 +331,7 @@ function checkObject(schema, value, root, path, errors, depth, push) {
             if (hasOwn(value, key) && Array.isArray(needed)) {
                 for (const name of needed) {
                     if (!hasOwn(value, name)) {
-                        push("dependentRequired", { property: name, because: key }, [...path, name]);
+                        push("dependentRequired", {property: name, because: key}, [...path, name]);
                     }
                 }
             }
@@ -327,13 +352,16 @@ function checkCombinators(schema, value, root, path, errors, depth, push) {
             check(sub, value, root, path, errors, depth + 1);
         }
     }
-    if (Array.isArray(schema.anyOf) && !schema.anyOf.some((sub) => isValid(sub, value, root, depth + 1))) {
+    if (
+        Array.isArray(schema.anyOf) &&
+        !schema.anyOf.some((sub) => isValid(sub, value, root, depth + 1))
+    ) {
         push("anyOf");
     }
     if (Array.isArray(schema.oneOf)) {
         const matches = schema.oneOf.filter((sub) => isValid(sub, value, root, depth + 1)).length;
         if (matches !== 1) {
-            push("oneOf", { matches });
+            push("oneOf", {matches});
         }
     }
     if (schema.not !== undefined && isValid(schema.not, value, root, depth + 1)) {
@@ -360,7 +388,7 @@ const COMBINATORS = ["allOf", "anyOf", "oneOf", "not", "if", "prefixItems"];
  */
 export function compileSchema(schema) {
     const root = schema === undefined || schema === null ? {} : schema;
-    return compile(root, { root, key: null, required: true, depth: 0, refs: [] });
+    return compile(root, {root, key: null, required: true, depth: 0, refs: []});
 }
 
 function compile(schema, ctx) {
@@ -376,7 +404,7 @@ function compile(schema, ctx) {
         default: undefined,
     };
     if (!isPlainObject(schema)) {
-        return { ...desc, kind: "json" }; // true, false or nonsense: the validator has the last word
+        return {...desc, kind: "json"}; // true, false or nonsense: the validator has the last word
     }
     let effective = schema;
     const refs = [...ctx.refs];
@@ -384,18 +412,18 @@ function compile(schema, ctx) {
     while (isPlainObject(effective) && typeof effective.$ref === "string") {
         const target = resolveRef(effective.$ref, ctx.root);
         if (!isPlainObject(target) || refs.includes(effective.$ref) || refs.length > MAX_DEPTH) {
-            return { ...desc, ...annotations(schema), kind: "json" };
+            return {...desc, ...annotations(schema), kind: "json"};
         }
         refs.push(effective.$ref);
-        const { $ref, ...rest } = effective;
+        const {$ref, ...rest} = effective;
         if (Object.keys(rest).some((k) => !ANNOTATIONS.has(k))) {
-            return { ...desc, ...annotations(schema), kind: "json" }; // $ref plus constraints
+            return {...desc, ...annotations(schema), kind: "json"}; // $ref plus constraints
         }
-        effective = { ...target, ...rest };
+        effective = {...target, ...rest};
     }
     Object.assign(desc, annotations(effective));
     if (ctx.depth > MAX_DEPTH) {
-        return { ...desc, kind: "json" };
+        return {...desc, kind: "json"};
     }
 
     // T | null, as type: [T, "null"] or pydantic's anyOf: [{...T}, {type: null}]
@@ -405,11 +433,11 @@ function compile(schema, ctx) {
         const others = types.filter((t) => t !== "null");
         if (others.length === 1) {
             desc.nullable = types.includes("null");
-            base = { ...effective, type: others[0] };
+            base = {...effective, type: others[0]};
         } else if (others.length === 0) {
-            base = { ...effective, type: "null" };
+            base = {...effective, type: "null"};
         } else {
-            return { ...desc, kind: "json" };
+            return {...desc, kind: "json"};
         }
     } else if (Array.isArray(effective.anyOf) || Array.isArray(effective.oneOf)) {
         const alternatives = effective.anyOf || effective.oneOf;
@@ -417,12 +445,12 @@ function compile(schema, ctx) {
         // a titled choice (MCP elicitation's titled enums): [{const, title}, ...]
         const titled = oneKind && titledOptions(alternatives);
         if (titled) {
-            return { ...desc, kind: "enum", options: titled };
+            return {...desc, kind: "enum", options: titled};
         }
         const other = alternatives.filter((s) => !isNullSchema(s));
         if (alternatives.length === 2 && other.length === 1 && oneKind) {
-            const { anyOf, oneOf, ...rest } = effective;
-            const inner = compile(other[0], { ...ctx, refs });
+            const {anyOf, oneOf, ...rest} = effective;
+            const inner = compile(other[0], {...ctx, refs});
             const outer = Object.keys(rest).filter((k) => !ANNOTATIONS.has(k));
             if (inner.kind !== "json" && outer.length === 0) {
                 return {
@@ -438,20 +466,26 @@ function compile(schema, ctx) {
                 };
             }
         }
-        return { ...desc, kind: "json" };
+        return {...desc, kind: "json"};
     }
     if (COMBINATORS.some((k) => base[k] !== undefined)) {
-        return { ...desc, kind: "json" };
+        return {...desc, kind: "json"};
     }
-    const childCtx = { ...ctx, refs, depth: ctx.depth + 1 };
+    const childCtx = {...ctx, refs, depth: ctx.depth + 1};
     if (Array.isArray(base.enum) || hasOwn(base, "const")) {
         const values = hasOwn(base, "const") ? [base.const] : base.enum;
         // enumNames: the labels older JSON Schema tools (and MCP elicitation's legacy form) give
-        const names = Array.isArray(base.enumNames) && base.enumNames.length === values.length ? base.enumNames : null;
+        const names =
+            Array.isArray(base.enumNames) && base.enumNames.length === values.length
+                ? base.enumNames
+                : null;
         return {
             ...desc,
             kind: "enum",
-            options: values.map((value, i) => ({ value, label: typeof names?.[i] === "string" ? names[i] : optionLabel(value) })),
+            options: values.map((value, i) => ({
+                value,
+                label: typeof names?.[i] === "string" ? names[i] : optionLabel(value),
+            })),
         };
     }
     switch (base.type) {
@@ -464,31 +498,46 @@ function compile(schema, ctx) {
             };
         case "number":
         case "integer":
-            return { ...desc, kind: base.type };
+            return {...desc, kind: base.type};
         case "boolean":
-            return { ...desc, kind: "boolean" };
+            return {...desc, kind: "boolean"};
         case "null":
-            return { ...desc, kind: "enum", options: [{ value: null, label: "null" }] };
+            return {...desc, kind: "enum", options: [{value: null, label: "null"}]};
         case "object":
             return compileObject(base, desc, childCtx);
         case "array":
             if (Array.isArray(base.items)) {
-                return { ...desc, kind: "json" };
+                return {...desc, kind: "json"};
             }
             return {
                 ...desc,
                 kind: "array",
-                item: compile(base.items === undefined ? true : base.items, { ...childCtx, key: null, required: true }),
+                item: compile(base.items === undefined ? true : base.items, {
+                    ...childCtx,
+                    key: null,
+                    required: true,
+                }),
             };
         default:
-            return { ...desc, kind: "json" };
+            return {...desc, kind: "json"};
     }
 }
 
 // keywords that constrain nothing: a schema made of these and a $ref is the $ref's target
 const ANNOTATIONS = new Set([
-    "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly",
-    "$schema", "$id", "$anchor", "$defs", "definitions",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$schema",
+    "$id",
+    "$anchor",
+    "$defs",
+    "definitions",
 ]);
 
 function annotations(schema) {
@@ -507,13 +556,20 @@ function annotations(schema) {
 }
 
 function isNullSchema(schema) {
-    return isPlainObject(schema) && schema.type === "null" && Object.keys(schema).every((k) => k === "type" || ANNOTATIONS.has(k));
+    return (
+        isPlainObject(schema) &&
+        schema.type === "null" &&
+        Object.keys(schema).every((k) => k === "type" || ANNOTATIONS.has(k))
+    );
 }
 
 /** Options of alternatives that are each a constant with annotations only, labelled by their
  * titles; null when any alternative is more than that. */
 function titledOptions(alternatives) {
-    const plain = (alt) => isPlainObject(alt) && hasOwn(alt, "const") && Object.keys(alt).every((k) => k === "const" || ANNOTATIONS.has(k));
+    const plain = (alt) =>
+        isPlainObject(alt) &&
+        hasOwn(alt, "const") &&
+        Object.keys(alt).every((k) => k === "const" || ANNOTATIONS.has(k));
     if (!alternatives.length || !alternatives.every(plain)) {
         return null;
     }
@@ -529,17 +585,20 @@ function optionLabel(value) {
 
 function compileObject(schema, desc, ctx) {
     const properties = isPlainObject(schema.properties) ? schema.properties : {};
-    const required = Array.isArray(schema.required) ? schema.required.filter((k) => typeof k === "string") : [];
+    const required = Array.isArray(schema.required)
+        ? schema.required.filter((k) => typeof k === "string")
+        : [];
     const fields = Object.entries(properties).map(([key, sub]) =>
-        compile(sub, { ...ctx, key, required: required.includes(key) })
+        compile(sub, {...ctx, key, required: required.includes(key)})
     );
     // required names with no property schema still need an input
     for (const key of required) {
         if (!hasOwn(properties, key) && !fields.some((f) => f.key === key)) {
-            fields.push(compile(true, { ...ctx, key, required: true }));
+            fields.push(compile(true, {...ctx, key, required: true}));
         }
     }
-    const closed = schema.additionalProperties === false && !isPlainObject(schema.patternProperties);
+    const closed =
+        schema.additionalProperties === false && !isPlainObject(schema.patternProperties);
     return {
         ...desc,
         kind: "object",
@@ -569,7 +628,7 @@ function compileObject(schema, desc, ctx) {
  * user edits the field.
  */
 export function stateFromValue(desc, value) {
-    const state = { present: value !== undefined, isNull: false };
+    const state = {present: value !== undefined, isNull: false};
     if (value === undefined) {
         return fillEmpty(desc, state);
     }
@@ -586,7 +645,10 @@ export function stateFromValue(desc, value) {
             return state;
         case "number":
         case "integer":
-            if (typeof value !== "number" || (desc.kind === "integer" && !Number.isInteger(value))) {
+            if (
+                typeof value !== "number" ||
+                (desc.kind === "integer" && !Number.isInteger(value))
+            ) {
                 return foreign(desc, state, value);
             }
             state.raw = formatNumber(value);
@@ -611,7 +673,11 @@ export function stateFromValue(desc, value) {
             }
             state.fields = {};
             for (const field of desc.fields) {
-                setOwn(state.fields, field.key, stateFromValue(field, hasOwn(value, field.key) ? value[field.key] : undefined));
+                setOwn(
+                    state.fields,
+                    field.key,
+                    stateFromValue(field, hasOwn(value, field.key) ? value[field.key] : undefined)
+                );
             }
             const extra = {};
             for (const key of Object.keys(value)) {
@@ -636,7 +702,7 @@ export function stateFromValue(desc, value) {
 
 function foreign(desc, state, value) {
     fillEmpty(desc, state);
-    state.foreign = { value };
+    state.foreign = {value};
     return state;
 }
 
@@ -684,7 +750,7 @@ export function initialState(desc, options = {}) {
             return state;
         }
     }
-    const state = fillEmpty(desc, { present: false, isNull: false }, options);
+    const state = fillEmpty(desc, {present: false, isNull: false}, options);
     if (desc.kind === "object" && desc.required) {
         state.present = true;
     }
@@ -703,7 +769,7 @@ function defaultState(desc, checked) {
 
 /** A new array item's state (an item is always sent). */
 export function newItemState(arrayDesc) {
-    const state = initialState({ ...arrayDesc.item, required: true });
+    const state = initialState({...arrayDesc.item, required: true});
     state.present = true;
     return state;
 }
@@ -853,29 +919,34 @@ export function collect(desc, state, path = []) {
         seen.add(key);
         return true;
     });
-    return { present: result.present, value: unique.length ? undefined : result.value, errors: unique, partial: result.value };
+    return {
+        present: result.present,
+        value: unique.length ? undefined : result.value,
+        errors: unique,
+        partial: result.value,
+    };
 }
 
 function read(desc, state, path, errors) {
     const before = errors.length;
-    const push = (code, params = {}, at = path) => errors.push({ path: at, code, params });
+    const push = (code, params = {}, at = path) => errors.push({path: at, code, params});
     // an empty number or JSON box: the field is left out, unless the schema requires it
     const blank = () => {
         if (desc.required) {
             push("required");
-            return { present: true };
+            return {present: true};
         }
-        return { present: false };
+        return {present: false};
     };
     if (!state) {
         state = initialState(desc);
     }
     if (!state.present && !desc.required) {
-        return { present: false };
+        return {present: false};
     }
     if (state.foreign) {
-        push("type", { expected: expectedTypes(desc), value: state.foreign.value });
-        return { present: true };
+        push("type", {expected: expectedTypes(desc), value: state.foreign.value});
+        return {present: true};
     }
     let value;
     if (state.isNull && desc.nullable) {
@@ -894,11 +965,11 @@ function read(desc, state, path, errors) {
                 value = parseNumber(text);
                 if (value === undefined) {
                     push("number");
-                    return { present: true };
+                    return {present: true};
                 }
                 if (desc.kind === "integer" && !Number.isInteger(value)) {
                     push("integer");
-                    return { present: true };
+                    return {present: true};
                 }
                 break;
             }
@@ -906,9 +977,9 @@ function read(desc, state, path, errors) {
                 if (state.checked === undefined) {
                     if (desc.required) {
                         push("required");
-                        return { present: true };
+                        return {present: true};
                     }
-                    return { present: false };
+                    return {present: false};
                 }
                 value = Boolean(state.checked);
                 break;
@@ -916,16 +987,23 @@ function read(desc, state, path, errors) {
                 if (!(state.index >= 0 && state.index < desc.options.length)) {
                     if (desc.required) {
                         push("required");
-                        return { present: true };
+                        return {present: true};
                     }
-                    return { present: false };
+                    return {present: false};
                 }
                 value = desc.options[state.index].value;
                 break;
             case "object": {
                 value = {};
                 for (const field of desc.fields) {
-                    const sub = read(field, state.fields && hasOwn(state.fields, field.key) ? state.fields[field.key] : undefined, [...path, field.key], errors);
+                    const sub = read(
+                        field,
+                        state.fields && hasOwn(state.fields, field.key)
+                            ? state.fields[field.key]
+                            : undefined,
+                        [...path, field.key],
+                        errors
+                    );
                     if (sub.present && sub.value !== undefined) {
                         setOwn(value, field.key, sub.value);
                     }
@@ -936,14 +1014,14 @@ function read(desc, state, path, errors) {
                     try {
                         extra = JSON.parse(extraText);
                     } catch (e) {
-                        push("json", { message: e.message }, [...path, "*"]);
+                        push("json", {message: e.message}, [...path, "*"]);
                     }
                     if (extra !== undefined && !isPlainObject(extra)) {
                         push("object", {}, [...path, "*"]);
                     } else if (extra !== undefined) {
                         for (const [key, item] of Object.entries(extra)) {
                             if (desc.fields.some((f) => f.key === key)) {
-                                push("duplicate", { property: key }, [...path, "*"]);
+                                push("duplicate", {property: key}, [...path, "*"]);
                             } else {
                                 setOwn(value, key, item);
                             }
@@ -953,7 +1031,9 @@ function read(desc, state, path, errors) {
                 break;
             }
             case "array":
-                value = (state.items || []).map((item, i) => read(desc.item, item, [...path, i], errors).value);
+                value = (state.items || []).map(
+                    (item, i) => read(desc.item, item, [...path, i], errors).value
+                );
                 break;
             default: {
                 const text = String(state.raw ?? "").trim();
@@ -963,8 +1043,8 @@ function read(desc, state, path, errors) {
                 try {
                     value = JSON.parse(text);
                 } catch (e) {
-                    push("json", { message: e.message });
-                    return { present: true };
+                    push("json", {message: e.message});
+                    return {present: true};
                 }
             }
         }
@@ -975,7 +1055,7 @@ function read(desc, state, path, errors) {
             errors.push(error);
         }
     }
-    return { present: true, value };
+    return {present: true, value};
 }
 
 function expectedTypes(desc) {

@@ -65,7 +65,7 @@ export class SseParser {
     }
 
     dispatch() {
-        const { event, data, id } = this;
+        const {event, data, id} = this;
         this.event = "";
         this.data = [];
         this.id = null;
@@ -73,7 +73,7 @@ export class SseParser {
             return null;
         }
         const type = event || "message";
-        return { event: type, data: parseData(type, data.join("\n")), id: toId(id) };
+        return {event: type, data: parseData(type, data.join("\n")), id: toId(id)};
     }
 }
 
@@ -81,7 +81,9 @@ function parseData(type, text) {
     try {
         return JSON.parse(text);
     } catch (error) {
-        throw new Error(`The "${type}" event's data is not JSON (${error.message}): ${text.slice(0, 200)}`);
+        throw new Error(
+            `The "${type}" event's data is not JSON (${error.message}): ${text.slice(0, 200)}`
+        );
     }
 }
 

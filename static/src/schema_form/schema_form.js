@@ -13,11 +13,11 @@
  *
  * The logic lives in ../core/schema_form_model.js (tested with node); this file is the view.
  */
-import { Component, useState } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
-import { registry } from "@web/core/registry";
-import { useRecordObserver } from "@web/model/relational_model/utils";
-import { standardFieldProps } from "@web/views/fields/standard_field_props";
+import {Component, useState} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
+import {registry} from "@web/core/registry";
+import {useRecordObserver} from "@web/model/relational_model/utils";
+import {standardFieldProps} from "@web/views/fields/standard_field_props";
 
 import {
     addItem,
@@ -71,7 +71,10 @@ export function errorMessage(error) {
             return _t("Required");
         case "type":
             return "value" in p
-                ? _t("Expected %(expected)s, got %(value)s", { expected: typeList(p.expected), value: shortJson(p.value) })
+                ? _t("Expected %(expected)s, got %(value)s", {
+                      expected: typeList(p.expected),
+                      value: shortJson(p.value),
+                  })
                 : _t("Expected %s", typeList(p.expected));
         case "number":
             return _t("Enter a number, e.g. 3 or 2.5");
@@ -152,9 +155,9 @@ export class SchemaFormNode extends Component {
         readonly: Boolean,
         idPrefix: String,
         onChange: Function,
-        label: { type: String, optional: true },
-        onRemove: { type: Function, optional: true },
-        onMove: { type: Function, optional: true },
+        label: {type: String, optional: true},
+        onRemove: {type: Function, optional: true},
+        onMove: {type: Function, optional: true},
     };
 
     get key() {
@@ -173,7 +176,7 @@ export class SchemaFormNode extends Component {
         return (this.props.errors[pathKey([...this.props.path, "*"])] || []).map(errorMessage);
     }
     get open() {
-        const { desc, node } = this.props;
+        const {desc, node} = this.props;
         return (desc.required || node.present) && !node.isNull && !node.foreign;
     }
     get isRoot() {
@@ -182,7 +185,10 @@ export class SchemaFormNode extends Component {
     get placeholder() {
         const desc = this.props.desc;
         if (desc.hasDefault && desc.default !== null && desc.default !== undefined) {
-            return _t("Default: %s", typeof desc.default === "string" ? desc.default : JSON.stringify(desc.default));
+            return _t(
+                "Default: %s",
+                typeof desc.default === "string" ? desc.default : JSON.stringify(desc.default)
+            );
         }
         if (desc.kind === "json") {
             return _t("JSON value, e.g. %s", '"text", 12, [1, 2] or {"key": "value"}');
@@ -226,7 +232,11 @@ export class SchemaFormNode extends Component {
         this.changed();
     }
     onEnumSelect(ev) {
-        setIndex(this.props.desc, this.props.node, ev.target.value === "" ? -1 : Number(ev.target.value));
+        setIndex(
+            this.props.desc,
+            this.props.node,
+            ev.target.value === "" ? -1 : Number(ev.target.value)
+        );
         this.changed();
     }
     onNull(ev) {
@@ -236,7 +246,9 @@ export class SchemaFormNode extends Component {
     onPresent(ev) {
         setPresent(this.props.desc, this.props.node, ev.target.checked);
         // switching an input off must not switch its parents on
-        this.props.onChange(this.props.node.present ? this.props.path : this.props.path.slice(0, -1));
+        this.props.onChange(
+            this.props.node.present ? this.props.path : this.props.path.slice(0, -1)
+        );
     }
     onExtra(ev) {
         setExtraRaw(this.props.desc, this.props.node, ev.target.value);
@@ -244,7 +256,7 @@ export class SchemaFormNode extends Component {
     }
     onClearForeign() {
         const fresh = initialState(this.props.desc);
-        Object.assign(this.props.node, fresh, { present: this.props.desc.required });
+        Object.assign(this.props.node, fresh, {present: this.props.desc.required});
         delete this.props.node.foreign;
         this.props.onChange(this.props.path.slice(0, -1));
     }
@@ -264,15 +276,15 @@ export class SchemaFormNode extends Component {
         return _t("Item %s", index + 1);
     }
 }
-SchemaFormNode.components = { SchemaFormNode };
+SchemaFormNode.components = {SchemaFormNode};
 
 export class SchemaFormField extends Component {
     static template = "ai_mcp.SchemaFormField";
-    static components = { SchemaFormNode };
+    static components = {SchemaFormNode};
     static props = {
         ...standardFieldProps,
-        schemaField: { type: String },
-        errorField: { type: String, optional: true },
+        schemaField: {type: String},
+        errorField: {type: String, optional: true},
     };
 
     setup() {
@@ -303,15 +315,18 @@ export class SchemaFormField extends Component {
             this.schemaText = schemaText;
             let schema;
             try {
-                schema = schemaText ? JSON.parse(schemaText) : { type: "object" };
+                schema = schemaText ? JSON.parse(schemaText) : {type: "object"};
             } catch {
-                schema = { type: "object" };
+                schema = {type: "object"};
             }
             this.state.desc = compileSchema(schema);
         }
         this.lastText = text;
         const value = parseArguments(text);
-        this.state.root = value === undefined ? initialState(this.state.desc) : stateFromValue(this.state.desc, value);
+        this.state.root =
+            value === undefined
+                ? initialState(this.state.desc)
+                : stateFromValue(this.state.desc, value);
         this.state.jsonText = text || "{}";
         this.state.jsonError = "";
         this.refreshErrors();
@@ -378,7 +393,7 @@ export class SchemaFormField extends Component {
         if (value === undefined || !isPlainObject(value)) {
             this.state.jsonError = _t('Enter a JSON object, e.g. {"key": "value"}');
             if (this.props.errorField) {
-                this.props.record.update({ [this.props.errorField]: this.state.jsonError });
+                this.props.record.update({[this.props.errorField]: this.state.jsonError});
             }
             return;
         }
@@ -397,18 +412,18 @@ export const schemaFormField = {
     displayName: _t("Form from a JSON schema"),
     supportedTypes: ["text"],
     supportedOptions: [
-        { label: _t("Schema field"), name: "schema_field", type: "string" },
-        { label: _t("Error field"), name: "error_field", type: "string" },
+        {label: _t("Schema field"), name: "schema_field", type: "string"},
+        {label: _t("Error field"), name: "error_field", type: "string"},
     ],
-    extractProps: ({ options }) => ({
+    extractProps: ({options}) => ({
         schemaField: options.schema_field || "input_schema",
         errorField: options.error_field || undefined,
     }),
     // the schema and the error summary are read and written even when the view does not list them
-    fieldDependencies: ({ options }) => {
-        const deps = [{ name: options.schema_field || "input_schema", type: "text", readonly: true }];
+    fieldDependencies: ({options}) => {
+        const deps = [{name: options.schema_field || "input_schema", type: "text", readonly: true}];
         if (options.error_field) {
-            deps.push({ name: options.error_field, type: "char", readonly: false });
+            deps.push({name: options.error_field, type: "char", readonly: false});
         }
         return deps;
     },

@@ -1,9 +1,9 @@
 /** @odoo-module */
-import { Component, useState } from "@odoo/owl";
-import { Dialog } from "@web/core/dialog/dialog";
-import { _t } from "@web/core/l10n/translation";
+import {Component, useState} from "@odoo/owl";
+import {Dialog} from "@web/core/dialog/dialog";
+import {_t} from "@web/core/l10n/translation";
 
-import { allDecided, approvalsFor, prettyJson } from "@ai_mcp/core/chat_view";
+import {allDecided, approvalsFor, prettyJson} from "@ai_mcp/core/chat_view";
 
 /**
  * The calls the assistant wants to make with tools that require approval (approval_required's
@@ -12,8 +12,8 @@ import { allDecided, approvalsFor, prettyJson } from "@ai_mcp/core/chat_view";
  */
 export class ApprovalDialog extends Component {
     static template = "ai_mcp.ApprovalDialog";
-    static components = { Dialog };
-    static props = { calls: Array, onSubmit: Function, close: Function };
+    static components = {Dialog};
+    static props = {calls: Array, onSubmit: Function, close: Function};
 
     setup() {
         this.decisions = useState({});

@@ -1,26 +1,41 @@
 /** @odoo-module */
-import { Component, onMounted, onWillStart, onWillUnmount, useEffect, useRef, useState } from "@odoo/owl";
-import { router } from "@web/core/browser/router";
-import { _t } from "@web/core/l10n/translation";
-import { rpc } from "@web/core/network/rpc";
-import { registry } from "@web/core/registry";
-import { useService } from "@web/core/utils/hooks";
+import {
+    Component,
+    onMounted,
+    onWillStart,
+    onWillUnmount,
+    useEffect,
+    useRef,
+    useState,
+} from "@odoo/owl";
+import {router} from "@web/core/browser/router";
+import {_t} from "@web/core/l10n/translation";
+import {rpc} from "@web/core/network/rpc";
+import {registry} from "@web/core/registry";
+import {useService} from "@web/core/utils/hooks";
 
-import { cancelRequested, fromHistory, initialState, reduce, toggleTool, userMessage } from "@ai_mcp/core/chat_state";
-import { isStreamingStatus, lastUserText, retryPlan } from "@ai_mcp/core/chat_view";
-import { ChatHeader } from "../chat_header/chat_header";
-import { ChatNotices } from "../chat_notices/chat_notices";
-import { RESUME_URL, STREAM_URL } from "../chat_transport";
-import { Composer } from "../composer/composer";
-import { PromptSource } from "../composer/prompt_source";
-import { ResourceSource } from "../composer/resource_source";
-import { ConversationList } from "../conversation_list/conversation_list";
-import { MessageList } from "../message_list/message_list";
-import { PauseDialogs } from "./pause_dialogs";
-import { SignInCard } from "../sign_in_card/sign_in_card";
-import { SignInPause } from "./sign_in_pause";
-import { StatusLine } from "../status_line/status_line";
-import { TurnStream } from "./turn_stream";
+import {
+    cancelRequested,
+    fromHistory,
+    initialState,
+    reduce,
+    toggleTool,
+    userMessage,
+} from "@ai_mcp/core/chat_state";
+import {isStreamingStatus, lastUserText, retryPlan} from "@ai_mcp/core/chat_view";
+import {ChatHeader} from "../chat_header/chat_header";
+import {ChatNotices} from "../chat_notices/chat_notices";
+import {RESUME_URL, STREAM_URL} from "../chat_transport";
+import {Composer} from "../composer/composer";
+import {PromptSource} from "../composer/prompt_source";
+import {ResourceSource} from "../composer/resource_source";
+import {ConversationList} from "../conversation_list/conversation_list";
+import {MessageList} from "../message_list/message_list";
+import {PauseDialogs} from "./pause_dialogs";
+import {SignInCard} from "../sign_in_card/sign_in_card";
+import {SignInPause} from "./sign_in_pause";
+import {StatusLine} from "../status_line/status_line";
+import {TurnStream} from "./turn_stream";
 
 /** Refusals of a resume that mean another tab of the user resumed the same conversation first. */
 const RESUMED_ELSEWHERE = new Set(["CONVERSATION_BUSY", "NOT_WAITING"]);
@@ -33,7 +48,15 @@ const RESUMED_ELSEWHERE = new Set(["CONVERSATION_BUSY", "NOT_WAITING"]);
  */
 export class ChatAction extends Component {
     static template = "ai_mcp.ChatAction";
-    static components = { ChatHeader, ChatNotices, Composer, ConversationList, MessageList, SignInCard, StatusLine };
+    static components = {
+        ChatHeader,
+        ChatNotices,
+        Composer,
+        ConversationList,
+        MessageList,
+        SignInCard,
+        StatusLine,
+    };
     static props = ["*"];
 
     setup() {
@@ -63,7 +86,7 @@ export class ChatAction extends Component {
             setBusy: (busy) => (this.state.busy = busy),
             alive: () => this.alive,
             started: () => {
-                router.pushState({ active_id: this.state.chat.conversationId });
+                router.pushState({active_id: this.state.chat.conversationId});
                 this.refreshConversations();
             },
             settled: () => this.refreshConversations(),
@@ -106,7 +129,9 @@ export class ChatAction extends Component {
 
     get activeConversation() {
         const id = this.chat.conversationId;
-        return id ? this.state.conversations.find((conversation) => conversation.id === id) || null : null;
+        return id
+            ? this.state.conversations.find((conversation) => conversation.id === id) || null
+            : null;
     }
 
     get title() {
@@ -122,7 +147,11 @@ export class ChatAction extends Component {
     }
 
     get canSend() {
-        return Boolean(this.state.assistantId) && !this.state.busy && ["idle", "error"].includes(this.chat.status);
+        return (
+            Boolean(this.state.assistantId) &&
+            !this.state.busy &&
+            ["idle", "error"].includes(this.chat.status)
+        );
     }
 
     get composerPlaceholder() {
@@ -142,7 +171,13 @@ export class ChatAction extends Component {
     }
 
     get showStatus() {
-        return isStreamingStatus(this.chat.status) || (this.state.busy && !["error", "awaiting_approval", "awaiting_confirmation", "awaiting_auth"].includes(this.chat.status));
+        return (
+            isStreamingStatus(this.chat.status) ||
+            (this.state.busy &&
+                !["error", "awaiting_approval", "awaiting_confirmation", "awaiting_auth"].includes(
+                    this.chat.status
+                ))
+        );
     }
 
     get paused() {
@@ -178,14 +213,14 @@ export class ChatAction extends Component {
         const action = this.props.action || {};
         const activeId = parseInt(action.context?.active_id ?? action.params?.active_id, 10);
         if (activeId) {
-            await this.openConversation(activeId, { push: false });
+            await this.openConversation(activeId, {push: false});
         }
         this.state.loading = false;
     }
 
     async refreshConversations() {
         try {
-            const conversations = await rpc("/ai_mcp/conversations", {}, { silent: true });
+            const conversations = await rpc("/ai_mcp/conversations", {}, {silent: true});
             if (this.alive) {
                 this.state.conversations = conversations || [];
             }
@@ -194,7 +229,7 @@ export class ChatAction extends Component {
         }
     }
 
-    async openConversation(id, { push = true } = {}) {
+    async openConversation(id, {push = true} = {}) {
         if (this.state.busy) {
             return;
         }
@@ -203,7 +238,7 @@ export class ChatAction extends Component {
             data = await rpc(`/ai_mcp/conversation/${id}/history`);
         } catch {
             // Deleted, someone else's, or the network: the same answer for all (the route says 404).
-            this.notification.add(_t("This conversation could not be opened."), { type: "danger" });
+            this.notification.add(_t("This conversation could not be opened."), {type: "danger"});
             return;
         }
         if (!this.alive) {
@@ -213,7 +248,7 @@ export class ChatAction extends Component {
         this.pauses.close();
         const conversation = data.conversation || {};
         let chat = fromHistory(data.messages || [], data.events || []);
-        chat = { ...chat, conversationId: conversation.id || id };
+        chat = {...chat, conversationId: conversation.id || id};
         this.state.assistantId = relationId(conversation.assistant_id) ?? this.state.assistantId;
         this.state.cloudServiceId = relationId(conversation.cloud_service_id);
         this.stickToBottom = true;
@@ -227,7 +262,7 @@ export class ChatAction extends Component {
         }
         this.setChat(chat);
         if (push) {
-            router.pushState({ active_id: chat.conversationId });
+            router.pushState({active_id: chat.conversationId});
         }
         if (isStreamingStatus(chat.status)) {
             this.turns.follow(chat.conversationId);
@@ -245,7 +280,7 @@ export class ChatAction extends Component {
             this.state.assistantId = this.state.assistants[0]?.id ?? null;
         }
         this.setChat(initialState());
-        router.pushState({ active_id: undefined });
+        router.pushState({active_id: undefined});
     }
 
     toggleList() {
@@ -283,7 +318,11 @@ export class ChatAction extends Component {
     }
 
     fail(error) {
-        this.apply({ type: "error", code: error.code, message: error.message || this.errorMessage(error) });
+        this.apply({
+            type: "error",
+            code: error.code,
+            message: error.message || this.errorMessage(error),
+        });
     }
 
     errorMessage(error) {
@@ -291,12 +330,16 @@ export class ChatAction extends Component {
             return _t("The connection to the server was lost.");
         }
         if (error.code === "HTTP_ERROR" && error.status === 200) {
-            return _t("The server did not answer with a stream. Your session may have expired: reload the page.");
+            return _t(
+                "The server did not answer with a stream. Your session may have expired: reload the page."
+            );
         }
         if (error.code === "HTTP_ERROR") {
-            return _t("The server answered with an error (HTTP %(status)s).", { status: error.status });
+            return _t("The server answered with an error (HTTP %(status)s).", {
+                status: error.status,
+            });
         }
-        return _t("The request was refused (%(code)s).", { code: error.code });
+        return _t("The request was refused (%(code)s).", {code: error.code});
     }
 
     /** A resource link in a call's result, read from that call's server: {contents} or {error}. */
@@ -313,7 +356,7 @@ export class ChatAction extends Component {
         const chat = this.state.chat;
         const block = chat.messages.at(-1)?.parts?.find((part) => part.key === key);
         if (!block?.question || !chat.conversationId) {
-            return { answered: false, errors: [] };
+            return {answered: false, errors: []};
         }
         return rpc("/ai_mcp/chat/elicitation", {
             conversation_id: chat.conversationId,
@@ -333,9 +376,15 @@ export class ChatAction extends Component {
         }
         this.setChat(cancelRequested(chat, key));
         try {
-            await rpc("/ai_mcp/chat/cancel_call", { conversation_id: chat.conversationId, call_id: block.id });
+            await rpc("/ai_mcp/chat/cancel_call", {
+                conversation_id: chat.conversationId,
+                call_id: block.id,
+            });
         } catch (error) {
-            this.notification.add(_t("The call could not be stopped: %(error)s", { error: error.message }), { type: "danger" });
+            this.notification.add(
+                _t("The call could not be stopped: %(error)s", {error: error.message}),
+                {type: "danger"}
+            );
         }
     }
 
@@ -347,7 +396,7 @@ export class ChatAction extends Component {
     }
 
     review() {
-        this.pauses.show(this.state.chat, { again: true });
+        this.pauses.show(this.state.chat, {again: true});
     }
 
     // -- requests ----------------------------------------------------------------------------------
@@ -355,7 +404,7 @@ export class ChatAction extends Component {
     /** {assistant_id, conversation_id | cloud_service_id}: what the server needs to know which
      * servers this conversation may use. */
     conversationParams() {
-        const params = { assistant_id: this.state.assistantId };
+        const params = {assistant_id: this.state.assistantId};
         if (this.chat.conversationId) {
             params.conversation_id = this.chat.conversationId;
         } else if (this.state.cloudServiceId) {
@@ -371,7 +420,12 @@ export class ChatAction extends Component {
         const before = this.state.chat;
         this.stickToBottom = true;
         this.setChat(userMessage(before, text));
-        await this.turns.run("message", STREAM_URL, { ...this.conversationParams(), message: text }, { before });
+        await this.turns.run(
+            "message",
+            STREAM_URL,
+            {...this.conversationParams(), message: text},
+            {before}
+        );
     }
 
     /** A prompt picked in the composer: its text is the user's message. Resolves to an error text. */
@@ -393,7 +447,7 @@ export class ChatAction extends Component {
     }
 
     /** `elsewhere`: the answer did not come from this tab, so another tab may have resumed first. */
-    async resume(answer, { elsewhere = false } = {}) {
+    async resume(answer, {elsewhere = false} = {}) {
         const conversationId = this.state.chat.conversationId;
         if (!conversationId || this.state.busy) {
             return;
@@ -401,9 +455,14 @@ export class ChatAction extends Component {
         this.stickToBottom = true;
         let taken = false;
         const refused = (error) => (taken = elsewhere && RESUMED_ELSEWHERE.has(error.code));
-        await this.turns.run("resume", RESUME_URL, { conversation_id: conversationId, ...answer }, { refused });
+        await this.turns.run(
+            "resume",
+            RESUME_URL,
+            {conversation_id: conversationId, ...answer},
+            {refused}
+        );
         if (taken && this.alive) {
-            await this.openConversation(conversationId, { push: false }); // shows, or follows, that tab's answer
+            await this.openConversation(conversationId, {push: false}); // shows, or follows, that tab's answer
         }
     }
 
@@ -430,7 +489,7 @@ export class ChatAction extends Component {
         }
         if (plan.replaceLast && this.turns.lastRequest?.before) {
             // That message never reached the server: send it again in its place.
-            this.setChat({ ...this.turns.lastRequest.before, error: null, status: "idle" });
+            this.setChat({...this.turns.lastRequest.before, error: null, status: "idle"});
         }
         await this.send(plan.text);
     }

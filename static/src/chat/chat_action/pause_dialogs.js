@@ -1,8 +1,8 @@
 /** @odoo-module */
-import { ConfirmationDialog } from "@web/core/confirmation_dialog/confirmation_dialog";
-import { _t } from "@web/core/l10n/translation";
+import {ConfirmationDialog} from "@web/core/confirmation_dialog/confirmation_dialog";
+import {_t} from "@web/core/l10n/translation";
 
-import { ApprovalDialog } from "../approval_dialog/approval_dialog";
+import {ApprovalDialog} from "../approval_dialog/approval_dialog";
 
 /**
  * The questions a paused turn asks: the approval dialog for `pendingApproval`, "Continue?" for
@@ -18,7 +18,7 @@ export class PauseDialogs {
     }
 
     /** Shows what `chat` waits for, unless it was shown already (`again`: show it anyway). */
-    show(chat, { again = false } = {}) {
+    show(chat, {again = false} = {}) {
         if (chat.status === "awaiting_approval" && chat.pendingApproval) {
             if (again || this.shown !== chat.pendingApproval) {
                 this.openApproval(chat.pendingApproval);
@@ -44,13 +44,13 @@ export class PauseDialogs {
         this.shown = calls;
         this.closeDialog = this.dialog.add(
             ApprovalDialog,
-            { calls, onSubmit: (approvals) => this.answer({ approvals }) },
-            { onClose: () => (this.closeDialog = null) }
+            {calls, onSubmit: (approvals) => this.answer({approvals})},
+            {onClose: () => (this.closeDialog = null)}
         );
     }
 
     openConfirm(confirm) {
-        const { roundsUsed, maxRounds } = confirm;
+        const {roundsUsed, maxRounds} = confirm;
         this.close();
         this.shown = confirm;
         this.closeDialog = this.dialog.add(
@@ -59,20 +59,20 @@ export class PauseDialogs {
                 title: _t("Continue?"),
                 body: _t(
                     "The assistant has used %(used)s of its %(max)s rounds and still wants to use tools. Let it go on, or have it answer now with what it has found?",
-                    { used: roundsUsed, max: maxRounds }
+                    {used: roundsUsed, max: maxRounds}
                 ),
                 confirmLabel: _t("Go on"),
                 cancelLabel: _t("Answer now"),
                 // Not awaited: the dialog closes at once while the answer streams.
                 confirm: () => {
-                    this.answer({ go_on: true });
+                    this.answer({go_on: true});
                 },
                 cancel: () => {
-                    this.answer({ go_on: false });
+                    this.answer({go_on: false});
                 },
                 dismiss: () => {}, // closing the dialog answers nothing: the turn keeps waiting
             },
-            { onClose: () => (this.closeDialog = null) }
+            {onClose: () => (this.closeDialog = null)}
         );
     }
 }

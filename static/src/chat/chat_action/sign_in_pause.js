@@ -1,5 +1,5 @@
 /** @odoo-module */
-import { signedIn, signInAnswer, signInDeclined, signInOpened } from "@ai_mcp/core/chat_state";
+import {signedIn, signInAnswer, signInDeclined, signInOpened} from "@ai_mcp/core/chat_state";
 
 /** The bus notification Odoo's OAuth callback sends to the user who signed in: { server_id }. */
 const SIGNED_IN = "ai_mcp.oauth_signed_in";
@@ -15,7 +15,7 @@ export class SignInPause {
         this.busService = busService;
         this.host = host;
         // Every tab of the user hears it, so another tab on the same conversation may resume first.
-        this.onSignedIn = (payload) => this.signedIn(payload?.server_id, { elsewhere: true });
+        this.onSignedIn = (payload) => this.signedIn(payload?.server_id, {elsewhere: true});
         // mail starts the bus in the backend, and the partner's channel the callback notifies is
         // listened to by default: subscribing is enough.
         busService.subscribe(SIGNED_IN, this.onSignedIn);
@@ -45,18 +45,18 @@ export class SignInPause {
         this.answer(signInDeclined(this.host.chat(), serverId));
     }
 
-    signedIn(serverId, { elsewhere = false } = {}) {
-        this.answer(signedIn(this.host.chat(), serverId), { elsewhere });
+    signedIn(serverId, {elsewhere = false} = {}) {
+        this.answer(signedIn(this.host.chat(), serverId), {elsewhere});
     }
 
-    answer(chat, { elsewhere = false } = {}) {
+    answer(chat, {elsewhere = false} = {}) {
         if (chat === this.host.chat()) {
             return; // not a server this conversation waits for
         }
         this.host.setChat(chat);
         const answer = signInAnswer(chat);
         if (answer) {
-            this.host.resume(answer, { elsewhere });
+            this.host.resume(answer, {elsewhere});
         }
     }
 }

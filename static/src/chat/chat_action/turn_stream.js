@@ -1,9 +1,9 @@
 /** @odoo-module */
-import { _t } from "@web/core/l10n/translation";
+import {_t} from "@web/core/l10n/translation";
 
-import { eventFromSse, stopped } from "@ai_mcp/core/chat_state";
-import { FINAL_TYPES, isStreamingStatus } from "@ai_mcp/core/chat_view";
-import { ChatHttpError, postStream, readEventsAfter } from "../chat_transport";
+import {eventFromSse, stopped} from "@ai_mcp/core/chat_state";
+import {FINAL_TYPES, isStreamingStatus} from "@ai_mcp/core/chat_view";
+import {ChatHttpError, postStream, readEventsAfter} from "../chat_transport";
 
 /** How long a broken stream is read again before the widget gives up (the server cancels the turn
  * once it notices the disconnect, at the latest at its next heartbeat). */
@@ -69,7 +69,7 @@ export class TurnStream {
 
     /** `refused(error)` may take a refusal of the server's (a ChatHttpError's { code, message, status })
      * upon itself by returning true; the turn then does not end with it. */
-    async run(kind, url, body, { before = null, refused = null } = {}) {
+    async run(kind, url, body, {before = null, refused = null} = {}) {
         const host = this.host;
         const request = {
             kind,
@@ -117,10 +117,14 @@ export class TurnStream {
         const onMessage = (message) => this.receive(request, message);
         for (;;) {
             try {
-                await postStream(request.url, request.body, { signal: request.controller.signal, onMessage });
+                await postStream(request.url, request.body, {
+                    signal: request.controller.signal,
+                    onMessage,
+                });
                 return;
             } catch (error) {
-                const busy = error instanceof ChatHttpError && error.error.code === "CONVERSATION_BUSY";
+                const busy =
+                    error instanceof ChatHttpError && error.error.code === "CONVERSATION_BUSY";
                 const justStopped = Date.now() - this.stoppedAt < BUSY_RETRY_WINDOW;
                 if (!busy || !justStopped || request.stopped || !this.host.alive()) {
                     throw error;
@@ -179,7 +183,9 @@ export class TurnStream {
             host.fail({
                 code: "NETWORK_ERROR",
                 message: host.chat().conversationId
-                    ? _t("The connection to the server was lost and the answer could not be read again.")
+                    ? _t(
+                          "The connection to the server was lost and the answer could not be read again."
+                      )
                     : _t("The connection to the server was lost before the answer started."),
             });
         }
@@ -190,15 +196,22 @@ export class TurnStream {
         const host = this.host;
         const token = ++this.followToken;
         const started = Date.now();
-        const current = () => token === this.followToken && host.alive() && host.chat().conversationId === conversationId;
+        const current = () =>
+            token === this.followToken &&
+            host.alive() &&
+            host.chat().conversationId === conversationId;
         const onMessage = (message) => current() && host.apply(eventFromSse(message));
-        while (current() && isStreamingStatus(host.chat().status) && Date.now() - started < FOLLOW_LIMIT) {
+        while (
+            current() &&
+            isStreamingStatus(host.chat().status) &&
+            Date.now() - started < FOLLOW_LIMIT
+        ) {
             await sleep(FOLLOW_INTERVAL);
             if (!current()) {
                 return;
             }
             try {
-                await readEventsAfter(conversationId, host.chat().lastEventId, { onMessage });
+                await readEventsAfter(conversationId, host.chat().lastEventId, {onMessage});
             } catch {
                 // try again at the next tick
             }

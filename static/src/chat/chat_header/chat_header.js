@@ -1,6 +1,6 @@
 /** @odoo-module */
-import { Component } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
 /**
  * The conversation's title with the assistant picker and, for users who have cloud services, the
@@ -12,8 +12,8 @@ export class ChatHeader extends Component {
     static props = {
         title: String,
         assistants: Array,
-        assistantId: { type: [Number, { value: null }], optional: true },
-        cloudServiceId: { type: [Number, { value: null }], optional: true },
+        assistantId: {type: [Number, {value: null}], optional: true},
+        cloudServiceId: {type: [Number, {value: null}], optional: true},
         locked: Boolean,
         onToggleList: Function,
         onAssistantChange: Function,
@@ -21,7 +21,10 @@ export class ChatHeader extends Component {
     };
 
     get assistant() {
-        return this.props.assistants.find((assistant) => assistant.id === this.props.assistantId) || null;
+        return (
+            this.props.assistants.find((assistant) => assistant.id === this.props.assistantId) ||
+            null
+        );
     }
 
     get cloudServices() {

@@ -1,6 +1,6 @@
 /** @odoo-module */
-import { Component } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
 /**
  * The notices under the answer: warnings (discreet: the turn went on), the error that ended the
@@ -11,10 +11,10 @@ export class ChatNotices extends Component {
     static template = "ai_mcp.ChatNotices";
     static props = {
         status: String,
-        error: { type: [Object, { value: null }], optional: true },
+        error: {type: [Object, {value: null}], optional: true},
         warnings: Array,
         pendingCount: Number,
-        confirm: { type: [Object, { value: null }], optional: true },
+        confirm: {type: [Object, {value: null}], optional: true},
         canRetry: Boolean,
         onRetry: Function,
         onReview: Function,
@@ -22,13 +22,18 @@ export class ChatNotices extends Component {
 
     get pauseText() {
         if (this.props.status === "awaiting_approval") {
-            return _t("The assistant waits for your approval of %(count)s tool call(s).", { count: this.props.pendingCount });
+            return _t("The assistant waits for your approval of %(count)s tool call(s).", {
+                count: this.props.pendingCount,
+            });
         }
         if (this.props.status === "awaiting_confirmation") {
-            return _t("The assistant has used %(used)s of %(max)s rounds and asks whether to go on.", {
-                used: this.props.confirm?.roundsUsed ?? "?",
-                max: this.props.confirm?.maxRounds ?? "?",
-            });
+            return _t(
+                "The assistant has used %(used)s of %(max)s rounds and asks whether to go on.",
+                {
+                    used: this.props.confirm?.roundsUsed ?? "?",
+                    max: this.props.confirm?.maxRounds ?? "?",
+                }
+            );
         }
         return "";
     }

@@ -1,12 +1,12 @@
 /** @odoo-module */
-import { Component, onMounted, useRef, useState } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component, onMounted, useRef, useState} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
-import { matchPrompts, moveIndex, slashQuery } from "@ai_mcp/core/prompt_menu";
-import { attachment, composeMessage } from "@ai_mcp/core/resource_attach";
-import { PromptForm } from "../prompt_form/prompt_form";
-import { PromptMenu } from "../prompt_menu/prompt_menu";
-import { ResourcePicker } from "../resource_picker/resource_picker";
+import {matchPrompts, moveIndex, slashQuery} from "@ai_mcp/core/prompt_menu";
+import {attachment, composeMessage} from "@ai_mcp/core/resource_attach";
+import {PromptForm} from "../prompt_form/prompt_form";
+import {PromptMenu} from "../prompt_menu/prompt_menu";
+import {ResourcePicker} from "../resource_picker/resource_picker";
 
 /**
  * Where the user writes. Enter sends, Shift+Enter starts a new line (and Enter while an input
@@ -19,22 +19,29 @@ import { ResourcePicker } from "../resource_picker/resource_picker";
  */
 export class Composer extends Component {
     static template = "ai_mcp.Composer";
-    static components = { PromptForm, PromptMenu, ResourcePicker };
+    static components = {PromptForm, PromptMenu, ResourcePicker};
     static props = {
         canSend: Boolean,
         streaming: Boolean,
-        placeholder: { type: String, optional: true },
+        placeholder: {type: String, optional: true},
         onSend: Function,
         onStop: Function,
-        prompts: { type: Array, optional: true },
-        promptsLoading: { type: Boolean, optional: true },
-        onPromptSearch: { type: Function, optional: true },
-        onPrompt: { type: Function, optional: true },
-        resourceSource: { type: Object, optional: true },
+        prompts: {type: Array, optional: true},
+        promptsLoading: {type: Boolean, optional: true},
+        onPromptSearch: {type: Function, optional: true},
+        onPrompt: {type: Function, optional: true},
+        resourceSource: {type: Object, optional: true},
     };
 
     setup() {
-        this.state = useState({ text: "", menuIndex: 0, dismissed: null, picked: null, picking: false, attachments: [] });
+        this.state = useState({
+            text: "",
+            menuIndex: 0,
+            dismissed: null,
+            picked: null,
+            picking: false,
+            attachments: [],
+        });
         this.textarea = useRef("textarea");
         // whether the text was a "/" search at the last keystroke: the prompts are fetched as one starts
         this.searching = false;
@@ -46,7 +53,9 @@ export class Composer extends Component {
             return this.props.placeholder;
         }
         return this.props.onPrompt
-            ? _t("Ask the assistant… (Enter to send, Shift+Enter for a new line, / for the servers' prompts)")
+            ? _t(
+                  "Ask the assistant… (Enter to send, Shift+Enter for a new line, / for the servers' prompts)"
+              )
             : _t("Ask the assistant… (Enter to send, Shift+Enter for a new line)");
     }
 
@@ -55,8 +64,12 @@ export class Composer extends Component {
     }
 
     get menuOpen() {
-        return Boolean(this.props.onPrompt) && !this.state.picked && this.state.dismissed !== this.state.text &&
-            slashQuery(this.state.text) !== null;
+        return (
+            Boolean(this.props.onPrompt) &&
+            !this.state.picked &&
+            this.state.dismissed !== this.state.text &&
+            slashQuery(this.state.text) !== null
+        );
     }
 
     get matches() {
@@ -103,10 +116,19 @@ export class Composer extends Component {
     onMenuKey(ev) {
         const matches = this.matches;
         if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
-            this.state.menuIndex = moveIndex(this.state.menuIndex, ev.key === "ArrowDown" ? 1 : -1, matches.length);
+            this.state.menuIndex = moveIndex(
+                this.state.menuIndex,
+                ev.key === "ArrowDown" ? 1 : -1,
+                matches.length
+            );
             return true;
         }
-        if ((ev.key === "Enter" || ev.key === "Tab") && !ev.shiftKey && !ev.isComposing && matches.length) {
+        if (
+            (ev.key === "Enter" || ev.key === "Tab") &&
+            !ev.shiftKey &&
+            !ev.isComposing &&
+            matches.length
+        ) {
             this.pick(matches[Math.min(this.state.menuIndex, matches.length - 1)]);
             return true;
         }
@@ -140,7 +162,10 @@ export class Composer extends Component {
 
     attach(read) {
         const chip = attachment(read);
-        this.state.attachments = [...this.state.attachments.filter((a) => a.key !== chip.key), chip];
+        this.state.attachments = [
+            ...this.state.attachments.filter((a) => a.key !== chip.key),
+            chip,
+        ];
         this.state.picking = false;
         this.textarea.el?.focus();
     }
@@ -151,8 +176,8 @@ export class Composer extends Component {
 
     chipLabel(chip) {
         return chip.text === null
-            ? _t("%(uri)s (%(bytes)s bytes, not sent: binary)", { uri: chip.uri, bytes: chip.size })
-            : _t("%(uri)s (%(chars)s characters)", { uri: chip.uri, chars: chip.size });
+            ? _t("%(uri)s (%(bytes)s bytes, not sent: binary)", {uri: chip.uri, bytes: chip.size})
+            : _t("%(uri)s (%(chars)s characters)", {uri: chip.uri, chars: chip.size});
     }
 
     stop() {

@@ -1,6 +1,6 @@
 /** @odoo-module */
-import { reactive } from "@odoo/owl";
-import { rpc } from "@web/core/network/rpc";
+import {reactive} from "@odoo/owl";
+import {rpc} from "@web/core/network/rpc";
 
 /**
  * The prompts of the servers a conversation may use (/ai_mcp/prompts), fetched each time the `/`
@@ -11,7 +11,7 @@ import { rpc } from "@web/core/network/rpc";
 export class PromptSource {
     constructor(params) {
         this.params = params;
-        this.state = reactive({ prompts: [], loading: false });
+        this.state = reactive({prompts: [], loading: false});
         this.pending = null;
     }
 
@@ -25,7 +25,7 @@ export class PromptSource {
         this.state.loading = true;
         let prompts = [];
         try {
-            prompts = (await rpc("/ai_mcp/prompts", params, { silent: true })).prompts || [];
+            prompts = (await rpc("/ai_mcp/prompts", params, {silent: true})).prompts || [];
         } catch {
             // no menu rather than an error dialog: the composer says no prompt matches
         }
@@ -40,8 +40,8 @@ export class PromptSource {
     async text(prompt, values) {
         return rpc(
             "/ai_mcp/prompts/get",
-            { ...this.params(), server_id: prompt.server_id, name: prompt.name, arguments: values },
-            { silent: true }
+            {...this.params(), server_id: prompt.server_id, name: prompt.name, arguments: values},
+            {silent: true}
         );
     }
 }

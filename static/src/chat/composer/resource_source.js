@@ -1,5 +1,5 @@
 /** @odoo-module */
-import { rpc } from "@web/core/network/rpc";
+import {rpc} from "@web/core/network/rpc";
 
 /**
  * The resources of the servers a conversation may use (/ai_mcp/resources, /ai_mcp/resources/read),
@@ -12,16 +12,20 @@ export class ResourceSource {
     }
 
     list() {
-        return rpc("/ai_mcp/resources", this.params(), { silent: true });
+        return rpc("/ai_mcp/resources", this.params(), {silent: true});
     }
 
     /** `ref`: {server_id, uri} or {server_id, template, arguments} */
     read(ref) {
-        return rpc("/ai_mcp/resources/read", { ...this.params(), ...ref }, { silent: true });
+        return rpc("/ai_mcp/resources/read", {...this.params(), ...ref}, {silent: true});
     }
 
     /** A link a call of the open conversation returned, read from that call's server. */
     openLink(callId, uri) {
-        return rpc("/ai_mcp/resources/read", { conversation_id: this.params().conversation_id, call_id: callId, uri }, { silent: true });
+        return rpc(
+            "/ai_mcp/resources/read",
+            {conversation_id: this.params().conversation_id, call_id: callId, uri},
+            {silent: true}
+        );
     }
 }

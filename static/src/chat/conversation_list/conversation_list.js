@@ -1,6 +1,6 @@
 /** @odoo-module */
-import { Component } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
 const STATE_ICONS = {
     running: "fa fa-circle-o-notch fa-spin",
@@ -14,9 +14,9 @@ export class ConversationList extends Component {
     static template = "ai_mcp.ConversationList";
     static props = {
         conversations: Array,
-        activeId: { type: [Number, { value: null }], optional: true },
+        activeId: {type: [Number, {value: null}], optional: true},
         disabled: Boolean,
-        open: { type: Boolean, optional: true },
+        open: {type: Boolean, optional: true},
         onSelect: Function,
         onNew: Function,
     };

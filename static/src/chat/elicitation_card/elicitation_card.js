@@ -1,10 +1,16 @@
 /** @odoo-module */
-import { Component, onWillUnmount, useState } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component, onWillUnmount, useState} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
-import { formatDuration } from "@ai_mcp/core/chat_view";
-import { collect, compileSchema, errorsByPath, initialState, touchPath } from "@ai_mcp/core/schema_form_model";
-import { errorMessage, SchemaFormNode } from "../../schema_form/schema_form";
+import {formatDuration} from "@ai_mcp/core/chat_view";
+import {
+    collect,
+    compileSchema,
+    errorsByPath,
+    initialState,
+    touchPath,
+} from "@ai_mcp/core/schema_form_model";
+import {errorMessage, SchemaFormNode} from "../../schema_form/schema_form";
 
 /**
  * A running call's server asks the user something (a `question` of chat_state.js). Form mode shows
@@ -15,15 +21,15 @@ import { errorMessage, SchemaFormNode } from "../../schema_form/schema_form";
  */
 export class ElicitationCard extends Component {
     static template = "ai_mcp.ElicitationCard";
-    static components = { SchemaFormNode };
-    static props = { question: Object, onAnswer: Function };
+    static components = {SchemaFormNode};
+    static props = {question: Object, onAnswer: Function};
 
     setup() {
         const question = this.props.question;
-        const desc = compileSchema(question.requestedSchema || { type: "object", properties: {} });
+        const desc = compileSchema(question.requestedSchema || {type: "object", properties: {}});
         // MCP asks the client to apply a field's default: the form starts with every default filled in
-        const root = initialState(desc, { fillDefaults: true });
-        this.state = useState({ desc, root, errors: {}, problems: [], sending: false, waitedMs: 0 });
+        const root = initialState(desc, {fillDefaults: true});
+        this.state = useState({desc, root, errors: {}, problems: [], sending: false, waitedMs: 0});
         this.idPrefix = `o_ai_chat_question_${question.elicitation}`;
         const started = Date.now();
         // the call waits within its timeout: show how long it has waited
@@ -41,7 +47,9 @@ export class ElicitationCard extends Component {
     }
 
     get waited() {
-        return this.state.waitedMs >= 1000 ? _t("Waiting for you for %s", formatDuration(this.state.waitedMs)) : "";
+        return this.state.waitedMs >= 1000
+            ? _t("Waiting for you for %s", formatDuration(this.state.waitedMs))
+            : "";
     }
 
     onChange(path) {
@@ -55,7 +63,9 @@ export class ElicitationCard extends Component {
             const result = collect(this.state.desc, this.state.root);
             this.state.errors = errorsByPath(result.errors);
             if (result.errors.length) {
-                this.state.problems = result.errors.map((e) => `${e.path.join(".") || _t("answer")}: ${errorMessage(e)}`);
+                this.state.problems = result.errors.map(
+                    (e) => `${e.path.join(".") || _t("answer")}: ${errorMessage(e)}`
+                );
                 return;
             }
             content = result.value ?? {};

@@ -1,5 +1,5 @@
 /** @odoo-module */
-import { Component } from "@odoo/owl";
+import {Component} from "@odoo/owl";
 
 /** Objects and arrays deeper than this start folded. */
 const OPEN_LEVELS = 2;
@@ -10,8 +10,12 @@ const OPEN_LEVELS = 2;
  */
 export class JsonTree extends Component {
     static template = "ai_mcp.JsonTree";
-    static props = { value: { optional: true }, name: { type: String, optional: true }, depth: { type: Number, optional: true } };
-    static defaultProps = { depth: 0 };
+    static props = {
+        value: {optional: true},
+        name: {type: String, optional: true},
+        depth: {type: Number, optional: true},
+    };
+    static defaultProps = {depth: 0};
 
     get isBranch() {
         return this.props.value !== null && typeof this.props.value === "object";
@@ -19,7 +23,9 @@ export class JsonTree extends Component {
 
     get entries() {
         const value = this.props.value;
-        return Array.isArray(value) ? value.map((item, index) => [String(index), item]) : Object.entries(value);
+        return Array.isArray(value)
+            ? value.map((item, index) => [String(index), item])
+            : Object.entries(value);
     }
 
     get summary() {
@@ -35,4 +41,4 @@ export class JsonTree extends Component {
         return JSON.stringify(this.props.value) ?? String(this.props.value);
     }
 }
-JsonTree.components = { JsonTree };
+JsonTree.components = {JsonTree};

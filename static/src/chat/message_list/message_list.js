@@ -1,8 +1,8 @@
 /** @odoo-module */
-import { Component, markup } from "@odoo/owl";
+import {Component, markup} from "@odoo/owl";
 
-import { renderMarkdown } from "@ai_mcp/core/markdown";
-import { ToolBlock } from "../tool_block/tool_block";
+import {renderMarkdown} from "@ai_mcp/core/markdown";
+import {ToolBlock} from "../tool_block/tool_block";
 
 /**
  * The conversation's messages (chat_state.js `messages`): the user's as plain text, the
@@ -12,14 +12,14 @@ import { ToolBlock } from "../tool_block/tool_block";
  */
 export class MessageList extends Component {
     static template = "ai_mcp.MessageList";
-    static components = { ToolBlock };
+    static components = {ToolBlock};
     static props = {
         messages: Array,
-        paused: { type: Boolean, optional: true },
+        paused: {type: Boolean, optional: true},
         onToggleTool: Function,
-        onCancelTool: { type: Function, optional: true },
-        onAnswerTool: { type: Function, optional: true },
-        onOpenResource: { type: Function, optional: true },
+        onCancelTool: {type: Function, optional: true},
+        onAnswerTool: {type: Function, optional: true},
+        onOpenResource: {type: Function, optional: true},
     };
 
     markdown(text) {

@@ -1,10 +1,16 @@
 /** @odoo-module */
-import { Component, useState } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component, useState} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
-import { promptSchema } from "@ai_mcp/core/prompt_menu";
-import { collect, compileSchema, errorsByPath, initialState, touchPath } from "@ai_mcp/core/schema_form_model";
-import { errorMessage, SchemaFormNode } from "../../schema_form/schema_form";
+import {promptSchema} from "@ai_mcp/core/prompt_menu";
+import {
+    collect,
+    compileSchema,
+    errorsByPath,
+    initialState,
+    touchPath,
+} from "@ai_mcp/core/schema_form_model";
+import {errorMessage, SchemaFormNode} from "../../schema_form/schema_form";
 
 /**
  * The arguments of the prompt picked in the `/` menu, asked with the schema form. `onSubmit(values)`
@@ -12,17 +18,26 @@ import { errorMessage, SchemaFormNode } from "../../schema_form/schema_form";
  */
 export class PromptForm extends Component {
     static template = "ai_mcp.PromptForm";
-    static components = { SchemaFormNode };
-    static props = { prompt: Object, onSubmit: Function, onCancel: Function };
+    static components = {SchemaFormNode};
+    static props = {prompt: Object, onSubmit: Function, onCancel: Function};
 
     setup() {
         const desc = compileSchema(promptSchema(this.props.prompt));
-        this.state = useState({ desc, root: initialState(desc), errors: {}, problems: [], sending: false });
+        this.state = useState({
+            desc,
+            root: initialState(desc),
+            errors: {},
+            problems: [],
+            sending: false,
+        });
         this.idPrefix = `o_ai_chat_prompt_${this.props.prompt.server_id}_${this.props.prompt.name}`;
     }
 
     get heading() {
-        return _t("%(prompt)s of %(server)s", { prompt: this.props.prompt.title || this.props.prompt.name, server: this.props.prompt.server });
+        return _t("%(prompt)s of %(server)s", {
+            prompt: this.props.prompt.title || this.props.prompt.name,
+            server: this.props.prompt.server,
+        });
     }
 
     onChange(path) {
@@ -34,7 +49,9 @@ export class PromptForm extends Component {
         const result = collect(this.state.desc, this.state.root);
         this.state.errors = errorsByPath(result.errors);
         if (result.errors.length) {
-            this.state.problems = result.errors.map((e) => `${e.path.join(".")}: ${errorMessage(e)}`);
+            this.state.problems = result.errors.map(
+                (e) => `${e.path.join(".")}: ${errorMessage(e)}`
+            );
             return;
         }
         this.state.sending = true;

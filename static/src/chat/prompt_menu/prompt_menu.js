@@ -1,5 +1,5 @@
 /** @odoo-module */
-import { Component } from "@odoo/owl";
+import {Component} from "@odoo/owl";
 
 /**
  * The prompts that match what follows "/" in the composer; the composer owns the highlighted row
@@ -7,5 +7,5 @@ import { Component } from "@odoo/owl";
  */
 export class PromptMenu extends Component {
     static template = "ai_mcp.PromptMenu";
-    static props = { prompts: Array, activeIndex: Number, loading: Boolean, onPick: Function };
+    static props = {prompts: Array, activeIndex: Number, loading: Boolean, onPick: Function};
 }

@@ -1,10 +1,16 @@
 /** @odoo-module */
-import { Component, onWillStart, useState } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component, onWillStart, useState} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
-import { pickerEntries, templateSchema } from "@ai_mcp/core/resource_attach";
-import { collect, compileSchema, errorsByPath, initialState, touchPath } from "@ai_mcp/core/schema_form_model";
-import { errorMessage, SchemaFormNode } from "../../schema_form/schema_form";
+import {pickerEntries, templateSchema} from "@ai_mcp/core/resource_attach";
+import {
+    collect,
+    compileSchema,
+    errorsByPath,
+    initialState,
+    touchPath,
+} from "@ai_mcp/core/schema_form_model";
+import {errorMessage, SchemaFormNode} from "../../schema_form/schema_form";
 
 /**
  * Picks a resource of the conversation's servers to attach to the next message: a search over
@@ -13,12 +19,21 @@ import { errorMessage, SchemaFormNode } from "../../schema_form/schema_form";
  */
 export class ResourcePicker extends Component {
     static template = "ai_mcp.ResourcePicker";
-    static components = { SchemaFormNode };
-    static props = { source: Object, onAttach: Function, onClose: Function };
+    static components = {SchemaFormNode};
+    static props = {source: Object, onAttach: Function, onClose: Function};
 
     setup() {
         this.state = useState({
-            loading: true, servers: [], warnings: [], query: "", template: null, desc: null, root: null, errors: {}, problems: [], reading: false,
+            loading: true,
+            servers: [],
+            warnings: [],
+            query: "",
+            template: null,
+            desc: null,
+            root: null,
+            errors: {},
+            problems: [],
+            reading: false,
         });
         onWillStart(() => this.load());
     }
@@ -41,10 +56,16 @@ export class ResourcePicker extends Component {
     pick(entry) {
         if (entry.kind === "template") {
             const desc = compileSchema(templateSchema(entry));
-            Object.assign(this.state, { template: entry, desc, root: initialState(desc), errors: {}, problems: [] });
+            Object.assign(this.state, {
+                template: entry,
+                desc,
+                root: initialState(desc),
+                errors: {},
+                problems: [],
+            });
             return;
         }
-        this.read({ server_id: entry.serverId, uri: entry.uri });
+        this.read({server_id: entry.serverId, uri: entry.uri});
     }
 
     onChange(path) {
@@ -56,11 +77,17 @@ export class ResourcePicker extends Component {
         const result = collect(this.state.desc, this.state.root);
         this.state.errors = errorsByPath(result.errors);
         if (result.errors.length) {
-            this.state.problems = result.errors.map((e) => `${e.path.join(".")}: ${errorMessage(e)}`);
+            this.state.problems = result.errors.map(
+                (e) => `${e.path.join(".")}: ${errorMessage(e)}`
+            );
             return;
         }
         const template = this.state.template;
-        this.read({ server_id: template.serverId, template: template.uri_template, arguments: result.value ?? {} });
+        this.read({
+            server_id: template.serverId,
+            template: template.uri_template,
+            arguments: result.value ?? {},
+        });
     }
 
     async read(ref) {

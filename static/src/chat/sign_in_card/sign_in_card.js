@@ -1,6 +1,6 @@
 /** @odoo-module */
-import { Component } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
 /**
  * One server a paused turn needs a sign-in to (a server of chat_state.js's `pendingSignIn`). The
@@ -12,7 +12,7 @@ export class SignInCard extends Component {
     static template = "ai_mcp.SignInCard";
     static props = {
         server: Object,
-        disabled: { type: Boolean, optional: true },
+        disabled: {type: Boolean, optional: true},
         onOpen: Function,
         onDecline: Function,
         onDone: Function,
@@ -20,7 +20,9 @@ export class SignInCard extends Component {
 
     get signInLabel() {
         const server = this.props.server;
-        return server.stepUp ? _t("Sign in again to %s", server.server) : _t("Sign in to %s", server.server);
+        return server.stepUp
+            ? _t("Sign in again to %s", server.server)
+            : _t("Sign in to %s", server.server);
     }
 
     get declineLabel() {

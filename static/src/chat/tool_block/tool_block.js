@@ -1,10 +1,10 @@
 /** @odoo-module */
-import { Component } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
-import { formatDuration, iconSrc, prettyJson, progressPercent } from "@ai_mcp/core/chat_view";
-import { ElicitationCard } from "../elicitation_card/elicitation_card";
-import { ToolResult } from "../tool_result/tool_result";
+import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/core/chat_view";
+import {ElicitationCard} from "../elicitation_card/elicitation_card";
+import {ToolResult} from "../tool_result/tool_result";
 
 const STATUS_ICONS = {
     running: "fa fa-circle-o-notch fa-spin text-primary",
@@ -30,14 +30,14 @@ const INTERRUPTED = {
  */
 export class ToolBlock extends Component {
     static template = "ai_mcp.ToolBlock";
-    static components = { ElicitationCard, ToolResult };
+    static components = {ElicitationCard, ToolResult};
     static props = {
         block: Object,
-        paused: { type: Boolean, optional: true },
+        paused: {type: Boolean, optional: true},
         onToggle: Function,
-        onCancel: { type: Function, optional: true },
-        onAnswer: { type: Function, optional: true },
-        onOpenResource: { type: Function, optional: true },
+        onCancel: {type: Function, optional: true},
+        onAnswer: {type: Function, optional: true},
+        onOpenResource: {type: Function, optional: true},
     };
 
     /** The shown status: a call that was not started because its round waits for an approval is
@@ -87,7 +87,11 @@ export class ToolBlock extends Component {
     }
 
     get canStop() {
-        return Boolean(this.props.onCancel) && this.status === "running" && !this.props.block.cancelling;
+        return (
+            Boolean(this.props.onCancel) &&
+            this.status === "running" &&
+            !this.props.block.cancelling
+        );
     }
 
     get percent() {
@@ -101,9 +105,12 @@ export class ToolBlock extends Component {
     get progressLabel() {
         const progress = this.props.block.progress;
         if (this.percent === null) {
-            return _t("Progress: %(progress)s", { progress: progress.progress });
+            return _t("Progress: %(progress)s", {progress: progress.progress});
         }
-        return _t("Progress: %(progress)s of %(total)s", { progress: progress.progress, total: progress.total });
+        return _t("Progress: %(progress)s of %(total)s", {
+            progress: progress.progress,
+            total: progress.total,
+        });
     }
 
     get elapsed() {
@@ -115,7 +122,9 @@ export class ToolBlock extends Component {
     }
 
     get toggleLabel() {
-        return this.props.block.expanded ? _t("Hide the call's details") : _t("Show the call's details");
+        return this.props.block.expanded
+            ? _t("Hide the call's details")
+            : _t("Show the call's details");
     }
 
     toggle() {
@@ -127,7 +136,9 @@ export class ToolBlock extends Component {
     }
 
     get showQuestion() {
-        return Boolean(this.props.block.question && this.props.onAnswer && this.status === "running");
+        return Boolean(
+            this.props.block.question && this.props.onAnswer && this.status === "running"
+        );
     }
 
     answer(action, content) {

@@ -1,9 +1,9 @@
 /** @odoo-module */
-import { Component, useState } from "@odoo/owl";
-import { _t } from "@web/core/l10n/translation";
+import {Component, useState} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
-import { resultItems } from "@ai_mcp/core/chat_view";
-import { JsonTree } from "../json_tree/json_tree";
+import {resultItems} from "@ai_mcp/core/chat_view";
+import {JsonTree} from "../json_tree/json_tree";
 
 /**
  * The content of a tool result (typed parts, services/tool_result.py), shown as text, indented
@@ -13,9 +13,12 @@ import { JsonTree } from "../json_tree/json_tree";
  */
 export class ToolResult extends Component {
     static template = "ai_mcp.ToolResult";
-    static components = { JsonTree };
-    static props = { content: { type: Array, optional: true }, onOpen: { type: Function, optional: true } };
-    static defaultProps = { content: [] };
+    static components = {JsonTree};
+    static props = {
+        content: {type: Array, optional: true},
+        onOpen: {type: Function, optional: true},
+    };
+    static defaultProps = {content: []};
 
     setup() {
         this.opened = useState({});
@@ -26,14 +29,18 @@ export class ToolResult extends Component {
     }
 
     async open(uri) {
-        this.opened[uri] = { loading: true, contents: [], error: null };
+        this.opened[uri] = {loading: true, contents: [], error: null};
         let result;
         try {
             result = await this.props.onOpen(uri);
         } catch {
-            result = { error: { message: _t("The resource could not be read; try again.") } };
+            result = {error: {message: _t("The resource could not be read; try again.")}};
         }
-        this.opened[uri] = { loading: false, contents: result.contents || [], error: result.error?.message || null };
+        this.opened[uri] = {
+            loading: false,
+            contents: result.contents || [],
+            error: result.error?.message || null,
+        };
     }
 
     download(content) {
@@ -41,24 +48,30 @@ export class ToolResult extends Component {
     }
 
     moreLabel(item) {
-        return _t("%(count)s more rows not shown.", { count: item.more });
+        return _t("%(count)s more rows not shown.", {count: item.more});
     }
 
     blockedLabel(item) {
-        const kinds = { image: _t("Image"), audio: _t("Audio"), resource: _t("Binary resource") };
+        const kinds = {image: _t("Image"), audio: _t("Audio"), resource: _t("Binary resource")};
         const what = kinds[item.type] || item.type;
         const mime = item.mimeType || _t("unknown type");
         if (typeof item.bytes === "number") {
-            return _t("%(what)s not shown (%(mime)s, %(bytes)s bytes)", { what, mime, bytes: item.bytes });
+            return _t("%(what)s not shown (%(mime)s, %(bytes)s bytes)", {
+                what,
+                mime,
+                bytes: item.bytes,
+            });
         }
-        return _t("%(what)s not shown (%(mime)s)", { what, mime });
+        return _t("%(what)s not shown (%(mime)s)", {what, mime});
     }
 }
 
 /** Saves base64 `data` as a file of its MIME type (a download, never shown in the page). */
 function downloadBase64(data, mimeType, uri) {
     const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
-    const url = URL.createObjectURL(new Blob([bytes], { type: mimeType || "application/octet-stream" }));
+    const url = URL.createObjectURL(
+        new Blob([bytes], {type: mimeType || "application/octet-stream"})
+    );
     const link = document.createElement("a");
     link.href = url;
     link.download = (String(uri).split(/[/:]/).filter(Boolean).pop() || "resource").slice(0, 100);
