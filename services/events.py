@@ -180,7 +180,21 @@ class DoneEvent(_Event):
 
 
 Event = Annotated[
-    StartEvent | RoundEvent | TextEvent | ToolCallEvent | ToolResultEvent | ToolProgressEvent | ToolLogEvent | ElicitationRequiredEvent | ElicitationDoneEvent | ApprovalRequiredEvent | AuthRequiredEvent | ConfirmContinueEvent | WarningEvent | ErrorEvent | DoneEvent,
+    StartEvent
+    | RoundEvent
+    | TextEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | ToolProgressEvent
+    | ToolLogEvent
+    | ElicitationRequiredEvent
+    | ElicitationDoneEvent
+    | ApprovalRequiredEvent
+    | AuthRequiredEvent
+    | ConfirmContinueEvent
+    | WarningEvent
+    | ErrorEvent
+    | DoneEvent,
     Field(discriminator="type"),
 ]
 

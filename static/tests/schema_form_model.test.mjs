@@ -654,7 +654,7 @@ function genValue(r, schema, root, depth = 0) {
     if ("const" in schema) {
         return schema.const;
     }
-    let type = Array.isArray(schema.type) ? r.pick(schema.type) : schema.type;
+    const type = Array.isArray(schema.type) ? r.pick(schema.type) : schema.type;
     if (schema.prefixItems) {
         return [r.pick(STRINGS), r.int(-2, 9)].slice(0, r.int(0, 2));
     }
