@@ -1,8 +1,8 @@
-"""The chat's HTTP surface: JSON in, Server-Sent Events out (DESIGN.md section 5).
+"""The chat's HTTP surface: JSON in, Server-Sent Events out (the event wire: services/sse.py).
 
 Only HTTP lives here: authentication, CSRF, input parsing, SSE framing, heartbeats, and noticing
 that the client went away (closing the turn's iterator cancels the turn). Access checks, the
-conversation's state and everything written live in the models (ai.conversation, chat_turn).
+conversation's state and everything written live in the models (ai.conversation) and turn/.
 """
 
 import json
@@ -13,16 +13,18 @@ import time
 
 from werkzeug.exceptions import NotFound
 
-from odoo import http
+from odoo import _, http
 from odoo.http import Response, request
 
-from ..models.chat_turn import ChatRefused
+from ..exceptions import ChatRefused
+from ..services.errors import ErrorCode
 from ..services.sse import HEARTBEAT, encode_event
 
 _logger = logging.getLogger(__name__)
 
 CSRF_HEADER = "X-CSRF-Token"
-HEARTBEAT_SECONDS = 15.0
+# an SSE comment this often keeps proxies from closing a stream that is quiet (a slow tool)
+SSE_KEEPALIVE_SECONDS = 15.0
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 SSE_HEADERS = [("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
 
@@ -78,7 +80,7 @@ class ChatController(http.Controller):
 
     @http.route("/ai_mcp/assistants", type="json", auth="user")
     def assistants(self):
-        return request.env["ai.conversation"]._chat_assistants()
+        return request.env["ai.conversation"]._chat_assistant_list()
 
     @http.route("/ai_mcp/conversations", type="json", auth="user")
     def conversations(self, limit=50, assistant_id=None):
@@ -105,7 +107,7 @@ class ChatController(http.Controller):
                 conversation_id=conversation_id,
             )
         except ChatRefused as refusal:
-            if refusal.code == "NOT_FOUND":
+            if refusal.code is ErrorCode.NOT_FOUND:
                 raise NotFound() from None
             return refusal.as_dict()
         return {"text": text}
@@ -146,7 +148,7 @@ class ChatController(http.Controller):
                 conversation_id=conversation_id,
             )
         except ChatRefused as refusal:
-            if refusal.code == "NOT_FOUND":
+            if refusal.code is ErrorCode.NOT_FOUND:
                 raise NotFound() from None
             return refusal.as_dict()
 
@@ -182,7 +184,7 @@ class ChatController(http.Controller):
     def assistant_discuss(self, assistant_id):
         """The user's Discuss chat with the assistant (created when needed): {channel_id}."""
         try:
-            assistant = request.env["ai.conversation"]._chat_assistant(assistant_id)
+            assistant = request.env["ai.conversation"]._usable_assistant(assistant_id)
         except ChatRefused:
             raise NotFound() from None
         channel = assistant.with_env(request.env)._discuss_chat()
@@ -195,15 +197,17 @@ class ChatController(http.Controller):
         token = request.httprequest.headers.get(CSRF_HEADER) or request.httprequest.args.get("csrf_token")
         if not request.validate_csrf(token):
             _logger.info("AI chat: CSRF token missing or invalid on %s", request.httprequest.path)
-            raise ChatRefused(403, "CSRF_INVALID", "The session expired or the CSRF token is invalid: reload the page.")
+            raise ChatRefused(
+                ErrorCode.CSRF_INVALID, _("The session expired or the CSRF token is invalid: reload the page.")
+            )
 
     def _json_body(self):
         try:
             body = json.loads(request.httprequest.get_data(as_text=True) or "{}")
         except ValueError:
-            raise ChatRefused(400, "INVALID_REQUEST", "The request body must be a JSON object.") from None
+            raise ChatRefused.invalid(_("The request body must be a JSON object.")) from None
         if not isinstance(body, dict):
-            raise ChatRefused(400, "INVALID_REQUEST", "The request body must be a JSON object.")
+            raise ChatRefused.invalid(_("The request body must be a JSON object."))
         return body
 
     def _stream(self, turn):
@@ -222,7 +226,7 @@ class ChatController(http.Controller):
                     if item is None:
                         if _peer_gone(sock):
                             return
-                        if time.monotonic() - last_write >= HEARTBEAT_SECONDS:
+                        if time.monotonic() - last_write >= SSE_KEEPALIVE_SECONDS:
                             last_write = time.monotonic()
                             yield HEARTBEAT
                         continue
@@ -245,9 +249,9 @@ def _sequence(value):
     try:
         number = int(str(value).strip())
     except ValueError:
-        raise ChatRefused(400, "INVALID_REQUEST", "after / Last-Event-ID must be an event sequence number.") from None
+        raise ChatRefused.invalid(_("after / Last-Event-ID must be an event sequence number.")) from None
     if number < 0:
-        raise ChatRefused(400, "INVALID_REQUEST", "after / Last-Event-ID must be an event sequence number.")
+        raise ChatRefused.invalid(_("after / Last-Event-ID must be an event sequence number."))
     return number
 
 

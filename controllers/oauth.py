@@ -11,9 +11,9 @@ from odoo import _, http
 from odoo.exceptions import AccessError, UserError
 from odoo.http import request
 
-from ..models.chat_turn import ChatRefused
+from ..exceptions import ChatRefused
 from ..models.mcp_server_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, START_PATH
-from ..models.notify import oauth_error_text
+from ..notify import oauth_error_text
 from ..services import oauth_client
 from ..services.errors import AiMcpError, ErrorCode
 

@@ -10,6 +10,8 @@ from . import ai_provider
 from . import ai_assistant
 from . import ai_assistant_discuss
 from . import ai_conversation
+from . import ai_conversation_claim
+from . import ai_conversation_call
 from . import ai_conversation_server
 from . import ai_conversation_prompt
 from . import ai_conversation_resource

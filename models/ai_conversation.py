@@ -1,20 +1,19 @@
 import logging
-from datetime import timedelta
-
-import psycopg2.errors
+from functools import partial
 
 from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError
 
+from ..exceptions import ChatRefused
+from ..hub_process import process_hub
 from ..services.agent_loop import Resume, SignInLink, TurnRequest, run_turn
-from ..services.call_observer import elicitation_errors
-from ..services.elicitation_defaults import apply_defaults
 from ..services.errors import AiMcpError, ErrorCode
-from ..services.events import ErrorEvent, StartEvent, parse_event
-from ..services.hub import get_hub
+from ..services.events import StartEvent, parse_event
 from ..services.transcript import HistoryMessage, history_from_events
 from ..services.turn_control import TurnControl
-from .chat_turn import PROVIDER_MENU, STALE_AFTER_SECONDS, ChatRefused, ChatTurn, not_found, turn_events
+from ..turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
+from ..turn.states import ConversationState
+from .ai_conversation_claim import busy_refusal
 
 _logger = logging.getLogger(__name__)
 
@@ -65,13 +64,13 @@ class AiConversation(models.Model):
     # -- the turn --------------------------------------------------------------------------------
     state = fields.Selection(
         [
-            ("idle", "Idle"),
-            ("running", "Answering"),
-            ("awaiting_approval", "Waiting for Approval"),
-            ("awaiting_confirmation", "Waiting for Confirmation"),
-            ("awaiting_auth", "Waiting for Sign-in"),
+            (ConversationState.IDLE, "Idle"),
+            (ConversationState.RUNNING, "Answering"),
+            (ConversationState.AWAITING_APPROVAL, "Waiting for Approval"),
+            (ConversationState.AWAITING_CONFIRMATION, "Waiting for Confirmation"),
+            (ConversationState.AWAITING_AUTH, "Waiting for Sign-in"),
         ],
-        default="idle",
+        default=ConversationState.IDLE,
         required=True,
         readonly=True,
     )
@@ -92,7 +91,7 @@ class AiConversation(models.Model):
         return super().write(vals)
 
     def unlink(self):
-        if any(conversation.state == "running" and not _stale(conversation.turn_heartbeat) for conversation in self):
+        if any(conversation._turn_is_live() for conversation in self):
             raise UserError(
                 _("A conversation cannot be deleted while it is answering; stop it or wait for the answer.")
             )
@@ -101,7 +100,7 @@ class AiConversation(models.Model):
     # -- what the HTTP routes and Discuss ask ----------------------------------------------------
 
     @api.model
-    def _chat_assistants(self):
+    def _chat_assistant_list(self):
         """[{id, name, cloud_services}] the current user may chat with."""
         user = self.env.user
         if not user.has_group("ai_mcp.group_ai_user"):
@@ -141,17 +140,23 @@ class AiConversation(models.Model):
     @api.model
     def _chat_own(self, conversation_id):
         """The current user's conversation (sudo), or 404 whether it is missing or someone else's."""
+        return self._untrusted_record(
+            "ai.conversation",
+            conversation_id,
+            lambda c: c.user_id == self.env.user and self.env.user.has_group("ai_mcp.group_ai_user"),
+        )
+
+    @api.model
+    def _untrusted_record(self, model_name, record_id, may_use):
+        """The record (sudo) of `model_name` with the id a request sent, when the current user
+        `may_use` it; otherwise the same 404 whether it is missing, malformed or not theirs."""
         try:
-            conversation = self.sudo().browse(int(conversation_id)).exists()
+            record = self.env[model_name].sudo().browse(int(record_id)).exists()
         except (TypeError, ValueError):
-            raise not_found() from None
-        if (
-            not conversation
-            or conversation.user_id != self.env.user
-            or not self.env.user.has_group("ai_mcp.group_ai_user")
-        ):
-            raise not_found()
-        return conversation
+            raise ChatRefused.not_found() from None
+        if not record or not may_use(record):
+            raise ChatRefused.not_found()
+        return record
 
     def _chat_history(self):
         """What the widget rebuilds the conversation from (chat_state.js fromHistory)."""
@@ -178,75 +183,6 @@ class AiConversation(models.Model):
             (self.id, max(0, int(after))),
         )
         return self.env.cr.fetchall()
-
-    def _chat_cancel_call(self, call_id):
-        """Ask the running turn to stop the call `call_id`: True when it was running."""
-        self.ensure_one()
-        call = (
-            self.env["ai.message"]
-            .sudo()
-            .search(
-                [
-                    ("conversation_id", "=", self.id),
-                    ("role", "=", "tool"),
-                    ("tool_call_id", "=", str(call_id)),
-                    ("status", "=", "running"),
-                ],
-                order="id desc",
-                limit=1,
-            )
-        )
-        call.write({"status": "cancelling"})
-        return bool(call)
-
-    def _chat_answer_elicitation(self, call_id, elicitation, action, content=None):
-        """The user's answer to the question a running call's server asked; a form answer gets the
-        default of each field it leaves out. Returns {answered} or {answered: False, errors} when the
-        form content does not fit the requested schema."""
-        self.ensure_one()
-        if action not in ("accept", "decline", "cancel"):
-            raise ChatRefused(400, "INVALID_REQUEST", _("Answer with accept, decline or cancel."))
-        call = (
-            self.env["ai.message"]
-            .sudo()
-            .search(
-                [
-                    ("conversation_id", "=", self.id),
-                    ("role", "=", "tool"),
-                    ("tool_call_id", "=", str(call_id)),
-                    ("status", "=", "running"),
-                ],
-                order="id desc",
-                limit=1,
-            )
-        )
-        question = self._open_question(str(call_id), str(elicitation)) if call else None
-        if question is None:
-            return {"answered": False, "errors": [_("This question is closed: its call has ended.")]}
-        form = action == "accept" and question.get("mode") == "form"
-        schema = question.get("requested_schema") or {}
-        # a field left out gets its default, then the whole answer is checked as the server will see it
-        content = apply_defaults(schema, content or {}) if form else None
-        errors = elicitation_errors(schema, content) if form else []
-        if errors:
-            return {"answered": False, "errors": errors}
-        call.elicitation_answer = {"elicitation": question["elicitation"], "action": action, "content": content}
-        return {"answered": True}
-
-    def _open_question(self, call_id, elicitation):
-        """The payload of the elicitation_required event `elicitation` of call `call_id`, while no
-        elicitation_done closed it; None otherwise."""
-        self.env["ai.conversation.event"].flush_model()
-        self.env.cr.execute(
-            "SELECT type, payload FROM ai_conversation_event WHERE conversation_id = %s"
-            " AND type IN ('elicitation_required', 'elicitation_done') AND payload->>'elicitation' = %s AND payload->>'id' = %s"
-            " ORDER BY seq",
-            (self.id, elicitation, call_id),
-        )
-        rows = self.env.cr.fetchall()
-        if len(rows) != 1 or rows[0][0] != "elicitation_required":
-            return None
-        return rows[0][1]
 
     def _sign_ins_left(self, everything=False):
         """Ids of the servers the last auth_required event asked to sign in to that the user has
@@ -283,24 +219,20 @@ class AiConversation(models.Model):
         """Claims the conversation (a new one when none is given) for a turn answering `message`,
         stores the message, and returns the ChatTurn to run. Raises ChatRefused."""
         user = self.env.user
-        assistant = self._chat_assistant(assistant_id)
+        assistant = self._usable_assistant(assistant_id)
         text = message.strip() if isinstance(message, str) else ""
         if not text:
-            raise ChatRefused(400, "INVALID_REQUEST", _("The message is empty."))
+            raise ChatRefused.invalid(_("The message is empty."))
         if len(text) > MAX_MESSAGE_CHARS:
-            raise ChatRefused(
-                400, "INVALID_REQUEST", _("The message is too long (at most %s characters).", MAX_MESSAGE_CHARS)
-            )
+            raise ChatRefused.invalid(_("The message is too long (at most %s characters).", MAX_MESSAGE_CHARS))
         if conversation_id:
             conversation = self._chat_own(conversation_id)
             if conversation.assistant_id != assistant:
-                raise not_found()
+                raise ChatRefused.not_found()
             if cloud_service_id and int(cloud_service_id) != conversation.cloud_service_id.id:
-                raise ChatRefused(
-                    400, "INVALID_REQUEST", _("A conversation keeps the cloud service it was started with.")
-                )
+                raise ChatRefused.invalid(_("A conversation keeps the cloud service it was started with."))
         else:
-            service = self._chat_cloud_service(cloud_service_id)
+            service = self._usable_cloud_service(cloud_service_id)
             conversation = self.sudo().create(
                 {
                     "name": _shorten(text),
@@ -310,11 +242,11 @@ class AiConversation(models.Model):
                     "channel_id": channel.id if channel else False,
                 }
             )
-        last_seq = conversation._claim(("idle",))
+        last_seq = conversation._claim((ConversationState.IDLE,))
         self.env["ai.message"].sudo().create(
             {"conversation_id": conversation.id, "role": "user", "content": text, "seq": last_seq}
         )
-        history = conversation._history(resuming=False)
+        history = conversation._llm_history(resuming=False)
         return conversation._prepare_turn(last_seq, history, user_message=text)
 
     def _chat_resume(self, approvals=None, go_on=None, sign_in=None):
@@ -322,36 +254,36 @@ class AiConversation(models.Model):
         answer: `approvals` {call_id: bool} after approval_required, `go_on` after confirm_continue,
         `sign_in` {declined: [server ids]} after auth_required (the servers the user goes on without)."""
         self.ensure_one()
-        self._chat_assistant(self.assistant_id.id)  # the user may have lost access meanwhile
+        self._usable_assistant(self.assistant_id.id)  # the user may have lost access meanwhile
         declined_ids = []
-        if self.state == "awaiting_approval":
+        if self.state == ConversationState.AWAITING_APPROVAL:
             if not isinstance(approvals, dict) or not all(isinstance(v, bool) for v in approvals.values()):
-                raise ChatRefused(400, "INVALID_REQUEST", _("Answer the approval with {call id: true or false}."))
+                raise ChatRefused.invalid(_("Answer the approval with {call id: true or false}."))
             resume = Resume(approvals={str(k): v for k, v in approvals.items()})
-        elif self.state == "awaiting_confirmation":
+        elif self.state == ConversationState.AWAITING_CONFIRMATION:
             if not isinstance(go_on, bool):
-                raise ChatRefused(
-                    400, "INVALID_REQUEST", _("Answer with go_on: true to continue, false to get an answer now.")
-                )
+                raise ChatRefused.invalid(_("Answer with go_on: true to continue, false to get an answer now."))
             resume = Resume(go_on=go_on)
-        elif self.state == "awaiting_auth":
+        elif self.state == ConversationState.AWAITING_AUTH:
             declined_ids = sign_in.get("declined", []) if isinstance(sign_in, dict) else None
             if not isinstance(declined_ids, list) or not all(isinstance(v, int) for v in declined_ids):
-                raise ChatRefused(
-                    400,
-                    "INVALID_REQUEST",
+                raise ChatRefused.invalid(
                     _("Answer the sign-in with {declined: [ids of the servers to go on without]}."),
                 )
             resume = Resume(signed_in=True)
-        elif self.state == "running":
-            raise _busy(self.state)
+        elif self.state == ConversationState.RUNNING:
+            raise busy_refusal(self.state)
         else:
-            raise ChatRefused(409, "NOT_WAITING", _("This conversation is not waiting for an answer."))
+            raise ChatRefused(ErrorCode.NOT_WAITING, _("This conversation is not waiting for an answer."))
         # after an approval or a sign-in the turn goes on with the time it had left;
         # "continue?" grants a whole limit again
-        spent = self._turn_spent() if self.state in ("awaiting_approval", "awaiting_auth") else 0.0
+        spent = (
+            self._turn_spent()
+            if self.state in (ConversationState.AWAITING_APPROVAL, ConversationState.AWAITING_AUTH)
+            else 0.0
+        )
         last_seq = self._claim((self.state,))
-        history = self._history(resuming=True)
+        history = self._llm_history(resuming=True)
         declined = self.env["mcp.server"].sudo().browse(declined_ids)
         return self._prepare_turn(last_seq, history, resume=resume, declined=declined, spent=spent)
 
@@ -371,96 +303,20 @@ class AiConversation(models.Model):
         return (event.payload or {}).get("turn_ms", 0) / 1000
 
     @api.model
-    def _chat_assistant(self, assistant_id):
-        try:
-            assistant = self.env["ai.assistant"].sudo().browse(int(assistant_id)).exists()
-        except (TypeError, ValueError):
-            raise not_found() from None
-        if not assistant or not assistant._user_may_use(self.env.user):
-            raise not_found()
-        return assistant
+    def _usable_assistant(self, assistant_id):
+        """The assistant (sudo) the current user may chat with, or 404."""
+        return self._untrusted_record("ai.assistant", assistant_id, lambda a: a._user_may_use(self.env.user))
 
     @api.model
-    def _chat_cloud_service(self, cloud_service_id):
+    def _usable_cloud_service(self, cloud_service_id):
+        """The cloud service (sudo) the current user may use, none when none is asked, or 404."""
         if not cloud_service_id:
             return self.env["cloud.service"]
-        try:
-            service = self.env["cloud.service"].sudo().browse(int(cloud_service_id)).exists()
-        except (TypeError, ValueError):
-            raise not_found() from None
-        if not service or not service._user_may_use(self.env.user):
-            raise not_found()
-        return service
-
-    def _claim(self, expected_states):
-        """Marks the conversation running, unless another turn holds it (409). A row lock taken
-        without waiting serializes two requests claiming at once; the state, committed with the
-        request before the answer streams, refuses any later one. Returns the last event seq."""
-        self.ensure_one()
-        state, last_seq = self._lock_state()
-        if state not in expected_states:
-            raise _busy(state)
-        now = fields.Datetime.now()
-        self.env.cr.execute(
-            "UPDATE ai_conversation SET state = 'running', turn_heartbeat = %s, write_date = %s WHERE id = %s",
-            (now, now, self.id),
-        )
-        self.invalidate_recordset(["state", "turn_heartbeat", "write_date"])
-        return last_seq
-
-    def _lock_state(self):
-        """(state, last_seq) under a row lock taken without waiting (409 when another request holds
-        it). A turn left running by a process that died is ended here first."""
-        cr = self.env.cr
-        self.flush_recordset()
-        try:
-            with cr.savepoint(flush=False):
-                cr.execute(
-                    "SELECT state, last_seq, turn_heartbeat FROM ai_conversation WHERE id = %s FOR UPDATE NOWAIT",
-                    (self.id,),
-                )
-                state, last_seq, heartbeat = cr.fetchone()
-        except psycopg2.errors.LockNotAvailable:
-            raise _busy("running") from None
-        if state == "running" and _stale(heartbeat):
-            last_seq = self._abandon_stale_turn(last_seq)
-            state = "idle"
-        return state, last_seq or 0
-
-    def _repair_if_stale(self):
-        """A conversation left running by a process that died is idle again, and says so."""
-        for conversation in self.sudo():
-            if conversation.state == "running" and _stale(conversation.turn_heartbeat):
-                try:
-                    conversation._lock_state()
-                except ChatRefused:
-                    continue  # someone is taking it over right now
-
-    def _abandon_stale_turn(self, last_seq):
-        seq = last_seq + 1
-        error = ErrorEvent(
-            code=ErrorCode.CANCELLED.value,
-            message=_("The answer was interrupted: the server stopped while it ran."),
-        )
-        self.env["ai.conversation.event"].sudo().create(
-            {"conversation_id": self.id, "seq": seq, "type": error.type, "payload": error.data()}
-        )
-        self.env["ai.message"].sudo().search(
-            [("conversation_id", "=", self.id), ("role", "=", "tool"), ("status", "in", ("running", "pending"))]
-        ).write({"status": "error", "error_code": error.code})
-        self.env["ai.conversation.event"].flush_model()
-        self.env["ai.message"].flush_model()
-        self.env.cr.execute(
-            "UPDATE ai_conversation SET last_seq = %s, state = 'idle', turn_heartbeat = NULL WHERE id = %s",
-            (seq, self.id),
-        )
-        self.invalidate_recordset(["state", "turn_heartbeat", "last_seq"])
-        _logger.info("AI conversation %s: took over a turn whose process stopped", self.id)
-        return seq
+        return self._untrusted_record("cloud.service", cloud_service_id, lambda s: s._user_may_use(self.env.user))
 
     # -- the loop's input ------------------------------------------------------------------------
 
-    def _history(self, resuming):
+    def _llm_history(self, resuming):
         """The messages the model saw, rebuilt from the stored events turn by turn (a turn: a user
         message and the events after it). Calls an earlier turn left without a result get one, so
         the model is never shown a call it cannot match; the last turn stays as it is when it is
@@ -524,19 +380,20 @@ class AiConversation(models.Model):
             )
         except AiMcpError as exc:
             failure = exc
-        hub = get_hub()
+        hub = process_hub()
         self.env["mcp.server"]._watch_list_changes(hub)
         control = TurnControl()
-        make_loop = (lambda: run_turn(request, hub, control)) if request is not None and failure is None else None
+        if failure is None:
+            make = partial(turn_events, partial(run_turn, request, hub, control), warnings)
+        else:
+            make = partial(refused_turn_events, start, failure)
         return ChatTurn(
             registry=self.env.registry,
             uid=self.env.uid,
             context=dict(self.env.context),
             conversation_id=self.id,
             last_seq=last_seq,
-            assistant_name=assistant.name,
-            max_rounds=assistant.max_rounds,
-            make=lambda: turn_events(make_loop, warnings, failure, start),
+            make=make,
             provider_hint=self._provider_hint(),
             control=control,
             audit_known=self.env["ai.tool.call"]._audit_known(self),
@@ -580,20 +437,6 @@ class AiConversation(models.Model):
 def _shorten(text):
     line = " ".join(text.split())
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
-
-
-def _stale(heartbeat):
-    return not heartbeat or fields.Datetime.now() - heartbeat > timedelta(seconds=STALE_AFTER_SECONDS)
-
-
-def _busy(state):
-    if state in ("awaiting_approval", "awaiting_confirmation"):
-        message = _("This conversation waits for your answer to its question; answer it first.")
-    elif state == "awaiting_auth":
-        message = _("This conversation waits for you to sign in (or to go on without signing in); answer it first.")
-    else:
-        message = _("This conversation is answering another message; wait for it to finish.")
-    return ChatRefused(409, "CONVERSATION_BUSY", message)
 
 
 def _close_open_calls(messages):

@@ -6,10 +6,10 @@ retries need nothing of their own.
 
 from odoo import _, api, models
 
-from ..services.errors import AiMcpError
+from ..exceptions import ChatRefused
+from ..services.errors import AiMcpError, ErrorCode
 from ..services.hub import get_hub
 from .ai_conversation_server import mcp_refusal
-from .chat_turn import ChatRefused
 
 
 class AiConversation(models.Model):
@@ -37,14 +37,13 @@ class AiConversation(models.Model):
         """The text prompt `name` of server `server_id` renders to with `arguments`. Raises ChatRefused."""
         server = self._conversation_server(assistant_id, server_id, cloud_service_id, conversation_id)
         if arguments is not None and not isinstance(arguments, dict):
-            raise ChatRefused(400, "INVALID_REQUEST", _("Send the prompt's arguments as {name: text}."))
+            raise ChatRefused.invalid(_("Send the prompt's arguments as {name: text}."))
         try:
             spec, tokens = server._server_spec(), server._oauth_tokens_for(self.env.user)
             prompt = next((p for p in get_hub().list_prompts(spec, tokens) if p.name == name), None)
             if prompt is None:
                 raise ChatRefused(
-                    404,
-                    "PROMPT_NOT_FOUND",
+                    ErrorCode.PROMPT_NOT_FOUND,
                     _("%(server)s has no prompt %(name)s (any more).", server=server.name, name=name),
                 )
             return get_hub().get_prompt(spec, prompt, arguments or {}, tokens)

@@ -9,11 +9,11 @@ message, which is what history and replays show.
 
 from odoo import _, api, models
 
-from ..services.errors import AiMcpError
+from ..exceptions import ChatRefused
+from ..services.errors import AiMcpError, ErrorCode
 from ..services.hub import get_hub
 from ..services.resources import expand
 from .ai_conversation_server import mcp_refusal
-from .chat_turn import ChatRefused, not_found
 
 
 class AiConversation(models.Model):
@@ -49,7 +49,7 @@ class AiConversation(models.Model):
         `uri`, or `template` expanded with `arguments`. Raises ChatRefused."""
         server = self._conversation_server(assistant_id, server_id, cloud_service_id, conversation_id)
         if template is not None and not isinstance(arguments or {}, dict):
-            raise ChatRefused(400, "INVALID_REQUEST", _("Send the template's values as {name: text}."))
+            raise ChatRefused.invalid(_("Send the template's values as {name: text}."))
         return self._read_resource(server, uri, template, arguments)
 
     def _chat_open_link(self, call_id, uri):
@@ -58,7 +58,7 @@ class AiConversation(models.Model):
         self.ensure_one()
         call = self.sudo().message_ids.filtered(lambda m: m.role == "tool" and m.tool_call_id == call_id)[:1]
         if not call:
-            raise not_found()
+            raise ChatRefused.not_found()
         server = (
             self.assistant_id.with_env(self.env)
             ._usable_servers(self.cloud_service_id)
@@ -66,7 +66,7 @@ class AiConversation(models.Model):
         )
         if not server:
             raise ChatRefused(
-                404, "SERVER_GONE", _("The server that returned this link is no longer available to you.")
+                ErrorCode.SERVER_GONE, _("The server that returned this link is no longer available to you.")
             )
         return self._read_resource(server, uri, None, None)
 
@@ -76,7 +76,7 @@ class AiConversation(models.Model):
             if template is not None:
                 uri = expand(str(template), arguments or {})
             if not isinstance(uri, str) or not uri.strip():
-                raise ChatRefused(400, "INVALID_REQUEST", _("Name the resource to read (its URI)."))
+                raise ChatRefused.invalid(_("Name the resource to read (its URI)."))
             parts = get_hub().read_resource(server._server_spec(), uri, server._oauth_tokens_for(self.env.user))
         except AiMcpError as exc:
             raise mcp_refusal(exc, server) from None

@@ -9,9 +9,9 @@ import logging
 
 from odoo import api, models
 
+from ..exceptions import ChatRefused
+from ..notify import error_text
 from ..services.errors import AiMcpError, ErrorCode
-from .chat_turn import ChatRefused, not_found
-from .notify import error_text
 
 _logger = logging.getLogger(__name__)
 
@@ -20,8 +20,8 @@ def mcp_refusal(error, server):
     """A failure of a server asked on the user's behalf, as the 400 the widget shows."""
     # the advice for invalid parameters is about tools; the message already names the fix
     if error.code is ErrorCode.MCP_INVALID_PARAMS:
-        return ChatRefused(400, error.code.value, f"{error.code.value}: {error.message}")
-    return ChatRefused(400, error.code.value, error_text(error, server))
+        return ChatRefused(error.code, f"{error.code.value}: {error.message}")
+    return ChatRefused(error.code, error_text(error, server))
 
 
 class AiConversation(models.Model):
@@ -29,14 +29,14 @@ class AiConversation(models.Model):
 
     @api.model
     def _conversation_servers(self, assistant_id, cloud_service_id=None, conversation_id=None):
-        assistant = self._chat_assistant(assistant_id)
+        assistant = self._usable_assistant(assistant_id)
         if conversation_id:
             conversation = self._chat_own(conversation_id)
             if conversation.assistant_id != assistant:
-                raise not_found()
+                raise ChatRefused.not_found()
             service = conversation.cloud_service_id
         else:
-            service = self._chat_cloud_service(cloud_service_id)
+            service = self._usable_cloud_service(cloud_service_id)
         return assistant.with_env(self.env)._usable_servers(service)
 
     @api.model
@@ -46,9 +46,9 @@ class AiConversation(models.Model):
         try:
             server = servers.filtered(lambda s: s.id == int(server_id))
         except (TypeError, ValueError):
-            raise not_found() from None
+            raise ChatRefused.not_found() from None
         if not server:
-            raise not_found()
+            raise ChatRefused.not_found()
         return server
 
     @api.model

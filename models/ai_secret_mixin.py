@@ -26,9 +26,9 @@ from odoo import _, api, models
 from odoo.exceptions import ValidationError
 from odoo.tools import SQL
 
+from ..notify import config_error_text
 from ..services.errors import AiMcpError, ConfigError
 from ..services.secret_box import SecretBox, SecretBoxError
-from .notify import config_error_text
 
 
 class AiSecretMixin(models.AbstractModel):

@@ -20,6 +20,7 @@ from markupsafe import Markup
 from odoo import _, api, models
 from odoo.tools import html2plaintext, html_sanitize, plaintext2html
 
+from ..exceptions import ChatRefused
 from ..services.events import (
     FINAL_TYPES,
     ApprovalRequiredEvent,
@@ -29,7 +30,7 @@ from ..services.events import (
     WarningEvent,
 )
 from ..services.markdown_html import markdown_to_html
-from .chat_turn import ChatRefused, ChatTurn
+from ..turn.runner import ChatTurn
 
 _logger = logging.getLogger(__name__)
 

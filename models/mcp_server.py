@@ -7,12 +7,12 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import str2bool
 
+from ..notify import config_error_text, error_text, notification
 from ..services import hub as hub_module
 from ..services.errors import AiMcpError, ConfigError, _lt
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.server_spec import build_server_spec
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
-from .notify import config_error_text, error_text, notification
 
 _logger = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError
 
+from ..notify import notification, oauth_error_text
 from ..services import hub as hub_module
 from ..services import oauth_client
 from ..services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
@@ -20,7 +21,6 @@ from ..services.oauth_http import GuardedHttp, oauth_allowed_hosts
 from ..services.oauth_models import ClientRegistration
 from ..services.oauth_tokens import RefreshingTokens
 from .mcp_oauth_token import OdooTokenStore
-from .notify import notification, oauth_error_text
 
 _logger = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ import logging
 from odoo import _, api, fields, models
 from odoo.modules import module as odoo_module
 
+from ..notify import config_error_text, error_text
 from ..services import hub as hub_module
 from ..services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode
 from ..services.sync import connect_all
 from .mcp_server import STDERR_TAIL_LINES
-from .notify import config_error_text, error_text
 
 _logger = logging.getLogger(__name__)
 

@@ -37,6 +37,17 @@ class ErrorCode(str, Enum):
     OAUTH_ACCESS_DENIED = "OAUTH_ACCESS_DENIED"
     OAUTH_TOKEN_ERROR = "OAUTH_TOKEN_ERROR"
     OAUTH_REAUTH_REQUIRED = "OAUTH_REAUTH_REQUIRED"
+    # a chat request that is refused (the Odoo side's ChatRefused)
+    INVALID_REQUEST = "INVALID_REQUEST"
+    CSRF_INVALID = "CSRF_INVALID"
+    NOT_FOUND = "NOT_FOUND"
+    CONVERSATION_BUSY = "CONVERSATION_BUSY"
+    NOT_WAITING = "NOT_WAITING"
+    SERVER_GONE = "SERVER_GONE"
+    PROMPT_NOT_FOUND = "PROMPT_NOT_FOUND"
+    # a turn that broke for a reason of ours, and tools a turn could not offer
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    TOOLS_LEFT_OUT = "TOOLS_LEFT_OUT"
 
 
 ADVICE: dict[ErrorCode, str] = {
@@ -66,6 +77,15 @@ ADVICE: dict[ErrorCode, str] = {
     ErrorCode.OAUTH_ACCESS_DENIED: "The sign-in was declined at the provider; sign in again to allow access.",
     ErrorCode.OAUTH_TOKEN_ERROR: "The provider's token endpoint failed; try again later or check the client settings.",
     ErrorCode.OAUTH_REAUTH_REQUIRED: "The sign-in expired or was revoked; sign in again.",
+    ErrorCode.INVALID_REQUEST: "The request is not one the chat understands; reload the page and try again.",
+    ErrorCode.CSRF_INVALID: "The session expired or the CSRF token is invalid: reload the page.",
+    ErrorCode.NOT_FOUND: "No such assistant, cloud service or conversation, or you may not use it.",
+    ErrorCode.CONVERSATION_BUSY: "This conversation is answering another message; wait for it to finish.",
+    ErrorCode.NOT_WAITING: "This conversation is not waiting for an answer.",
+    ErrorCode.SERVER_GONE: "The server that returned this link is no longer available to you.",
+    ErrorCode.PROMPT_NOT_FOUND: "The server has no such prompt (any more); pick another one.",
+    ErrorCode.INTERNAL_ERROR: "The assistant failed unexpectedly; the details are in the server log.",
+    ErrorCode.TOOLS_LEFT_OUT: "Some tools could not be offered to the model; the warning says which and why.",
 }
 
 

@@ -1,11 +1,11 @@
 """The user's requests about running calls reach the turn running them: one look for all the
-turns of a process, each turn handed its own (models/call_requests.py)."""
+turns of a process, each turn handed its own (turn/call_requests.py)."""
 
 import contextlib
 
 from odoo.tests import tagged
 
-from odoo.addons.ai_mcp.models.call_requests import CallRequest, CallRequests
+from odoo.addons.ai_mcp.turn.call_requests import CallRequest, CallRequests
 
 from .common import AiMcpCase
 

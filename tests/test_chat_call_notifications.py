@@ -10,7 +10,7 @@ import requests
 from odoo.exceptions import ValidationError
 from odoo.tests import tagged
 
-from odoo.addons.ai_mcp.models import chat_turn
+from odoo.addons.ai_mcp.turn import pacing
 from odoo.addons.ai_mcp.services.tool_runner import CANCELLED_BY_USER
 from odoo.addons.ai_mcp.testing.mcp_servers import DEFAULTS_FORM_UNTOUCHED
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
@@ -176,7 +176,7 @@ class TestChatCallNotifications(ChatCase):
         gate = ToolCall("gate", {"report": True, "limit": 20}, id="call_gate")
         self.llm.queue(Turn(tool_calls=(gate,)), Turn(text="Through."))
         # no idle tick within the test: only the call's own progress can release it
-        with patch.object(chat_turn, "IDLE_TICK_SECONDS", 3600):
+        with patch.object(pacing, "IDLE_TICK_SECONDS", 3600):
             body = {"assistant_id": self.assistant.id, "message": "Wait at the gate."}
             events = self.stream_until(body, self.open_gate_on_call)
         self.assertEqual(events[-1].event, "done")

@@ -4,7 +4,7 @@ every turn of the process in one query.
 The request reaches whichever worker the browser talks to, which stores it on the call's message;
 the worker running the turn finds it there. Each turn used to look for its own twice a second:
 with 200 turns on a gevent worker, hundreds of queries a second, each borrowing a connection from
-a pool of as many (issue 13's profile of bench_load --scale). Now the first turn to look once the
+a pool of as many (as profiled with bench_load --scale). Now the first turn to look once the
 period is over runs one query for all the turns of its database, and each turn takes what was
 found for it the next time it looks.
 """

@@ -1,7 +1,7 @@
 """Rows a running turn writes several times a round, in SQL instead of through the ORM.
 
 The ORM's create and write cost about 1 ms of CPU each (defaults, computes, the flush), paid by
-every turn of the process several times a round (issue 13's profile of bench_load). These
+every turn of the process several times a round (as profiled with bench_load). These
 helpers write plain stored fields only, converted as the ORM converts them, with the log columns
 the ORM would set; the model's cache for the record is dropped so a later read sees the row.
 """

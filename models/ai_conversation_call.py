@@ -1,0 +1,78 @@
+"""The user's requests about a running tool call: stop it, answer the question its server asked.
+
+Either request may reach any worker. It is stored on the call's message, and the worker running
+the turn, whichever it is, picks it up (turn/call_requests.py) and hands it to the call.
+"""
+
+from odoo import _, models
+
+from ..exceptions import ChatRefused
+from ..services.call_observer import elicitation_errors
+from ..services.elicitation_defaults import apply_defaults
+from ..turn.states import MessageStatus
+
+ANSWERS = ("accept", "decline", "cancel")
+
+
+class AiConversation(models.Model):
+    _inherit = "ai.conversation"
+
+    def _chat_cancel_call(self, call_id):
+        """Ask the running turn to stop the call `call_id`: True when it was running."""
+        self.ensure_one()
+        call = self._running_call(call_id)
+        call.write({"status": MessageStatus.CANCELLING})
+        return bool(call)
+
+    def _chat_answer_elicitation(self, call_id, elicitation, action, content=None):
+        """The user's answer to the question a running call's server asked; a form answer gets the
+        default of each field it leaves out. Returns {answered} or {answered: False, errors} when the
+        form content does not fit the requested schema."""
+        self.ensure_one()
+        if action not in ANSWERS:
+            raise ChatRefused.invalid(_("Answer with accept, decline or cancel."))
+        call = self._running_call(call_id)
+        question = self._open_question(str(call_id), str(elicitation)) if call else None
+        if question is None:
+            return {"answered": False, "errors": [_("This question is closed: its call has ended.")]}
+        form = action == "accept" and question.get("mode") == "form"
+        schema = question.get("requested_schema") or {}
+        # a field left out gets its default, then the whole answer is checked as the server will see it
+        content = apply_defaults(schema, content or {}) if form else None
+        errors = elicitation_errors(schema, content) if form else []
+        if errors:
+            return {"answered": False, "errors": errors}
+        call.elicitation_answer = {"elicitation": question["elicitation"], "action": action, "content": content}
+        return {"answered": True}
+
+    def _open_question(self, call_id, elicitation):
+        """The payload of the elicitation_required event `elicitation` of call `call_id`, while no
+        elicitation_done closed it; None otherwise."""
+        self.env["ai.conversation.event"].flush_model()
+        self.env.cr.execute(
+            "SELECT type, payload FROM ai_conversation_event WHERE conversation_id = %s"
+            " AND type IN ('elicitation_required', 'elicitation_done') AND payload->>'elicitation' = %s AND payload->>'id' = %s"
+            " ORDER BY seq",
+            (self.id, elicitation, call_id),
+        )
+        rows = self.env.cr.fetchall()
+        if len(rows) != 1 or rows[0][0] != "elicitation_required":
+            return None
+        return rows[0][1]
+
+    def _running_call(self, call_id):
+        """The message (sudo) of call `call_id` of this conversation while it runs; empty otherwise."""
+        return (
+            self.env["ai.message"]
+            .sudo()
+            .search(
+                [
+                    ("conversation_id", "=", self.id),
+                    ("role", "=", "tool"),
+                    ("tool_call_id", "=", str(call_id)),
+                    ("status", "=", MessageStatus.RUNNING),
+                ],
+                order="id desc",
+                limit=1,
+            )
+        )

@@ -1,0 +1,116 @@
+"""Which turn holds a conversation: claiming it for a turn, and taking over one whose process died.
+
+A conversation runs one turn at a time. A request claims it under a row lock taken without waiting
+(two requests claiming at once: one gets 409), and the state it commits before the answer streams
+refuses any later one. A running turn renews its heartbeat as it writes; a turn silent for
+STALE_AFTER_SECONDS died with its process, and the next request (or a look at the history) ends it
+with an error event and makes the conversation idle again.
+"""
+
+import logging
+from datetime import timedelta
+
+import psycopg2.errors
+
+from odoo import _, fields, models
+
+from ..exceptions import ChatRefused
+from ..services.errors import ErrorCode
+from ..services.events import ErrorEvent
+from ..turn.pacing import STALE_AFTER_SECONDS
+from ..turn.states import ConversationState, MessageStatus
+
+_logger = logging.getLogger(__name__)
+
+
+class AiConversation(models.Model):
+    _inherit = "ai.conversation"
+
+    def _turn_is_live(self):
+        """Whether a turn runs in this conversation now (not one whose process died)."""
+        self.ensure_one()
+        return self.state == ConversationState.RUNNING and not _stale(self.turn_heartbeat)
+
+    def _claim(self, expected_states):
+        """Marks the conversation running, unless another turn holds it (409). Returns the last
+        event seq."""
+        self.ensure_one()
+        state, last_seq = self._lock_state()
+        if state not in expected_states:
+            raise busy_refusal(state)
+        now = fields.Datetime.now()
+        self.env.cr.execute(
+            "UPDATE ai_conversation SET state = %s, turn_heartbeat = %s, write_date = %s WHERE id = %s",
+            (ConversationState.RUNNING, now, now, self.id),
+        )
+        self.invalidate_recordset(["state", "turn_heartbeat", "write_date"])
+        return last_seq
+
+    def _lock_state(self):
+        """(state, last_seq) under a row lock taken without waiting (409 when another request holds
+        it). A turn left running by a process that died is ended here first."""
+        cr = self.env.cr
+        self.flush_recordset()
+        try:
+            with cr.savepoint(flush=False):
+                cr.execute(
+                    "SELECT state, last_seq, turn_heartbeat FROM ai_conversation WHERE id = %s FOR UPDATE NOWAIT",
+                    (self.id,),
+                )
+                state, last_seq, heartbeat = cr.fetchone()
+        except psycopg2.errors.LockNotAvailable:
+            raise busy_refusal(ConversationState.RUNNING) from None
+        if state == ConversationState.RUNNING and _stale(heartbeat):
+            last_seq = self._abandon_stale_turn(last_seq)
+            state = ConversationState.IDLE
+        return state, last_seq or 0
+
+    def _repair_if_stale(self):
+        """A conversation left running by a process that died is idle again, and says so."""
+        for conversation in self.sudo():
+            if conversation.state == ConversationState.RUNNING and _stale(conversation.turn_heartbeat):
+                try:
+                    conversation._lock_state()
+                except ChatRefused:
+                    continue  # someone is taking it over right now
+
+    def _abandon_stale_turn(self, last_seq):
+        seq = last_seq + 1
+        error = ErrorEvent(
+            code=ErrorCode.CANCELLED.value,
+            message=_("The answer was interrupted: the server stopped while it ran."),
+        )
+        self.env["ai.conversation.event"].sudo().create(
+            {"conversation_id": self.id, "seq": seq, "type": error.type, "payload": error.data()}
+        )
+        self.env["ai.message"].sudo().search(
+            [
+                ("conversation_id", "=", self.id),
+                ("role", "=", "tool"),
+                ("status", "in", (MessageStatus.RUNNING, MessageStatus.PENDING)),
+            ]
+        ).write({"status": MessageStatus.ERROR, "error_code": error.code})
+        self.env["ai.conversation.event"].flush_model()
+        self.env["ai.message"].flush_model()
+        self.env.cr.execute(
+            "UPDATE ai_conversation SET last_seq = %s, state = %s, turn_heartbeat = NULL WHERE id = %s",
+            (seq, ConversationState.IDLE, self.id),
+        )
+        self.invalidate_recordset(["state", "turn_heartbeat", "last_seq"])
+        _logger.info("AI conversation %s: took over a turn whose process stopped", self.id)
+        return seq
+
+
+def _stale(heartbeat):
+    return not heartbeat or fields.Datetime.now() - heartbeat > timedelta(seconds=STALE_AFTER_SECONDS)
+
+
+def busy_refusal(state):
+    """The 409 for a conversation in `state` that a request may not claim."""
+    if state in (ConversationState.AWAITING_APPROVAL, ConversationState.AWAITING_CONFIRMATION):
+        message = _("This conversation waits for your answer to its question; answer it first.")
+    elif state == ConversationState.AWAITING_AUTH:
+        message = _("This conversation waits for you to sign in (or to go on without signing in); answer it first.")
+    else:
+        message = _("This conversation is answering another message; wait for it to finish.")
+    return ChatRefused(ErrorCode.CONVERSATION_BUSY, message)

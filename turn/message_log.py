@@ -1,0 +1,227 @@
+"""What each event of a turn means for the conversation's messages and state.
+
+The message log of a conversation (`ai.message`: the user's messages, the assistant's replies, one
+message per tool call with its status) is kept up to date from the events as they are written, in
+the writer's transaction. One handler per event type, in HANDLERS; an event without one changes
+nothing but its own row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from ..services.errors import ErrorCode
+from ..services.events import Event
+from .call_requests import CallRequests
+from .sql_rows import insert_row, update_row
+from .states import ConversationState, MessageStatus
+
+# a failed call's message status, by error code; any other failure is an error
+FAILED_CALL_STATUS = {
+    ErrorCode.TOOL_DENIED.value: MessageStatus.DENIED,
+    ErrorCode.CANCELLED.value: MessageStatus.CANCELLED,
+}
+
+
+class StateChange(NamedTuple):
+    """What an event changes on the conversation: its state and the rounds used (None: unchanged)."""
+
+    state: str | None = None
+    rounds: int | None = None
+
+
+class MessageLog:
+    """The messages of one run of a turn, brought up to date event by event."""
+
+    def __init__(self, conversation_id: int, registry: Any, requests: CallRequests, audit_known: dict) -> None:
+        self.conversation_id = conversation_id
+        self.registry = registry
+        self.requests = requests
+        # the model reply being streamed: its text, calls and first sequence number
+        self.reply_text: list[str] = []
+        self.reply_calls: list[dict[str, Any]] = []
+        self.reply_seq: int | None = None
+        self.reply_message_id: int | None = None
+        self.reply_logged: dict[str, Any] | None = None  # what the reply's message holds
+        self.tool_messages: dict[str, int] = {}
+        self.running: set[str] = set()
+        # what each call of this run was stored with: (server, tool, arguments), for its audit row
+        self.tool_calls: dict[str, tuple[str, str, Any]] = {}
+        self.audit_known: dict[Any, Any] = dict(audit_known)
+
+    def apply(self, env, seq: int, event: Event) -> tuple[Event, StateChange | None]:
+        """Brings the messages up to date with one event; returns the event to store (a `done` gets
+        its message id) and what it changes on the conversation."""
+        handler = HANDLERS.get(event.type)
+        if handler is None:
+            return event, None
+        return handler(self, env, seq, event)
+
+    # -- one handler per event type ------------------------------------------------------------
+
+    def _start(self, env, seq, event):
+        # a turn resumed after an approval runs the calls that waited for it
+        resumed = self._tool_messages_in(env, (MessageStatus.PENDING,))
+        resumed.write({"status": MessageStatus.RUNNING})
+        self.running.update(resumed.mapped("tool_call_id"))
+        return event, None
+
+    def _text(self, env, seq, event):
+        if self.reply_seq is None:
+            self.reply_seq = seq
+        self.reply_text.append(event.delta)
+        return event, None
+
+    def _round(self, env, seq, event):
+        self._end_reply(env)
+        return event, StateChange(rounds=event.n)
+
+    def _tool_call(self, env, seq, event):
+        if self.reply_seq is None:
+            self.reply_seq = seq
+        self.reply_calls.append({"id": event.id, "name": event.name, "arguments": event.arguments})
+        # the reply is logged before its first call: a reply without text has the seq of that
+        # call, and (seq, id) must still list the call before its result
+        self._log_reply(env)
+        self.tool_messages[event.id] = insert_row(
+            env["ai.message"],
+            {
+                "conversation_id": self.conversation_id,
+                "role": "tool",
+                "seq": seq,
+                "tool_call_id": event.id,
+                "tool_name": event.tool,
+                "server_name": event.server,
+                "arguments": event.arguments or None,
+                "status": MessageStatus.RUNNING,
+            },
+        )
+        self.running.add(event.id)
+        self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None)
+        return event, None
+
+    def _tool_result(self, env, seq, event):
+        self._end_reply(env)
+        self.running.discard(event.id)
+        if not self.running:
+            self.requests.forget(self.registry, self.conversation_id)
+        message = self._tool_message(env, event.id)
+        if message:
+            status = MessageStatus.DONE if event.ok else FAILED_CALL_STATUS.get(event.error_code, MessageStatus.ERROR)
+            update_row(
+                env["ai.message"],
+                message.id,
+                {
+                    "status": status,
+                    "content": event.model_text,
+                    "duration_ms": event.duration_ms,
+                    "error_code": event.error_code or False,
+                },
+            )
+        env["ai.tool.call"]._record_tool_result(
+            self.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_known
+        )
+        return event, None
+
+    def _elicitation_done(self, env, seq, event):
+        if event.note:
+            message = self._tool_message(env, event.id)
+            if message:
+                update_row(env["ai.message"], message.id, {"note": event.note})
+        return event, None
+
+    def _approval_required(self, env, seq, event):
+        self._end_reply(env)
+        # the calls that need no approval wait with the others
+        waiting = self._tool_messages_in(env, (MessageStatus.RUNNING,))
+        for call in event.calls:
+            waiting |= self._tool_message(env, call.id)
+        waiting.write({"status": MessageStatus.PENDING})
+        return event, StateChange(state=ConversationState.AWAITING_APPROVAL)
+
+    def _auth_required(self, env, seq, event):
+        self._end_reply(env)
+        waiting = env["ai.message"].browse()
+        for call in event.calls:
+            waiting |= self._tool_message(env, call.id)
+        waiting.write({"status": MessageStatus.PENDING})
+        return event, StateChange(state=ConversationState.AWAITING_AUTH)
+
+    def _confirm_continue(self, env, seq, event):
+        self._end_reply(env)
+        return event, StateChange(state=ConversationState.AWAITING_CONFIRMATION, rounds=event.rounds_used)
+
+    def _done(self, env, seq, event):
+        if self.reply_seq is None:
+            self.reply_seq = seq
+        answer = self._log_reply(env, usage=event.usage or None, rounds=event.rounds)
+        self._reset_reply()
+        return event.model_copy(update={"message_id": answer.id}), StateChange(ConversationState.IDLE, event.rounds)
+
+    def _error(self, env, seq, event):
+        self._end_reply(env)
+        interrupted = self._tool_messages_in(env, MessageStatus.OPEN)
+        interrupted.write({"status": MessageStatus.ERROR, "error_code": event.code})
+        return event, StateChange(state=ConversationState.IDLE)
+
+    # -- the assistant's reply and the calls' messages -----------------------------------------
+
+    def _end_reply(self, env) -> None:
+        """The model reply that was streaming is complete: log it as an assistant message."""
+        if self.reply_seq is None:
+            return
+        self._log_reply(env)
+        self._reset_reply()
+
+    def _log_reply(self, env, **values):
+        """Creates or brings up to date the assistant message of the reply being streamed."""
+        values.update(content="".join(self.reply_text), tool_calls=list(self.reply_calls) or None)
+        Message = env["ai.message"]
+        if self.reply_message_id is None:
+            self.reply_message_id = insert_row(
+                Message,
+                {"conversation_id": self.conversation_id, "role": "assistant", "seq": self.reply_seq, **values},
+            )
+        elif values != self.reply_logged:
+            update_row(Message, self.reply_message_id, values)
+        self.reply_logged = values
+        return Message.browse(self.reply_message_id)
+
+    def _reset_reply(self) -> None:
+        self.reply_text = []
+        self.reply_calls = []
+        self.reply_seq = None
+        self.reply_message_id = None
+        self.reply_logged = None
+
+    def _tool_message(self, env, call_id: str):
+        Message = env["ai.message"]
+        if call_id in self.tool_messages:
+            return Message.browse(self.tool_messages[call_id])
+        # a call of an earlier run of this turn (resumed after an approval)
+        return Message.search(
+            [("conversation_id", "=", self.conversation_id), ("role", "=", "tool"), ("tool_call_id", "=", call_id)],
+            order="id desc",
+            limit=1,
+        )
+
+    def _tool_messages_in(self, env, statuses: tuple[str, ...]):
+        return env["ai.message"].search(
+            [("conversation_id", "=", self.conversation_id), ("role", "=", "tool"), ("status", "in", statuses)]
+        )
+
+
+HANDLERS: dict[str, Callable[..., tuple[Event, StateChange | None]]] = {
+    "start": MessageLog._start,
+    "text": MessageLog._text,
+    "round": MessageLog._round,
+    "tool_call": MessageLog._tool_call,
+    "tool_result": MessageLog._tool_result,
+    "elicitation_done": MessageLog._elicitation_done,
+    "approval_required": MessageLog._approval_required,
+    "auth_required": MessageLog._auth_required,
+    "confirm_continue": MessageLog._confirm_continue,
+    "done": MessageLog._done,
+    "error": MessageLog._error,
+}

@@ -1,0 +1,35 @@
+"""How often a turn writes, wakes up and looks around: the timings the runner and the writer share.
+
+Events nobody acts on (text deltas, round markers, progress and log lines) are written in batches:
+with the next other event, or once the oldest unwritten one is TEXT_FLUSH_SECONDS old, or when
+TEXT_FLUSH_COUNT wait. Every other event is written before it is sent: the user may act on it (stop
+a call, answer a question, approve), which another worker reads from the database. The `start` of
+a new turn is batched too: the request already claimed the conversation and stored the message, so
+its row is all there is to write, and the user sees the turn begin without waiting for it.
+"""
+
+DEFERRED_TYPES = frozenset({"text", "round", "tool_progress", "tool_log"})
+TEXT_FLUSH_SECONDS = 0.25
+TEXT_FLUSH_COUNT = 64
+# A tool call is held back, unsent, until its result comes, for at most an idle tick: most calls
+# end by then, and the call and its result are written in one transaction instead of two.
+# What comes after a held event waits with it, so the stream keeps its order.
+HELD_TYPES = frozenset({"tool_call"})
+# A call that reports (progress, a log line) is one the user waits for: its first report releases
+# it at once, and the call and that report share the transaction.
+RELEASING_TYPES = frozenset({"tool_progress", "tool_log"})
+# How often the reader wakes up when nothing comes (disconnect checks, text flushes, heartbeats):
+# a held call of a slow tool that reports nothing is sent about this late. Read at each turn's
+# start, so a test may change it.
+IDLE_TICK_SECONDS = 0.5
+# A running turn proves it is alive by writing this often (the conversation's turn_heartbeat); one
+# silent for STALE_AFTER_SECONDS died with its process and may be taken over.
+TURN_HEARTBEAT_SECONDS = 15.0
+STALE_AFTER_SECONDS = 90.0
+# How often the turns with calls running look for the user's requests about them (stop a call,
+# answer its server's question): one query for all the turns of the process (call_requests.py).
+REQUEST_POLL_SECONDS = 0.5
+# Share of the process's database pool the turns' writers may hold at once. Every request of the
+# process (the stream's own, before its route runs) borrows from the same pool, and Odoo's pool
+# refuses a borrow when full instead of waiting: writers queue here so requests always find room.
+WRITER_SHARE_OF_POOL = 0.5

@@ -1,0 +1,169 @@
+"""Stores a turn's events, in order, each before the browser may act on it.
+
+The writer decides when an event is written (at once, batched with others, or held back with its
+call until the result comes: see pacing.py) and writes each batch in one short transaction on a
+cursor of its own: the event rows, what they mean for the messages (message_log.py), and the
+conversation's state, last sequence number and heartbeat in one statement.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from odoo import api, fields
+
+from ..services.events import Event
+from ..services.turn_control import TurnControl
+from . import pacing
+from .cursors import call_requests, turn_cursor
+from .message_log import MessageLog
+from .states import ConversationState
+
+if TYPE_CHECKING:
+    from .runner import ChatTurn
+
+Row = tuple[int, Event]
+
+
+class TurnWriter:
+    """Persists a turn's events and what they mean for the conversation and its messages."""
+
+    def __init__(self, turn: ChatTurn) -> None:
+        self.turn = turn
+        self.seq = turn.last_seq
+        self.pending: list[Row] = []  # not written yet
+        self.pending_since = 0.0
+        self.held: list[Row] = []  # not sent yet: HELD_TYPES and what came after
+        self.held_since = 0.0
+        self.last_write = time.monotonic()
+        self.log = MessageLog(turn.conversation_id, turn.registry, call_requests, turn.audit_known)
+        self.cancels_sent: set[str] = set()
+        # every write opens a new environment: without a company in its context, each looks the
+        # user's company up again (ir.default's cache key needs it when a record is created)
+        self.context = dict(turn.context)
+        self.closed = False
+
+    # -- events in ---------------------------------------------------------------------------
+
+    def add(self, event: Event) -> list[Row]:
+        """Takes the turn's next event; returns the (seq, event) that may be sent now, in order."""
+        now = time.monotonic()
+        self.seq += 1
+        row = (self.seq, event)
+        ready: list[Row] = [row]
+        if event.type in pacing.HELD_TYPES or (self.held and event.type in pacing.DEFERRED_TYPES):
+            if not self.held:
+                self.held_since = now
+            self.held.append(row)
+            ready = []
+        elif not (event.type in pacing.DEFERRED_TYPES or (event.type == "start" and not self.turn.resuming)):
+            row = (self.seq, self._write([row]))
+            return [*self._release(), row]
+        if not self.pending:
+            self.pending_since = now
+        self.pending.append(row)
+        if self.held:  # the text waiting to be written waits with the held call
+            waited, limit = now - self.held_since, pacing.IDLE_TICK_SECONDS
+        else:
+            waited, limit = now - self.pending_since, pacing.TEXT_FLUSH_SECONDS
+        reported = bool(self.held) and event.type in pacing.RELEASING_TYPES
+        if reported or waited >= limit or len(self.pending) >= pacing.TEXT_FLUSH_COUNT:
+            self._write([])
+            return [*ready, *self._release()]
+        return ready
+
+    def _release(self) -> list[Row]:
+        """The held events, once written."""
+        released, self.held = self.held, []
+        return released
+
+    def pass_requests(self, control: TurnControl) -> None:
+        """Hands `control` what the user asked of this turn's running calls (a stop, an answer to
+        a server's question), whichever worker received it."""
+        if not self.log.running:
+            return
+        for request in call_requests.take(self.turn.registry, self.turn.conversation_id, self.log.running):
+            if request.answer is not None:
+                control.answer_elicitation(
+                    request.answer["elicitation"], request.answer["action"], request.answer.get("content")
+                )
+            if request.cancel and request.call_id not in self.cancels_sent:
+                self.cancels_sent.add(request.call_id)
+                control.cancel_call(request.call_id)
+
+    def tick(self) -> list[Row]:
+        """Nothing came for a while: writes what waited long enough; returns what may be sent now."""
+        now = time.monotonic()
+        if self.held or (self.pending and now - self.pending_since >= pacing.TEXT_FLUSH_SECONDS):
+            self._write([])
+            return self._release()
+        if now - self.last_write >= pacing.TURN_HEARTBEAT_SECONDS:
+            self._write([])
+        return []
+
+    def close(self) -> None:
+        if not self.closed and self.pending:
+            self._write([])
+        call_requests.forget(self.turn.registry, self.turn.conversation_id)
+        self.closed = True
+
+    # -- one transaction ---------------------------------------------------------------------
+
+    def _write(self, rows: list[Row]) -> Event | None:
+        """Writes the waiting text deltas and `rows` in one transaction; returns the last row's
+        event as stored (a `done` gets its message id)."""
+        rows = self.pending + rows
+        self.pending = []
+        stored: Event | None = None
+        turn = self.turn
+        with turn_cursor(turn.registry) as cr:
+            env = api.Environment(cr, turn.uid, dict(self.context), su=True)
+            if "allowed_company_ids" not in self.context:
+                self.context["allowed_company_ids"] = [env.company.id]
+            now = fields.Datetime.now()
+            state = rounds = None
+            values, params = [], []
+            for seq, event in rows:
+                event, change = self.log.apply(env, seq, event)
+                if change is not None:
+                    state = change.state or state
+                    rounds = change.rounds if change.rounds is not None else rounds
+                values.append("(%s, %s, %s, %s::jsonb, %s, %s, %s, %s)")
+                params += [
+                    turn.conversation_id,
+                    seq,
+                    event.type,
+                    json.dumps(event.data()),
+                    turn.uid,
+                    now,
+                    turn.uid,
+                    now,
+                ]
+                stored = event
+            env.flush_all()
+            cr.execute(*self._statement(values, params, rows, state, rounds, now))
+        self.last_write = time.monotonic()
+        return stored
+
+    def _statement(self, values: list[str], params: list[Any], rows: list[Row], state, rounds, now):
+        """One statement, one round trip: the event rows and the conversation's update (PostgreSQL
+        runs a data-modifying WITH even unread)."""
+        # a turn that ends clears its heartbeat; a running one renews it with every write
+        running = state in (None, ConversationState.RUNNING)
+        sets = {"write_date": now, "turn_heartbeat": now if running else None}
+        if rows:
+            sets["last_seq"] = rows[-1][0]
+        if rounds is not None:
+            sets["rounds_used"] = rounds
+        if state is not None:
+            sets["state"] = state
+        update = f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s"
+        if values:
+            update = (
+                "WITH stored AS (INSERT INTO ai_conversation_event"
+                " (conversation_id, seq, type, payload, create_uid, create_date, write_uid, write_date)"
+                " VALUES " + ", ".join(values) + " RETURNING id) " + update
+            )
+        return update, [*params, *sets.values(), self.turn.conversation_id]
