@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..services.errors import AiMcpError, ConfigError, OAuthError
+from .services.errors import AiMcpError, ConfigError, OAuthError
 
 
 def notification(title: str, message: str, kind: str = "info", sticky: bool = False, reload: bool = True) -> dict:

@@ -7,6 +7,13 @@ from odoo.exceptions import ValidationError
 
 from ..services.agent_loop import AssistantSettings, LoopLimits, ToolBinding
 from ..services.errors import AiMcpError
+from ..services.limits import (
+    MAX_CALLS_PER_ROUND,
+    MAX_ROUNDS,
+    TEMPERATURE,
+    TOOL_CALL_TIMEOUT,
+    TURN_TIMEOUT,
+)
 from ..services.server_spec import config_error_from
 from ..services.tool_names import ToolNameMap, ToolRef
 
@@ -27,7 +34,7 @@ class AiAssistant(models.Model):
     provider_id = fields.Many2one("ai.provider", string="Provider", required=True, ondelete="restrict", tracking=True)
     model = fields.Char(tracking=True, help="The model to use; empty means the provider's default model.")
     system_prompt = fields.Text()
-    temperature = fields.Float(default=0.2, help="From 0 (focused) to 2 (creative).")
+    temperature = fields.Float(default=TEMPERATURE.default, help="From 0 (focused) to 2 (creative).")
     prompted_tools = fields.Boolean(
         string="Tools in the Prompt",
         help="For models without native function calling: tools are described in the system prompt and the "
@@ -35,10 +42,18 @@ class AiAssistant(models.Model):
     )
 
     # -- limits ----------------------------------------------------------------------------------
-    max_rounds = fields.Integer(string="Max Tool Rounds", default=5, help="Model calls with tools per answer.")
-    max_calls_per_round = fields.Integer(default=10, help="Tool calls run per round; the rest get an error result.")
-    call_timeout = fields.Float(string="Tool Call Timeout", default=30.0, help="Seconds one tool call may take.")
-    turn_timeout = fields.Float(string="Answer Timeout", default=120.0, help="Seconds a whole answer may take.")
+    max_rounds = fields.Integer(
+        string="Max Tool Rounds", default=MAX_ROUNDS.default, help="Model calls with tools per answer."
+    )
+    max_calls_per_round = fields.Integer(
+        default=MAX_CALLS_PER_ROUND.default, help="Tool calls run per round; the rest get an error result."
+    )
+    call_timeout = fields.Float(
+        string="Tool Call Timeout", default=TOOL_CALL_TIMEOUT.default, help="Seconds one tool call may take."
+    )
+    turn_timeout = fields.Float(
+        string="Answer Timeout", default=TURN_TIMEOUT.default, help="Seconds a whole answer may take."
+    )
 
     # -- who may chat ----------------------------------------------------------------------------
     group_ids = fields.Many2many(
@@ -77,6 +92,7 @@ class AiAssistant(models.Model):
         "service add theirs in that service's conversations.",
     )
     tool_count = fields.Integer(compute="_compute_tool_preview")
+    tool_call_count = fields.Integer(string="Tool Calls", compute="_compute_tool_call_count")
     preset_ids = fields.One2many(
         "ai.tool.preset",
         "assistant_id",
@@ -102,6 +118,11 @@ class AiAssistant(models.Model):
             lines = [f"{name}  <- {ref.server_name} / {ref.tool}" for name, ref in names.items()]
             assistant.tool_preview = "\n".join(lines + notes) or _("No tool: choose connected MCP servers.")
             assistant.tool_count = len(lines)
+
+    def _compute_tool_call_count(self):
+        counts = self.env["ai.tool.call"]._counts_by("assistant_id", self.ids)
+        for assistant in self:
+            assistant.tool_call_count = counts.get(assistant.id, 0)
 
     # -- constraints -----------------------------------------------------------------------------
 
@@ -129,18 +150,46 @@ class AiAssistant(models.Model):
     @api.constrains("temperature", "max_rounds", "max_calls_per_round", "call_timeout", "turn_timeout")
     def _check_limits(self):
         for assistant in self:
-            if not 0 <= assistant.temperature <= 2:
-                raise ValidationError(_("%s: the temperature must be between 0 and 2.", assistant.name))
-            if not 1 <= assistant.max_rounds <= 20:
-                raise ValidationError(_("%s: the tool rounds must be between 1 and 20.", assistant.name))
-            if not 1 <= assistant.max_calls_per_round <= 100:
-                raise ValidationError(_("%s: the tool calls per round must be between 1 and 100.", assistant.name))
-            if not 0 < assistant.call_timeout <= 3600:
+            if not TEMPERATURE.allows(assistant.temperature):
                 raise ValidationError(
-                    _("%s: the tool call timeout must be between 0 and 3600 seconds.", assistant.name)
+                    _(
+                        "%(assistant)s: the temperature must be between %(low)s and %(high)s.",
+                        assistant=assistant.name,
+                        **TEMPERATURE.bounds,
+                    )
                 )
-            if not 0 < assistant.turn_timeout <= 7200:
-                raise ValidationError(_("%s: the answer timeout must be between 0 and 7200 seconds.", assistant.name))
+            if not MAX_ROUNDS.allows(assistant.max_rounds):
+                raise ValidationError(
+                    _(
+                        "%(assistant)s: the tool rounds must be between %(low)s and %(high)s.",
+                        assistant=assistant.name,
+                        **MAX_ROUNDS.bounds,
+                    )
+                )
+            if not MAX_CALLS_PER_ROUND.allows(assistant.max_calls_per_round):
+                raise ValidationError(
+                    _(
+                        "%(assistant)s: the tool calls per round must be between %(low)s and %(high)s.",
+                        assistant=assistant.name,
+                        **MAX_CALLS_PER_ROUND.bounds,
+                    )
+                )
+            if not TOOL_CALL_TIMEOUT.allows(assistant.call_timeout):
+                raise ValidationError(
+                    _(
+                        "%(assistant)s: the tool call timeout must be between %(low)s and %(high)s seconds.",
+                        assistant=assistant.name,
+                        **TOOL_CALL_TIMEOUT.bounds,
+                    )
+                )
+            if not TURN_TIMEOUT.allows(assistant.turn_timeout):
+                raise ValidationError(
+                    _(
+                        "%(assistant)s: the answer timeout must be between %(low)s and %(high)s seconds.",
+                        assistant=assistant.name,
+                        **TURN_TIMEOUT.bounds,
+                    )
+                )
 
     # -- what the chat uses ----------------------------------------------------------------------
 
@@ -268,3 +317,7 @@ class AiAssistant(models.Model):
     def action_test_provider(self):
         self.ensure_one()
         return self.provider_id._test_model(self.model or self.provider_id.default_model)
+
+    def action_open_tool_calls(self):
+        self.ensure_one()
+        return self.env["ai.tool.call"]._action_for(_("Tool calls of %s", self.name), [("assistant_id", "=", self.id)])

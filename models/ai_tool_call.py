@@ -14,7 +14,7 @@ from odoo import _, api, fields, models
 from odoo.modules import module as odoo_module
 
 from ..services.errors import ErrorCode
-from .sql_rows import insert_row
+from ..turn.sql_rows import insert_row
 
 _logger = logging.getLogger(__name__)
 
@@ -204,6 +204,23 @@ class AiToolCall(models.Model):
     # -- retention -------------------------------------------------------------------------------
 
     @api.model
+    @api.model
+    def _counts_by(self, field, ids):
+        """{record id: calls the current user may read} of the records `ids` of `field` (server_id,
+        assistant_id): the record rule applies, as in the list."""
+        ids = [i for i in ids if isinstance(i, int)]
+        if not ids or not self.has_access("read"):
+            return {}
+        groups = self._read_group([(field, "in", ids)], [field], ["__count"])
+        return {record.id: count for record, count in groups}
+
+    @api.model
+    def _action_for(self, name, domain):
+        """The tool calls list, named `name`, showing the rows of `domain`."""
+        action = self.env["ir.actions.act_window"]._for_xml_id("ai_mcp.action_ai_tool_call")
+        action.update(name=name, domain=domain)
+        return action
+
     def _retention_days(self):
         value = self.env["ir.config_parameter"].sudo().get_param(RETENTION_PARAM)
         try:
@@ -255,48 +272,3 @@ def argument_bytes(arguments):
         return len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
     except (TypeError, ValueError):
         return 0
-
-
-class McpServer(models.Model):
-    _inherit = "mcp.server"
-
-    tool_call_count = fields.Integer(string="Tool Calls", compute="_compute_tool_call_count")
-
-    def _compute_tool_call_count(self):
-        counts = _count_calls(self.env, "server_id", self.ids)
-        for server in self:
-            server.tool_call_count = counts.get(server.id, 0)
-
-    def action_open_tool_calls(self):
-        self.ensure_one()
-        return _calls_action(self.env, _("Tool calls of %s", self.name), [("server_id", "=", self.id)])
-
-
-class AiAssistant(models.Model):
-    _inherit = "ai.assistant"
-
-    tool_call_count = fields.Integer(string="Tool Calls", compute="_compute_tool_call_count")
-
-    def _compute_tool_call_count(self):
-        counts = _count_calls(self.env, "assistant_id", self.ids)
-        for assistant in self:
-            assistant.tool_call_count = counts.get(assistant.id, 0)
-
-    def action_open_tool_calls(self):
-        self.ensure_one()
-        return _calls_action(self.env, _("Tool calls of %s", self.name), [("assistant_id", "=", self.id)])
-
-
-def _count_calls(env, field, ids):
-    """{record id: calls the current user may read}: the record rule applies, as in the list."""
-    ids = [i for i in ids if isinstance(i, int)]
-    if not ids or not env["ai.tool.call"].has_access("read"):
-        return {}
-    groups = env["ai.tool.call"]._read_group([(field, "in", ids)], [field], ["__count"])
-    return {record.id: count for record, count in groups}
-
-
-def _calls_action(env, name, domain):
-    action = env["ir.actions.act_window"]._for_xml_id("ai_mcp.action_ai_tool_call")
-    action.update(name=name, domain=domain)
-    return action

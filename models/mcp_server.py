@@ -11,6 +11,7 @@ from ..notify import config_error_text, error_text, notification
 from ..services import hub as hub_module
 from ..services.errors import AiMcpError, ConfigError, _lt
 from ..services.http_validation import check_url, parse_headers_json
+from ..services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
 from ..services.server_spec import build_server_spec
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 
@@ -131,20 +132,20 @@ class McpServer(models.Model):
     command_preview = fields.Char(compute="_compute_command_preview", help="The exact command line that will run.")
 
     # -- limits ----------------------------------------------------------------------------------
-    connect_timeout = fields.Float(default=10.0, help="Seconds to connect and initialize.")
+    connect_timeout = fields.Float(default=CONNECT_TIMEOUT.default, help="Seconds to connect and initialize.")
     call_timeout = fields.Float(
-        default=30.0,
+        default=CALL_TIMEOUT.default,
         help="Seconds a tool call may go without a sign of life: its result, or a progress report, each of which "
         "starts it again. Time spent waiting for the user's answer to the server's question never counts.",
     )
     call_time_cap = fields.Float(
         string="Call Time Cap",
-        default=600.0,
+        default=CALL_TIME_CAP.default,
         help="Seconds a tool call may run in all, however often it reports progress. Time spent waiting for the user's "
         "answer to the server's question never counts.",
     )
     question_timeout = fields.Float(
-        default=600.0,
+        default=QUESTION_TIMEOUT.default,
         help="Seconds a question of the server (a form to fill in, a page to visit) waits for the user's answer; "
         "then it is cancelled, the server is told, and the tool call says so.",
     )
@@ -168,6 +169,7 @@ class McpServer(models.Model):
     # -- tools -----------------------------------------------------------------------------------
     tool_ids = fields.One2many("mcp.tool", "server_id", string="Tools")
     tool_count = fields.Integer(compute="_compute_tool_count")
+    tool_call_count = fields.Integer(string="Tool Calls", compute="_compute_tool_call_count")
 
     # -- status ----------------------------------------------------------------------------------
     state = fields.Selection(
@@ -265,6 +267,11 @@ class McpServer(models.Model):
             server.tool_count = counts.get(server.id, 0)
 
     @api.depends("transport", "last_stderr")
+    def _compute_tool_call_count(self):
+        counts = self.env["ai.tool.call"]._counts_by("server_id", self.ids)
+        for server in self:
+            server.tool_call_count = counts.get(server.id, 0)
+
     def _compute_stderr_tail(self):
         hub = hub_module._hub  # never start the hub just to show a form
         for server in self:
@@ -336,17 +343,37 @@ class McpServer(models.Model):
     @api.constrains("connect_timeout", "call_timeout", "call_time_cap", "question_timeout")
     def _check_timeouts(self):
         for server in self:
-            if not 0 < server.connect_timeout <= 300:
-                raise ValidationError(_("%s: the connect timeout must be between 0 and 300 seconds.", server.name))
-            if not 0 < server.call_timeout <= 3600:
-                raise ValidationError(_("%s: the call timeout must be between 0 and 3600 seconds.", server.name))
-            if not 0 < server.call_time_cap <= 86400:
+            if not CONNECT_TIMEOUT.allows(server.connect_timeout):
                 raise ValidationError(
-                    _("%s: the call time cap must be between 0 and 86400 seconds (a day).", server.name)
+                    _(
+                        "%(server)s: the connect timeout must be between %(low)s and %(high)s seconds.",
+                        server=server.name,
+                        **CONNECT_TIMEOUT.bounds,
+                    )
                 )
-            if not 0 < server.question_timeout <= 86400:
+            if not CALL_TIMEOUT.allows(server.call_timeout):
                 raise ValidationError(
-                    _("%s: the question timeout must be between 0 and 86400 seconds (a day).", server.name)
+                    _(
+                        "%(server)s: the call timeout must be between %(low)s and %(high)s seconds.",
+                        server=server.name,
+                        **CALL_TIMEOUT.bounds,
+                    )
+                )
+            if not CALL_TIME_CAP.allows(server.call_time_cap):
+                raise ValidationError(
+                    _(
+                        "%(server)s: the call time cap must be between %(low)s and %(high)s seconds (a day).",
+                        server=server.name,
+                        **CALL_TIME_CAP.bounds,
+                    )
+                )
+            if not QUESTION_TIMEOUT.allows(server.question_timeout):
+                raise ValidationError(
+                    _(
+                        "%(server)s: the question timeout must be between %(low)s and %(high)s seconds (a day).",
+                        server=server.name,
+                        **QUESTION_TIMEOUT.bounds,
+                    )
                 )
 
     # -- CRUD ------------------------------------------------------------------------------------
@@ -544,6 +571,10 @@ class McpServer(models.Model):
             "domain": [("server_id", "=", self.id)],
             "context": {"default_server_id": self.id},
         }
+
+    def action_open_tool_calls(self):
+        self.ensure_one()
+        return self.env["ai.tool.call"]._action_for(_("Tool calls of %s", self.name), [("server_id", "=", self.id)])
 
 
 def _parse_env(text):

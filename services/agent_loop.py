@@ -39,6 +39,7 @@ from .events import (
     ToolResultEvent,
 )
 from .hub import McpHub
+from .limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
 from .llm_stream import LlmSettings, ModelReply, make_chat_model, stream_reply, with_tools
 from .oauth_tokens import RefreshingTokens
 from .presets import schema_without
@@ -64,10 +65,10 @@ FINAL_CALL_HINT = "Tool use is over for this answer: answer the user now with wh
 class LoopLimits(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    max_rounds: int = Field(5, ge=1, le=20)
-    max_calls_per_round: int = Field(10, ge=1, le=100)
-    call_timeout: float = Field(30.0, gt=0, le=3600)
-    turn_timeout: float = Field(120.0, gt=0, le=7200)
+    max_rounds: int = MAX_ROUNDS.field()
+    max_calls_per_round: int = MAX_CALLS_PER_ROUND.field()
+    call_timeout: float = TOOL_CALL_TIMEOUT.field()
+    turn_timeout: float = TURN_TIMEOUT.field()
     per_server_concurrency: int = Field(4, ge=1, le=64)
     model_text_limit: int = Field(DEFAULT_MODEL_TEXT_LIMIT, ge=100)
 

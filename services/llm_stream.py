@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from .chat_completions import post_payloads_as_they_are
 from .errors import ErrorCode, LlmError
+from .limits import TEMPERATURE
 
 _logger = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ class LlmSettings(BaseModel):
     base_url: str
     api_key: SecretStr = SecretStr("")
     model: str
-    temperature: float | None = Field(None, ge=0, le=2)
+    temperature: float | None = Field(None, ge=TEMPERATURE.low, le=TEMPERATURE.high)
     timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(1, ge=0, le=5)
 

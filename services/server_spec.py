@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from .errors import ConfigError, _lt
 from .http_validation import check_headers, check_url
+from .limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
 
 
 class Transport(str, Enum):
@@ -28,7 +29,8 @@ class AuthType(str, Enum):
 
 
 class RetryPolicy(BaseModel):
-    """Backoff for connect, initialize and tools/list (DESIGN.md section 3)."""
+    """Backoff for connect, initialize and tools/list: a server that is starting (or restarting) gets a
+    few tries before the sync or the turn reports it unreachable."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -54,12 +56,10 @@ class ServerSpec(BaseModel):
     token: SecretStr | None = None
     api_key_header: str = "X-API-Key"
     headers: dict[str, SecretStr] = Field(default_factory=dict)
-    connect_timeout: float = Field(10.0, gt=0, le=300)
-    call_timeout: float = Field(30.0, gt=0, le=3600)
-    # a call reporting progress goes on past call_timeout (each report starts it again), up to this
-    call_time_cap: float = Field(600.0, gt=0, le=86400)
-    # how long a question of the server (elicitation) waits for the user before it is cancelled
-    question_timeout: float = Field(600.0, gt=0, le=86400)
+    connect_timeout: float = CONNECT_TIMEOUT.field()
+    call_timeout: float = CALL_TIMEOUT.field()
+    call_time_cap: float = CALL_TIME_CAP.field()
+    question_timeout: float = QUESTION_TIMEOUT.field()
     command: str | None = None
     args: tuple[str, ...] = ()
     env: dict[str, SecretStr] = Field(default_factory=dict)

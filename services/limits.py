@@ -1,0 +1,58 @@
+"""The numeric settings with bounds (timeouts, rounds, calls): one definition each.
+
+The services' specs validate with them (`Limit.field()`), and the Odoo models take their field
+defaults and constraints from the same objects, so a record the form accepts is always a spec the
+services accept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A setting's default and its bounds: above `low` (or from it, when `low_included`) up to
+    `high`, both included where said."""
+
+    default: float
+    high: float
+    low: float = 0
+    low_included: bool = False
+
+    def field(self, **kwargs: Any) -> Any:
+        """The pydantic Field of a spec holding this setting."""
+        lower = {"ge": self.low} if self.low_included else {"gt": self.low}
+        return Field(self.default, le=self.high, **lower, **kwargs)
+
+    def allows(self, value: float) -> bool:
+        above = value >= self.low if self.low_included else value > self.low
+        return above and value <= self.high
+
+    @property
+    def bounds(self) -> dict[str, str]:
+        """{low, high} as they read in a message ("between 0 and 300 seconds")."""
+        return {"low": _number(self.low), "high": _number(self.high)}
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+# an MCP server's
+CONNECT_TIMEOUT = Limit(default=10.0, high=300)
+CALL_TIMEOUT = Limit(default=30.0, high=3600)
+# a call reporting progress goes on past its timeout (each report starts it again), up to this
+CALL_TIME_CAP = Limit(default=600.0, high=86400)
+# how long a question of the server (elicitation) waits for the user before it is cancelled
+QUESTION_TIMEOUT = Limit(default=600.0, high=86400)
+
+# an assistant's
+TEMPERATURE = Limit(default=0.2, high=2, low_included=True)
+MAX_ROUNDS = Limit(default=5, high=20, low=1, low_included=True)
+MAX_CALLS_PER_ROUND = Limit(default=10, high=100, low=1, low_included=True)
+TOOL_CALL_TIMEOUT = Limit(default=30.0, high=3600)
+TURN_TIMEOUT = Limit(default=120.0, high=7200)
