@@ -13,7 +13,6 @@ from ..services.transcript import HistoryMessage, history_from_events
 from ..services.turn_control import TurnControl
 from ..turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
 from ..turn.states import ConversationState
-from .ai_conversation_claim import busy_refusal
 
 _logger = logging.getLogger(__name__)
 
@@ -272,7 +271,7 @@ class AiConversation(models.Model):
                 )
             resume = Resume(signed_in=True)
         elif self.state == ConversationState.RUNNING:
-            raise busy_refusal(self.state)
+            raise self._busy_refusal(self.state)
         else:
             raise ChatRefused(ErrorCode.NOT_WAITING, _("This conversation is not waiting for an answer."))
         # after an approval or a sign-in the turn goes on with the time it had left;

@@ -31,6 +31,10 @@ class AiConversation(models.Model):
         self.ensure_one()
         return self.state == ConversationState.RUNNING and not _stale(self.turn_heartbeat)
 
+    def _busy_refusal(self, state):
+        """The 409 for a conversation in `state` that a request may not claim."""
+        return busy_refusal(state)
+
     def _claim(self, expected_states):
         """Marks the conversation running, unless another turn holds it (409). Returns the last
         event seq."""

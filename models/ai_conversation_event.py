@@ -2,7 +2,7 @@ from odoo import api, fields, models
 
 
 class AiConversationEvent(models.Model):
-    """One event of a turn, exactly as it was streamed (DESIGN.md section 5).
+    """One event of a turn, exactly as it was streamed (the event types: docs/events.md).
 
     `seq` is the SSE id it was sent with: it starts at 1 and grows by one per conversation, across
     turns. The conversation's history is rebuilt from these rows alone, so a paused turn can be

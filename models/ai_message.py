@@ -1,14 +1,15 @@
 from odoo import api, fields, models
 
+from ..turn.states import MessageStatus
+
 MESSAGE_STATUSES = [
-    ("running", "Running"),
-    ("pending", "Waiting for Approval"),
-    ("done", "Done"),
-    ("error", "Error"),
-    ("denied", "Denied"),
-    # the user asked to stop the call (any worker may have received it); the running turn stops it
-    ("cancelling", "Cancelling"),
-    ("cancelled", "Cancelled"),
+    (MessageStatus.RUNNING, "Running"),
+    (MessageStatus.PENDING, "Waiting for Approval"),
+    (MessageStatus.DONE, "Done"),
+    (MessageStatus.ERROR, "Error"),
+    (MessageStatus.DENIED, "Denied"),
+    (MessageStatus.CANCELLING, "Cancelling"),
+    (MessageStatus.CANCELLED, "Cancelled"),
 ]
 
 

@@ -53,6 +53,12 @@ class AiSecretMixin(models.AbstractModel):
 
     # -- fields ----------------------------------------------------------------------------------
 
+    @api.model
+    def _fields_changed_by(self, vals, fnames):
+        """The fields of `fnames` a write of `vals` changes: an empty secret keeps the stored one,
+        so it changes nothing."""
+        return {f for f, v in vals.items() if f in fnames and (v or f not in self._secret_fields)}
+
     def _secret_compute(self, fname):
         for record in self:
             record[fname] = False

@@ -31,6 +31,7 @@ from ..services.events import (
 )
 from ..services.markdown_html import markdown_to_html
 from ..turn.runner import ChatTurn
+from ..turn.states import ConversationState
 
 _logger = logging.getLogger(__name__)
 
@@ -113,18 +114,18 @@ class DiscussChannel(models.Model):
         if conversation:
             conversation._repair_if_stale()
         try:
-            if conversation.state == "awaiting_approval":
+            if conversation.state == ConversationState.AWAITING_APPROVAL:
                 answer = _yes_no(text)
                 if answer is None:
                     return _("Please reply yes to allow the tool calls, or no to deny them.")
                 return conversation._chat_resume(
                     approvals={call_id: answer for call_id in conversation._pending_call_ids()}
                 )
-            if conversation.state == "awaiting_auth":
+            if conversation.state == ConversationState.AWAITING_AUTH:
                 return conversation._chat_resume(
                     sign_in={"declined": conversation._sign_ins_left(everything=_yes_no(text) is False)}
                 )
-            if conversation.state == "awaiting_confirmation":
+            if conversation.state == ConversationState.AWAITING_CONFIRMATION:
                 answer = _yes_no(text)
                 if answer is None:
                     return _("Please reply yes to let me use more tools, or no to get my answer now.")

@@ -385,8 +385,7 @@ class McpServer(models.Model):
 
     def write(self, vals):
         self._check_scope_change([vals])
-        # an empty secret keeps the stored one: it changes nothing
-        changed = {f for f, v in vals.items() if f in CONNECTION_FIELDS and (v or f not in self._secret_fields)}
+        changed = self._fields_changed_by(vals, CONNECTION_FIELDS)
         reset = bool(changed) and not self.env.context.get("ai_mcp_keep_state")
         result = super().write(vals)
         if not self.env.su:

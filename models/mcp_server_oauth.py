@@ -29,6 +29,10 @@ START_PATH = "/ai_mcp/oauth/start"
 CLIENT_METADATA_PATH = "/ai_mcp/oauth/client-metadata.json"
 
 
+# a change of any of them makes the registration and the grants ones of another client
+OAUTH_CLIENT_FIELDS = frozenset({"url", "oauth_client_id", "oauth_client_secret"})
+
+
 class McpServer(models.Model):
     _inherit = "mcp.server"
     _secret_fields = ("api_key", "headers", "env_vars", "oauth_client_secret", "oauth_registration")
@@ -189,9 +193,7 @@ class McpServer(models.Model):
         return grant._renew(renewing)
 
     def write(self, vals):
-        moved = {"url", "oauth_client_id", "oauth_client_secret"} & {
-            f for f, v in vals.items() if v or f != "oauth_client_secret"
-        }
+        moved = self._fields_changed_by(vals, OAUTH_CLIENT_FIELDS)
         result = super().write(vals)
         if moved and not self.env.context.get("ai_mcp_keep_state"):
             # another server or client: the registration and the grants were for the old one
