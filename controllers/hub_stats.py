@@ -45,5 +45,5 @@ def _rss_kb():
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1])
     except OSError:
-        pass
+        return None  # no /proc: not Linux
     return None

@@ -23,7 +23,8 @@ PAGE = Markup(
     "<!DOCTYPE html><html><head><meta charset='utf-8'><title>%(title)s</title>"
     "<meta name='viewport' content='width=device-width, initial-scale=1'></head>"
     "<body style='font-family: sans-serif; max-width: 40em; margin: 4em auto; padding: 0 1em'>"
-    "<h1 style='font-size: 1.4em'>%(title)s</h1><p class='o_ai_mcp_oauth_message'>%(message)s</p>%(extra)s</body></html>"
+    "<h1 style='font-size: 1.4em'>%(title)s</h1>"
+    "<p class='o_ai_mcp_oauth_message'>%(message)s</p>%(extra)s</body></html>"
 )
 
 
@@ -90,6 +91,6 @@ def _session_id():
     return request.session.sid or ""
 
 
-def _page(title, message, status=200, extra=Markup("")):
-    body = PAGE % {"title": escape(title), "message": escape(message), "extra": extra}
+def _page(title, message, status=200, extra=None):
+    body = PAGE % {"title": escape(title), "message": escape(message), "extra": extra or Markup("")}
     return request.make_response(body, headers=[("Content-Type", "text/html; charset=utf-8")], status=status)

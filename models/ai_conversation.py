@@ -89,12 +89,12 @@ class AiConversation(models.Model):
             raise AccessError(_("The state of a conversation changes only by chatting in it."))
         return super().write(vals)
 
-    def unlink(self):
+    @api.ondelete(at_uninstall=False)
+    def _unlink_except_answering(self):
         if any(conversation._turn_is_live() for conversation in self):
             raise UserError(
                 _("A conversation cannot be deleted while it is answering; stop it or wait for the answer.")
             )
-        return super().unlink()
 
     # -- what the HTTP routes and Discuss ask ----------------------------------------------------
 

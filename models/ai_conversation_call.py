@@ -51,7 +51,8 @@ class AiConversation(models.Model):
         self.env["ai.conversation.event"].flush_model()
         self.env.cr.execute(
             "SELECT type, payload FROM ai_conversation_event WHERE conversation_id = %s"
-            " AND type IN ('elicitation_required', 'elicitation_done') AND payload->>'elicitation' = %s AND payload->>'id' = %s"
+            " AND type IN ('elicitation_required', 'elicitation_done')"
+            " AND payload->>'elicitation' = %s AND payload->>'id' = %s"
             " ORDER BY seq",
             (self.id, elicitation, call_id),
         )

@@ -134,7 +134,7 @@ class AiSecretMixin(models.AbstractModel):
                 ids,
             )
         )
-        return {row[0]: {f for f, present in zip(self._secret_fields, row[1:]) if present} for row in rows}
+        return {row[0]: {f for f, present in zip(self._secret_fields, row[1:], strict=True) if present} for row in rows}
 
     def _secret_value(self, fname):
         """The secret in clear, '' when none is stored. Only for the code that connects.
@@ -167,7 +167,7 @@ class AiSecretMixin(models.AbstractModel):
 
     def copy(self, default=None):
         new_records = super().copy(default)
-        for old, new in zip(self, new_records):
+        for old, new in zip(self, new_records, strict=True):
             for fname in self._secret_fields:
                 column = SQL.identifier(self._secret_column(fname))
                 self.env.cr.execute(

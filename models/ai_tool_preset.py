@@ -60,7 +60,7 @@ class AiToolPreset(models.Model):
 
     @api.depends("tool_id.input_schema")
     def _compute_tool_arguments(self):
-        variables = ", ".join("{{%s}}" % name for name in sorted(KNOWN_VARIABLES))
+        variables = ", ".join("{{" + name + "}}" for name in sorted(KNOWN_VARIABLES))
         for preset in self:
             properties = (tool_schema(preset.tool_id).get("properties") or {}) if preset.tool_id else {}
             preset.tool_arguments = ", ".join(sorted(properties)) or False

@@ -196,7 +196,8 @@ class DiscussChannel(models.Model):
             parts.append(
                 plaintext2html(
                     _(
-                        "I have used %(used)s of my %(max)s tool rounds. Reply yes to let me go on, or no to get my answer now.",
+                        "I have used %(used)s of my %(max)s tool rounds. "
+                        "Reply yes to let me go on, or no to get my answer now.",
                         used=final.rounds_used,
                         max=final.max_rounds,
                     )

@@ -55,13 +55,15 @@ class McpOauthToken(models.Model):
     refresh_token_set = fields.Boolean(compute="_compute_secrets_set")
 
     def init(self):
-        super().init()
+        result = super().init()
         # one grant per server and user, the shared one (no user) included: NULLs are not equal in a plain unique
         self.env.cr.execute(
             SQL(
-                "CREATE UNIQUE INDEX IF NOT EXISTS mcp_oauth_token_owner_uniq ON mcp_oauth_token (server_id, COALESCE(user_id, 0))"
+                "CREATE UNIQUE INDEX IF NOT EXISTS mcp_oauth_token_owner_uniq"
+                " ON mcp_oauth_token (server_id, COALESCE(user_id, 0))"
             )
         )
+        return result
 
     def _compute_access_token(self):
         self._secret_compute("access_token")

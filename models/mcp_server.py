@@ -307,7 +307,8 @@ class McpServer(models.Model):
         if not self._stdio_enabled():
             raise ValidationError(
                 _(
-                    "stdio MCP servers are turned off. A system administrator can allow them with the system parameter %s.",
+                    "stdio MCP servers are turned off. "
+                    "A system administrator can allow them with the system parameter %s.",
                     ALLOW_STDIO_PARAM,
                 )
             )
@@ -452,7 +453,8 @@ class McpServer(models.Model):
                 raise ConfigError(
                     "transport",
                     _lt(
-                        "stdio servers are turned off. A system administrator can allow them with the system parameter %(param)s."
+                        "stdio servers are turned off. "
+                        "A system administrator can allow them with the system parameter %(param)s."
                     ),
                     param=ALLOW_STDIO_PARAM,
                 )

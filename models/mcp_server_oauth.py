@@ -340,7 +340,8 @@ class McpServer(models.Model):
         return {"type": "ir.actions.act_url", "url": self._oauth_sign_in_url(), "target": "new"}
 
     def action_oauth_sign_out(self):
-        """Forget the current user's grant (or the shared one), revoking it at the provider where it offers revocation."""
+        """Forget the current user's grant (or the shared one), revoking it at the provider where it
+        offers revocation."""
         self.ensure_one()
         if self.oauth_token_scope == "shared":
             self._oauth_check_may_sign_in()

@@ -51,9 +51,13 @@ class ErrorCode(str, Enum):
 
 
 ADVICE: dict[ErrorCode, str] = {
-    ErrorCode.MCP_UNREACHABLE: "Check the server URL or command, and that the server is running and reachable from Odoo.",
+    ErrorCode.MCP_UNREACHABLE: (
+        "Check the server URL or command, and that the server is running and reachable from Odoo."
+    ),
     ErrorCode.MCP_AUTH_FAILED: "Check the server's authentication settings (token, API key or headers).",
-    ErrorCode.MCP_PROTOCOL_ERROR: "The server did not answer as an MCP server should; check the transport and URL path.",
+    ErrorCode.MCP_PROTOCOL_ERROR: (
+        "The server did not answer as an MCP server should; check the transport and URL path."
+    ),
     ErrorCode.MCP_TIMEOUT: "The server took too long; raise the timeout or check the server's load.",
     ErrorCode.MCP_TOOL_NOT_FOUND: "Sync the server's tools: this tool is not offered any more.",
     ErrorCode.MCP_INVALID_PARAMS: "Fix the arguments so that they match the tool's input schema.",
@@ -63,17 +67,28 @@ ADVICE: dict[ErrorCode, str] = {
     ErrorCode.LLM_UNREACHABLE: "Check the provider's base URL and that the model endpoint is reachable.",
     ErrorCode.LLM_AUTH_FAILED: "Check the provider's API key.",
     ErrorCode.LLM_RATE_LIMITED: "The model provider is rate limiting; wait a moment and retry.",
-    ErrorCode.LLM_BAD_RESPONSE: "The model answered with something that could not be used; retry or pick another model.",
+    ErrorCode.LLM_BAD_RESPONSE: (
+        "The model answered with something that could not be used; retry or pick another model."
+    ),
     ErrorCode.LLM_TIMEOUT: "The model took too long; retry, or raise the assistant's time limit.",
     ErrorCode.LIMIT_EXCEEDED: "A limit of the assistant was reached.",
     ErrorCode.TOOL_DENIED: "The user denied this tool call.",
     ErrorCode.CANCELLED: "The request was cancelled.",
     ErrorCode.MCP_AUTH_REQUIRED: "Sign in to this server (OAuth) and try again.",
-    ErrorCode.OAUTH_METADATA_NOT_FOUND: "The server does not publish OAuth metadata; check the URL, or use a token instead of OAuth.",
+    ErrorCode.OAUTH_METADATA_NOT_FOUND: (
+        "The server does not publish OAuth metadata; check the URL, or use a token instead of OAuth."
+    ),
     ErrorCode.OAUTH_METADATA_INVALID: "The server's OAuth metadata is not usable; ask the server's operator to fix it.",
-    ErrorCode.OAUTH_FORBIDDEN_URL: "The server's OAuth metadata points at an address Odoo may not call; ask the server's operator, or an administrator to allow the host.",
-    ErrorCode.OAUTH_REGISTRATION_FAILED: "Odoo could not register as a client of this server; enter a client id (and secret) obtained from its provider.",
-    ErrorCode.OAUTH_STATE_INVALID: "This sign-in link is unknown, already used, expired or belongs to someone else; start the sign-in again.",
+    ErrorCode.OAUTH_FORBIDDEN_URL: (
+        "The server's OAuth metadata points at an address Odoo may not call; ask the server's operator, or an "
+        "administrator to allow the host."
+    ),
+    ErrorCode.OAUTH_REGISTRATION_FAILED: (
+        "Odoo could not register as a client of this server; enter a client id (and secret) obtained from its provider."
+    ),
+    ErrorCode.OAUTH_STATE_INVALID: (
+        "This sign-in link is unknown, already used, expired or belongs to someone else; start the sign-in again."
+    ),
     ErrorCode.OAUTH_ACCESS_DENIED: "The sign-in was declined at the provider; sign in again to allow access.",
     ErrorCode.OAUTH_TOKEN_ERROR: "The provider's token endpoint failed; try again later or check the client settings.",
     ErrorCode.OAUTH_REAUTH_REQUIRED: "The sign-in expired or was revoked; sign in again.",
