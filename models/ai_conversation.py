@@ -149,13 +149,18 @@ class AiConversation(models.Model):
     def _untrusted_record(self, model_name, record_id, may_use):
         """The record (sudo) of `model_name` with the id a request sent, when the current user
         `may_use` it; otherwise the same 404 whether it is missing, malformed or not theirs."""
-        try:
-            record = self.env[model_name].sudo().browse(int(record_id)).exists()
-        except (TypeError, ValueError):
-            raise ChatRefused.not_found() from None
+        record = self.env[model_name].sudo().browse(self._sent_id(record_id)).exists()
         if not record or not may_use(record):
             raise ChatRefused.not_found()
         return record
+
+    @api.model
+    def _sent_id(self, record_id):
+        """A record id as a request sent it, as an int; a malformed one is the 404 of a missing record."""
+        try:
+            return int(record_id)
+        except (TypeError, ValueError):
+            raise ChatRefused.not_found() from None
 
     def _chat_history(self):
         """What the widget rebuilds the conversation from (chat_state.js fromHistory)."""

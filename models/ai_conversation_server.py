@@ -43,10 +43,8 @@ class AiConversation(models.Model):
     def _conversation_server(self, assistant_id, server_id, cloud_service_id=None, conversation_id=None):
         """Server `server_id`, when the conversation may use it; else the 404 of a missing record."""
         servers = self._conversation_servers(assistant_id, cloud_service_id, conversation_id)
-        try:
-            server = servers.filtered(lambda s: s.id == int(server_id))
-        except (TypeError, ValueError):
-            raise ChatRefused.not_found() from None
+        wanted = self._sent_id(server_id)
+        server = servers.filtered(lambda s: s.id == wanted)
         if not server:
             raise ChatRefused.not_found()
         return server
