@@ -9,10 +9,10 @@ from odoo.tools import str2bool
 
 from ..notify import config_error_text, error_text, notification
 from ..services import hub as hub_module
-from ..services.errors import AiMcpError, ConfigError, _lt
+from ..services.env_vars import parse_env_json
+from ..services.errors import AiMcpError, ConfigError
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
-from ..services.server_spec import build_server_spec
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 
 _logger = logging.getLogger(__name__)
@@ -230,7 +230,7 @@ class McpServer(models.Model):
         if fname == "headers":
             return json.dumps(parse_headers_json(value, field="headers"))
         if fname == "env_vars":
-            return json.dumps(_parse_env(value))
+            return json.dumps(parse_env_json(value))
         return super()._secret_normalize(fname, value)
 
     @api.depends("transport", "command", "args", "cwd")
@@ -431,67 +431,7 @@ class McpServer(models.Model):
 
         self.env.cr.postcommit.add(close)
 
-    # -- the spec the hub connects with ----------------------------------------------------------
-
-    def _server_key(self):
-        """The pool key: stable for the record, distinct across databases served by one process."""
-        self.ensure_one()
-        return f"{self.env.cr.dbname}/mcp.server/{self._origin.id or self.id}"
-
-    def _server_spec(self):
-        """The hub's ServerSpec for this server, secrets decrypted. Raises ConfigError (also when a
-        user URL now resolves to a forbidden address, or stdio servers were turned off)."""
-        self.ensure_one()
-        server = self.sudo()
-        transport = server.transport
-        if transport == "stdio":
-            if server.scope != "system":
-                raise ConfigError(
-                    "transport", _lt("Only system servers may run over stdio. Choose streamable HTTP or SSE.")
-                )
-            if not self._stdio_enabled():
-                raise ConfigError(
-                    "transport",
-                    _lt(
-                        "stdio servers are turned off. "
-                        "A system administrator can allow them with the system parameter %(param)s."
-                    ),
-                    param=ALLOW_STDIO_PARAM,
-                )
-        elif server.scope == "user":
-            check_public_url(server.url, self._allowed_hosts())
-        token = server._secret_value("api_key") if server.auth_type in ("bearer", "api_key") else None
-        headers = {}
-        if server.auth_type == "headers":
-            headers = parse_headers_json(server._secret_value("headers") or "{}")
-        env = {}
-        if transport == "stdio":
-            env = _parse_env(server._secret_value("env_vars") or "{}")
-        return build_server_spec(
-            key=server._server_key(),
-            name=server.name,
-            transport=transport,
-            url=server.url if transport != "stdio" else None,
-            auth_type=server.auth_type,
-            token=token or None,
-            api_key_header=(server.api_key_header or "X-API-Key").strip(),
-            headers=headers,
-            connect_timeout=server.connect_timeout,
-            call_timeout=server.call_timeout,
-            call_time_cap=server.call_time_cap,
-            question_timeout=server.question_timeout,
-            command=server.command if transport == "stdio" else None,
-            args=tuple(server._arg_list()) if transport == "stdio" else (),
-            env=env,
-            cwd=(server.cwd or None) if transport == "stdio" else None,
-            public_only=server.scope == "user",
-            allowed_hosts=tuple(h.strip() for h in self._allowed_hosts() if h.strip()),
-            log_level=server.log_level or None,
-            # a per-user grant's sessions are the user's own: the pool keys them by token owner
-            token_owner=str(self.env.uid)
-            if server.auth_type == "oauth" and server.oauth_token_scope == "user"
-            else None,
-        )
+    # -- policies set by system parameters ------------------------------------------------------
 
     @api.model
     def _stdio_enabled(self):
@@ -576,27 +516,3 @@ class McpServer(models.Model):
     def action_open_tool_calls(self):
         self.ensure_one()
         return self.env["ai.tool.call"]._action_for(_("Tool calls of %s", self.name), [("server_id", "=", self.id)])
-
-
-def _parse_env(text):
-    """A JSON object of strings, e.g. {"API_TOKEN": "..."}; raises ConfigError naming `env_vars`."""
-    if not text or not str(text).strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            "env_vars",
-            _lt('This is not valid JSON (%(error)s). Enter a JSON object, e.g. {"API_TOKEN": "..."}.'),
-            error=exc.msg,
-        ) from None
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ConfigError("env_vars", _lt('This must be a JSON object of strings, e.g. {"API_TOKEN": "..."}.'))
-    for name in data:
-        if not name or "=" in name or "\x00" in name:
-            raise ConfigError(
-                "env_vars",
-                _lt("The variable name %(name)s is invalid. Use letters, digits and _ only."),
-                name=repr(name),
-            )
-    return data
