@@ -6,7 +6,7 @@ from odoo import _, api, fields, models
 from odoo.exceptions import ValidationError
 
 from ..services.agent_loop import AssistantSettings, LoopLimits, ToolBinding
-from ..services.errors import AiMcpError
+from ..services.errors import AiMcpError, _lt
 from ..services.limits import (
     MAX_CALLS_PER_ROUND,
     MAX_ROUNDS,
@@ -20,6 +20,27 @@ from ..services.tool_names import ToolNameMap, ToolRef
 _logger = logging.getLogger(__name__)
 
 MAX_SERVERS = 10  # PRD NFR-4
+
+# each limited setting, its bounds and the message of its constraint
+LIMITS = (
+    ("temperature", TEMPERATURE, _lt("%(assistant)s: the temperature must be between %(low)s and %(high)s.")),
+    ("max_rounds", MAX_ROUNDS, _lt("%(assistant)s: the tool rounds must be between %(low)s and %(high)s.")),
+    (
+        "max_calls_per_round",
+        MAX_CALLS_PER_ROUND,
+        _lt("%(assistant)s: the tool calls per round must be between %(low)s and %(high)s."),
+    ),
+    (
+        "call_timeout",
+        TOOL_CALL_TIMEOUT,
+        _lt("%(assistant)s: the tool call timeout must be between %(low)s and %(high)s seconds."),
+    ),
+    (
+        "turn_timeout",
+        TURN_TIMEOUT,
+        _lt("%(assistant)s: the answer timeout must be between %(low)s and %(high)s seconds."),
+    ),
+)
 
 
 class AiAssistant(models.Model):
@@ -147,49 +168,12 @@ class AiAssistant(models.Model):
                     )
                 )
 
-    @api.constrains("temperature", "max_rounds", "max_calls_per_round", "call_timeout", "turn_timeout")
+    @api.constrains(*(fname for fname, _limit, _message in LIMITS))
     def _check_limits(self):
         for assistant in self:
-            if not TEMPERATURE.allows(assistant.temperature):
-                raise ValidationError(
-                    _(
-                        "%(assistant)s: the temperature must be between %(low)s and %(high)s.",
-                        assistant=assistant.name,
-                        **TEMPERATURE.bounds,
-                    )
-                )
-            if not MAX_ROUNDS.allows(assistant.max_rounds):
-                raise ValidationError(
-                    _(
-                        "%(assistant)s: the tool rounds must be between %(low)s and %(high)s.",
-                        assistant=assistant.name,
-                        **MAX_ROUNDS.bounds,
-                    )
-                )
-            if not MAX_CALLS_PER_ROUND.allows(assistant.max_calls_per_round):
-                raise ValidationError(
-                    _(
-                        "%(assistant)s: the tool calls per round must be between %(low)s and %(high)s.",
-                        assistant=assistant.name,
-                        **MAX_CALLS_PER_ROUND.bounds,
-                    )
-                )
-            if not TOOL_CALL_TIMEOUT.allows(assistant.call_timeout):
-                raise ValidationError(
-                    _(
-                        "%(assistant)s: the tool call timeout must be between %(low)s and %(high)s seconds.",
-                        assistant=assistant.name,
-                        **TOOL_CALL_TIMEOUT.bounds,
-                    )
-                )
-            if not TURN_TIMEOUT.allows(assistant.turn_timeout):
-                raise ValidationError(
-                    _(
-                        "%(assistant)s: the answer timeout must be between %(low)s and %(high)s seconds.",
-                        assistant=assistant.name,
-                        **TURN_TIMEOUT.bounds,
-                    )
-                )
+            for fname, limit, message in LIMITS:
+                if not limit.allows(assistant[fname]):
+                    raise ValidationError(self.env._(message, assistant=assistant.name, **limit.bounds))
 
     # -- what the chat uses ----------------------------------------------------------------------
 

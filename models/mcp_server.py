@@ -10,7 +10,7 @@ from odoo.tools import str2bool
 from ..notify import config_error_text, error_text, notification
 from ..services import hub as hub_module
 from ..services.env_vars import parse_env_json
-from ..services.errors import AiMcpError, ConfigError
+from ..services.errors import AiMcpError, ConfigError, _lt
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
@@ -37,6 +37,26 @@ CONNECTION_FIELDS = frozenset(
         "oauth_client_secret",
         "oauth_scopes",
     }
+)
+
+# each limited setting, its bounds and the message of its constraint
+LIMITS = (
+    (
+        "connect_timeout",
+        CONNECT_TIMEOUT,
+        _lt("%(server)s: the connect timeout must be between %(low)s and %(high)s seconds."),
+    ),
+    ("call_timeout", CALL_TIMEOUT, _lt("%(server)s: the call timeout must be between %(low)s and %(high)s seconds.")),
+    (
+        "call_time_cap",
+        CALL_TIME_CAP,
+        _lt("%(server)s: the call time cap must be between %(low)s and %(high)s seconds (a day)."),
+    ),
+    (
+        "question_timeout",
+        QUESTION_TIMEOUT,
+        _lt("%(server)s: the question timeout must be between %(low)s and %(high)s seconds (a day)."),
+    ),
 )
 
 
@@ -341,41 +361,12 @@ class McpServer(models.Model):
             elif server.cloud_service_id:
                 raise ValidationError(_("%s: only user servers belong to a cloud service.", server.name))
 
-    @api.constrains("connect_timeout", "call_timeout", "call_time_cap", "question_timeout")
+    @api.constrains(*(fname for fname, _limit, _message in LIMITS))
     def _check_timeouts(self):
         for server in self:
-            if not CONNECT_TIMEOUT.allows(server.connect_timeout):
-                raise ValidationError(
-                    _(
-                        "%(server)s: the connect timeout must be between %(low)s and %(high)s seconds.",
-                        server=server.name,
-                        **CONNECT_TIMEOUT.bounds,
-                    )
-                )
-            if not CALL_TIMEOUT.allows(server.call_timeout):
-                raise ValidationError(
-                    _(
-                        "%(server)s: the call timeout must be between %(low)s and %(high)s seconds.",
-                        server=server.name,
-                        **CALL_TIMEOUT.bounds,
-                    )
-                )
-            if not CALL_TIME_CAP.allows(server.call_time_cap):
-                raise ValidationError(
-                    _(
-                        "%(server)s: the call time cap must be between %(low)s and %(high)s seconds (a day).",
-                        server=server.name,
-                        **CALL_TIME_CAP.bounds,
-                    )
-                )
-            if not QUESTION_TIMEOUT.allows(server.question_timeout):
-                raise ValidationError(
-                    _(
-                        "%(server)s: the question timeout must be between %(low)s and %(high)s seconds (a day).",
-                        server=server.name,
-                        **QUESTION_TIMEOUT.bounds,
-                    )
-                )
+            for fname, limit, message in LIMITS:
+                if not limit.allows(server[fname]):
+                    raise ValidationError(self.env._(message, server=server.name, **limit.bounds))
 
     # -- CRUD ------------------------------------------------------------------------------------
 
