@@ -103,7 +103,7 @@ def time_bridge(hub: McpHub, spec: ServerSpec, count: int) -> list[float]:
     samples: list[float] = []
     for _ in range(count):
         started = time.perf_counter()
-        hub.call_tool(spec, "echo", ARGS)
+        hub.run(hub.acall_tool(spec, "echo", ARGS))
         samples.append(time.perf_counter() - started)
     return samples
 

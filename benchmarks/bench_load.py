@@ -411,7 +411,9 @@ def direct_costs(llm: LlmProcess, servers: list[HttpServer], runs: int) -> list[
     tools = []
     for index, server in enumerate(servers):
         spec = build_server_spec(key=f"direct-{index}", name=f"Load tools {index + 1}", url=server.url)
-        tools += [ToolBinding(server=spec, tool=t) for t in hub.list_tools(spec).tools if t.name in OFFERED_TOOLS]
+        tools += [
+            ToolBinding(server=spec, tool=t) for t in hub.run(hub.alist_tools(spec)).tools if t.name in OFFERED_TOOLS
+        ]
     settings = AssistantSettings(
         name="bench",
         llm=LlmSettings(base_url=llm.base_url, api_key=API_KEY, model=MODEL, temperature=0.0),

@@ -13,7 +13,7 @@ import threading
 from odoo import http
 from odoo.http import request
 
-from ..services import hub as hub_module
+from ..hub_process import running_hub
 
 
 class HubStatsController(http.Controller):
@@ -24,7 +24,7 @@ class HubStatsController(http.Controller):
                 {"error": {"code": "FORBIDDEN", "message": "Only AI managers may read the MCP hub's statistics."}},
                 status=403,
             )
-        hub = hub_module._hub
+        hub = running_hub()
         running = hub is not None and hub.pid == os.getpid()
         return request.make_json_response(
             {

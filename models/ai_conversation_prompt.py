@@ -7,8 +7,8 @@ retries need nothing of their own.
 from odoo import _, api, models
 
 from ..exceptions import ChatRefused
+from ..hub_process import process_hub
 from ..services.errors import AiMcpError, ErrorCode
-from ..services.hub import get_hub
 from .ai_conversation_server import mcp_refusal
 
 
@@ -20,7 +20,7 @@ class AiConversation(models.Model):
         """{prompts: [{server_id, server, name, title, description, arguments}], warnings: [text]}"""
         answers, warnings = self._ask_servers(
             self._conversation_servers(assistant_id, cloud_service_id, conversation_id),
-            get_hub().list_prompts,
+            process_hub().alist_prompts,
             _("The prompts of %(server)s are not available: %(error)s"),
         )
         prompts = [
@@ -40,12 +40,13 @@ class AiConversation(models.Model):
             raise ChatRefused.invalid(_("Send the prompt's arguments as {name: text}."))
         try:
             spec, tokens = server._server_spec(), server._oauth_tokens_for(self.env.user)
-            prompt = next((p for p in get_hub().list_prompts(spec, tokens) if p.name == name), None)
+            hub = process_hub()
+            prompt = next((p for p in hub.run(hub.alist_prompts(spec, tokens)) if p.name == name), None)
             if prompt is None:
                 raise ChatRefused(
                     ErrorCode.PROMPT_NOT_FOUND,
                     _("%(server)s has no prompt %(name)s (any more).", server=server.name, name=name),
                 )
-            return get_hub().get_prompt(spec, prompt, arguments or {}, tokens)
+            return hub.run(hub.aget_prompt(spec, prompt, arguments or {}, tokens))
         except AiMcpError as exc:
             raise mcp_refusal(exc, server) from None

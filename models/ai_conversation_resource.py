@@ -10,8 +10,8 @@ message, which is what history and replays show.
 from odoo import _, api, models
 
 from ..exceptions import ChatRefused
+from ..hub_process import process_hub
 from ..services.errors import AiMcpError, ErrorCode
-from ..services.hub import get_hub
 from ..services.resources import expand
 from .ai_conversation_server import mcp_refusal
 
@@ -24,7 +24,7 @@ class AiConversation(models.Model):
         """{servers: [{server_id, server, resources, templates}], warnings: [text]}"""
         answers, warnings = self._ask_servers(
             self._conversation_servers(assistant_id, cloud_service_id, conversation_id),
-            get_hub().list_resources,
+            process_hub().alist_resources,
             _("The resources of %(server)s are not available: %(error)s"),
         )
         servers = [
@@ -77,7 +77,8 @@ class AiConversation(models.Model):
                 uri = expand(str(template), arguments or {})
             if not isinstance(uri, str) or not uri.strip():
                 raise ChatRefused.invalid(_("Name the resource to read (its URI)."))
-            parts = get_hub().read_resource(server._server_spec(), uri, server._oauth_tokens_for(self.env.user))
+            hub = process_hub()
+            parts = hub.run(hub.aread_resource(server._server_spec(), uri, server._oauth_tokens_for(self.env.user)))
         except AiMcpError as exc:
             raise mcp_refusal(exc, server) from None
         return {

@@ -10,6 +10,7 @@ import logging
 from odoo import api, models
 
 from ..exceptions import ChatRefused
+from ..hub_process import process_hub
 from ..notify import error_text
 from ..services.errors import AiMcpError, ErrorCode
 
@@ -51,13 +52,15 @@ class AiConversation(models.Model):
 
     @api.model
     def _ask_servers(self, servers, ask, unavailable):
-        """([(server, answer)], warnings): `ask(spec, tokens)` of each server, with the current
-        user's OAuth grant where it signs in; a server that fails is named in the warnings with
-        `unavailable`, a translated text with %(server)s and %(error)s; the others still answer."""
+        """([(server, answer)], warnings): what the coroutine `ask(spec, tokens)` answers for each
+        server, with the current user's OAuth grant where it signs in; a server that fails is named
+        in the warnings with `unavailable`, a translated text with %(server)s and %(error)s; the
+        others still answer."""
+        hub = process_hub()
         answers, warnings = [], []
         for server in servers:
             try:
-                answers.append((server, ask(server._server_spec(), server._oauth_tokens_for(self.env.user))))
+                answers.append((server, hub.run(ask(server._server_spec(), server._oauth_tokens_for(self.env.user)))))
             except AiMcpError as exc:
                 _logger.info("MCP server not answering the chat: server=%s error=%s", server.name, exc)
                 warnings.append(unavailable % {"server": server.name, "error": error_text(exc, server)})

@@ -7,8 +7,8 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import str2bool
 
+from ..hub_process import running_hub
 from ..notify import config_error_text, error_text, notification
-from ..services import hub as hub_module
 from ..services.env_vars import parse_env_json
 from ..services.errors import AiMcpError, ConfigError, _lt
 from ..services.http_validation import check_url, parse_headers_json
@@ -293,7 +293,7 @@ class McpServer(models.Model):
             server.tool_call_count = counts.get(server.id, 0)
 
     def _compute_stderr_tail(self):
-        hub = hub_module._hub  # never start the hub just to show a form
+        hub = running_hub()  # never start the hub just to show a form
         for server in self:
             lines = []
             if server.transport == "stdio" and isinstance(server.id, int) and hub is not None:
@@ -411,12 +411,12 @@ class McpServer(models.Model):
             return
 
         def close():
-            hub = hub_module._hub
+            hub = running_hub()
             if hub is None or hub.pid != os.getpid():
                 return
             for key in keys:
                 try:
-                    hub.close_server(key, owner)
+                    hub.run(hub.aclose_server(key, owner))
                 except AiMcpError:
                     _logger.info("MCP session of %s did not close cleanly", key)
 

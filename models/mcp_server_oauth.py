@@ -12,8 +12,8 @@ from urllib.parse import urlencode
 from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError
 
+from ..hub_process import process_hub
 from ..notify import notification, oauth_error_text
-from ..services import hub as hub_module
 from ..services import oauth_client
 from ..services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
 from ..services.oauth_discovery import discover
@@ -179,7 +179,7 @@ class McpServer(models.Model):
         source = self._oauth_grant(user)
         if started_from is None or source is None or not started_from.expiring():
             return started_from
-        hub = hub_module.get_hub()
+        hub = process_hub()
 
         def renewing(stored):
             try:
@@ -253,7 +253,7 @@ class McpServer(models.Model):
         self._oauth_check_may_sign_in()
         server = self.sudo()
         http = server._oauth_http()
-        hub = hub_module.get_hub()
+        hub = process_hub()
         discovery = hub.run(discover(server.url, http, sse=server.transport == "sse"))
         registration = server._oauth_register(discovery, http)
         wanted = scope or server.oauth_scopes or None
@@ -272,7 +272,7 @@ class McpServer(models.Model):
             and (not self.oauth_client_id or data["client"]["client_id"] == self.oauth_client_id)
         ):
             return ClientRegistration.model_validate(data["client"])
-        hub = hub_module.get_hub()
+        hub = process_hub()
         registration = hub.run(
             oauth_client.register(
                 discovery,
@@ -311,7 +311,7 @@ class McpServer(models.Model):
                 ErrorCode.OAUTH_STATE_INVALID, _("The server's sign-in settings changed meanwhile; sign in again.")
             )
         registration = ClientRegistration.model_validate(data["client"])
-        tokens = hub_module.get_hub().run(oauth_client.exchange_code(code, pending, registration, server._oauth_http()))
+        tokens = process_hub().run(oauth_client.exchange_code(code, pending, registration, server._oauth_http()))
         self.env["mcp.oauth.token"]._store(server, started["owner"].id or False, tokens, signed_in_by=self.env.user)
         server._close_sessions(owner=str(started["owner"].id) if started["owner"] else None)
         self.env.user.partner_id._bus_send("ai_mcp.oauth_signed_in", {"server_id": server.id})
@@ -327,7 +327,7 @@ class McpServer(models.Model):
         # cannot be found say so on its form, where the admin is, rather than in a new tab
         server = self.sudo()
         try:
-            hub_module.get_hub().run(discover(server.url, server._oauth_http(), sse=server.transport == "sse"))
+            process_hub().run(discover(server.url, server._oauth_http(), sse=server.transport == "sse"))
         except AiMcpError as exc:
             _logger.info("OAuth sign-in not started: server=%s code=%s", server.name, exc.code.value)
             return notification(
@@ -354,7 +354,7 @@ class McpServer(models.Model):
         revoked = False
         if data and tokens:
             try:
-                revoked = hub_module.get_hub().run(
+                revoked = process_hub().run(
                     oauth_client.revoke(
                         tokens,
                         data.get("revocation_endpoint"),

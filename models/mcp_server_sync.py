@@ -7,8 +7,8 @@ import logging
 from odoo import _, api, fields, models
 from odoo.modules import module as odoo_module
 
+from ..hub_process import process_hub
 from ..notify import config_error_text, error_text
-from ..services import hub as hub_module
 from ..services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode
 from ..services.sync import connect_all
 from .mcp_server import STDERR_TAIL_LINES
@@ -24,7 +24,8 @@ class McpServer(models.Model):
     def _connect(self):
         """Connect afresh and list the tools: a hub ConnectionReport. Raises AiMcpError."""
         self.ensure_one()
-        return hub_module.get_hub().test_connection(self._oauth_bearing_spec())
+        hub = process_hub()
+        return hub.run(hub.atest_connection(self._oauth_bearing_spec()))
 
     def _record_success(self, report, synced=False):
         values = {
@@ -61,7 +62,7 @@ class McpServer(models.Model):
                 specs[server.id] = server._oauth_bearing_spec()
             except Exception as exc:  # noqa: BLE001 - raised again by _sync_tools, where each server's failure is handled
                 outcomes[server.id] = exc
-        outcomes.update(zip(specs, connect_all(hub_module.get_hub(), list(specs.values()))))
+        outcomes.update(zip(specs, connect_all(process_hub(), list(specs.values())), strict=True))
         return outcomes
 
     def _sync_tools(self, connected=None):

@@ -1,32 +1,29 @@
-"""The MCP hub: one asyncio loop per process, in a daemon thread, owning every MCP session.
+"""The MCP hub: one per process, owning every MCP session on its own event loop.
 
-Odoo serves requests from threads (or prefork workers) with no event loop of their own, and MCP
-sessions are long-lived async objects. This module is the one place where the two meet: Odoo
-threads submit coroutines here and wait for their results (OCA rest-framework's
-fastapi/pools/event_loop.py bridges the same way). A forked worker never touches the loop it
-inherited from its parent; it starts its own.
+What can be asked of an MCP server (test a connection, list and call tools, prompts, resources) is
+a coroutine here, run on the pooled session of the server. The loop and its thread, and the way
+Odoo's threads reach them, are services/loop_thread.py's. A forked worker never uses the hub it
+inherited from its parent; `get_hub()` makes its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import concurrent.futures
-import contextlib
 import logging
 import os
-import queue
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import prompts, resources
 from .call_clock import CallClock, CallLimits, Now, TurnBudget
 from .call_observer import CallObserver
-from .errors import AiMcpError, ErrorCode, McpError
+from .errors import ConfigError, ErrorCode, McpError
+from .loop_thread import LoopThread
 from .mcp_session import CLOCK_TICK, McpSession, ServerInfo, ToolListing
 from .oauth_tokens import RefreshingTokens, with_token
 from .prompts import PromptInfo
@@ -40,9 +37,48 @@ _logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-DEFAULT_IDLE_TIMEOUT = 300.0
-DEFAULT_MAX_SESSIONS = 32
-DEFAULT_FAILURE_COOLDOWN = 30.0
+
+class HubSettings(BaseModel):
+    """A process's pool of MCP sessions: how many at most, how long an idle one is kept, how long a
+    server that failed to connect is not tried again. Odoo reads them from the `[ai_mcp]` section
+    of its configuration file (`mcp_max_sessions`, `mcp_idle_timeout`, `mcp_failure_cooldown`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_sessions: int = Field(32, ge=1, le=10000)
+    idle_timeout: float = Field(300.0, gt=0, le=86400)
+    failure_cooldown: float = Field(30.0, ge=0, le=3600)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str]) -> HubSettings:
+        """The settings from an ini section's options (strings); those it does not name keep their
+        default. Raises ConfigError naming the option and what it takes."""
+        values = {}
+        for name, field in cls.model_fields.items():
+            option = OPTION_PREFIX + name
+            if option not in options or str(options[option]).strip() == "":
+                continue
+            values[name] = str(options[option]).strip()
+            try:
+                cls.model_validate({name: values[name]})
+            except ValidationError as exc:
+                raise ConfigError(
+                    option,
+                    f"must be a number {_bounds(field.metadata)}, not {values[name]!r}: "
+                    "fix it in the [ai_mcp] section of Odoo's configuration file",
+                ) from exc
+        return cls.model_validate(values)
+
+
+# the options of Odoo's [ai_mcp] section are named after the settings, with this prefix
+OPTION_PREFIX = "mcp_"
+
+
+def _bounds(metadata: list[Any]) -> str:
+    """'more than 0 and at most 86400', from a pydantic field's constraints."""
+    words = {"gt": "more than", "ge": "at least", "lt": "less than", "le": "at most"}
+    parts = [f"{word} {getattr(m, key)}" for m in metadata for key, word in words.items() if hasattr(m, key)]
+    return " and ".join(parts)
 
 
 class ConnectionReport(BaseModel):
@@ -58,143 +94,31 @@ class ConnectionReport(BaseModel):
     stderr_tail: list[str]
 
 
-class _Credits:
-    """How far the reader of `iterate` may fall behind its generator. The reader gives credit
-    back without waking the loop unless the generator is waiting for it: a wake-up per item (a
-    self-pipe write and a pass of the loop) was paid for every event of every turn."""
+class McpHub(LoopThread):
+    """This process's MCP sessions and what can be asked of a server, as coroutines run on the
+    hub's own loop: the agent loop is already there; Odoo's threads go through `run` and `iterate`."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, limit: int) -> None:
-        self._loop = loop
-        self._limit = limit
-        self._lock = threading.Lock()
-        self._outstanding = 0
-        self._waiter: asyncio.Future[None] | None = None
-
-    async def take(self) -> None:
-        """On the loop: one more item handed to the reader; waits while `limit` are unread."""
-        with self._lock:
-            self._outstanding += 1
-            if self._outstanding <= self._limit:
-                return
-            waiter = self._waiter = self._loop.create_future()
-        await waiter
-
-    def give(self) -> None:
-        """In the reader's thread: one item read. The generator goes on once half are read."""
-        with self._lock:
-            self._outstanding -= 1
-            waiter = self._waiter if self._outstanding <= self._limit // 2 else None
-            if waiter is not None:
-                self._waiter = None
-        if waiter is not None:
-            self._loop.call_soon_threadsafe(_wake, waiter)
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
-
-
-class McpHub:
     def __init__(
         self,
-        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-        max_sessions: int = DEFAULT_MAX_SESSIONS,
-        failure_cooldown: float = DEFAULT_FAILURE_COOLDOWN,
+        settings: HubSettings | None = None,
         now: Now = time.monotonic,
         clock_tick: float = CLOCK_TICK,
     ) -> None:
-        """`now`: the monotonic clock tool calls, turns and the failure cooldown are timed with;
-        `clock_tick`: how often a running call reads it at least (tests drive a clock of their own
-        with a short tick)."""
-        self.pid = os.getpid()
+        """`settings`: the pool's size and timings; `now`: the monotonic clock tool calls, turns and
+        the failure cooldown are timed with; `clock_tick`: how often a running call reads it at
+        least (tests drive a clock of their own with a short tick)."""
+        super().__init__(name="ai_mcp-hub")
+        settings = settings or HubSettings()
+        self.settings = settings
         self.now = now
         self.clock_tick = clock_tick
         self.pool = SessionPool(
-            idle_timeout=idle_timeout, max_sessions=max_sessions, failure_cooldown=failure_cooldown, now=now
+            idle_timeout=settings.idle_timeout,
+            max_sessions=settings.max_sessions,
+            failure_cooldown=settings.failure_cooldown,
+            now=now,
         )
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve, name="ai_mcp-hub", daemon=True)
-        self._thread.start()
         self._reaper = self.submit(self._reap_forever())
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        return self._loop
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_forever()
-
-    # -- bridge for synchronous callers -------------------------------------------------------
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        if os.getpid() != self.pid:
-            coro.close()
-            raise RuntimeError("this hub belongs to the parent process; call get_hub() in the child")
-        return asyncio.run_coroutine_threadsafe(coro, self._loop)
-
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run a coroutine on the hub's loop and wait for it from a plain thread."""
-        future = self.submit(coro)
-        try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise McpError(ErrorCode.MCP_TIMEOUT, f"No answer within {timeout} s.") from None
-
-    def iterate(
-        self,
-        make: Callable[[], AsyncIterator[T]],
-        buffer: int = 64,
-        close_timeout: float = 10.0,
-        idle_every: float | None = None,
-    ) -> Iterator[T | None]:
-        """Run an async generator on the hub's loop and yield its items in this thread, as they come.
-
-        At most `buffer` items wait for the reader (backpressure: the generator is paused, not the
-        loop). When the reader stops early, the generator is closed, which cancels its work, and
-        this returns only once it has finished. With `idle_every`, None is yielded whenever nothing
-        came for that many seconds, so a streaming response can send a heartbeat."""
-        items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        credits = _Credits(self._loop, buffer)
-        # a cancelled concurrent future reports "done" at once; this says the generator really ended
-        finished = threading.Event()
-
-        async def produce() -> None:
-            try:
-                async with contextlib.aclosing(make()) as stream:
-                    async for item in stream:
-                        await credits.take()
-                        items.put(("item", item))
-            except Exception as exc:  # handed to the reading thread, which raises it
-                items.put(("error", exc))
-            except asyncio.CancelledError:
-                items.put(("error", AiMcpError(ErrorCode.CANCELLED, "The hub stopped this stream.")))
-                raise
-            else:
-                items.put(("end", None))
-            finally:
-                finished.set()
-
-        task = self.submit(produce())
-        try:
-            while True:
-                try:
-                    kind, value = items.get(timeout=idle_every)
-                except queue.Empty:
-                    yield None
-                    continue
-                if kind == "end":
-                    return
-                if kind == "error":
-                    raise value
-                credits.give()
-                yield value
-        finally:
-            task.cancel()
-            if not finished.wait(close_timeout):
-                _logger.warning("MCP hub: a stream still closing after %.0f s", close_timeout)
 
     # -- coroutines, for code already on the hub's loop (the agent loop) ------------------------
 
@@ -326,42 +250,7 @@ class McpHub:
             if closed:
                 _logger.debug("MCP hub closed %d idle sessions", closed)
 
-    # -- synchronous API, for Odoo request threads --------------------------------------------
-
-    def test_connection(self, spec: ServerSpec) -> ConnectionReport:
-        return self.run(self.atest_connection(spec))
-
-    def list_tools(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> ToolListing:
-        return self.run(self.alist_tools(spec, tokens))
-
-    def call_tool(
-        self,
-        spec: ServerSpec,
-        tool: str,
-        arguments: dict[str, Any],
-        *,
-        timeout: float | None = None,
-        retry_safe: bool = False,
-        tokens: RefreshingTokens | None = None,
-    ) -> ToolResult:
-        return self.run(self.acall_tool(spec, tool, arguments, timeout=timeout, retry_safe=retry_safe, tokens=tokens))
-
-    def list_prompts(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> list[PromptInfo]:
-        return self.run(self.alist_prompts(spec, tokens))
-
-    def get_prompt(
-        self, spec: ServerSpec, prompt: PromptInfo, arguments: dict[str, Any], tokens: RefreshingTokens | None = None
-    ) -> str:
-        return self.run(self.aget_prompt(spec, prompt, arguments, tokens))
-
-    def list_resources(self, spec: ServerSpec, tokens: RefreshingTokens | None = None) -> ResourceListing:
-        return self.run(self.alist_resources(spec, tokens))
-
-    def read_resource(self, spec: ServerSpec, uri: str, tokens: RefreshingTokens | None = None) -> list[ResourcePart]:
-        return self.run(self.aread_resource(spec, uri, tokens))
-
-    def close_server(self, key: str, owner: str | None = None) -> None:
-        self.run(self.aclose_server(key, owner))
+    # -- what Odoo's threads read directly ----------------------------------------------------
 
     def stderr_tail(self, key: str) -> list[str]:
         session = self.pool.get(key)
@@ -380,31 +269,38 @@ class McpHub:
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Close every session (stdio servers are killed with theirs) and stop the loop."""
-        if os.getpid() != self.pid or not self._loop.is_running():
+        if not self.running:
             return
         self._reaper.cancel()
         try:
             self.run(self.pool.close_all(), timeout=timeout)
         except McpError:
             _logger.warning("MCP hub: sessions still closing after %.0f s at shutdown", timeout)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout)
+        self.stop(timeout)
 
 
 _hub: McpHub | None = None
 _hub_lock = threading.Lock()
 
 
-def get_hub() -> McpHub:
-    """This process's hub, started on first use."""
-    global _hub
+def get_hub(settings: HubSettings | None = None) -> McpHub:
+    """This process's hub, started on first use with `settings` (the defaults without): the first
+    caller's settings are the process's, later ones are not looked at."""
+    global _hub  # noqa: PLW0603 - one hub per process
     hub = _hub
     if hub is not None and hub.pid == os.getpid():
         return hub
     with _hub_lock:
         if _hub is None or _hub.pid != os.getpid():
-            _hub = McpHub()
+            _hub = McpHub(settings)
         return _hub
+
+
+def running_hub() -> McpHub | None:
+    """This process's hub if one was started, else None: never starts one (a form that shows a
+    server's output, the pool's stats)."""
+    hub = _hub
+    return hub if hub is not None and hub.pid == os.getpid() else None
 
 
 def _forget_parent_hub() -> None:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import odoo
 from odoo.tests import HttpCase, new_test_user
 
-from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.services.sse import SseDecoder
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM
@@ -76,9 +76,9 @@ class ChatCase(HttpCase):
 
     @classmethod
     def _close_sessions(cls):
-        hub = hub_module._hub
+        hub = running_hub()
         if hub is not None:
-            hub.close_server(cls.server._server_key())
+            hub.run(hub.aclose_server(cls.server._server_key()))
 
     def setUp(self):
         super().setUp()

@@ -6,7 +6,7 @@ import time
 
 from odoo.tests import TransactionCase, new_test_user
 
-from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 
 # A public address: saving a user server with it needs no DNS and passes the URL guard.
@@ -107,10 +107,10 @@ class AiMcpCase(TransactionCase):
         return fresh
 
     def close_pooled(self, *servers):
-        hub = hub_module._hub
+        hub = running_hub()
         if hub is not None:
             for server in servers:
-                hub.close_server(server._server_key())
+                hub.run(hub.aclose_server(server._server_key()))
 
 
 def _start_own(http, timeout=20.0):

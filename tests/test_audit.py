@@ -7,8 +7,8 @@ from odoo import fields
 from odoo.exceptions import AccessError
 from odoo.tests import HttpCase, new_test_user, tagged
 
+from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.models.ai_tool_call import argument_bytes
-from odoo.addons.ai_mcp.services import hub as hub_module
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
@@ -66,9 +66,9 @@ class ChatTurnCase(HttpCase):
 
     @classmethod
     def _close_sessions(cls):
-        hub = hub_module._hub
+        hub = running_hub()
         if hub is not None:
-            hub.close_server(cls.server._server_key())
+            hub.run(hub.aclose_server(cls.server._server_key()))
 
     def setUp(self):
         super().setUp()

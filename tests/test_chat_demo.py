@@ -11,8 +11,8 @@ from unittest.mock import patch
 
 from odoo.tests import TransactionCase, tagged
 
+from odoo.addons.ai_mcp.hub_process import process_hub, running_hub
 from odoo.addons.ai_mcp.models.ai_demo import _listening
-from odoo.addons.ai_mcp.services import hub as hub_module
 from odoo.addons.ai_mcp.testing.mcp_servers import free_port
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "example_mcp_server.py"
@@ -38,6 +38,11 @@ class TestChatDemo(TransactionCase):
         super().setUp()
         if not self.provider:
             self.skipTest("the database has no demo data")
+
+    def _close_sessions(self):
+        hub = running_hub()
+        if hub is not None:
+            hub.run(hub.aclose_server(self.server._server_key()))
 
     def test_provider_from_the_environment(self):
         environ = {
@@ -73,7 +78,7 @@ class TestChatDemo(TransactionCase):
             time.sleep(0.1)
         with patch.dict(os.environ, {"AI_MCP_EXAMPLE_PORT": str(port)}):
             self.env["ai.demo"]._connect_example_server(self.server)
-        self.addCleanup(lambda: hub_module._hub and hub_module._hub.close_server(self.server._server_key()))
+        self.addCleanup(self._close_sessions)
         self.assertEqual(self.server.url, f"http://127.0.0.1:{port}/mcp")
         self.assertEqual(self.server.state, "connected", self.server.last_error)
         tools = {tool.name: tool for tool in self.server.tool_ids}
@@ -82,8 +87,11 @@ class TestChatDemo(TransactionCase):
         self.assertFalse(tools["calculate"].requires_approval)
         bound = {binding.tool.name for binding in self.assistant._tool_bindings()}
         self.assertEqual(bound, set(tools))
-        result = hub_module.get_hub().call_tool(
-            self.server._server_spec(), "convert_units", {"value": 100, "from_unit": "c", "to_unit": "f"}
+        hub = process_hub()
+        result = hub.run(
+            hub.acall_tool(
+                self.server._server_spec(), "convert_units", {"value": 100, "from_unit": "c", "to_unit": "f"}
+            )
         )
         self.assertEqual(result.text_for_model(), "100 c = 212 f")
 

@@ -13,7 +13,7 @@ import json
 
 from odoo.tests import HttpCase, tagged
 
-from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_servers import DEFAULTS_FORM_UNTOUCHED, HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
@@ -88,9 +88,9 @@ class _TourCase(HttpCase):
         )
 
     def tearDown(self):
-        hub = hub_module._hub
+        hub = running_hub()
         if hub is not None:
-            hub.close_server(self.server._server_key())
+            hub.run(hub.aclose_server(self.server._server_key()))
         super().tearDown()
 
 

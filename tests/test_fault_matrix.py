@@ -18,7 +18,7 @@ import time
 
 from odoo.tests import tagged
 
-from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer, free_port
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
@@ -63,8 +63,9 @@ class TestFaultMatrix(ChatCase):
 
     @staticmethod
     def _close_session(key):
-        if hub_module._hub is not None:
-            hub_module._hub.close_server(key)
+        hub = running_hub()
+        if hub is not None:
+            hub.run(hub.aclose_server(key))
 
     def assistant_with(self, *servers, **values):
         return self.assistant.copy(

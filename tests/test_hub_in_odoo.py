@@ -2,7 +2,7 @@
 
 from odoo.tests import TransactionCase, tagged
 
-from odoo.addons.ai_mcp.services.hub import get_hub
+from odoo.addons.ai_mcp.hub_process import process_hub
 from odoo.addons.ai_mcp.services.server_spec import build_server_spec
 from odoo.addons.ai_mcp.testing.mcp_servers import serve_http, server_argv
 
@@ -10,15 +10,15 @@ from odoo.addons.ai_mcp.testing.mcp_servers import serve_http, server_argv
 @tagged("post_install", "-at_install")
 class TestHubInOdoo(TransactionCase):
     def _check(self, spec):
-        hub = get_hub()
-        report = hub.test_connection(spec)
+        hub = process_hub()
+        report = hub.run(hub.atest_connection(spec))
         self.assertEqual(report.server.name, "test-server")
         self.assertIn("add", [tool.name for tool in report.tools])
         try:
             # through the pooled session, closed before the server goes away
-            result = hub.call_tool(spec, "add", {"a": 2, "b": 3})
+            result = hub.run(hub.acall_tool(spec, "add", {"a": 2, "b": 3}))
         finally:
-            hub.close_server(spec.key)
+            hub.run(hub.aclose_server(spec.key))
         self.assertTrue(result.text_for_model().startswith("5"), result.text_for_model())
 
     def test_stdio_server(self):

@@ -4,7 +4,7 @@ import os
 
 from odoo.tests import HttpCase, new_test_user, tagged
 
-from odoo.addons.ai_mcp.services.hub import get_hub
+from odoo.addons.ai_mcp.hub_process import process_hub
 
 
 @tagged("post_install", "-at_install")
@@ -12,7 +12,7 @@ class TestHubStats(HttpCase):
     def test_managers_read_the_pool_of_the_process(self):
         new_test_user(self.env, "stats_manager", groups="base.group_user,ai_mcp.group_ai_manager")
         new_test_user(self.env, "stats_user", groups="base.group_user,ai_mcp.group_ai_user")
-        hub = get_hub()
+        hub = process_hub()
         self.authenticate("stats_manager", "stats_manager")
         response = self.url_open("/ai_mcp/hub/stats")
         self.assertEqual(response.status_code, 200)

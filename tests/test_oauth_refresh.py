@@ -15,8 +15,8 @@ from odoo import SUPERUSER_ID, api
 from odoo.modules.registry import DummyRLock, Registry
 from odoo.tests import TransactionCase, tagged
 
+from odoo.addons.ai_mcp.hub_process import process_hub
 from odoo.addons.ai_mcp.models.mcp_server_oauth import CALLBACK_PATH
-from odoo.addons.ai_mcp.services import hub as hub_module
 from odoo.addons.ai_mcp.services import oauth_client
 from odoo.addons.ai_mcp.services.errors import ErrorCode, OAuthError
 from odoo.addons.ai_mcp.services.oauth_discovery import discover
@@ -42,7 +42,7 @@ class TestOAuthConcurrentRefresh(TransactionCase):
         super().setUp()
         self.oauth = OAuthServer(name="notes", switches=Switches(token_lifetime=SHORT)).start()
         self.addCleanup(self.oauth.stop)
-        self.hub = hub_module.get_hub()
+        self.hub = process_hub()
         with self.committed() as env:
             server = env["mcp.server"].create(
                 {

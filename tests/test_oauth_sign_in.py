@@ -43,10 +43,11 @@ class TestOAuthSignIn(ChatCase):
     @classmethod
     def _close_sessions(cls):
         super()._close_sessions()
-        from odoo.addons.ai_mcp.services import hub as hub_module
+        from odoo.addons.ai_mcp.hub_process import running_hub
 
-        if hub_module._hub is not None:
-            hub_module._hub.close_server(cls.notes._server_key())
+        hub = running_hub()
+        if hub is not None:
+            hub.run(hub.aclose_server(cls.notes._server_key()))
 
     # -- the browser's side ----------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ import json
 from odoo.exceptions import AccessError, UserError
 from odoo.tests import TransactionCase, new_test_user, tagged
 
-from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.services.tool_result import (
     ImagePart,
     ResourceLinkPart,
@@ -37,9 +37,9 @@ class TestTryWizard(TransactionCase):
         cls.tools = {tool.name: tool for tool in cls.server.tool_ids}
 
     def tearDown(self):
-        hub = hub_module._hub
+        hub = running_hub()
         if hub is not None:
-            hub.close_server(self.server._server_key())
+            hub.run(hub.aclose_server(self.server._server_key()))
         super().tearDown()
 
     def wizard(self, tool, arguments=None, user=None):

@@ -8,7 +8,7 @@ import json
 
 from odoo.tests import HttpCase, tagged
 
-from odoo.addons.ai_mcp.services import hub as hub_module
+from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 
 from .common import require_browser
@@ -65,9 +65,9 @@ class TestUiTour(HttpCase):
         )
 
     def tearDown(self):
-        hub = hub_module._hub
+        hub = running_hub()
         if hub is not None:
-            hub.close_server(self.server._server_key())
+            hub.run(hub.aclose_server(self.server._server_key()))
         super().tearDown()
 
     def test_views_and_try_it_in_the_browser(self):

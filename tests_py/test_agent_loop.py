@@ -25,7 +25,7 @@ from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 
 def tools_of(hub: McpHub, spec: ServerSpec, approval: frozenset[str] = frozenset()) -> list[ToolBinding]:
-    listing = hub.list_tools(spec)
+    listing = hub.run(hub.alist_tools(spec))
     return [ToolBinding(server=spec, tool=t, requires_approval=t.name in approval) for t in listing.tools]
 
 
@@ -105,7 +105,7 @@ def test_a_tool_changed_on_its_server_is_offered_as_it_is_now(
     hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
 ) -> None:
     spec = http_spec(tools_server)
-    add = next(t for t in hub.list_tools(spec).tools if t.name == "add")
+    add = next(t for t in hub.run(hub.alist_tools(spec)).tools if t.name == "add")
     request = TurnRequest(assistant=settings(llm), tools=[ToolBinding(server=spec, tool=add)], user_message="add")
     llm.queue(Turn(text="ok"), Turn(text="ok"))
     run(hub, request)

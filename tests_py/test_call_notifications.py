@@ -71,7 +71,7 @@ def test_progress_reaches_the_call_coalesced_with_the_last_one_kept(hub: McpHub,
 
 
 def test_a_call_nobody_watches_sends_no_progress_token(hub: McpHub, notifying_http: HttpServer) -> None:
-    result = hub.call_tool(http_spec(notifying_http, key="unwatched"), "progress", {"steps": 5, "seconds": 0})
+    result = hub.run(hub.acall_tool(http_spec(notifying_http, key="unwatched"), "progress", {"steps": 5, "seconds": 0}))
     assert result.text_for_model() == "5 steps done"
 
 
@@ -214,12 +214,12 @@ def test_a_pooled_session_announces_a_changed_tool_list(hub: McpHub, notifying_h
     spec = http_spec(notifying_http, key="growing")
     announced: list[tuple[str, str]] = []
     hub.pool.list_changed_listeners.append(lambda changed, kind: announced.append((changed.key, kind)))
-    assert hub.call_tool(spec, "grow", {"name": "sprout"}).text_for_model() == "added sprout"
+    assert hub.run(hub.acall_tool(spec, "grow", {"name": "sprout"})).text_for_model() == "added sprout"
     deadline = time.monotonic() + 5
     while not announced and time.monotonic() < deadline:
         time.sleep(0.05)
     assert announced == [("growing", "tools")]
-    assert "sprout" in {t.name for t in hub.list_tools(spec).tools}
+    assert "sprout" in {t.name for t in hub.run(hub.alist_tools(spec)).tools}
 
 
 def test_structured_content_that_breaks_the_output_schema_is_a_protocol_error_the_model_reads(
@@ -227,7 +227,7 @@ def test_structured_content_that_breaks_the_output_schema_is_a_protocol_error_th
 ) -> None:
     spec = http_spec(notifying_http, key="misreporting")
     with pytest.raises(McpError) as info:
-        hub.call_tool(spec, "misreport", {"city": "Taipei"})
+        hub.run(hub.acall_tool(spec, "misreport", {"city": "Taipei"}))
     assert info.value.code is ErrorCode.MCP_PROTOCOL_ERROR
     assert "misreporting" in info.value.message and "21.5" in info.value.message
 

@@ -153,6 +153,6 @@ def test_a_question_that_cannot_be_told_apart_from_another_call_is_never_shown(
 
 
 def test_a_tools_inline_icon_is_kept_and_a_remote_one_never(hub: McpHub, notifying_http: HttpServer) -> None:
-    tools = {t.name: t for t in hub.list_tools(http_spec(notifying_http, key="icons")).tools}
+    tools = {t.name: t for t in hub.run(hub.alist_tools(http_spec(notifying_http, key="icons"))).tools}
     assert tools["ask_preferences"].icon.startswith("data:image/png;base64,iVBOR")
     assert tools["echo"].icon is None

@@ -15,15 +15,16 @@ from pathlib import Path
 import pytest
 from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 
-from services.errors import ErrorCode, McpError
-from services.hub import McpHub, get_hub
+from services import hub as hub_module
+from services.errors import ConfigError, ErrorCode, McpError
+from services.hub import HubSettings, McpHub, get_hub, running_hub
 from services.server_spec import build_server_spec
 from services.tool_result import ImagePart, ResourcePart, StructuredPart
 from testing.mcp_servers import HttpServer, free_port, serve_http
 
 
 def test_test_connection_reports_server_and_tools(hub: McpHub, any_spec) -> None:
-    report = hub.test_connection(any_spec)
+    report = hub.run(hub.atest_connection(any_spec))
     assert report.server.name == "test-server"
     assert report.server.version
     assert report.server.protocol_version.startswith("20")
@@ -39,31 +40,31 @@ def test_test_connection_reports_server_and_tools(hub: McpHub, any_spec) -> None
 
 
 def test_call_tool_answers_over_every_transport(hub: McpHub, any_spec) -> None:
-    result = hub.call_tool(any_spec, "add", {"a": 2, "b": 40})
+    result = hub.run(hub.acall_tool(any_spec, "add", {"a": 2, "b": 40}))
     assert not result.is_error
     assert result.text_for_model().startswith("42")
 
 
 def test_tool_error_comes_back_as_error_result(hub: McpHub, http_server: HttpServer) -> None:
-    result = hub.call_tool(http_spec(http_server), "fail", {"reason": "disk full"})
+    result = hub.run(hub.acall_tool(http_spec(http_server), "fail", {"reason": "disk full"}))
     assert result.is_error
     assert "disk full" in result.text_for_model()
 
 
 def test_image_resource_and_structured_results_are_typed(hub: McpHub, http_server: HttpServer) -> None:
     spec = http_spec(http_server)
-    image = hub.call_tool(spec, "image", {}).parts[0]
+    image = hub.run(hub.acall_tool(spec, "image", {})).parts[0]
     assert isinstance(image, ImagePart) and image.mime_type == "image/png"
     assert base64.b64decode(image.data).startswith(b"\x89PNG")
-    resource = hub.call_tool(spec, "resource", {}).parts[0]
+    resource = hub.run(hub.acall_tool(spec, "resource", {})).parts[0]
     assert isinstance(resource, ResourcePart) and resource.text == "the notes" and resource.uri == "file:///notes.txt"
-    weather = hub.call_tool(spec, "weather", {"city": "Taipei"})
+    weather = hub.run(hub.acall_tool(spec, "weather", {"city": "Taipei"}))
     structured = [p for p in weather.parts if isinstance(p, StructuredPart)]
     assert structured[0].data == {"city": "Taipei", "celsius": 21.5}
 
 
 def test_text_for_model_is_capped_with_a_marker(hub: McpHub, http_server: HttpServer) -> None:
-    result = hub.call_tool(http_spec(http_server), "big", {"chars": 50_000})
+    result = hub.run(hub.acall_tool(http_spec(http_server), "big", {"chars": 50_000}))
     text = result.text_for_model(limit=1000)
     assert text.startswith("x" * 1000)
     assert "truncated: 49000 more characters" in text
@@ -73,15 +74,15 @@ def test_text_for_model_is_capped_with_a_marker(hub: McpHub, http_server: HttpSe
 def test_bearer_token_required(hub: McpHub) -> None:
     with serve_http("streamable-http", "--token", "s3cret") as server:
         with pytest.raises(McpError) as info:
-            hub.test_connection(http_spec(server, key="no-token"))
+            hub.run(hub.atest_connection(http_spec(server, key="no-token")))
         assert info.value.code is ErrorCode.MCP_AUTH_FAILED
         assert "HTTP 401" in info.value.message and "token" in info.value.message
         wrong = http_spec(server, key="wrong", auth_type="bearer", token="nope")
         with pytest.raises(McpError) as info:
-            hub.call_tool(wrong, "echo", {"text": "hi"})
+            hub.run(hub.acall_tool(wrong, "echo", {"text": "hi"}))
         assert info.value.code is ErrorCode.MCP_AUTH_FAILED
         good = http_spec(server, key="good", auth_type="bearer", token="s3cret")
-        assert hub.call_tool(good, "echo", {"text": "hi"}).text_for_model() == "hi"
+        assert hub.run(hub.acall_tool(good, "echo", {"text": "hi"})).text_for_model() == "hi"
 
 
 def test_slow_tool_times_out_and_server_is_told_to_cancel(hub: McpHub, tmp_path: Path) -> None:
@@ -89,13 +90,13 @@ def test_slow_tool_times_out_and_server_is_told_to_cancel(hub: McpHub, tmp_path:
         spec = http_spec(server)
         started = time.monotonic()
         with pytest.raises(McpError) as info:
-            hub.call_tool(spec, "slow", {"seconds": 30}, timeout=0.5)
+            hub.run(hub.acall_tool(spec, "slow", {"seconds": 30}, timeout=0.5))
         assert info.value.code is ErrorCode.MCP_TIMEOUT
         assert time.monotonic() - started < 15  # half the slow call's 30 s
         _wait_for(lambda: (tmp_path / "slow-cancelled").exists(), "the server to see the cancellation")
         assert not (tmp_path / "slow-finished").exists()
         # the session survives a timed-out call
-        assert hub.call_tool(spec, "echo", {"text": "still here"}).text_for_model() == "still here"
+        assert hub.run(hub.acall_tool(spec, "echo", {"text": "still here"})).text_for_model() == "still here"
 
 
 @pytest.mark.parametrize("transport", ["stdio", "streamable_http"])
@@ -107,15 +108,15 @@ def test_server_dying_mid_call_then_next_call_reconnects(hub: McpHub, transport:
         server = HttpServer("streamable-http").start()
         spec = http_spec(server, key="dying")
     try:
-        first_pid = hub.call_tool(spec, "pid", {}).text_for_model()
+        first_pid = hub.run(hub.acall_tool(spec, "pid", {})).text_for_model()
         with pytest.raises(McpError) as info:
-            hub.call_tool(spec, "die", {})
+            hub.run(hub.acall_tool(spec, "die", {}))
         assert info.value.code is ErrorCode.MCP_UNREACHABLE
         assert "lost" in info.value.message
         if server is not None:
             server.process.wait(10)  # the old process must have let go of the port
             server.start()  # same port: an operator restarting the server
-        second_pid = hub.call_tool(spec, "pid", {}).text_for_model()
+        second_pid = hub.run(hub.acall_tool(spec, "pid", {})).text_for_model()
         assert second_pid != first_pid
         assert hub.pool.opened == 2
     finally:
@@ -126,18 +127,18 @@ def test_server_dying_mid_call_then_next_call_reconnects(hub: McpHub, transport:
 def test_restarted_http_server_session_is_reopened_transparently(hub: McpHub) -> None:
     with serve_http("streamable-http") as server:
         spec = http_spec(server)
-        assert hub.call_tool(spec, "echo", {"text": "one"}).text_for_model() == "one"
+        assert hub.run(hub.acall_tool(spec, "echo", {"text": "one"})).text_for_model() == "one"
         server.restart()  # the new process does not know our session id: it answers 404
         # echo is not retried by annotation here: the terminated session proves the call never ran
-        assert hub.call_tool(spec, "slow", {"seconds": 0}).text_for_model() == "slept 0.0"
+        assert hub.run(hub.acall_tool(spec, "slow", {"seconds": 0})).text_for_model() == "slept 0.0"
         assert hub.pool.opened == 2
 
 
 def test_pagination_and_cap_at_50_tools(hub: McpHub, caplog: pytest.LogCaptureFixture) -> None:
-    built_in = hub.list_tools(stdio_spec("few")).total
+    built_in = hub.run(hub.alist_tools(stdio_spec("few"))).total
     spec = stdio_spec("many", "--tools", "120", "--page-size", "25")
     with caplog.at_level(logging.WARNING):
-        listing = hub.list_tools(spec)
+        listing = hub.run(hub.alist_tools(spec))
     assert listing.total == built_in + 120  # across ceil(total / 25) pages
     assert len(listing.tools) == 50
     assert listing.warnings == [f"many offers {built_in + 120} tools; only the first 50 are kept."]
@@ -151,8 +152,8 @@ def test_twenty_threads_share_one_pooled_session(hub: McpHub, http_server: HttpS
 
     def worker(i: int) -> None:
         try:
-            total = hub.call_tool(spec, "add", {"a": i, "b": 1000}).text_for_model()
-            session = hub.call_tool(spec, "session_id", {}).text_for_model()
+            total = hub.run(hub.acall_tool(spec, "add", {"a": i, "b": 1000})).text_for_model()
+            session = hub.run(hub.acall_tool(spec, "session_id", {})).text_for_model()
             results[i] = (total, session)
         except BaseException as exc:  # collected to fail the test with the real error
             errors.append(exc)
@@ -212,10 +213,10 @@ def test_calls_reuse_the_sessions_connections(hub: McpHub, http_server: HttpServ
     try:
         url = http_server.url.replace(f":{http_server.port}/", f":{proxy.port}/")
         spec = build_server_spec(key="proxied", name="proxied", transport="streamable_http", url=url, retry=FAST_RETRY)
-        assert hub.call_tool(spec, "echo", {"text": "first"}).text_for_model() == "first"
+        assert hub.run(hub.acall_tool(spec, "echo", {"text": "first"})).text_for_model() == "first"
         opened = proxy.accepted
         for i in range(10):
-            assert hub.call_tool(spec, "echo", {"text": f"call {i}"}).text_for_model() == f"call {i}"
+            assert hub.run(hub.acall_tool(spec, "echo", {"text": f"call {i}"})).text_for_model() == f"call {i}"
         assert proxy.accepted == opened
     finally:
         proxy.close()
@@ -230,33 +231,33 @@ def test_a_call_whose_request_cannot_be_sent_fails_at_once(hub: McpHub, http_ser
         spec = build_server_spec(
             key="refusing", name="refusing", transport="streamable_http", url=url, retry=FAST_RETRY
         )
-        assert hub.call_tool(spec, "echo", {"text": "first"}).text_for_model() == "first"
+        assert hub.run(hub.acall_tool(spec, "echo", {"text": "first"})).text_for_model() == "first"
         proxy.refuse = True
         time.sleep(1.5)  # the idle connections expire: the next call needs a new one
         started = time.monotonic()
         with pytest.raises(McpError) as info:
-            hub.call_tool(spec, "echo", {"text": "lost"}, timeout=30)
+            hub.run(hub.acall_tool(spec, "echo", {"text": "lost"}, timeout=30))
         assert time.monotonic() - started < 15  # half the call timeout
         assert "broke before it answered" in info.value.message
         proxy.refuse = False
-        assert hub.call_tool(spec, "echo", {"text": "again"}).text_for_model() == "again"
+        assert hub.run(hub.acall_tool(spec, "echo", {"text": "again"})).text_for_model() == "again"
     finally:
         proxy.close()
 
 
 def test_changed_config_gets_a_new_session_and_old_one_closes(hub: McpHub, http_server: HttpServer) -> None:
     spec = http_spec(http_server, key="srv")
-    first = hub.call_tool(spec, "session_id", {}).text_for_model()
+    first = hub.run(hub.acall_tool(spec, "session_id", {})).text_for_model()
     changed = http_spec(http_server, key="srv", call_timeout=12)
-    second = hub.call_tool(changed, "session_id", {}).text_for_model()
+    second = hub.run(hub.acall_tool(changed, "session_id", {})).text_for_model()
     assert first != second
     assert hub.open_sessions() == 1
 
 
 def test_idle_sessions_are_closed(http_server: HttpServer) -> None:
-    hub = McpHub(idle_timeout=0.5)
+    hub = McpHub(HubSettings(idle_timeout=0.5))
     try:
-        hub.call_tool(http_spec(http_server), "echo", {"text": "x"})
+        hub.run(hub.acall_tool(http_spec(http_server), "echo", {"text": "x"}))
         assert hub.open_sessions() == 1
         _wait_for(lambda: hub.open_sessions() == 0, "the idle session to close", timeout=10)
     finally:
@@ -264,10 +265,10 @@ def test_idle_sessions_are_closed(http_server: HttpServer) -> None:
 
 
 def test_open_sessions_are_bounded(http_server: HttpServer) -> None:
-    hub = McpHub(max_sessions=2)
+    hub = McpHub(HubSettings(max_sessions=2))
     try:
         for key in ("a", "b", "c"):
-            hub.call_tool(http_spec(http_server, key=key), "echo", {"text": key})
+            hub.run(hub.acall_tool(http_spec(http_server, key=key), "echo", {"text": key}))
         assert len(hub.pool._sessions) == 2
         assert hub.pool.get("a") is None  # least recently used went first
     finally:
@@ -278,7 +279,7 @@ def test_connection_refused_is_retried_then_reported(hub: McpHub, caplog: pytest
     spec = build_server_spec(key="down", name="down", url=f"http://127.0.0.1:{free_port()}/mcp", retry=FAST_RETRY)
     with caplog.at_level(logging.INFO, logger="services.session_pool"):
         with pytest.raises(McpError) as info:
-            hub.call_tool(spec, "echo", {"text": "x"})
+            hub.run(hub.acall_tool(spec, "echo", {"text": "x"}))
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
     assert "Cannot connect to down" in info.value.message
     assert caplog.text.count("MCP connect retry") == 2
@@ -287,23 +288,23 @@ def test_connection_refused_is_retried_then_reported(hub: McpHub, caplog: pytest
 
 def test_a_dead_server_fails_at_once_until_its_cooldown_ends(clock: ManualClock) -> None:
     server = HttpServer("streamable-http")  # its port is chosen; nothing listens there yet
-    hub = McpHub(failure_cooldown=30, now=clock)
+    hub = McpHub(HubSettings(failure_cooldown=30), now=clock)
     try:
         spec = build_server_spec(key="late", name="late", url=server.url, retry=FAST_RETRY)
         with pytest.raises(McpError):
-            hub.list_tools(spec)
+            hub.run(hub.alist_tools(spec))
         assert hub.pool.opened == 3, "the first caller went through the whole backoff"
         server.start()
         clock.advance(29)
         with pytest.raises(McpError) as info:
-            hub.list_tools(spec)
+            hub.run(hub.alist_tools(spec))
         assert info.value.code is ErrorCode.MCP_UNREACHABLE
         assert "Cannot connect to late" in info.value.message
         assert "tried again in 1 s" in info.value.message and "Test connection" in info.value.message
         assert hub.pool.opened == 3, "within the cooldown nobody waits for another attempt"
         assert hub.stats()["servers_down"] == 1
         clock.advance(1)
-        assert "echo" in {tool.name for tool in hub.list_tools(spec).tools}
+        assert "echo" in {tool.name for tool in hub.run(hub.alist_tools(spec)).tools}
         assert hub.stats()["servers_down"] == 0
     finally:
         hub.shutdown()
@@ -312,27 +313,27 @@ def test_a_dead_server_fails_at_once_until_its_cooldown_ends(clock: ManualClock)
 
 def test_test_connection_retries_a_cooling_server_at_once_and_lifts_the_cooldown() -> None:
     server = HttpServer("streamable-http")
-    hub = McpHub(failure_cooldown=300)
+    hub = McpHub(HubSettings(failure_cooldown=300))
     try:
         spec = build_server_spec(key="back", name="back", url=server.url, retry=FAST_RETRY)
         with pytest.raises(McpError):
-            hub.list_tools(spec)
+            hub.run(hub.alist_tools(spec))
         server.start()
-        assert hub.test_connection(spec).server.name == "test-server"
-        assert hub.call_tool(spec, "echo", {"text": "back"}).text_for_model() == "back"
+        assert hub.run(hub.atest_connection(spec)).server.name == "test-server"
+        assert hub.run(hub.acall_tool(spec, "echo", {"text": "back"})).text_for_model() == "back"
     finally:
         hub.shutdown()
         server.stop()
 
 
 def test_a_changed_configuration_is_tried_at_once(http_server: HttpServer) -> None:
-    hub = McpHub(failure_cooldown=300)
+    hub = McpHub(HubSettings(failure_cooldown=300))
     try:
         dead = build_server_spec(key="moved", name="moved", url=f"http://127.0.0.1:{free_port()}/mcp", retry=FAST_RETRY)
         with pytest.raises(McpError):
-            hub.list_tools(dead)
+            hub.run(hub.alist_tools(dead))
         moved = build_server_spec(key="moved", name="moved", url=http_server.url, retry=FAST_RETRY)
-        assert hub.call_tool(moved, "echo", {"text": "here"}).text_for_model() == "here"
+        assert hub.run(hub.acall_tool(moved, "echo", {"text": "here"})).text_for_model() == "here"
     finally:
         hub.shutdown()
 
@@ -342,7 +343,7 @@ def test_a_refused_credential_is_not_cooled_down(hub: McpHub) -> None:
         spec = http_spec(guarded, key="auth", auth_type="bearer", token="wrong")
         for _ in range(2):
             with pytest.raises(McpError) as info:
-                hub.list_tools(spec)
+                hub.run(hub.alist_tools(spec))
             assert info.value.code is ErrorCode.MCP_AUTH_FAILED
             assert "tried again in" not in info.value.message
     assert hub.pool.opened == 2, "each caller tried: the admin may have fixed the token"
@@ -351,7 +352,7 @@ def test_a_refused_credential_is_not_cooled_down(hub: McpHub) -> None:
 def test_wrong_path_is_a_protocol_error(hub: McpHub, http_server: HttpServer) -> None:
     spec = build_server_spec(key="bad", name="bad", url=http_server.url.replace("/mcp", "/nope"), retry=FAST_RETRY)
     with pytest.raises(McpError) as info:
-        hub.test_connection(spec)
+        hub.run(hub.atest_connection(spec))
     assert info.value.code is ErrorCode.MCP_PROTOCOL_ERROR
     assert "HTTP 404" in info.value.message and "/mcp" in info.value.message
 
@@ -359,15 +360,15 @@ def test_wrong_path_is_a_protocol_error(hub: McpHub, http_server: HttpServer) ->
 def test_stdio_child_gets_only_its_env_and_path(hub: McpHub, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PGPASSWORD", "odoo-db-secret")
     spec = stdio_spec("env", env={"GREETING": "hello", "TOKEN": "${PGPASSWORD}"})
-    names = set(hub.call_tool(spec, "environment", {}).parts[-1].data["result"])  # type: ignore[union-attr]
+    names = set(hub.run(hub.acall_tool(spec, "environment", {})).parts[-1].data["result"])  # type: ignore[union-attr]
     # LC_CTYPE is set by the child Python itself (PEP 538), not inherited
     assert names - {"LC_CTYPE"} == {"GREETING", "TOKEN", "PATH"}
-    assert hub.call_tool(spec, "echo", {"text": "ok"}).text_for_model() == "ok"
+    assert hub.run(hub.acall_tool(spec, "echo", {"text": "ok"})).text_for_model() == "ok"
 
 
 def test_stdio_stderr_is_kept(hub: McpHub) -> None:
     spec = stdio_spec("noisy")
-    hub.call_tool(spec, "echo", {"text": "x"})
+    hub.run(hub.acall_tool(spec, "echo", {"text": "x"}))
     assert hub.stderr_tail("noisy") == ["test-server starting on stdio"]
 
 
@@ -376,15 +377,15 @@ def test_stdio_command_not_found_is_explained(hub: McpHub) -> None:
         key="ghost", name="ghost", transport="stdio", command="no-such-mcp-server", retry=FAST_RETRY
     )
     with pytest.raises(McpError) as info:
-        hub.test_connection(spec)
+        hub.run(hub.atest_connection(spec))
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
     assert "cannot start 'no-such-mcp-server'" in info.value.message
 
 
 def test_stdio_server_is_killed_with_its_session(hub: McpHub) -> None:
     spec = stdio_spec("killed")
-    pid = int(hub.call_tool(spec, "pid", {}).text_for_model())
-    hub.close_server("killed")
+    pid = int(hub.run(hub.acall_tool(spec, "pid", {})).text_for_model())
+    hub.run(hub.aclose_server("killed"))
     _wait_for(lambda: not _alive(pid), "the stdio server to exit")
 
 
@@ -394,7 +395,7 @@ def test_debug_log_redacts_secrets(hub: McpHub, caplog: pytest.LogCaptureFixture
             server, key="logged", auth_type="bearer", token="s3cret-token", headers={"X-Tenant": "tenant-secret"}
         )
         with caplog.at_level(logging.DEBUG):
-            hub.call_tool(spec, "echo", {"text": "visible"})
+            hub.run(hub.acall_tool(spec, "echo", {"text": "visible"}))
     assert "MCP -> server=logged POST" in caplog.text
     assert "visible" in caplog.text
     assert "s3cret-token" not in caplog.text and "tenant-secret" not in caplog.text
@@ -404,13 +405,13 @@ def test_debug_log_redacts_secrets(hub: McpHub, caplog: pytest.LogCaptureFixture
 def test_forked_child_uses_its_own_hub(http_server: HttpServer) -> None:
     parent_hub = get_hub()
     spec = http_spec(http_server, key="fork")
-    assert parent_hub.call_tool(spec, "echo", {"text": "parent"}).text_for_model() == "parent"
+    assert parent_hub.run(parent_hub.acall_tool(spec, "echo", {"text": "parent"})).text_for_model() == "parent"
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: must not touch the parent's loop thread, which does not exist here
         try:
             child_hub = get_hub()
-            answer = child_hub.call_tool(spec, "echo", {"text": "child"}).text_for_model()
+            answer = child_hub.run(child_hub.acall_tool(spec, "echo", {"text": "child"})).text_for_model()
             ok = child_hub is not parent_hub and child_hub.pid == os.getpid()
             os.write(write_fd, f"{answer}:{ok}".encode())
             child_hub.shutdown()
@@ -420,7 +421,7 @@ def test_forked_child_uses_its_own_hub(http_server: HttpServer) -> None:
     _, status = os.waitpid(pid, 0)
     assert os.read(read_fd, 100).decode() == "child:True"
     assert status == 0
-    assert parent_hub.call_tool(spec, "echo", {"text": "again"}).text_for_model() == "again"
+    assert parent_hub.run(parent_hub.acall_tool(spec, "echo", {"text": "again"})).text_for_model() == "again"
 
 
 def test_hub_refuses_use_from_a_forked_child(http_server: HttpServer) -> None:
@@ -429,7 +430,7 @@ def test_hub_refuses_use_from_a_forked_child(http_server: HttpServer) -> None:
     pid = os.fork()
     if pid == 0:
         try:
-            parent_hub.call_tool(http_spec(http_server), "echo", {"text": "x"})
+            parent_hub.run(parent_hub.acall_tool(http_spec(http_server), "echo", {"text": "x"}))
             os.write(write_fd, b"used")
         except RuntimeError as exc:
             os.write(write_fd, str(exc).encode())
@@ -515,11 +516,11 @@ def test_malformed_json_rpc_fails_fast_with_parse_error(hub: McpHub, http_server
     spec = stdio_spec("garbled") if transport == "stdio" else http_spec(http_server, key="garbled")
     started = time.monotonic()
     with pytest.raises(McpError) as info:
-        hub.call_tool(spec, "garble", {})
+        hub.run(hub.acall_tool(spec, "garble", {}))
     assert info.value.code is ErrorCode.MCP_PARSE_ERROR
     assert "not valid JSON-RPC" in info.value.message
     assert time.monotonic() - started < 15  # not the 30 s call timeout
-    assert hub.call_tool(spec, "echo", {"text": "after"}).text_for_model() == "after"
+    assert hub.run(hub.acall_tool(spec, "echo", {"text": "after"})).text_for_model() == "after"
 
 
 def test_forbidden_is_an_auth_failure(hub: McpHub) -> None:
@@ -531,7 +532,7 @@ def test_forbidden_is_an_auth_failure(hub: McpHub) -> None:
 def test_unknown_host_is_unreachable(hub: McpHub) -> None:
     spec = build_server_spec(key="nxdomain", name="nowhere", url="http://no-such-host.invalid/mcp", retry=FAST_RETRY)
     with pytest.raises(McpError) as info:
-        hub.test_connection(spec)
+        hub.run(hub.atest_connection(spec))
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
     assert "Cannot connect to nowhere" in info.value.message
 
@@ -539,11 +540,11 @@ def test_unknown_host_is_unreachable(hub: McpHub) -> None:
 def test_user_urls_are_checked_again_at_every_connect(hub: McpHub, http_server: HttpServer) -> None:
     guarded = http_spec(http_server, key="user-server", public_only=True)
     with pytest.raises(McpError) as info:
-        hub.call_tool(guarded, "echo", {"text": "x"})
+        hub.run(hub.acall_tool(guarded, "echo", {"text": "x"}))
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
     assert "loopback" in info.value.message and "ai_mcp.allowed_hosts" in info.value.message
     allowed = http_spec(http_server, key="user-server", public_only=True, allowed_hosts=("127.0.0.1",))
-    assert hub.call_tool(allowed, "echo", {"text": "ok"}).text_for_model() == "ok"
+    assert hub.run(hub.acall_tool(allowed, "echo", {"text": "ok"})).text_for_model() == "ok"
 
 
 @pytest.mark.parametrize("server_fixture", ["http_server", "sse_server"])
@@ -578,8 +579,8 @@ def test_a_user_url_connects_to_the_address_that_was_checked(
         connect_timeout=2,
         retry=FAST_RETRY,
     )
-    assert hub.call_tool(spec, "echo", {"text": "pinned"}).text_for_model() == "pinned"
-    assert hub.call_tool(spec, "add", {"a": 1, "b": 2}).text_for_model() == "3.0"
+    assert hub.run(hub.acall_tool(spec, "echo", {"text": "pinned"})).text_for_model() == "pinned"
+    assert hub.run(hub.acall_tool(spec, "add", {"a": 1, "b": 2})).text_for_model() == "3.0"
     assert asked == ["localhost"], "one lookup, checked; the connections did not look the name up again"
 
 
@@ -603,7 +604,7 @@ def test_a_user_url_whose_name_now_points_inside_is_refused(
         retry=FAST_RETRY,
     )
     with pytest.raises(McpError) as info:
-        hub.call_tool(spec, "echo", {"text": "x"})
+        hub.run(hub.acall_tool(spec, "echo", {"text": "x"}))
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
     assert "localhost resolves to 10.0.0.7, a private address" in info.value.message
 
@@ -626,7 +627,7 @@ def test_a_server_that_stalls_after_answering_is_reported_within_the_connect_tim
         )
         started = time.monotonic()
         with pytest.raises(McpError) as info:
-            hub.test_connection(spec)
+            hub.run(hub.atest_connection(spec))
         assert info.value.code is ErrorCode.MCP_TIMEOUT
         assert time.monotonic() - started < 15  # not the 30 s call timeout
     finally:
@@ -638,6 +639,37 @@ def test_a_cancelled_call_does_not_disturb_other_calls_on_the_session(hub: McpHu
     slow = hub.submit(hub.acall_tool(spec, "slow", {"seconds": 1.0}))
     time.sleep(0.2)
     with pytest.raises(McpError):
-        hub.call_tool(spec, "slow", {"seconds": 5}, timeout=0.3)  # cancelled on the server, which then answers
+        hub.run(
+            hub.acall_tool(spec, "slow", {"seconds": 5}, timeout=0.3)
+        )  # cancelled on the server, which then answers
     assert slow.result(10).text_for_model() == "slept 1.0"
     assert hub.pool.opened == 1  # the session was not thrown away
+
+
+def test_the_ai_mcp_section_sizes_the_pool_and_a_bad_option_names_itself() -> None:
+    settings = HubSettings.from_options({"mcp_max_sessions": "2", "mcp_idle_timeout": "60", "other": "x"})
+    hub = McpHub(settings)
+    try:
+        assert (hub.pool.max_sessions, hub.pool.idle_timeout, hub.pool.failure_cooldown) == (2, 60.0, 30.0)
+    finally:
+        hub.shutdown()
+    with pytest.raises(ConfigError) as refused:
+        HubSettings.from_options({"mcp_idle_timeout": "soon"})
+    assert refused.value.field == "mcp_idle_timeout"
+    assert "more than 0 and at most 86400, not 'soon'" in refused.value.message
+    assert "[ai_mcp] section" in refused.value.message
+    with pytest.raises(ConfigError, match="mcp_max_sessions: must be a number at least 1"):
+        HubSettings.from_options({"mcp_max_sessions": "0"})
+
+
+def test_running_hub_never_starts_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_module, "_hub", None)
+    assert running_hub() is None
+    assert hub_module._hub is None
+    started = get_hub(HubSettings(max_sessions=3))
+    try:
+        assert running_hub() is started
+        assert get_hub(HubSettings(max_sessions=9)) is started  # the first caller's settings stay
+        assert started.pool.max_sessions == 3
+    finally:
+        started.shutdown()

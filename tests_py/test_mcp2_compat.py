@@ -67,7 +67,7 @@ def mcp2_spec(request: pytest.FixtureRequest, python2: Path) -> ServerSpec:
 
 
 def test_connection_reports_the_server_and_a_protocol_we_speak(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    report = hub.test_connection(mcp2_spec)
+    report = hub.run(hub.atest_connection(mcp2_spec))
     assert (report.server.name, report.server.version) == ("mcp2-server", "2.3.0-test")
     # mcp 2.x still answers the initialize handshake with our newest revision
     assert report.server.protocol_version in SUPPORTED_PROTOCOL_VERSIONS
@@ -76,7 +76,7 @@ def test_connection_reports_the_server_and_a_protocol_we_speak(hub: McpHub, mcp2
 
 
 def test_tools_are_listed_with_their_schemas(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    tools = {tool.name: tool for tool in hub.list_tools(mcp2_spec).tools}
+    tools = {tool.name: tool for tool in hub.run(hub.alist_tools(mcp2_spec)).tools}
     assert set(tools) == {"echo", "add", "forecast", "refuse", "count", "slow"}
     add = tools["add"]
     assert add.description == "Add two integers."
@@ -87,28 +87,28 @@ def test_tools_are_listed_with_their_schemas(hub: McpHub, mcp2_spec: ServerSpec)
 
 
 def test_echo_and_add_answer(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    echo = hub.call_tool(mcp2_spec, "echo", {"text": "héllo, 2.x"})
+    echo = hub.run(hub.acall_tool(mcp2_spec, "echo", {"text": "héllo, 2.x"}))
     assert not echo.is_error and echo.text_for_model() == "héllo, 2.x"
-    add = hub.call_tool(mcp2_spec, "add", {"a": 2, "b": 40})
+    add = hub.run(hub.acall_tool(mcp2_spec, "add", {"a": 2, "b": 40}))
     assert not add.is_error and add.text_for_model() == "42"
 
 
 def test_structured_content_is_a_structured_part(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    result = hub.call_tool(mcp2_spec, "forecast", {"city": "Oslo"})
+    result = hub.run(hub.acall_tool(mcp2_spec, "forecast", {"city": "Oslo"}))
     assert not result.is_error
     structured = [part for part in result.parts if isinstance(part, StructuredPart)]
     assert [part.data for part in structured] == [{"city": "Oslo", "celsius": 18.5, "sunny": True}]
 
 
 def test_tool_error_is_an_error_result_with_the_servers_message(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    result = hub.call_tool(mcp2_spec, "refuse", {"reason": "no key"})
+    result = hub.run(hub.acall_tool(mcp2_spec, "refuse", {"reason": "no key"}))
     assert result.is_error
     # MCPServer prefixes the message ("Error executing tool refuse: ..."); the reason must reach the model
     assert "refused: no key" in result.text_for_model()
 
 
 def test_tool_reporting_progress_answers(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    result = hub.call_tool(mcp2_spec, "count", {"steps": 3})
+    result = hub.run(hub.acall_tool(mcp2_spec, "count", {"steps": 3}))
     assert not result.is_error and result.text_for_model() == "counted 3"
 
 
@@ -123,16 +123,16 @@ def test_progress_of_an_mcp2_server_reaches_the_call(hub: McpHub, mcp2_spec: Ser
 
 def test_pooled_session_serves_many_calls(hub: McpHub, mcp2_spec: ServerSpec) -> None:
     for n in range(6):
-        assert hub.call_tool(mcp2_spec, "add", {"a": n, "b": 1}).text_for_model() == str(n + 1)
-        assert hub.call_tool(mcp2_spec, "echo", {"text": f"call {n}"}).text_for_model() == f"call {n}"
+        assert hub.run(hub.acall_tool(mcp2_spec, "add", {"a": n, "b": 1})).text_for_model() == str(n + 1)
+        assert hub.run(hub.acall_tool(mcp2_spec, "echo", {"text": f"call {n}"})).text_for_model() == f"call {n}"
     assert hub.pool.opened == 1
 
 
 def test_timed_out_call_leaves_the_session_usable(hub: McpHub, mcp2_spec: ServerSpec) -> None:
     with pytest.raises(McpError) as info:
-        hub.call_tool(mcp2_spec, "slow", {"seconds": 5}, timeout=0.5)
+        hub.run(hub.acall_tool(mcp2_spec, "slow", {"seconds": 5}, timeout=0.5))
     assert info.value.code is ErrorCode.MCP_TIMEOUT
-    assert hub.call_tool(mcp2_spec, "echo", {"text": "still here"}).text_for_model() == "still here"
+    assert hub.run(hub.acall_tool(mcp2_spec, "echo", {"text": "still here"})).text_for_model() == "still here"
     assert hub.pool.opened == 1
 
 

@@ -63,7 +63,7 @@ def test_sign_in_by_dynamic_registration_then_tools_run_as_that_user(
 
 def test_without_a_token_the_server_asks_for_a_sign_in(server: OAuthServer, hub: McpHub) -> None:
     with pytest.raises(AuthRequired) as caught:
-        hub.list_tools(oauth_spec(server, "a"))
+        hub.run(hub.alist_tools(oauth_spec(server, "a")))
     assert caught.value.code is ErrorCode.MCP_AUTH_REQUIRED and not caught.value.step_up
     assert caught.value.as_dict()["server"] == "Notes"
 

@@ -46,7 +46,7 @@ def spec_for(server: OAuthServer, owner: str) -> ServerSpec:
 
 def bindings(hub: McpHub, server: OAuthServer, owner: str, admin: SignedIn, guard: GuardedHttp) -> list[ToolBinding]:
     """The tools as an administrator synced them (with their own sign-in), bound for `owner`."""
-    listing = hub.list_tools(spec_for(server, "admin"), admin.source(guard))
+    listing = hub.run(hub.alist_tools(spec_for(server, "admin"), admin.source(guard)))
     return [ToolBinding(server=spec_for(server, owner), tool=tool) for tool in listing.tools]
 
 

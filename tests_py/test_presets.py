@@ -67,7 +67,7 @@ def test_resolved_presets_contain_no_known_reference(value) -> None:
 
 def test_model_cannot_see_or_override_a_preset(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
     spec = http_spec(tools_server)
-    add = next(t for t in hub.list_tools(spec).tools if t.name == "add")
+    add = next(t for t in hub.run(hub.alist_tools(spec)).tools if t.name == "add")
     binding = ToolBinding(server=spec, tool=add, fixed_arguments=resolve_preset({"b": "{{user.id}}"}, {"user.id": 100}))
     llm.queue(Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 5}),)), Turn(text="101"))
     request = TurnRequest(

@@ -29,7 +29,7 @@ def prompts_spec(request: pytest.FixtureRequest, prompts_http: HttpServer) -> Se
 
 
 def by_name(hub: McpHub, spec: ServerSpec) -> dict[str, PromptInfo]:
-    return {p.name: p for p in hub.list_prompts(spec)}
+    return {p.name: p for p in hub.run(hub.alist_prompts(spec))}
 
 
 def test_prompts_are_listed_with_their_titles_and_arguments(hub: McpHub, prompts_spec: ServerSpec) -> None:
@@ -47,36 +47,36 @@ def test_prompts_are_listed_with_their_titles_and_arguments(hub: McpHub, prompts
 def test_a_prompt_becomes_the_text_of_the_users_message(hub: McpHub, prompts_spec: ServerSpec) -> None:
     prompts = by_name(hub, prompts_spec)
     assert (
-        hub.get_prompt(prompts_spec, prompts["greeting"], {"name": "Ada", "style": "formal"})
+        hub.run(hub.aget_prompt(prompts_spec, prompts["greeting"], {"name": "Ada", "style": "formal"}))
         == "Write a formal greeting for Ada."
     )
     assert (
-        hub.get_prompt(prompts_spec, prompts["greeting"], {"name": "Ada", "style": ""})
+        hub.run(hub.aget_prompt(prompts_spec, prompts["greeting"], {"name": "Ada", "style": ""}))
         == "Write a warm greeting for Ada."
     )
     assert (
-        hub.get_prompt(prompts_spec, prompts["daily_summary"], {})
+        hub.run(hub.aget_prompt(prompts_spec, prompts["daily_summary"], {}))
         == "Summarise what happened today in three bullet points."
     )
 
 
 def test_several_messages_keep_their_order_roles_and_embedded_text(hub: McpHub, prompts_spec: ServerSpec) -> None:
-    text = hub.get_prompt(prompts_spec, by_name(hub, prompts_spec)["review"], {"path": "app.py"})
+    text = hub.run(hub.aget_prompt(prompts_spec, by_name(hub, prompts_spec)["review"], {"path": "app.py"}))
     assert text == "Please review app.py.\n\nfile:///app.py:\nprint('hello')\n\nAssistant: I will look for bugs first."
 
 
 def test_a_missing_required_argument_is_named_before_the_server_is_asked(hub: McpHub, prompts_spec: ServerSpec) -> None:
     with pytest.raises(McpError) as info:
-        hub.get_prompt(prompts_spec, by_name(hub, prompts_spec)["greeting"], {"name": "  ", "style": "warm"})
+        hub.run(hub.aget_prompt(prompts_spec, by_name(hub, prompts_spec)["greeting"], {"name": "  ", "style": "warm"}))
     assert info.value.code is ErrorCode.MCP_INVALID_PARAMS
     assert info.value.message == "The prompt greeting needs name: fill them in and send it again."
 
 
 def test_a_prompt_the_server_does_not_have_is_its_error_to_tell(hub: McpHub, prompts_spec: ServerSpec) -> None:
     with pytest.raises(McpError) as info:
-        hub.get_prompt(prompts_spec, PromptInfo(name="gone"), {})
+        hub.run(hub.aget_prompt(prompts_spec, PromptInfo(name="gone"), {}))
     assert "gone" in info.value.message
 
 
 def test_a_server_without_prompts_lists_none(hub: McpHub, http_server: HttpServer) -> None:
-    assert hub.list_prompts(http_spec(http_server)) == []
+    assert hub.run(hub.alist_prompts(http_spec(http_server))) == []

@@ -14,8 +14,8 @@ from markupsafe import Markup
 from odoo import _, api, fields, models
 from odoo.exceptions import UserError
 
+from ..hub_process import process_hub
 from ..services.errors import ADVICE, AiMcpError, ErrorCode
-from ..services.hub import get_hub
 from ..services.tool_result import (
     AudioPart,
     ImagePart,
@@ -94,12 +94,15 @@ class McpToolTryWizard(models.TransientModel):
         started = time.monotonic()
         try:
             spec = server._server_spec()
-            result = get_hub().call_tool(
-                spec,
-                tool.name,
-                arguments,
-                timeout=server.call_timeout or None,
-                retry_safe=bool(tool.read_only_hint or tool.idempotent_hint),
+            hub = process_hub()
+            result = hub.run(
+                hub.acall_tool(
+                    spec,
+                    tool.name,
+                    arguments,
+                    timeout=server.call_timeout or None,
+                    retry_safe=bool(tool.read_only_hint or tool.idempotent_hint),
+                )
             )
         except AiMcpError as exc:
             _logger.info("Try it: tool %s on server %s failed: %s", tool.name, server.display_name, exc.code.value)
