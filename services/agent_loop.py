@@ -285,7 +285,7 @@ class _Turn:
     def _offering(self, tools: Sequence[dict[str, Any]]) -> Runnable[Any, BaseMessage]:
         """The chat model bound to `tools`, bound again only when the tools offered changed (a
         server declined mid-turn, the last round without tools)."""
-        if len(tools) != len(self._offered) or any(a is not b for a, b in zip(tools, self._offered)):
+        if len(tools) != len(self._offered) or any(a is not b for a, b in zip(tools, self._offered, strict=True)):
             self._offered = tuple(tools)
             self._chat_offering = with_tools(self.chat, tools)
         return self._chat_offering
@@ -422,8 +422,8 @@ class _Turn:
             return failed(
                 call,
                 ErrorCode.MCP_AUTH_REQUIRED,
-                f"Not run: the user chose not to sign in to {declined.server.name}, so its tools are unavailable in this answer. "
-                "Answer without them.",
+                f"Not run: the user chose not to sign in to {declined.server.name}, "
+                "so its tools are unavailable in this answer. Answer without them.",
             )
         tool = self.bound.tools.get(call.name)
         if tool is None:

@@ -1,4 +1,4 @@
-"""The events a turn produces (DESIGN.md section 5), as typed models.
+"""The events a turn produces (docs/events.md), as typed models.
 
 The agent loop yields them, the Odoo layer persists them and streams them as SSE, the widget
 reduces them into what the user sees. `data()` is the JSON payload on the wire.

@@ -103,7 +103,8 @@ def parse_headers_json(text: str | None, field: str = "headers") -> dict[str, st
         raise ConfigError(
             field,
             _lt(
-                'This is not valid JSON (%(error)s at line %(line)s, column %(column)s). Enter a JSON object, e.g. {"X-Org": "acme"}.'
+                "This is not valid JSON (%(error)s at line %(line)s, column %(column)s). "
+                'Enter a JSON object, e.g. {"X-Org": "acme"}.'
             ),
             error=exc.msg,
             line=exc.lineno,

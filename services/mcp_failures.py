@@ -75,7 +75,8 @@ def from_http_status(status: int, server: str) -> McpError:
     if status in (404, 405):
         return McpError(
             ErrorCode.MCP_PROTOCOL_ERROR,
-            f"{server} has no MCP endpoint at this URL (HTTP {status}). Check the path (often /mcp or /sse) and the transport.",
+            f"{server} has no MCP endpoint at this URL (HTTP {status}). "
+            "Check the path (often /mcp or /sse) and the transport.",
         )
     if status == 408 or status == 504:
         return McpError(ErrorCode.MCP_TIMEOUT, f"{server} timed out (HTTP {status}).")

@@ -10,34 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import os
-import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any, AsyncContextManager, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp import McpError as SdkMcpError
 from mcp import types as mcp_types
-from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, ConfigDict
 
-from . import stdio_launcher
 from .address_pin import AddressPin, checked_pin
 from .call_clock import CallClock, CallLimits, Limit, spoken_duration
 from .call_observer import CallObserver
 from .eliciting_session import ElicitingClientSession
 from .errors import AuthRequired, ConfigError, ErrorCode, McpError
-from .http_stream_watch import StreamBreakWatch
 from .icons import display_icon
+from .manifest import addon_version
 from .mcp_failures import (
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,
@@ -46,9 +39,9 @@ from .mcp_failures import (
     map_exception,
     map_jsonrpc_error,
 )
+from .mcp_transport import McpTransport
 from .oauth_discovery import Challenge
 from .output_validation import CachedOutputValidation
-from .redaction import redact_env, redact_headers
 from .server_spec import AuthType, ServerSpec, Transport
 from .tool_info import ToolInfo, normalize_tool
 from .tool_result import ToolResult, normalize_result
@@ -64,13 +57,8 @@ CANCEL_NOTICE_TIMEOUT = 2.0
 CLOCK_TICK = 1.0
 # The call's own clock ends it (call_clock.py); the SDK's fixed timer must never fire first.
 SDK_TIMER_OFF = timedelta(days=7)
-# One pooled session carries the calls of every turn of the process: httpx's default of 20 idle
-# connections would close (and later reopen) the rest whenever more calls than that overlap. An
-# idle connection is dropped after 1 s, well before servers close theirs (uvicorn and node 5 s,
-# gunicorn 2 s): with httpx's default of 5 s, a call could go out on a connection the server was
-# closing at that moment, and fail.
-HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=1.0)
-CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version="18.0.1.1.0")
+# how the client introduces itself to servers: the addon's name and its manifest version
+CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version=addon_version())
 # MCP's syslog levels (RFC 5424), lowest first, and as Python's
 MCP_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 LOG_LEVELS = {
@@ -177,7 +165,14 @@ class McpSession:
             async with contextlib.AsyncExitStack() as stack:
                 try:
                     await self._guard_address()
-                    streams = await stack.enter_async_context(self._transport(stack))
+                    transport = McpTransport(
+                        self.spec,
+                        self.stderr,
+                        self._answer_lost,
+                        self._keep_challenge if self.spec.auth_type is AuthType.OAUTH else None,
+                        self._pin,
+                    )
+                    streams = await stack.enter_async_context(transport.open(stack))
                     session = await stack.enter_async_context(
                         PooledClientSession(
                             streams[0],
@@ -334,48 +329,6 @@ class McpSession:
             return error
         return McpError(error.code, f"{error.message} Last output: {self.stderr[-1]}")
 
-    def _transport(self, stack: contextlib.AsyncExitStack) -> AsyncContextManager[tuple[Any, ...]]:
-        if self.spec.transport is Transport.STDIO:
-            return self._stdio(stack)
-        headers = self.spec.http_headers()
-        if _logger.isEnabledFor(logging.DEBUG):
-            _logger.debug("MCP connect: server=%s headers=%s", self.spec.label(), redact_headers(headers, self.spec))
-        if self.spec.transport is Transport.SSE:
-            return sse_client(
-                self.spec.url or "",
-                headers=headers,
-                timeout=self.spec.connect_timeout,
-                httpx_client_factory=self._http_client_factory,
-            )
-        client = self._http_client_factory(
-            headers=headers, transport=StreamBreakWatch(httpx.AsyncHTTPTransport(limits=HTTP_LIMITS), self._answer_lost)
-        )
-        stack.push_async_callback(client.aclose)
-        return streamable_http_client(self.spec.url or "", http_client=client)
-
-    def _http_client_factory(
-        self,
-        headers: dict[str, str] | None = None,
-        timeout: httpx.Timeout | None = None,
-        auth: httpx.Auth | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> httpx.AsyncClient:
-        # the same client mcp's create_mcp_http_client makes, plus our transport and log hooks
-        client = httpx.AsyncClient(
-            headers=headers,
-            timeout=timeout or httpx.Timeout(self.spec.connect_timeout, read=300),
-            auth=auth,
-            transport=transport,
-        )
-        if self._pin is not None:
-            client.event_hooks["request"].append(self._pin)
-        if self.spec.auth_type is AuthType.OAUTH:
-            client.event_hooks["response"].append(self._keep_challenge)
-        if _logger.isEnabledFor(logging.DEBUG):
-            client.event_hooks["request"].append(self._log_request)
-            client.event_hooks["response"].append(self._log_response)
-        return client
-
     def _answer_lost(self, request_id: int) -> None:
         """The request `request_id` could not be sent or its response stream broke: fail that
         request now, rebuild the session next time."""
@@ -417,71 +370,6 @@ class McpSession:
             # the SDK has no public way to fail a pending request; its own receive loop does exactly this
             with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 stream.send_nowait(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
-
-    async def _log_request(self, request: httpx.Request) -> None:
-        body = request.content[:2000].decode(errors="replace") if request.content else ""
-        _logger.debug(
-            "MCP -> server=%s %s %s headers=%s body=%s",
-            self.spec.name,
-            request.method,
-            request.url,
-            redact_headers(dict(request.headers), self.spec),
-            body,
-        )
-
-    async def _log_response(self, response: httpx.Response) -> None:
-        _logger.debug(
-            "MCP <- server=%s status=%s content-type=%s",
-            self.spec.name,
-            response.status_code,
-            response.headers.get("content-type"),
-        )
-
-    @contextlib.asynccontextmanager
-    async def _stdio(self, stack: contextlib.AsyncExitStack):  # type: ignore[no-untyped-def]
-        env = self.spec.process_env()
-        env.setdefault("PATH", os.environ.get("PATH", os.defpath))
-        env[stdio_launcher.KEEP_VAR] = json.dumps(sorted(env))
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-I", stdio_launcher.__file__, self.spec.command or "", *self.spec.args],
-            env=env,
-            cwd=self.spec.cwd or None,
-        )
-        _logger.debug(
-            "MCP spawn: server=%s command=%s args=%s env=%s",
-            self.spec.name,
-            self.spec.command,
-            list(self.spec.args),
-            redact_env(self.spec.process_env()),
-        )
-        read_fd, write_fd = os.pipe()
-        errlog = os.fdopen(write_fd, "w")
-        reader = asyncio.create_task(self._collect_stderr(read_fd))
-        try:
-            async with stdio_client(params, errlog=errlog) as streams:
-                errlog.close()  # the child holds its own copy; ours would keep the pipe from ending
-                yield streams
-        finally:
-            if not errlog.closed:
-                errlog.close()
-            with anyio.move_on_after(1, shield=True):
-                await asyncio.wait([reader])
-            reader.cancel()
-
-    async def _collect_stderr(self, read_fd: int) -> None:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader()
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb")
-        )
-        try:
-            while line := await reader.readline():
-                text = line.decode(errors="replace").rstrip()
-                self.stderr.append(text)
-                _logger.debug("MCP stderr: server=%s %s", self.spec.name, text)
-        finally:
-            transport.close()
 
     def _require_session(self) -> ClientSession:
         if self._session is None or self._lost:

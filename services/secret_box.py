@@ -43,5 +43,6 @@ class SecretBox:
             return self._fernet.decrypt(token.encode("ascii")).decode("utf-8")
         except (InvalidToken, UnicodeError, ValueError, TypeError, AttributeError):
             raise SecretBoxError(
-                "the stored secret cannot be decrypted: it was damaged, or the database secret changed since it was saved"
+                "the stored secret cannot be decrypted: it was damaged, "
+                "or the database secret changed since it was saved"
             ) from None

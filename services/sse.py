@@ -1,4 +1,4 @@
-"""The Server-Sent Events wire of the chat stream (DESIGN.md section 5).
+"""The Server-Sent Events wire of the chat stream (docs/events.md).
 
 One event = ``id:`` (its sequence number), ``event:`` (its type) and one ``data:`` line holding a
 JSON object. JSON escapes every control character, so a payload never breaks the framing. The

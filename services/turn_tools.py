@@ -118,7 +118,8 @@ class TurnTools:
         servers = [
             spec for spec in {b.server.key: b.server for b in bindings}.values() if spec.key not in self.declined
         ]
-        for spec, outcome in zip(servers, await asyncio.gather(*(self._connect(spec) for spec in servers))):
+        outcomes = await asyncio.gather(*(self._connect(spec) for spec in servers))
+        for spec, outcome in zip(servers, outcomes, strict=True):
             if isinstance(outcome, AuthRequired) and self.waits_for_sign_in(spec):
                 self.needs_sign_in[spec.key] = outcome
             elif isinstance(outcome, McpError):

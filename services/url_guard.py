@@ -73,7 +73,8 @@ def check_public_url(
         raise ConfigError(
             "url",
             _lt(
-                "%(host)s is a cloud metadata service, which MCP servers may never reach. Enter the MCP server's own address."
+                "%(host)s is a cloud metadata service, which MCP servers may never reach. "
+                "Enter the MCP server's own address."
             ),
             host=host,
         )
@@ -119,7 +120,8 @@ def _refusal(host: str, address: IPAddress, literal: bool, kind: str) -> ConfigE
         return ConfigError(
             "url",
             _lt(
-                "%(host)s resolves to %(address)s, %(kind)s, which MCP servers may never reach. Enter the MCP server's own address."
+                "%(host)s resolves to %(address)s, %(kind)s, which MCP servers may never reach. "
+                "Enter the MCP server's own address."
             ),
             **params,
         )
@@ -135,8 +137,8 @@ def _refusal(host: str, address: IPAddress, literal: bool, kind: str) -> ConfigE
     return ConfigError(
         "url",
         _lt(
-            "%(host)s resolves to %(address)s, %(kind)s, which servers added by users may not reach. If this server must be "
-            "reachable, ask an administrator to add %(host)s to the system parameter %(param)s."
+            "%(host)s resolves to %(address)s, %(kind)s, which servers added by users may not reach. "
+            "If this server must be reachable, ask an administrator to add %(host)s to the system parameter %(param)s."
         ),
         **params,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import base64
 import contextlib
@@ -18,6 +19,7 @@ from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 from services import hub as hub_module
 from services.errors import ConfigError, ErrorCode, McpError
 from services.hub import HubSettings, McpHub, get_hub, running_hub
+from services.mcp_session import CLIENT_INFO
 from services.server_spec import build_server_spec
 from services.tool_result import ImagePart, ResourcePart, StructuredPart
 from testing.mcp_servers import HttpServer, free_port, serve_http
@@ -673,3 +675,9 @@ def test_running_hub_never_starts_one(monkeypatch: pytest.MonkeyPatch) -> None:
         assert started.pool.max_sessions == 3
     finally:
         started.shutdown()
+
+
+def test_the_client_introduces_itself_with_the_manifest_version() -> None:
+    # servers log and show the client's version: it follows the manifest, bumped with every data change
+    manifest = ast.literal_eval((Path(__file__).resolve().parent.parent / "__manifest__.py").read_text())
+    assert (CLIENT_INFO.name, CLIENT_INFO.version) == ("odoo-ai_mcp", manifest["version"])

@@ -1,0 +1,21 @@
+"""The addon's own manifest, read without Odoo: services/ must not import odoo."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+from typing import Any
+
+MANIFEST = Path(__file__).resolve().parent.parent / "__manifest__.py"
+
+
+@functools.cache
+def manifest() -> dict[str, Any]:
+    """The addon's `__manifest__.py`, a Python literal, as Odoo reads it."""
+    return ast.literal_eval(MANIFEST.read_text(encoding="utf-8"))
+
+
+def addon_version() -> str:
+    """The manifest's version, e.g. 18.0.1.3.0."""
+    return manifest()["version"]

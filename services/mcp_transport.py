@@ -1,0 +1,166 @@
+"""The transport under one MCP session: a stdio server's process, or an SSE or streamable HTTP
+connection, built the way the SDK's clients expect, with our HTTP limits, address pin, log hooks
+and stderr capture."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+from collections import deque
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anyio
+import httpx
+from mcp import StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from . import stdio_launcher
+from .address_pin import AddressPin
+from .http_stream_watch import StreamBreakWatch
+from .redaction import redact_env, redact_headers
+from .server_spec import ServerSpec, Transport
+
+_logger = logging.getLogger(__name__)
+
+# One pooled session carries the calls of every turn of the process: httpx's default of 20 idle
+# connections would close (and later reopen) the rest whenever more calls than that overlap. An
+# idle connection is dropped after 1 s, well before servers close theirs (uvicorn and node 5 s,
+# gunicorn 2 s): with httpx's default of 5 s, a call could go out on a connection the server was
+# closing at that moment, and fail.
+HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=1.0)
+
+
+class McpTransport:
+    """How one session reaches its server. `stderr` receives a stdio server's output lines;
+    `on_answer_lost(request_id)` is told when a streamed HTTP answer broke; `on_refusal(response)`
+    sees every HTTP response (an OAuth server's 401/403); `pin` sends a user-given URL's requests
+    to the address that was checked."""
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        stderr: deque[str],
+        on_answer_lost: Callable[[int], None],
+        on_refusal: Callable[[httpx.Response], Awaitable[None]] | None = None,
+        pin: AddressPin | None = None,
+    ) -> None:
+        self.spec = spec
+        self.stderr = stderr
+        self.on_answer_lost = on_answer_lost
+        self.on_refusal = on_refusal
+        self.pin = pin
+
+    def open(self, stack: contextlib.AsyncExitStack) -> AbstractAsyncContextManager[tuple[Any, ...]]:
+        """The SDK transport's context, its cleanups pushed on `stack`; entered by the session's task."""
+        if self.spec.transport is Transport.STDIO:
+            return self._stdio(stack)
+        headers = self.spec.http_headers()
+        if _logger.isEnabledFor(logging.DEBUG):
+            _logger.debug("MCP connect: server=%s headers=%s", self.spec.label(), redact_headers(headers, self.spec))
+        if self.spec.transport is Transport.SSE:
+            return sse_client(
+                self.spec.url or "",
+                headers=headers,
+                timeout=self.spec.connect_timeout,
+                httpx_client_factory=self._http_client_factory,
+            )
+        watched = StreamBreakWatch(httpx.AsyncHTTPTransport(limits=HTTP_LIMITS), self.on_answer_lost)
+        client = self._http_client_factory(headers=headers, transport=watched)
+        stack.push_async_callback(client.aclose)
+        return streamable_http_client(self.spec.url or "", http_client=client)
+
+    def _http_client_factory(
+        self,
+        headers: dict[str, str] | None = None,
+        timeout: httpx.Timeout | None = None,
+        auth: httpx.Auth | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> httpx.AsyncClient:
+        # the same client mcp's create_mcp_http_client makes, plus our transport and log hooks
+        client = httpx.AsyncClient(
+            headers=headers,
+            timeout=timeout or httpx.Timeout(self.spec.connect_timeout, read=300),
+            auth=auth,
+            transport=transport,
+        )
+        if self.pin is not None:
+            client.event_hooks["request"].append(self.pin)
+        if self.on_refusal is not None:
+            client.event_hooks["response"].append(self.on_refusal)
+        if _logger.isEnabledFor(logging.DEBUG):
+            client.event_hooks["request"].append(self._log_request)
+            client.event_hooks["response"].append(self._log_response)
+        return client
+
+    async def _log_request(self, request: httpx.Request) -> None:
+        body = request.content[:2000].decode(errors="replace") if request.content else ""
+        _logger.debug(
+            "MCP -> server=%s %s %s headers=%s body=%s",
+            self.spec.name,
+            request.method,
+            request.url,
+            redact_headers(dict(request.headers), self.spec),
+            body,
+        )
+
+    async def _log_response(self, response: httpx.Response) -> None:
+        _logger.debug(
+            "MCP <- server=%s status=%s content-type=%s",
+            self.spec.name,
+            response.status_code,
+            response.headers.get("content-type"),
+        )
+
+    @contextlib.asynccontextmanager
+    async def _stdio(self, stack: contextlib.AsyncExitStack):  # type: ignore[no-untyped-def]
+        env = self.spec.process_env()
+        env.setdefault("PATH", os.environ.get("PATH", os.defpath))
+        env[stdio_launcher.KEEP_VAR] = json.dumps(sorted(env))
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-I", stdio_launcher.__file__, self.spec.command or "", *self.spec.args],
+            env=env,
+            cwd=self.spec.cwd or None,
+        )
+        _logger.debug(
+            "MCP spawn: server=%s command=%s args=%s env=%s",
+            self.spec.name,
+            self.spec.command,
+            list(self.spec.args),
+            redact_env(self.spec.process_env()),
+        )
+        read_fd, write_fd = os.pipe()
+        errlog = os.fdopen(write_fd, "w")
+        reader = asyncio.create_task(self._collect_stderr(read_fd))
+        try:
+            async with stdio_client(params, errlog=errlog) as streams:
+                errlog.close()  # the child holds its own copy; ours would keep the pipe from ending
+                yield streams
+        finally:
+            if not errlog.closed:
+                errlog.close()
+            with anyio.move_on_after(1, shield=True):
+                await asyncio.wait([reader])
+            reader.cancel()
+
+    async def _collect_stderr(self, read_fd: int) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb")
+        )
+        try:
+            while line := await reader.readline():
+                text = line.decode(errors="replace").rstrip()
+                self.stderr.append(text)
+                _logger.debug("MCP stderr: server=%s %s", self.spec.name, text)
+        finally:
+            transport.close()
