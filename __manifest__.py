@@ -47,15 +47,8 @@
     ],
     "assets": {
         "web.assets_backend": [
-            "ai_mcp/static/src/core/schema_form_model.js",
+            "ai_mcp/static/src/logic/*.js",
             "ai_mcp/static/src/schema_form/*",
-            "ai_mcp/static/src/core/chat_state.js",
-            "ai_mcp/static/src/core/chat_view.js",
-            "ai_mcp/static/src/core/event_stream.js",
-            "ai_mcp/static/src/core/markdown.js",
-            "ai_mcp/static/src/core/prompt_menu.js",
-            "ai_mcp/static/src/core/resource_attach.js",
-            "ai_mcp/static/src/core/sse_parser.js",
             "ai_mcp/static/src/chat/**/*",
         ],
         "web.assets_tests": [

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from .errors import ErrorCode
 from .tool_result import Part
 
 
@@ -202,6 +203,8 @@ _EVENT = TypeAdapter(Event)
 
 # A turn stops at these: it either finished or waits for the user.
 FINAL_TYPES = frozenset({"done", "error", "approval_required", "auth_required", "confirm_continue"})
+# a failed call's status, by its result's error code; any other failure is "error"
+FAILED_CALL_STATUS = {ErrorCode.TOOL_DENIED.value: "denied", ErrorCode.CANCELLED.value: "cancelled"}
 
 
 def parse_event(data: dict[str, Any]) -> Event:

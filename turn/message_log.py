@@ -11,17 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ..services.errors import ErrorCode
-from ..services.events import Event
+from ..services.events import FAILED_CALL_STATUS, Event
 from .call_requests import CallRequests
 from .sql_rows import insert_row, update_row
 from .states import ConversationState, MessageStatus
-
-# a failed call's message status, by error code; any other failure is an error
-FAILED_CALL_STATUS = {
-    ErrorCode.TOOL_DENIED.value: MessageStatus.DENIED,
-    ErrorCode.CANCELLED.value: MessageStatus.CANCELLED,
-}
 
 
 class StateChange(NamedTuple):

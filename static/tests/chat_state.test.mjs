@@ -5,9 +5,8 @@ import {
     cancelRequested,
     eventFromSse,
     fromHistory,
-    initialState,
+    initialChatState,
     reduce,
-    replayAfter,
     signedIn,
     signInAnswer,
     signInDeclined,
@@ -15,8 +14,8 @@ import {
     stopped,
     toggleTool,
     userMessage,
-} from "../src/core/chat_state.js";
-import {SseParser} from "../src/core/sse_parser.js";
+} from "../src/logic/chat_state.js";
+import {SseParser} from "../src/logic/sse_parser.js";
 
 // Events as services/events.py's data() sends them, numbered as the conversation's sequence.
 function sequence(first = 1) {
@@ -123,7 +122,7 @@ function statuses(state, events) {
 
 const lastAnswer = (state) => state.messages.at(-1).parts;
 const tools = (state) => lastAnswer(state).filter((part) => part.kind === "tool");
-const asked = (text) => userMessage(initialState(), text);
+const asked = (text) => userMessage(initialChatState(), text);
 
 describe("a streamed turn", () => {
     test("two rounds with concurrent tool calls give ordered blocks with statuses and durations", () => {
@@ -476,7 +475,7 @@ describe("replay and history", () => {
     test("events replayed after a reconnect are applied once", () => {
         const {first} = twoTurns();
         const live = play(asked("Clean up"), first.slice(0, 10));
-        assert.equal(replayAfter(live), 10);
+        assert.equal(live.lastEventId, 10);
         let replayed = live;
         for (const event of first.slice(3, 10)) {
             const next = reduce(deepFreeze(replayed), event);
@@ -622,7 +621,7 @@ function running() {
         e.round(1),
         e.call("call_a", "export"),
         e.call("call_b", "find_leads"),
-    ].reduce(reduce, userMessage(initialState(), "Export"));
+    ].reduce(reduce, userMessage(initialChatState(), "Export"));
     return {e, state};
 }
 const block = (state, id) => state.messages.at(-1).parts.find((part) => part.id === id);
@@ -678,10 +677,10 @@ describe("a running call: progress, server messages and stopping it", () => {
     test("a stop request marks the call stopping; its CANCELLED result makes it cancelled, the other call runs on", () => {
         const {e, state} = running();
         const key = block(state, "call_a").key;
-        const asked = cancelRequested(state, key);
-        assert.equal(block(asked, "call_a").cancelling, true);
-        assert.equal(block(asked, "call_b").cancelling, false);
-        const after = reduce(asked, e.result("call_a", {ok: false, code: "CANCELLED"}));
+        const stopping = cancelRequested(state, key);
+        assert.equal(block(stopping, "call_a").cancelling, true);
+        assert.equal(block(stopping, "call_b").cancelling, false);
+        const after = reduce(stopping, e.result("call_a", {ok: false, code: "CANCELLED"}));
         assert.equal(block(after, "call_a").status, "cancelled");
         assert.equal(block(after, "call_a").cancelling, false);
         assert.equal(block(after, "call_b").status, "running");
@@ -707,7 +706,7 @@ describe("a running call: progress, server messages and stopping it", () => {
             e.log("call_a", "info", "ok"),
             e.result("call_a"),
         ];
-        const streamed = events.reduce(reduce, userMessage(initialState(), "Export"));
+        const streamed = events.reduce(reduce, userMessage(initialChatState(), "Export"));
         const replayed = fromHistory([{role: "user", text: "Export", seq: 0}], events);
         assert.deepEqual(replayed.messages, streamed.messages);
     });

@@ -4,18 +4,17 @@ import {describe, test} from "node:test";
 import {
     allDecided,
     approvalsFor,
-    errorFromResponse,
-    FINAL_TYPES,
     formatDuration,
     iconSrc,
     progressPercent,
     imageDataUri,
     isStreamingStatus,
-    lastUserText,
     prettyJson,
     resultItems,
-    retryPlan,
-} from "../src/core/chat_view.js";
+} from "../src/logic/chat_view.js";
+import {errorFromResponse} from "../src/logic/http_errors.js";
+import {lastUserText, retryPlan} from "../src/logic/retry_plan.js";
+import {FINAL_TYPES} from "../src/logic/turn_protocol.js";
 
 const PNG =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {matchPrompts, moveIndex, promptSchema, slashQuery} from "../src/core/prompt_menu.js";
-import {collect, compileSchema, initialState, setRaw} from "../src/core/schema_form_model.js";
+import {matchPrompts, moveIndex, promptSchema, slashQuery} from "../src/logic/prompt_menu.js";
+import {compileSchema} from "../src/logic/schema_fields.js";
+import {collect, initialFormState, setRaw} from "../src/logic/schema_form_state.js";
 
 const PROMPTS = [
     {
@@ -93,7 +94,7 @@ describe("promptSchema", () => {
             required: ["name"],
         });
         const desc = compileSchema(schema);
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         assert.ok(
             collect(desc, state).errors.some((e) => e.path.join(".") === "name"),
             "an empty required argument is an error"

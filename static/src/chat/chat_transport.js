@@ -1,12 +1,12 @@
 /** @odoo-module */
 /**
- * The chat's HTTP side (issue 5 contract, /work/tmp/issue5_spec.md): streamed POSTs read with
+ * The chat's HTTP side (the routes: README.md, "Chat"; the events: docs/events.md): streamed POSTs read with
  * fetch() (EventSource cannot POST) and the catch-up GET of a conversation's stored events.
  * Events are handed to `onMessage` as SseParser yields them; the caller reduces them.
  */
 
-import {errorFromResponse} from "@ai_mcp/core/chat_view";
-import {readEventStream} from "@ai_mcp/core/event_stream";
+import {errorFromResponse} from "@ai_mcp/logic/http_errors";
+import {readEventStream} from "@ai_mcp/logic/event_stream";
 
 export const STREAM_URL = "/ai_mcp/chat/stream";
 export const RESUME_URL = "/ai_mcp/chat/resume";

@@ -11,7 +11,8 @@
  *   <field name="arguments" widget="schema_form"
  *          options="{'schema_field': 'input_schema', 'error_field': 'arguments_error'}"/>
  *
- * The logic lives in ../core/schema_form_model.js (tested with node); this file is the view.
+ * The logic lives in ../logic/ (json_schema.js, schema_fields.js, schema_form_state.js, tested
+ * with node); this file is the view.
  */
 import {Component, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
@@ -19,14 +20,14 @@ import {registry} from "@web/core/registry";
 import {useRecordObserver} from "@web/model/relational_model/utils";
 import {standardFieldProps} from "@web/views/fields/standard_field_props";
 
+import {isPlainObject} from "../logic/json_schema";
+import {compileSchema} from "../logic/schema_fields";
 import {
     addItem,
     collect,
-    compileSchema,
     errorsByPath,
     fieldPaths,
-    initialState,
-    isPlainObject,
+    initialFormState,
     moveItem,
     parseArguments,
     pathKey,
@@ -40,7 +41,7 @@ import {
     stateFromValue,
     toJsonText,
     touchPath,
-} from "../core/schema_form_model";
+} from "../logic/schema_form_state";
 
 const TYPE_NAMES = {
     string: () => _t("text"),
@@ -63,7 +64,7 @@ function shortJson(value) {
     return text && text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
-/** The translated message of a schema_form_model error. */
+/** The translated message of an error of the schema form (json_schema.js codes). */
 export function errorMessage(error) {
     const p = error.params || {};
     switch (error.code) {
@@ -255,7 +256,7 @@ export class SchemaFormNode extends Component {
         this.changed();
     }
     onClearForeign() {
-        const fresh = initialState(this.props.desc);
+        const fresh = initialFormState(this.props.desc);
         Object.assign(this.props.node, fresh, {present: this.props.desc.required});
         delete this.props.node.foreign;
         this.props.onChange(this.props.path.slice(0, -1));
@@ -325,7 +326,7 @@ export class SchemaFormField extends Component {
         const value = parseArguments(text);
         this.state.root =
             value === undefined
-                ? initialState(this.state.desc)
+                ? initialFormState(this.state.desc)
                 : stateFromValue(this.state.desc, value);
         this.state.jsonText = text || "{}";
         this.state.jsonError = "";

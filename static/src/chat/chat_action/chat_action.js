@@ -17,12 +17,13 @@ import {useService} from "@web/core/utils/hooks";
 import {
     cancelRequested,
     fromHistory,
-    initialState,
+    initialChatState,
     reduce,
     toggleTool,
     userMessage,
-} from "@ai_mcp/core/chat_state";
-import {isStreamingStatus, lastUserText, retryPlan} from "@ai_mcp/core/chat_view";
+} from "@ai_mcp/logic/chat_state";
+import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
+import {lastUserText, retryPlan} from "@ai_mcp/logic/retry_plan";
 import {ChatHeader} from "../chat_header/chat_header";
 import {ChatNotices} from "../chat_notices/chat_notices";
 import {RESUME_URL, STREAM_URL} from "../chat_transport";
@@ -63,7 +64,7 @@ export class ChatAction extends Component {
         this.dialog = useService("dialog");
         this.notification = useService("notification");
         this.state = useState({
-            chat: initialState(),
+            chat: initialChatState(),
             assistants: [],
             conversations: [],
             assistantId: null,
@@ -279,7 +280,7 @@ export class ChatAction extends Component {
         if (!this.state.assistants.some((assistant) => assistant.id === this.state.assistantId)) {
             this.state.assistantId = this.state.assistants[0]?.id ?? null;
         }
-        this.setChat(initialState());
+        this.setChat(initialChatState());
         router.pushState({active_id: undefined});
     }
 
@@ -495,14 +496,8 @@ export class ChatAction extends Component {
     }
 }
 
-/** A many2one as a JSON route may send it: an id, [id, name], or {id}. */
+/** A record id as /ai_mcp/conversations sends it: an id, or false for none. */
 function relationId(value) {
-    if (Array.isArray(value)) {
-        return value[0] ?? null;
-    }
-    if (value && typeof value === "object") {
-        return value.id ?? null;
-    }
     return typeof value === "number" && value ? value : null;
 }
 

@@ -1,5 +1,5 @@
 /** @odoo-module */
-import {signedIn, signInAnswer, signInDeclined, signInOpened} from "@ai_mcp/core/chat_state";
+import {signedIn, signInAnswer, signInDeclined, signInOpened} from "@ai_mcp/logic/chat_state";
 
 /** The bus notification Odoo's OAuth callback sends to the user who signed in: { server_id }. */
 const SIGNED_IN = "ai_mcp.oauth_signed_in";

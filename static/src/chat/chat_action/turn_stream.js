@@ -1,8 +1,9 @@
 /** @odoo-module */
 import {_t} from "@web/core/l10n/translation";
 
-import {eventFromSse, stopped} from "@ai_mcp/core/chat_state";
-import {FINAL_TYPES, isStreamingStatus} from "@ai_mcp/core/chat_view";
+import {eventFromSse, stopped} from "@ai_mcp/logic/chat_state";
+import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
+import {FINAL_TYPES} from "@ai_mcp/logic/turn_protocol";
 import {ChatHttpError, postStream, readEventsAfter} from "../chat_transport";
 
 /** How long a broken stream is read again before the widget gives up (the server cancels the turn

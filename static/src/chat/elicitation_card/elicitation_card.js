@@ -2,20 +2,14 @@
 import {Component, onWillUnmount, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {formatDuration} from "@ai_mcp/core/chat_view";
-import {
-    collect,
-    compileSchema,
-    errorsByPath,
-    initialState,
-    touchPath,
-} from "@ai_mcp/core/schema_form_model";
-import {errorMessage, SchemaFormNode} from "../../schema_form/schema_form";
+import {formatDuration} from "@ai_mcp/logic/chat_view";
+import {SchemaFormNode} from "../../schema_form/schema_form";
+import {useSchemaForm} from "../../schema_form/use_schema_form";
 
 /**
  * A running call's server asks the user something (a `question` of chat_state.js). Form mode shows
  * the requested schema with the schema form, each field filled with its default (the only form
- * that does so: see initialState); URL mode shows the page's host, opens it in a new tab
+ * that does so: see initialFormState); URL mode shows the page's host, opens it in a new tab
  * and waits for the user to say they are done. `onAnswer(action, content)` resolves to the
  * server-side check: { answered } or { answered: false, errors }.
  */
@@ -26,10 +20,10 @@ export class ElicitationCard extends Component {
 
     setup() {
         const question = this.props.question;
-        const desc = compileSchema(question.requestedSchema || {type: "object", properties: {}});
+        this.state = useState({sending: false, waitedMs: 0});
         // MCP asks the client to apply a field's default: the form starts with every default filled in
-        const root = initialState(desc, {fillDefaults: true});
-        this.state = useState({desc, root, errors: {}, problems: [], sending: false, waitedMs: 0});
+        this.form = useSchemaForm(this.state, {fillDefaults: true});
+        this.form.load(question.requestedSchema || {type: "object", properties: {}});
         this.idPrefix = `o_ai_chat_question_${question.elicitation}`;
         const started = Date.now();
         // the call waits within its timeout: show how long it has waited
@@ -53,22 +47,16 @@ export class ElicitationCard extends Component {
     }
 
     onChange(path) {
-        touchPath(this.state.desc, this.state.root, path);
-        this.state.errors = errorsByPath(collect(this.state.desc, this.state.root).errors);
+        this.form.onChange(path);
     }
 
     async accept() {
         let content = null;
         if (this.props.question.mode === "form") {
-            const result = collect(this.state.desc, this.state.root);
-            this.state.errors = errorsByPath(result.errors);
-            if (result.errors.length) {
-                this.state.problems = result.errors.map(
-                    (e) => `${e.path.join(".") || _t("answer")}: ${errorMessage(e)}`
-                );
+            content = this.form.value(_t("answer"));
+            if (content === undefined) {
                 return;
             }
-            content = result.value ?? {};
         }
         await this.answer("accept", content);
     }

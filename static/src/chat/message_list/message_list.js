@@ -1,7 +1,7 @@
 /** @odoo-module */
 import {Component, markup} from "@odoo/owl";
 
-import {renderMarkdown} from "@ai_mcp/core/markdown";
+import {renderMarkdown} from "@ai_mcp/logic/markdown";
 import {ToolBlock} from "../tool_block/tool_block";
 
 /**

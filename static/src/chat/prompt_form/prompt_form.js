@@ -2,15 +2,9 @@
 import {Component, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {promptSchema} from "@ai_mcp/core/prompt_menu";
-import {
-    collect,
-    compileSchema,
-    errorsByPath,
-    initialState,
-    touchPath,
-} from "@ai_mcp/core/schema_form_model";
-import {errorMessage, SchemaFormNode} from "../../schema_form/schema_form";
+import {promptSchema} from "@ai_mcp/logic/prompt_menu";
+import {SchemaFormNode} from "../../schema_form/schema_form";
+import {useSchemaForm} from "../../schema_form/use_schema_form";
 
 /**
  * The arguments of the prompt picked in the `/` menu, asked with the schema form. `onSubmit(values)`
@@ -22,14 +16,9 @@ export class PromptForm extends Component {
     static props = {prompt: Object, onSubmit: Function, onCancel: Function};
 
     setup() {
-        const desc = compileSchema(promptSchema(this.props.prompt));
-        this.state = useState({
-            desc,
-            root: initialState(desc),
-            errors: {},
-            problems: [],
-            sending: false,
-        });
+        this.state = useState({sending: false});
+        this.form = useSchemaForm(this.state);
+        this.form.load(promptSchema(this.props.prompt));
         this.idPrefix = `o_ai_chat_prompt_${this.props.prompt.server_id}_${this.props.prompt.name}`;
     }
 
@@ -41,23 +30,18 @@ export class PromptForm extends Component {
     }
 
     onChange(path) {
-        touchPath(this.state.desc, this.state.root, path);
-        this.state.errors = errorsByPath(collect(this.state.desc, this.state.root).errors);
+        this.form.onChange(path);
     }
 
     async submit() {
-        const result = collect(this.state.desc, this.state.root);
-        this.state.errors = errorsByPath(result.errors);
-        if (result.errors.length) {
-            this.state.problems = result.errors.map(
-                (e) => `${e.path.join(".")}: ${errorMessage(e)}`
-            );
+        const value = this.form.value();
+        if (value === undefined) {
             return;
         }
         this.state.sending = true;
         this.state.problems = [];
         try {
-            const error = await this.props.onSubmit(result.value ?? {});
+            const error = await this.props.onSubmit(value);
             if (error) {
                 this.state.problems = [error];
             }

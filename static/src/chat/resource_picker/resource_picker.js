@@ -2,15 +2,9 @@
 import {Component, onWillStart, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {pickerEntries, templateSchema} from "@ai_mcp/core/resource_attach";
-import {
-    collect,
-    compileSchema,
-    errorsByPath,
-    initialState,
-    touchPath,
-} from "@ai_mcp/core/schema_form_model";
-import {errorMessage, SchemaFormNode} from "../../schema_form/schema_form";
+import {pickerEntries, templateSchema} from "@ai_mcp/logic/resource_attach";
+import {SchemaFormNode} from "../../schema_form/schema_form";
+import {useSchemaForm} from "../../schema_form/use_schema_form";
 
 /**
  * Picks a resource of the conversation's servers to attach to the next message: a search over
@@ -29,12 +23,9 @@ export class ResourcePicker extends Component {
             warnings: [],
             query: "",
             template: null,
-            desc: null,
-            root: null,
-            errors: {},
-            problems: [],
             reading: false,
         });
+        this.form = useSchemaForm(this.state);
         onWillStart(() => this.load());
     }
 
@@ -55,38 +46,27 @@ export class ResourcePicker extends Component {
 
     pick(entry) {
         if (entry.kind === "template") {
-            const desc = compileSchema(templateSchema(entry));
-            Object.assign(this.state, {
-                template: entry,
-                desc,
-                root: initialState(desc),
-                errors: {},
-                problems: [],
-            });
+            this.form.load(templateSchema(entry));
+            this.state.template = entry;
             return;
         }
         this.read({server_id: entry.serverId, uri: entry.uri});
     }
 
     onChange(path) {
-        touchPath(this.state.desc, this.state.root, path);
-        this.state.errors = errorsByPath(collect(this.state.desc, this.state.root).errors);
+        this.form.onChange(path);
     }
 
     readTemplate() {
-        const result = collect(this.state.desc, this.state.root);
-        this.state.errors = errorsByPath(result.errors);
-        if (result.errors.length) {
-            this.state.problems = result.errors.map(
-                (e) => `${e.path.join(".")}: ${errorMessage(e)}`
-            );
+        const values = this.form.value();
+        if (values === undefined) {
             return;
         }
         const template = this.state.template;
         this.read({
             server_id: template.serverId,
             template: template.uri_template,
-            arguments: result.value ?? {},
+            arguments: values,
         });
     }
 

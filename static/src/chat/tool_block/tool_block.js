@@ -2,7 +2,7 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/core/chat_view";
+import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/logic/chat_view";
 import {ElicitationCard} from "../elicitation_card/elicitation_card";
 import {ToolResult} from "../tool_result/tool_result";
 

@@ -5,14 +5,14 @@ import {dirname, join} from "node:path";
 import {describe, test} from "node:test";
 import {fileURLToPath} from "node:url";
 
+import {jsonEqual, validate} from "../src/logic/json_schema.js";
+import {compileSchema} from "../src/logic/schema_fields.js";
 import {
     addItem,
     collect,
-    compileSchema,
     errorsByPath,
     fieldPaths,
-    initialState,
-    jsonEqual,
+    initialFormState,
     moveItem,
     parseArguments,
     parseNumber,
@@ -25,8 +25,7 @@ import {
     setRaw,
     stateFromValue,
     touchPath,
-    validate,
-} from "../src/core/schema_form_model.js";
+} from "../src/logic/schema_form_state.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -169,7 +168,7 @@ describe("compileSchema", () => {
 describe("collect: values from the inputs", () => {
     test("a fresh form of `add` asks for both numbers", () => {
         const desc = compileSchema(ADD);
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         const result = collect(desc, state);
         assert.equal(result.value, undefined);
         assert.deepEqual(Object.keys(errorsByPath(result.errors)).sort(), ["a", "b"]);
@@ -196,7 +195,7 @@ describe("collect: values from the inputs", () => {
             properties: {n: {type: "integer"}},
             required: ["n"],
         });
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         setRaw(desc.fields[0], state.fields.n, "1.5");
         assert.deepEqual(
             collect(desc, state).errors.map((e) => [e.path, e.code]),
@@ -210,7 +209,7 @@ describe("collect: values from the inputs", () => {
 
     test("optional fields left empty are not sent; defaults are left to the server", () => {
         const desc = compileSchema(FAIL);
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         assert.deepEqual(collect(desc, state).value, {});
         setRaw(desc.fields[0], state.fields.reason, "bad day");
         assert.deepEqual(collect(desc, state).value, {reason: "bad day"});
@@ -221,7 +220,7 @@ describe("collect: values from the inputs", () => {
     test("an invalid input reports an error at its own path and yields no value", () => {
         const desc = compileSchema(ORDER);
         const f = fields(desc);
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         assert.equal(
             state.fields.priority.index,
             -1,
@@ -293,7 +292,7 @@ describe("collect: values from the inputs", () => {
         };
         const desc = compileSchema(schema);
         const f = fields(desc);
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         assert.equal(state.fields.must.checked, false, "a required checkbox starts unchecked");
         assert.equal(state.fields.on.checked, undefined, "an optional boolean is unset, not false");
         assert.deepEqual(
@@ -320,7 +319,7 @@ describe("collect: values from the inputs", () => {
             properties: {opt: {type: "object", properties: {x: {type: "string"}}}},
         };
         const desc = compileSchema(schema);
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         assert.deepEqual(collect(desc, state).value, {});
         setPresent(fields(desc).opt, state.fields.opt, true);
         assert.deepEqual(collect(desc, state).value, {opt: {}});
@@ -332,7 +331,7 @@ describe("collect: values from the inputs", () => {
 
     test("JSON inputs and other properties must parse", () => {
         const desc = compileSchema({type: "object"});
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         setExtraRaw(desc, state, "{bad");
         assert.deepEqual(
             collect(desc, state).errors.map((e) => [e.path, e.code]),
@@ -343,7 +342,7 @@ describe("collect: values from the inputs", () => {
         setExtraRaw(desc, state, '{"k": [1, {"z": null}]}');
         assert.deepEqual(collect(desc, state).value, {k: [1, {z: null}]});
         const named = compileSchema({type: "object", properties: {k: {type: "string"}}});
-        const namedState = initialState(named);
+        const namedState = initialFormState(named);
         setExtraRaw(named, namedState, '{"k": "x"}');
         assert.equal(collect(named, namedState).errors[0].code, "duplicate");
     });
@@ -819,7 +818,7 @@ describe("property: the form accepts exactly what the schema accepts (Python's j
                 });
             }
             for (let e = 0; e < 4; e++) {
-                const state = initialState(desc);
+                const state = initialFormState(desc);
                 randomEdits(r, desc, state, desc, state);
                 cases.push({kind: "edit", schema, result: collect(desc, state)});
             }
@@ -914,7 +913,7 @@ describe("MCP elicitation choices (2025-11-25): titled and untitled, single and 
         const sent = Object.fromEntries(
             Object.entries(SHAPES).map(([name, shape]) => {
                 const desc = form(shape);
-                return [name, collect(desc, initialState(desc)).value.v];
+                return [name, collect(desc, initialFormState(desc)).value.v];
             })
         );
         assert.deepEqual(sent, {
@@ -928,7 +927,7 @@ describe("MCP elicitation choices (2025-11-25): titled and untitled, single and 
 
     test("picking another choice sends its value; every value the server allows can be chosen", () => {
         const desc = form(SHAPES.titled);
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         setIndex(desc.fields[0], state.fields.v, 0);
         assert.deepEqual(collect(desc, state), {
             present: true,
@@ -958,7 +957,7 @@ describe("MCP elicitation choices (2025-11-25): titled and untitled, single and 
     });
 });
 
-describe("elicitation forms start with every default (initialState's fillDefaults)", () => {
+describe("elicitation forms start with every default (initialFormState's fillDefaults)", () => {
     // a server's question as the 2025-11-25 specification shapes it: flat, primitive fields
     const QUESTION = {
         type: "object",
@@ -1011,7 +1010,7 @@ describe("elicitation forms start with every default (initialState's fillDefault
     };
     const fresh = (schema) => {
         const desc = compileSchema(schema);
-        return {desc, f: fields(desc), state: initialState(desc, {fillDefaults: true})};
+        return {desc, f: fields(desc), state: initialFormState(desc, {fillDefaults: true})};
     };
 
     test("an untouched form sends every default, each field as its kind holds it", () => {
@@ -1162,7 +1161,7 @@ describe("elicitation forms start with every default (initialState's fillDefault
 
     test("the forms of a tool's or a prompt's arguments keep optional defaults as hints", () => {
         const desc = compileSchema(QUESTION);
-        const state = initialState(desc);
+        const state = initialFormState(desc);
         assert.deepEqual(
             collect(desc, state).value,
             {count: 2},
@@ -1174,6 +1173,6 @@ describe("elicitation forms start with every default (initialState's fillDefault
             type: "object",
             properties: {style: {type: "string", default: "warm"}},
         });
-        assert.deepEqual(collect(prompt, initialState(prompt)).value, {});
+        assert.deepEqual(collect(prompt, initialFormState(prompt)).value, {});
     });
 });

@@ -4,24 +4,12 @@
  * Odoo import, tested by node (static/tests/chat_view.test.mjs). Words the user reads are not made
  * here: the components translate them; these functions return codes and data.
  *
- * Tool output is untrusted (DESIGN.md section 6): nothing here builds HTML. Images become data URIs
+ * Tool output is untrusted: nothing here builds HTML. Images become data URIs
  * only for the four raster types a browser shows without running anything, from data that is
  * strictly base64; anything else is described, never loaded.
  */
 
 export const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
-
-/** The events after which the server sends nothing more for the request (services/events.py). */
-export const FINAL_TYPES = new Set([
-    "done",
-    "error",
-    "approval_required",
-    "auth_required",
-    "confirm_continue",
-]);
-
-/** Errors that happened in the browser, not in the turn: the server may not even know of them. */
-export const LOCAL_ERRORS = new Set(["NETWORK_ERROR", "HTTP_ERROR"]);
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -311,60 +299,6 @@ export function approvalsFor(calls, decisions) {
     return Object.fromEntries(
         (calls ?? []).map((call) => [call.id, decisions?.[call.id] === true])
     );
-}
-
-/**
- * An answer that is not a stream: the JSON error of the chat routes ({"error": {code, message}}),
- * or a bare HTTP status. `message` is null when the server gave none: the caller words it.
- */
-export function errorFromResponse(status, bodyText) {
-    let error = null;
-    try {
-        error = JSON.parse(bodyText)?.error ?? null;
-    } catch {
-        error = null;
-    }
-    if (error && typeof error === "object" && typeof error.code === "string") {
-        return {
-            code: error.code,
-            message: typeof error.message === "string" ? error.message : null,
-            status,
-        };
-    }
-    return {code: "HTTP_ERROR", message: null, status};
-}
-
-/**
- * What "Retry" does after the turn ended with `error`:
- *  - the last request was a resume that failed in the browser (the server never answered, or the
- *    stream broke and could not be read again): the turn still waits for that answer, send it again;
- *  - otherwise send the last user message again (`fresh` when the failed request never reached the
- *    server, so the message shown for it must not be shown twice).
- * Null when there is nothing to retry.
- */
-export function retryPlan({lastRequest, error, lastUserText}) {
-    const local = Boolean(error && LOCAL_ERRORS.has(error.code));
-    if (lastRequest?.kind === "resume" && local) {
-        return {kind: "resume", body: lastRequest.body};
-    }
-    if (typeof lastUserText === "string" && lastUserText.trim()) {
-        return {
-            kind: "message",
-            text: lastUserText,
-            replaceLast: lastRequest?.kind === "message" && local && !lastRequest.received,
-        };
-    }
-    return null;
-}
-
-/** The text of the last user message in the reducer's messages, or null. */
-export function lastUserText(messages) {
-    for (let i = (messages ?? []).length - 1; i >= 0; i--) {
-        if (messages[i].role === "user") {
-            return messages[i].text;
-        }
-    }
-    return null;
 }
 
 /** The reducer status in which the model or tools are working and the stop button applies. */

@@ -1,6 +1,7 @@
 /** @odoo-module */
+import {FAILED_CALL_STATUS} from "./turn_protocol.js";
 /**
- * The chat widget's view state, built from the turn events of DESIGN.md section 5.
+ * The chat widget's view state, built from the turn's events (docs/events.md).
  *
  * An event is the JSON payload of services/events.py (`data()`: snake_case keys, `type` included)
  * plus `seq`, the event's sequence number in the conversation (the SSE `id:` line, from 1 up).
@@ -37,7 +38,7 @@
 
 const STREAMING = new Set(["thinking", "running_tools"]);
 
-export function initialState() {
+export function initialChatState() {
     return {
         conversationId: null,
         assistant: null,
@@ -86,11 +87,6 @@ export function reduce(state, event) {
     return seq === null ? next : {...next, lastEventId: seq};
 }
 
-/** The `after` parameter for GET .../events?after=N when a broken stream is read again. */
-export function replayAfter(state) {
-    return state.lastEventId;
-}
-
 /**
  * Rebuild the view of a stored conversation. `messages`: its user messages as { role: "user", text,
  * seq }, where `seq` places the message before every event whose seq is greater (the message's own
@@ -99,7 +95,7 @@ export function replayAfter(state) {
  */
 export function fromHistory(messages, events) {
     const users = messages.filter((message) => message.role === "user");
-    let state = initialState();
+    let state = initialChatState();
     let next = 0;
     for (const event of events) {
         for (; next < users.length && users[next].seq < event.seq; next++) {
@@ -381,12 +377,10 @@ function toolBlock(event, messageIndex) {
     };
 }
 
-const FAILED_STATUSES = {TOOL_DENIED: "denied", CANCELLED: "cancelled"};
-
 function withResult(part, event) {
     let status = "done";
     if (!event.ok) {
-        status = FAILED_STATUSES[event.error_code] ?? "error";
+        status = FAILED_CALL_STATUS[event.error_code] ?? "error";
     }
     return {
         ...part,

@@ -1,0 +1,246 @@
+/** @odoo-module */
+/**
+ * A JSON Schema compiled into the descriptor tree a schema form renders: `compileSchema(schema)`.
+ * Parts of a schema a form cannot show well (anyOf of several types, tuples, schemas with no type)
+ * become a "json" field: a small JSON editor whose value is still validated against its schema.
+ */
+import {hasOwn, isPlainObject, MAX_DEPTH, resolveRef} from "./json_schema.js";
+
+// -- compiling a schema into field descriptors ----------------------------------------------------
+
+const COMBINATORS = ["allOf", "anyOf", "oneOf", "not", "if", "prefixItems"];
+
+/**
+ * The descriptor tree of a schema. A descriptor:
+ *   { kind, key, label, description, required, nullable, schema, root, default, hasDefault,
+ *     options (enum: [{ label, value }]), fields (object), item (array), extra (object: offer a
+ *     JSON editor for properties the schema does not name), multiline (string), placeholder }
+ * kind is one of string, number, integer, boolean, enum, object, array, json.
+ */
+export function compileSchema(schema) {
+    const root = schema === undefined || schema === null ? {} : schema;
+    return compile(root, {root, key: null, required: true, depth: 0, refs: []});
+}
+
+function compile(schema, ctx) {
+    const desc = {
+        key: ctx.key,
+        required: ctx.required,
+        schema,
+        root: ctx.root,
+        nullable: false,
+        label: ctx.key === null ? "" : String(ctx.key),
+        description: "",
+        hasDefault: false,
+        default: undefined,
+    };
+    if (!isPlainObject(schema)) {
+        return {...desc, kind: "json"}; // true, false or nonsense: the validator has the last word
+    }
+    let effective = schema;
+    const refs = [...ctx.refs];
+    // follow plain $refs (a $ref with no siblings but annotations) to show the target's fields
+    while (isPlainObject(effective) && typeof effective.$ref === "string") {
+        const target = resolveRef(effective.$ref, ctx.root);
+        if (!isPlainObject(target) || refs.includes(effective.$ref) || refs.length > MAX_DEPTH) {
+            return {...desc, ...annotations(schema), kind: "json"};
+        }
+        refs.push(effective.$ref);
+        const {$ref, ...rest} = effective;
+        if (Object.keys(rest).some((k) => !ANNOTATIONS.has(k))) {
+            return {...desc, ...annotations(schema), kind: "json"}; // $ref plus constraints
+        }
+        effective = {...target, ...rest};
+    }
+    Object.assign(desc, annotations(effective));
+    if (ctx.depth > MAX_DEPTH) {
+        return {...desc, kind: "json"};
+    }
+
+    // T | null, as type: [T, "null"] or pydantic's anyOf: [{...T}, {type: null}]
+    let base = effective;
+    if (Array.isArray(effective.type)) {
+        const types = [...new Set(effective.type)];
+        const others = types.filter((t) => t !== "null");
+        if (others.length === 1) {
+            desc.nullable = types.includes("null");
+            base = {...effective, type: others[0]};
+        } else if (others.length === 0) {
+            base = {...effective, type: "null"};
+        } else {
+            return {...desc, kind: "json"};
+        }
+    } else if (Array.isArray(effective.anyOf) || Array.isArray(effective.oneOf)) {
+        const alternatives = effective.anyOf || effective.oneOf;
+        const oneKind = !(effective.anyOf && effective.oneOf);
+        // a titled choice (MCP elicitation's titled enums): [{const, title}, ...]
+        const titled = oneKind && titledOptions(alternatives);
+        if (titled) {
+            return {...desc, kind: "enum", options: titled};
+        }
+        const other = alternatives.filter((s) => !isNullSchema(s));
+        if (alternatives.length === 2 && other.length === 1 && oneKind) {
+            const {anyOf, oneOf, ...rest} = effective;
+            const inner = compile(other[0], {...ctx, refs});
+            const outer = Object.keys(rest).filter((k) => !ANNOTATIONS.has(k));
+            if (inner.kind !== "json" && outer.length === 0) {
+                return {
+                    ...inner,
+                    ...desc,
+                    kind: inner.kind,
+                    schema,
+                    nullable: true,
+                    label: desc.label || inner.label,
+                    description: desc.description || inner.description,
+                    hasDefault: desc.hasDefault || inner.hasDefault,
+                    default: desc.hasDefault ? desc.default : inner.default,
+                };
+            }
+        }
+        return {...desc, kind: "json"};
+    }
+    if (COMBINATORS.some((k) => base[k] !== undefined)) {
+        return {...desc, kind: "json"};
+    }
+    const childCtx = {...ctx, refs, depth: ctx.depth + 1};
+    if (Array.isArray(base.enum) || hasOwn(base, "const")) {
+        const values = hasOwn(base, "const") ? [base.const] : base.enum;
+        // enumNames: the labels older JSON Schema tools (and MCP elicitation's legacy form) give
+        const names =
+            Array.isArray(base.enumNames) && base.enumNames.length === values.length
+                ? base.enumNames
+                : null;
+        return {
+            ...desc,
+            kind: "enum",
+            options: values.map((value, i) => ({
+                value,
+                label: typeof names?.[i] === "string" ? names[i] : optionLabel(value),
+            })),
+        };
+    }
+    switch (base.type) {
+        case "string":
+            return {
+                ...desc,
+                kind: "string",
+                multiline: typeof base.maxLength === "number" && base.maxLength > 200,
+                format: base.format || "",
+            };
+        case "number":
+        case "integer":
+            return {...desc, kind: base.type};
+        case "boolean":
+            return {...desc, kind: "boolean"};
+        case "null":
+            return {...desc, kind: "enum", options: [{value: null, label: "null"}]};
+        case "object":
+            return compileObject(base, desc, childCtx);
+        case "array":
+            if (Array.isArray(base.items)) {
+                return {...desc, kind: "json"};
+            }
+            return {
+                ...desc,
+                kind: "array",
+                item: compile(base.items === undefined ? true : base.items, {
+                    ...childCtx,
+                    key: null,
+                    required: true,
+                }),
+            };
+        default:
+            return {...desc, kind: "json"};
+    }
+}
+
+// keywords that constrain nothing: a schema made of these and a $ref is the $ref's target
+const ANNOTATIONS = new Set([
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$schema",
+    "$id",
+    "$anchor",
+    "$defs",
+    "definitions",
+]);
+
+function annotations(schema) {
+    const out = {};
+    if (typeof schema.title === "string" && schema.title) {
+        out.label = schema.title;
+    }
+    if (typeof schema.description === "string") {
+        out.description = schema.description;
+    }
+    if (hasOwn(schema, "default")) {
+        out.hasDefault = true;
+        out.default = schema.default;
+    }
+    return out;
+}
+
+function isNullSchema(schema) {
+    return (
+        isPlainObject(schema) &&
+        schema.type === "null" &&
+        Object.keys(schema).every((k) => k === "type" || ANNOTATIONS.has(k))
+    );
+}
+
+/** Options of alternatives that are each a constant with annotations only, labelled by their
+ * titles; null when any alternative is more than that. */
+function titledOptions(alternatives) {
+    const plain = (alt) =>
+        isPlainObject(alt) &&
+        hasOwn(alt, "const") &&
+        Object.keys(alt).every((k) => k === "const" || ANNOTATIONS.has(k));
+    if (!alternatives.length || !alternatives.every(plain)) {
+        return null;
+    }
+    return alternatives.map((alt) => ({
+        value: alt.const,
+        label: typeof alt.title === "string" && alt.title ? alt.title : optionLabel(alt.const),
+    }));
+}
+
+function optionLabel(value) {
+    return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function compileObject(schema, desc, ctx) {
+    const properties = isPlainObject(schema.properties) ? schema.properties : {};
+    const required = Array.isArray(schema.required)
+        ? schema.required.filter((k) => typeof k === "string")
+        : [];
+    const fields = Object.entries(properties).map(([key, sub]) =>
+        compile(sub, {...ctx, key, required: required.includes(key)})
+    );
+    // required names with no property schema still need an input
+    for (const key of required) {
+        if (!hasOwn(properties, key) && !fields.some((f) => f.key === key)) {
+            fields.push(compile(true, {...ctx, key, required: true}));
+        }
+    }
+    const closed =
+        schema.additionalProperties === false && !isPlainObject(schema.patternProperties);
+    return {
+        ...desc,
+        kind: "object",
+        fields,
+        // offered when the schema invites other keys, or is a free-form object (no "properties");
+        // `"properties": {}` is a tool that takes no arguments
+        extra:
+            !closed &&
+            (schema.properties === undefined ||
+                schema.additionalProperties !== undefined ||
+                schema.patternProperties !== undefined),
+        closed,
+    };
+}

@@ -1,0 +1,20 @@
+/** @odoo-module */
+/**
+ * The values of the turn's protocol the widget shares with the server (docs/events.md), each kept
+ * equal to its Python definition by tests_py/test_turn_protocol.py.
+ */
+
+/** The events after which the server sends nothing more for the request (services/events.py FINAL_TYPES). */
+export const FINAL_TYPES = new Set([
+    "done",
+    "error",
+    "approval_required",
+    "auth_required",
+    "confirm_continue",
+]);
+
+/**
+ * A failed call's status, by its result's error code; any other failure is "error"
+ * (services/events.py FAILED_CALL_STATUS).
+ */
+export const FAILED_CALL_STATUS = Object.freeze({TOOL_DENIED: "denied", CANCELLED: "cancelled"});
