@@ -9,7 +9,7 @@ On one FastMCP server per transport (stdio and streamable HTTP) it times the sam
   pooled   `McpHub.acall_tool` on the hub's loop (what the agent loop calls);
   adapter  langchain-mcp-adapters' default pattern, `MultiServerMCPClient.get_tools()` then
            `tool.ainvoke(...)`, which opens a new session for the listing and another for the call
-           (a new server process each over stdio; DESIGN.md section 7 warns against it).
+           (a new server process each over stdio: docs/pitfalls.md says why never to).
 
 Raw, pooled and adapter coroutines all run on the hub's event loop so they pay the same scheduling
 costs, and they are measured in interleaved rounds (alternating which goes first) so machine noise
@@ -20,6 +20,8 @@ printed for information only.
 The last line is machine-readable; the goals are pooled/raw <= 1.15, adapter_http/pooled >= 5 and
 adapter_stdio/pooled >= 50.
 """
+
+# pylint: disable=print-used  # a benchmark prints its figures
 
 from __future__ import annotations
 
@@ -227,7 +229,8 @@ def print_table(lanes: list[Lane]) -> None:
         )
     for lane in lanes:
         print(
-            f"(info) {lane.name} sync bridge hub.call_tool from the main thread: {lane.median_ms('bridge'):.3f} ms per call"
+            f"(info) {lane.name} sync bridge hub.call_tool from the main thread: "
+            f"{lane.median_ms('bridge'):.3f} ms per call"
             f" ({lane.median_ms('bridge') - lane.median_ms('pooled'):+.3f} ms over pooled on the loop)"
         )
     counts = ", ".join(f"{m}={len(v)}" for m, v in lanes[0].samples.items())
@@ -255,7 +258,8 @@ def verdict(stdio: Lane, http: Lane) -> str:
     checks = [
         f"pooled/raw {'ok' if worst <= GOAL_POOLED_RAW else 'MISSED'} (<= {GOAL_POOLED_RAW})",
         f"adapter_http/pooled {'ok' if ratios(http)[1] >= GOAL_ADAPTER_HTTP else 'MISSED'} (>= {GOAL_ADAPTER_HTTP:g})",
-        f"adapter_stdio/pooled {'ok' if ratios(stdio)[1] >= GOAL_ADAPTER_STDIO else 'MISSED'} (>= {GOAL_ADAPTER_STDIO:g})",
+        f"adapter_stdio/pooled {'ok' if ratios(stdio)[1] >= GOAL_ADAPTER_STDIO else 'MISSED'} (>= "
+        f"{GOAL_ADAPTER_STDIO:g})",
     ]
     return "goals: " + ", ".join(checks)
 

@@ -46,6 +46,8 @@ Measured for each mode:
 The last line is machine-readable and starts with errors= and lost=.
 """
 
+# pylint: disable=print-used  # a benchmark prints its figures
+
 from __future__ import annotations
 
 import sys
@@ -281,7 +283,7 @@ def listen_overflows() -> int | None:
     with contextlib.suppress(OSError, ValueError, StopIteration):
         lines = Path("/proc/net/netstat").read_text().splitlines()
         header, values = next(
-            (h.split(), v.split()) for h, v in zip(lines[::2], lines[1::2]) if h.startswith("TcpExt:")
+            (h.split(), v.split()) for h, v in zip(lines[::2], lines[1::2], strict=False) if h.startswith("TcpExt:")
         )
         return int(values[header.index("ListenOverflows")])
     return None
@@ -339,7 +341,7 @@ def stored_problem(run: dict, user: WebClient, admin: WebClient) -> str | None:
     stored = [(e.pop("seq"), e["type"], e) for e in history["events"]]
     if [(s, t) for s, t, _p in stored] != [(e.id, e.event) for e in streamed]:
         return "stored events differ from the streamed ones"
-    for (seq, _type, payload), event in zip(stored, streamed):
+    for (seq, _type, payload), event in zip(stored, streamed, strict=False):
         if payload != event.data:
             keys = sorted(k for k in set(payload) | set(event.data) if payload.get(k) != event.data.get(k))
             return f"stored payload of event {seq} ({event.event}) differs from the streamed one in {keys}"
@@ -358,7 +360,7 @@ def stored_problem(run: dict, user: WebClient, admin: WebClient) -> str | None:
     if messages[0]["content"] != run["message"]:
         return "the user message differs"
     results = {e.data["id"]: e.data for e in streamed if e.event == "tool_result"}
-    for call_message, tool_message in zip(messages[1:-1:2], messages[2:-1:2]):
+    for call_message, tool_message in zip(messages[1:-1:2], messages[2:-1:2], strict=False):
         call_ids = [c["id"] for c in call_message["tool_calls"] or []]
         result = results.get(tool_message["tool_call_id"])
         if call_ids != [tool_message["tool_call_id"]] or result is None:
@@ -643,11 +645,14 @@ def run_mode(
         f"{'?' if overflows is None else overflows} connections dropped by a full listen queue (host counter)"
     )
     print(
-        f"  wave 1: wall {walls[0]:.1f} s; per conversation p50 {percentile(totals, 0.5):.1f} s p95 {percentile(totals, 0.95):.1f} s; "
-        f"first byte p50 {ms(first_bytes, 0.5):.0f} ms p95 {ms(first_bytes, 0.95):.0f} ms max {max(first_bytes, default=0) * 1000:.0f} ms"
+        f"  wave 1: wall {walls[0]:.1f} s; per conversation p50 {percentile(totals, 0.5):.1f} s p95 "
+        f"{percentile(totals, 0.95):.1f} s; "
+        f"first byte p50 {ms(first_bytes, 0.5):.0f} ms p95 {ms(first_bytes, 0.95):.0f} ms max "
+        f"{max(first_bytes, default=0) * 1000:.0f} ms"
     )
     print(
-        f"  added latency per round (route - model - tool), ms: one at a time p50 {ms(seq_costs, 0.5):.1f} p95 {ms(seq_costs, 0.95):.1f}; "
+        f"  added latency per round (route - model - tool), ms: one at a time p50 {ms(seq_costs, 0.5):.1f} p95 "
+        f"{ms(seq_costs, 0.95):.1f}; "
         f"{opts.conversations} at once p50 {ms(load_costs, 0.5):.1f} p95 {ms(load_costs, 0.95):.1f}"
     )
     cpu_per_round = cpu[0] * 1000 / (opts.conversations * ROUNDS)

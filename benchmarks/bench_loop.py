@@ -33,8 +33,10 @@ the hub loop's thread, and the time is attributed to the usual suspects (ChatOpe
 message conversion, chunk aggregation, argument validation, pydantic, ...) before the top entries
 by cumulative time.
 
-The last line is machine-readable, overhead first; the goal is loop_overhead_ms_per_round <= 1.5 (issue 13).
+The last line is machine-readable, overhead first; the goal is loop_overhead_ms_per_round <= 1.5.
 """
+
+# pylint: disable=print-used  # a benchmark prints its figures
 
 from __future__ import annotations
 
@@ -274,7 +276,7 @@ def compare_bodies(ours: list[dict[str, Any]], bare: list[dict[str, Any]]) -> st
     """'identical' or a description of where the first differing request body differs."""
     if len(ours) != len(bare):
         return f"ours made {len(ours)} model calls, bare {len(bare)}"
-    for index, (a, b) in enumerate(zip(ours, bare)):
+    for index, (a, b) in enumerate(zip(ours, bare, strict=False)):
         na, nb = _normalized(a), _normalized(b)
         if na != nb:
             keys = sorted(k for k in set(na) | set(nb) if na.get(k) != nb.get(k))
@@ -354,7 +356,8 @@ def print_profile(
         cumulative = sum(row[3] for row in rows) * 1000 / turns
         share = cumulative / cpu_per_turn
         print(
-            f"(profile) {label:<64}{calls:>11.1f}{cumulative:>13.2f}{share * 100:>7.1f}%{share * ours_ms_per_round:>11.3f}"
+            f"(profile) {label:<64}{calls:>11.1f}{cumulative:>13.2f}"
+            f"{share * 100:>7.1f}%{share * ours_ms_per_round:>11.3f}"
         )
     out = io.StringIO()
     stats.stream = out  # type: ignore[attr-defined]
@@ -375,11 +378,14 @@ def print_table(bench: Bench) -> None:
         per_round = bench.per_round_ms(method)
         p10, p90 = bench.spread_ms(method)
         print(
-            f"{method:<8}{per_round * MODEL_CALLS:>10.2f}{per_round:>10.3f}{p10:>8.3f}{p90:>8.3f}{per_round - bare:>+11.3f}"
+            f"{method:<8}{per_round * MODEL_CALLS:>10.2f}{per_round:>10.3f}"
+            f"{p10:>8.3f}{p90:>8.3f}{per_round - bare:>+11.3f}"
         )
     print(
-        f"(info) a turn = {TOOL_ROUNDS} tool rounds + 1 answer = {MODEL_CALLS} streamed model calls and {TOOL_ROUNDS} echo calls;"
-        f" per-round = turn / {MODEL_CALLS}; medians over {TURNS} interleaved turns each after {WARMUP_TURNS} warm-up turns"
+        f"(info) a turn = {TOOL_ROUNDS} tool rounds + 1 answer = {MODEL_CALLS} streamed model calls and "
+        f"{TOOL_ROUNDS} echo calls;"
+        f" per-round = turn / {MODEL_CALLS}; medians over {TURNS} interleaved turns each after {WARMUP_TURNS} "
+        "warm-up turns"
     )
 
 
@@ -448,7 +454,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"(info) model request bodies, ours vs bare (ids masked): {same}")
     verdict = "ok" if overhead <= GOAL_OVERHEAD_MS else "MISSED"
     print(
-        f"(info) goal: loop_overhead_ms_per_round <= {GOAL_OVERHEAD_MS:g} {verdict}; wall time {time.perf_counter() - started:.1f} s"
+        f"(info) goal: loop_overhead_ms_per_round <= {GOAL_OVERHEAD_MS:g} {verdict}; wall time "
+        f"{time.perf_counter() - started:.1f} s"
     )
     print(summary_line(bench))
     return 0

@@ -25,6 +25,8 @@ start at once (a barrier), each on its own connection: every one must end with `
 error. Medians over RUNS runs after WARMUP runs. The last line is machine-readable.
 """
 
+# pylint: disable=print-used  # a benchmark prints its figures
+
 from __future__ import annotations
 
 import sys
@@ -178,7 +180,8 @@ def main() -> None:
         errors = [r for r in results if r.get("status") != 200 or not r["events"] or r["events"][-1].event != "done"]
         for failed in errors[:3]:
             print(
-                f"  concurrent stream failed: status={failed.get('status')} {failed.get('error') or [e.event for e in failed['events']][-3:]}"
+                f"  concurrent stream failed: status={failed.get('status')} "
+                f"{failed.get('error') or [e.event for e in failed['events']][-3:]}"
             )
         ok = [r for r in results if r not in errors]
     finally:
@@ -205,10 +208,12 @@ def main() -> None:
     print(f"per event {per_event:.2f} ms beyond the loop")
     print(
         f"{opts.concurrent} concurrent streams: {len(errors)} errors, wall {wall:.0f} ms, "
-        f"first byte p50 {percentile(ttfbs, 0.5):.1f} ms p95 {percentile(ttfbs, 0.95):.1f} ms: {'ok' if not errors else 'MISSED'}"
+        f"first byte p50 {percentile(ttfbs, 0.5):.1f} ms p95 {percentile(ttfbs, 0.95):.1f} ms: "
+        f"{'ok' if not errors else 'MISSED'}"
     )
     print(
-        f"sse_ttfb_ms={s_ttfb:.1f} first_text_overhead_ms={first_text_overhead:.1f} per_event_overhead_ms={per_event:.2f} "
+        f"sse_ttfb_ms={s_ttfb:.1f} first_text_overhead_ms={first_text_overhead:.1f} "
+        f"per_event_overhead_ms={per_event:.2f} "
         f"sse/direct={s_total / d_total:.2f} concurrent={opts.concurrent} concurrent_errors={len(errors)} "
         f"concurrent_ttfb_p95_ms={percentile(ttfbs, 0.95):.1f}"
     )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, AsyncContextManager
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from mcp import ClientSession
 
@@ -14,7 +15,7 @@ class RawSession:
     entered them, so an owner task on the hub loop holds them open while other tasks call through
     the session (the SDK allows that), the same arrangement the hub's McpSession uses."""
 
-    def __init__(self, transport: Callable[[], AsyncContextManager[tuple[Any, ...]]]) -> None:
+    def __init__(self, transport: Callable[[], AbstractAsyncContextManager[tuple[Any, ...]]]) -> None:
         self._transport = transport
         self._session: ClientSession | None = None
         self._stop: asyncio.Event | None = None

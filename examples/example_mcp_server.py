@@ -231,7 +231,7 @@ def _exit_with(parent: int) -> None:
             except ProcessLookupError:
                 os._exit(0)
             except PermissionError:
-                pass
+                continue  # the parent lives under another user: it is alive
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 

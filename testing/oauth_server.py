@@ -392,7 +392,8 @@ class OAuthServer:
                 f"<p>{html.escape(pending.client_id)} asks for {html.escape(scopes)}</p>"
                 f"<input type='hidden' name='request' value='{html.escape(request_id)}'/>"
                 "<input name='user' value='alice'/>"
-                "<button name='action' value='allow'>Allow</button><button name='action' value='deny'>Deny</button></form>"
+                "<button name='action' value='allow'>Allow</button><button name='action' "
+                "value='deny'>Deny</button></form>"
             )
 
         @mcp.custom_route("/consent", methods=["POST"])
@@ -473,7 +474,8 @@ class OAuthServer:
                 if token is not None and ADMIN_SCOPE not in token.scopes:
                     challenge = (
                         f'Bearer error="insufficient_scope", scope="{READ_SCOPE} {ADMIN_SCOPE}", '
-                        f'resource_metadata="{self.base_url}/.well-known/oauth-protected-resource/{self.url.rsplit("/", 1)[1]}", '
+                        f'resource_metadata="{self.base_url}/.well-known/oauth-protected-resource/'
+                        f'{self.url.rsplit("/", 1)[1]}", '
                         'error_description="admin_report needs the admin scope"'
                     )
                     response = JSONResponse(

@@ -2,8 +2,9 @@
 
 `OdooServer` installs ai_mcp into a new database and starts odoo-bin on it (threaded or prefork)
 from ODOO_BIN or /opt/odoo18/odoo-bin, run by ODOO_PYTHON or the .venv next to it (scripts/test
-passes ODOO_BIN for an Odoo that scripts/lib.sh found elsewhere or made). `WebClient` is a logged-in browser session as the chat widget uses it: session cookie,
-CSRF token, JSON-RPC, and the SSE chat stream read event by event.
+passes ODOO_BIN for an Odoo that scripts/lib.sh found elsewhere or made). `WebClient` is a logged-in
+browser session as the chat widget uses it: session cookie, CSRF token, JSON-RPC, and the SSE chat
+stream read event by event.
 """
 
 from __future__ import annotations

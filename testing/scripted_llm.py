@@ -109,7 +109,7 @@ def _split(text: str, parts: int) -> list[str]:
     bounds = [0]
     for index in range(count):
         bounds.append(bounds[-1] + size + (1 if index < extra else 0))
-    return [text[start:end] for start, end in zip(bounds, bounds[1:])]
+    return [text[start:end] for start, end in zip(bounds, bounds[1:], strict=False)]
 
 
 def _estimate_tokens(text: str) -> int:
@@ -275,7 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def handle(self) -> None:
         try:
-            super().handle()
+            return super().handle()
         except ConnectionError:
             # The client went away mid-response (stopped reading, timed out): not a server bug.
             self.close_connection = True
@@ -403,12 +403,12 @@ class _Server(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._connections_lock:
             self._connections.add(request)
-        super().process_request(request, client_address)
+        return super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
         with self._connections_lock:
             self._connections.discard(request)
-        super().shutdown_request(request)
+        return super().shutdown_request(request)
 
     def stop_connections(self) -> None:
         """Wake handlers blocked on idle keep-alive reads or scripted delays so they can be joined."""
@@ -536,7 +536,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8899)
     args = parser.parse_args(argv)
     with ScriptedLLM(responder=tool_then_answer, port=args.port) as llm:
-        print(llm.base_url, flush=True)  # benchmarks read the URL from the first line
+        # benchmarks read the URL from the first line
+        print(llm.base_url, flush=True)  # pylint: disable=print-used
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()
 

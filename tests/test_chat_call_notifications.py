@@ -30,7 +30,8 @@ class TestChatCallNotifications(ChatCase):
             cls.tools[name].requires_approval = False
 
     def stream_until(self, body, on_events, path="/ai_mcp/chat/stream"):
-        """POST the stream route (or `path`) and read it to its final event, calling `on_events(events)` as they come."""
+        """POST the stream route (or `path`) and read it to its final event, calling
+        `on_events(events)` as they come."""
         final = {"done", "error", "approval_required", "confirm_continue"}
 
         def read_until(events):

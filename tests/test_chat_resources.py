@@ -24,7 +24,7 @@ class TestChatResources(ChatCase):
     def listing(self, **params):
         return self.jsonrpc("/ai_mcp/resources", {"assistant_id": self.assistant.id, **params})
 
-    def read(self, **params):
+    def read_resource(self, **params):
         return self.jsonrpc(
             "/ai_mcp/resources/read", {"assistant_id": self.assistant.id, "server_id": self.server.id, **params}
         )
@@ -45,7 +45,7 @@ class TestChatResources(ChatCase):
 
     def test_text_binary_and_template_resources_are_read_and_large_ones_capped(self):
         self.login(self.user)
-        note = self.read(uri="notes://today")["result"]
+        note = self.read_resource(uri="notes://today")["result"]
         self.assertEqual(
             note["contents"],
             [
@@ -57,25 +57,25 @@ class TestChatResources(ChatCase):
                 }
             ],
         )
-        [dot] = self.read(uri="images://dot.png")["result"]["contents"]
+        [dot] = self.read_resource(uri="images://dot.png")["result"]["contents"]
         self.assertEqual((dot["mime_type"], base64.b64decode(dot["blob"])), ("image/png", PNG_1PX))
-        day = self.read(template="notes://day/{day}", arguments={"day": "Monday"})["result"]
+        day = self.read_resource(template="notes://day/{day}", arguments={"day": "Monday"})["result"]
         self.assertEqual(
             (day["uri"], day["contents"][0]["text"]), ("notes://day/Monday", "# Monday\n- nothing planned")
         )
-        [big] = self.read(uri="notes://big")["result"]["contents"]
+        [big] = self.read_resource(uri="notes://big")["result"]["contents"]
         self.assertTrue(big["text"].endswith("[... truncated: 50000 more characters not shown ...]"))
 
     def test_bad_requests_name_what_to_fix(self):
         self.login(self.user)
-        missing = self.read(template="notes://day/{day}", arguments={})["result"]["error"]
+        missing = self.read_resource(template="notes://day/{day}", arguments={})["result"]["error"]
         self.assertEqual(
             missing,
             {"code": "MCP_INVALID_PARAMS", "message": "MCP_INVALID_PARAMS: Fill in day to read notes://day/{day}."},
         )
-        unknown = self.read(uri="notes://nowhere")["result"]["error"]
+        unknown = self.read_resource(uri="notes://nowhere")["result"]["error"]
         self.assertIn("notes://nowhere", unknown["message"])
-        self.assertEqual(self.read(uri=" ")["result"]["error"]["code"], "INVALID_REQUEST")
+        self.assertEqual(self.read_resource(uri=" ")["result"]["error"]["code"], "INVALID_REQUEST")
 
     def test_a_link_in_a_tool_result_is_opened_from_the_server_of_its_call(self):
         self.login(self.user)
@@ -105,7 +105,7 @@ class TestChatResources(ChatCase):
         self.login(self.user)
         for refused in (
             self.listing(cloud_service_id=self.service.id),
-            self.read(server_id=self.service_server.id, uri="notes://today"),
-            self.read(server_id=self.service_server.id, uri="notes://today", cloud_service_id=self.service.id),
+            self.read_resource(server_id=self.service_server.id, uri="notes://today"),
+            self.read_resource(server_id=self.service_server.id, uri="notes://today", cloud_service_id=self.service.id),
         ):
             self.assertEqual(refused["error"]["data"]["name"], "werkzeug.exceptions.NotFound", refused)

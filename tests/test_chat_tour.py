@@ -214,5 +214,6 @@ class TestResourceTour(_TourCase):
         last = conversation.message_ids.filtered(lambda m: m.role == "user").sorted("seq")[-1]
         self.assertEqual(
             last.content,
-            "Summarise it\n\n[Attached resource notes://day/Monday (text/markdown) from Tour server]\n# Monday\n- nothing planned",
+            "Summarise it\n\n[Attached resource notes://day/Monday (text/markdown) from Tour server]\n# "
+            "Monday\n- nothing planned",
         )

@@ -1,4 +1,4 @@
-"""The fault matrix (issue 6): every failure a chat can meet, driven through POST /ai_mcp/chat/stream
+"""The fault matrix: every failure a chat can meet, driven through POST /ai_mcp/chat/stream
 against real MCP servers and the scripted LLM. Each test checks what the user sees (the event and
 its code), that the conversation is intact afterwards (stored events consecutive and equal to what
 was streamed, messages consistent, state idle), and that the next turn in the same conversation

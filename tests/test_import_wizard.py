@@ -40,7 +40,8 @@ class TestImportWizard(TransactionCase):
         )
         cls.env["ir.config_parameter"].sudo().set_param("ai_mcp.allow_stdio", "False")
 
-    def wizard(self, config=CONFIG, user=None):
+    def wizard(self, config=None, user=None):
+        config = CONFIG if config is None else config
         text = config if isinstance(config, str) else json.dumps(config)
         return self.env["mcp.server.import.wizard"].with_user(user or self.manager).create({"config_text": text})
 

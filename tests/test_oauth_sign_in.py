@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 
+from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.oauth_server import STEP_UP_TOOL, OAuthServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
@@ -42,12 +43,11 @@ class TestOAuthSignIn(ChatCase):
 
     @classmethod
     def _close_sessions(cls):
-        super()._close_sessions()
-        from odoo.addons.ai_mcp.hub_process import running_hub
-
+        result = super()._close_sessions()
         hub = running_hub()
         if hub is not None:
             hub.run(hub.aclose_server(cls.notes._server_key()))
+        return result
 
     # -- the browser's side ----------------------------------------------------------------------
 

@@ -3,6 +3,8 @@ cloud service and the conversation, hidden from the model and impossible for it 
 
 import json
 
+from psycopg2 import IntegrityError
+
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tests import Form, tagged
 from odoo.tools import mute_logger
@@ -90,7 +92,7 @@ class TestPresetModel(AiMcpCase):
 
     def test_one_preset_per_assistant_and_tool(self):
         self.preset({"owner": "x"})
-        with self.assertRaises(Exception), mute_logger("odoo.sql_db"):
+        with self.assertRaises(IntegrityError), mute_logger("odoo.sql_db"):
             self.preset({"limit": 1})
 
     def test_only_ai_managers_see_and_edit_presets(self):
@@ -128,7 +130,8 @@ class TestPresetModel(AiMcpCase):
             {
                 "owner": "{{user.login}}",
                 "limit": "{{user.id}}",
-                "query": "{{cloud_service.name}} #{{conversation.id}} at {{user.company_id.name}} for {{assistant.name}}",
+                "query": "{{cloud_service.name}} #{{conversation.id}} at {{user.company_id.name}} for "
+                "{{assistant.name}}",
             }
         )
         conversation = self.env["ai.conversation"].create(
@@ -161,7 +164,8 @@ class TestPresetModel(AiMcpCase):
         self.assertEqual(
             warnings,
             [
-                "CRM / search is left out: its preset needs {{cloud_service.name}}, which this conversation does not have."
+                "CRM / search is left out: its preset needs {{cloud_service.name}}, which this conversation "
+                "does not have."
             ],
         )
 

@@ -251,13 +251,16 @@ class TestSecurity(AiMcpCase):
         self.assertEqual(
             str(info.exception),
             "local: URL: 0.0.0.0 is an unspecified address, which servers added by users may not reach. "
-            "If this server must be reachable, ask an administrator to add 0.0.0.0 to the system parameter ai_mcp.allowed_hosts.",
+            "If this server must be reachable, ask an administrator to add 0.0.0.0 to the system parameter "
+            "ai_mcp.allowed_hosts.",
         )
         self.env["res.lang"]._activate_lang("zh_TW")
         with self.assertRaises(ValidationError) as info:
             Server.with_context(lang="zh_TW").create(self.user_url_values("http://0.0.0.0/mcp"))
         self.assertIn(
-            "0.0.0.0 是未指定位址，使用者新增的伺服器不能存取它。如果必須能存取此伺服器，請管理員將 0.0.0.0 加入系統參數 ai_mcp.allowed_hosts。",
+            "0.0.0.0 是未指定位址，使用者新增的伺服器不能存取它。"
+            "如果必須能存取此伺服器，請管理員將 0.0.0.0 加入系統參數 "
+            "ai_mcp.allowed_hosts。",
             str(info.exception),
         )
 

@@ -104,3 +104,29 @@ def any_spec(request: pytest.FixtureRequest, http_server: HttpServer, sse_server
     if request.param == "stdio":
         return stdio_spec()
     return http_spec(sse_server if request.param == "sse" else http_server)
+
+
+# servers that report while a call runs (progress, log messages, questions), shared by the tests of
+# call notifications and of elicitation
+@pytest.fixture(scope="module")
+def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("state")
+
+
+@pytest.fixture(scope="module")
+def notifying_http(state_dir: Path) -> Iterator[HttpServer]:
+    with serve_http("streamable-http", "--notifying", "--state-dir", str(state_dir)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def notifying_sse() -> Iterator[HttpServer]:
+    with serve_http("sse", "--notifying") as server:
+        yield server
+
+
+@pytest.fixture(params=["stdio", "sse", "streamable_http"])
+def notifying_spec(request: pytest.FixtureRequest, notifying_http: HttpServer, notifying_sse: HttpServer) -> ServerSpec:
+    if request.param == "stdio":
+        return stdio_spec("notifying-stdio", "--notifying")
+    return http_spec(notifying_sse if request.param == "sse" else notifying_http, key=f"notifying-{request.param}")

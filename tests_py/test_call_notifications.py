@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ManualClock, http_spec, stdio_spec
+from conftest import ManualClock, http_spec
 from test_agent_loop import settings, tools_of
 
 from services.agent_loop import TurnRequest, run_turn
@@ -21,32 +20,8 @@ from services.hub import McpHub
 from services.server_spec import ServerSpec
 from services.tool_runner import CANCELLED_BY_USER
 from services.turn_control import TurnControl
-from testing.mcp_servers import HttpServer, serve_http
+from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
-
-
-@pytest.fixture(scope="module")
-def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("state")
-
-
-@pytest.fixture(scope="module")
-def notifying_http(state_dir: Path) -> Iterator[HttpServer]:
-    with serve_http("streamable-http", "--notifying", "--state-dir", str(state_dir)) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def notifying_sse() -> Iterator[HttpServer]:
-    with serve_http("sse", "--notifying") as server:
-        yield server
-
-
-@pytest.fixture(params=["stdio", "sse", "streamable_http"])
-def notifying_spec(request: pytest.FixtureRequest, notifying_http: HttpServer, notifying_sse: HttpServer) -> ServerSpec:
-    if request.param == "stdio":
-        return stdio_spec("notifying-stdio", "--notifying")
-    return http_spec(notifying_sse if request.param == "sse" else notifying_http, key=f"notifying-{request.param}")
 
 
 def call(hub: McpHub, spec: ServerSpec, tool: str, arguments: dict[str, Any]) -> tuple[Any, list[Any], CallObserver]:

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from conftest import ManualClock, http_spec
 from test_agent_loop import settings, tools_of
-from test_call_notifications import notifying_http, notifying_spec, notifying_sse, state_dir  # noqa: F401 - fixtures
 
 from services.agent_loop import TurnRequest, run_turn
 from services.hub import McpHub
@@ -73,7 +72,11 @@ def test_decline_and_cancel_reach_the_server(hub: McpHub, llm: ScriptedLLM, noti
     spec = http_spec(notifying_http, key="asking")
     for action in ("decline", "cancel"):
         events = ask_and_answer(
-            hub, llm, spec, (ToolCall("ask_preferences", {}, id="call_ask"),), lambda event: (action, None)
+            hub,
+            llm,
+            spec,
+            (ToolCall("ask_preferences", {}, id="call_ask"),),
+            lambda event, action=action: (action, None),
         )
         assert result_of(events, "call_ask").model_text == f"no answer: {action}"
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from conftest import http_spec
-from test_call_notifications import notifying_http, state_dir  # noqa: F401 - fixtures
 from test_elicitation import ask_and_answer, result_of
 
 from services.elicitation_defaults import apply_defaults

@@ -3,8 +3,9 @@ the module, serves the login page, and the demo assistant answers with a tool of
 
 The source is an archive laid out as Odoo's nightly source archive (one top folder, no odoo-bin,
 the addons inside the odoo package), made from the Odoo 18 tree on this machine (all its addons:
-installing base needs every addon's manifest for the module categories). Minutes long: pip installs Odoo's requirements into a new venv. Skipped, with the
-reason, where there is no Odoo 18 tree to make it from or no PostgreSQL.
+installing base needs every addon's manifest for the module categories). Minutes long: pip installs
+Odoo's requirements into a new venv. Skipped, with the reason, where there is no Odoo 18 tree to make
+it from or no PostgreSQL.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
             "OPENAI_MODEL": "scripted-model",
         }
         turn, output, made_in = start_and_chat(env, tmp_path / "run.log", MAKE_TIMEOUT)
-    print(f"scripts/run made Odoo 18 and served /web/login in {made_in:.0f} s")
+    print(f"scripts/run made Odoo 18 and served /web/login in {made_in:.0f} s")  # pylint: disable=print-used
 
     cache = Path(bare_machine["AI_MCP_CACHE_DIR"]) / "odoo18"
     assert f"Odoo 18: unpacking {bare_machine['AI_MCP_ODOO_SOURCE']}" in output

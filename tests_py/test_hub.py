@@ -554,11 +554,9 @@ def test_a_user_url_connects_to_the_address_that_was_checked(
     hub: McpHub, server_fixture: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DNS rebinding: the name resolves to an allowed address for the check, then elsewhere."""
-    import socket as socket_module
-
     server: HttpServer = request.getfixturevalue(server_fixture)
 
-    real_getaddrinfo = socket_module.getaddrinfo
+    real_getaddrinfo = socket.getaddrinfo
     answers = iter(["127.0.0.1"])  # the first lookup only; any later one gets a private address
     asked: list[str] = []
 
@@ -568,7 +566,7 @@ def test_a_user_url_connects_to_the_address_that_was_checked(
         asked.append(_name(host))
         return real_getaddrinfo(next(answers, "10.255.255.1"), port, *args, **kwargs)
 
-    monkeypatch.setattr(socket_module, "getaddrinfo", rebinding)
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
     url = server.url.replace("127.0.0.1", "localhost")
     transport = "sse" if server_fixture == "sse_server" else "streamable_http"
     spec = build_server_spec(
@@ -589,14 +587,12 @@ def test_a_user_url_connects_to_the_address_that_was_checked(
 def test_a_user_url_whose_name_now_points_inside_is_refused(
     hub: McpHub, http_server: HttpServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import socket as socket_module
-
-    real_getaddrinfo = socket_module.getaddrinfo
+    real_getaddrinfo = socket.getaddrinfo
 
     def inside(host, port, *args, **kwargs):
         return real_getaddrinfo("10.0.0.7" if _name(host) == "localhost" else host, port, *args, **kwargs)
 
-    monkeypatch.setattr(socket_module, "getaddrinfo", inside)
+    monkeypatch.setattr(socket, "getaddrinfo", inside)
     spec = build_server_spec(
         key="inside",
         name="inside",
@@ -617,9 +613,7 @@ def _name(host: str | bytes) -> str:
 
 
 def test_a_server_that_stalls_after_answering_is_reported_within_the_connect_timeout(hub: McpHub) -> None:
-    import socket as socket_module
-
-    listener = socket_module.socket()
+    listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)  # accepts connections and never answers
     try:

@@ -89,7 +89,10 @@ def test_single_object_and_arguments_as_a_json_string() -> None:
 
 
 def test_tools_without_arguments() -> None:
-    reply = '{"tool_calls": [{"name": "get-time"}, {"name": "get-time", "arguments": null}, {"name": "get-time", "arguments": ""}]}'
+    reply = (
+        '{"tool_calls": [{"name": "get-time"}, {"name": "get-time", "arguments": null},'
+        ' {"name": "get-time", "arguments": ""}]}'
+    )
     assert _calls(reply) == (ParsedCall("get-time", {}),) * 3
 
 
@@ -124,7 +127,8 @@ def test_xml_form_only_for_known_tools() -> None:
 def test_several_calls_in_reply_order_across_forms() -> None:
     reply = (
         '<get-time></get-time> then {"name": "search", "arguments": {"query": "a"}}\n'
-        '```json\n{"tool_calls": [{"name": "write_file", "arguments": {"path": "p"}}, {"name": "search", "arguments": {}}]}\n```'
+        '```json\n{"tool_calls": [{"name": "write_file", "arguments": {"path": "p"}},'
+        ' {"name": "search", "arguments": {}}]}\n```'
     )
     assert [call.name for call in _calls(reply)] == ["get-time", "search", "write_file", "search"]
     assert parse_reply(reply, KNOWN).text == "then"
@@ -270,7 +274,9 @@ def test_embedded_calls_parse_back_exactly(data: st.DataObject) -> None:
     items = data.draw(st.lists(_embedded_call(names, [*_JSON_FORMS, "xml"]), min_size=1, max_size=3))
     prose = data.draw(st.lists(_PROSE, min_size=len(items) + 1, max_size=len(items) + 1))
     separator = data.draw(_SEPARATOR)
-    text = prose[0] + "".join(separator + markup + separator + after for (markup, _), after in zip(items, prose[1:]))
+    text = prose[0] + "".join(
+        separator + markup + separator + after for (markup, _), after in zip(items, prose[1:], strict=True)
+    )
     assert parse_reply(text, names) == ParsedReply(
         text="\n\n".join(piece.strip() for piece in prose if piece.strip()),
         calls=tuple(call for _, call in items),

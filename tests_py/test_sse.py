@@ -134,7 +134,7 @@ def test_round_trip_through_any_chunking(items: list[tuple[SseEvent, int]], data
         + HEARTBEAT
     )
     cuts = sorted(data.draw(st.lists(st.integers(0, len(wire)), max_size=20)))
-    chunks = [wire[a:b] for a, b in zip([0, *cuts], [*cuts, len(wire)])]
+    chunks = [wire[a:b] for a, b in zip([0, *cuts], [*cuts, len(wire)], strict=True)]
     assert _decode_all(*chunks) == [event for event, _ in items]
 
 

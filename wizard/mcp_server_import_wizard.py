@@ -25,7 +25,8 @@ class McpServerImportWizard(models.TransientModel):
     config_text = fields.Text(
         "mcpServers JSON",
         help="Paste the configuration of another MCP client, e.g. "
-        '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/data"]}}}',
+        '{"mcpServers": {"files": {"command": "npx", '
+        '"args": ["-y", "@modelcontextprotocol/server-filesystem", "/data"]}}}',
     )
     state = fields.Selection(
         [("paste", "Paste"), ("preview", "Preview"), ("done", "Done")], default="paste", readonly=True
@@ -40,9 +41,9 @@ class McpServerImportWizard(models.TransientModel):
     def _compute_counts(self):
         for wizard in self:
             lines = wizard.line_ids
-            wizard.ready_count = len(lines.filtered(lambda l: l.status == "ready" and l.selected))
-            wizard.created_count = len(lines.filtered(lambda l: l.status == "created"))
-            wizard.failed_count = len(lines.filtered(lambda l: l.status in ("invalid", "failed")))
+            wizard.ready_count = len(lines.filtered(lambda line: line.status == "ready" and line.selected))
+            wizard.created_count = len(lines.filtered(lambda line: line.status == "created"))
+            wizard.failed_count = len(lines.filtered(lambda line: line.status in ("invalid", "failed")))
 
     # -- actions -----------------------------------------------------------------------------------
     def action_preview(self):
@@ -81,7 +82,7 @@ class McpServerImportWizard(models.TransientModel):
         except ConfigError as exc:
             raise UserError(exc.message) from None
         Server = self.env["mcp.server"]
-        for line in self.line_ids.filtered(lambda l: l.status == "ready" and l.selected):
+        for line in self.line_ids.filtered(lambda line: line.status == "ready" and line.selected):
             entry = entries.get(line.name)
             if entry is None or entry.spec is None:
                 line.write({"status": "failed", "error": _("The entry is no longer in the pasted text.")})

@@ -252,7 +252,8 @@ def _block(title, body) -> Markup:
 
 def _pre(text) -> Markup:
     return Markup(
-        '<pre class="o_ai_mcp_pre font-monospace border rounded bg-light p-2 mb-0" style="white-space: pre-wrap;">{}</pre>'
+        '<pre class="o_ai_mcp_pre font-monospace border rounded bg-light p-2 mb-0" style="white-space: '
+        'pre-wrap;">{}</pre>'
     ).format(truncate(text, TEXT_LIMIT))
 
 
