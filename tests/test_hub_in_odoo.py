@@ -1,8 +1,12 @@
 """The MCP hub inside a real Odoo process, with the libraries Odoo pins, against real FastMCP servers."""
 
-from odoo.tests import TransactionCase, tagged
+from unittest.mock import patch
 
-from odoo.addons.ai_mcp.hub_process import process_hub
+from odoo.tests import TransactionCase, tagged
+from odoo.tools import config
+
+from odoo.addons.ai_mcp.hub_process import hub_settings, process_hub
+from odoo.addons.ai_mcp.services.errors import ConfigError
 from odoo.addons.ai_mcp.services.server_spec import build_server_spec
 from odoo.addons.ai_mcp.testing.mcp_servers import serve_http, server_argv
 
@@ -29,3 +33,15 @@ class TestHubInOdoo(TransactionCase):
     def test_streamable_http_server(self):
         with serve_http("streamable-http") as server:
             self._check(build_server_spec(key="http", name="http", url=server.url))
+
+    def test_the_ai_mcp_section_of_the_configuration_file_sizes_the_pool(self):
+        with patch.dict(config.misc, {"ai_mcp": {"mcp_max_sessions": "7", "mcp_failure_cooldown": "5"}}):
+            settings = hub_settings()
+        self.assertEqual((settings.max_sessions, settings.idle_timeout, settings.failure_cooldown), (7, 300.0, 5.0))
+        with patch.dict(config.misc, {"ai_mcp": {"mcp_idle_timeout": "soon"}}), self.assertRaises(ConfigError) as bad:
+            hub_settings()
+        self.assertEqual(bad.exception.field, "mcp_idle_timeout")
+        self.assertIn("[ai_mcp] section", bad.exception.message)
+        with patch.dict(config.misc, clear=False):
+            config.misc.pop("ai_mcp", None)
+            self.assertEqual(hub_settings().max_sessions, 32)
