@@ -17,6 +17,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
+from .states import MessageStatus
+
 
 class CallRequest(NamedTuple):
     call_id: str
@@ -73,8 +75,8 @@ class CallRequests:
             cr.execute(
                 "SELECT id, conversation_id, tool_call_id, status, elicitation_answer FROM ai_message"
                 " WHERE conversation_id = ANY(%s) AND role = 'tool'"
-                " AND (status = 'cancelling' OR elicitation_answer IS NOT NULL)",
-                (list(watched),),
+                " AND (status = %s OR elicitation_answer IS NOT NULL)",
+                (list(watched), MessageStatus.CANCELLING),
             )
             rows = [row for row in cr.fetchall() if row[2] in watched[row[1]]]
             answered = [row[0] for row in rows if row[4] is not None]
@@ -83,5 +85,7 @@ class CallRequests:
                 cr.execute("UPDATE ai_message SET elicitation_answer = NULL WHERE id = ANY(%s)", (answered,))
         found: dict[int, list[CallRequest]] = {}
         for _id, conversation_id, call_id, status, answer in rows:
-            found.setdefault(conversation_id, []).append(CallRequest(call_id, status == "cancelling", answer))
+            found.setdefault(conversation_id, []).append(
+                CallRequest(call_id, status == MessageStatus.CANCELLING, answer)
+            )
         return found
