@@ -7,6 +7,7 @@ which holds the database password.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from .errors import ConfigError, _lt
 
@@ -25,11 +26,16 @@ def parse_env_json(text: str | None) -> dict[str, str]:
         ) from None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise ConfigError("env_vars", _lt('This must be a JSON object of strings, e.g. {"API_TOKEN": "..."}.'))
-    for name in data:
+    check_env_names(data, "env_vars")
+    return data
+
+
+def check_env_names(names: Iterable[str], field: str) -> None:
+    """Raises ConfigError naming `field` for a name no process environment can hold."""
+    for name in names:
         if not name or "=" in name or "\x00" in name:
             raise ConfigError(
-                "env_vars",
+                field,
                 _lt("The variable name %(name)s is invalid. Use letters, digits and _ only."),
                 name=repr(name),
             )
-    return data

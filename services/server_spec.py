@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from .env_vars import check_env_names
 from .errors import ConfigError, _lt
 from .http_validation import check_headers, check_url
 from .limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
@@ -94,13 +95,7 @@ class ServerSpec(BaseModel):
     @field_validator("env")
     @classmethod
     def _env_names(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
-        for name in value:
-            if not name or "=" in name or "\x00" in name:
-                raise ConfigError(
-                    "env",
-                    _lt("The variable name %(name)s is invalid. Use letters, digits and _ only."),
-                    name=repr(name),
-                )
+        check_env_names(value, "env")
         return value
 
     @model_validator(mode="after")
