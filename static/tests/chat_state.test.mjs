@@ -687,6 +687,12 @@ describe("a running call: progress, server messages and stopping it", () => {
         assert.equal(after.status, "running_tools");
     });
 
+    test("a failed call whose code names no status of its own is an error, whatever the code", () => {
+        const {e, state} = running();
+        const after = reduce(state, e.result("call_a", {ok: false, code: "toString"}));
+        assert.equal(block(after, "call_a").status, "error");
+    });
+
     test("a finished call cannot be asked to stop", () => {
         const {e, state} = running();
         const done = reduce(state, e.result("call_a"));

@@ -380,7 +380,9 @@ function toolBlock(event, messageIndex) {
 function withResult(part, event) {
     let status = "done";
     if (!event.ok) {
-        status = FAILED_CALL_STATUS[event.error_code] ?? "error";
+        status = Object.hasOwn(FAILED_CALL_STATUS, event.error_code ?? "")
+            ? FAILED_CALL_STATUS[event.error_code]
+            : "error";
     }
     return {
         ...part,

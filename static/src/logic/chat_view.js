@@ -45,7 +45,6 @@ export function prettyJson(value) {
     }
 }
 
-/** 35 -> "35 ms", 1234 -> "1.2 s", 65000 -> "1 min 5 s"; null or negative -> "". */
 /** How far a running call is, in percent, from its latest progress; null when the server gives no
  * total (an indeterminate bar). */
 export function progressPercent(progress) {
@@ -55,6 +54,7 @@ export function progressPercent(progress) {
     return Math.min(100, Math.max(0, (progress.progress / progress.total) * 100));
 }
 
+/** 35 -> "35 ms", 1234 -> "1.2 s", 65000 -> "1 min 5 s"; null or negative -> "". */
 export function formatDuration(ms) {
     if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) {
         return "";

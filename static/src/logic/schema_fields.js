@@ -14,7 +14,7 @@ const COMBINATORS = ["allOf", "anyOf", "oneOf", "not", "if", "prefixItems"];
  * The descriptor tree of a schema. A descriptor:
  *   { kind, key, label, description, required, nullable, schema, root, default, hasDefault,
  *     options (enum: [{ label, value }]), fields (object), item (array), extra (object: offer a
- *     JSON editor for properties the schema does not name), multiline (string), placeholder }
+ *     JSON editor for properties the schema does not name), multiline (string) }
  * kind is one of string, number, integer, boolean, enum, object, array, json.
  */
 export function compileSchema(schema) {
@@ -125,7 +125,6 @@ function compile(schema, ctx) {
                 ...desc,
                 kind: "string",
                 multiline: typeof base.maxLength === "number" && base.maxLength > 200,
-                format: base.format || "",
             };
         case "number":
         case "integer":
@@ -241,6 +240,5 @@ function compileObject(schema, desc, ctx) {
             (schema.properties === undefined ||
                 schema.additionalProperties !== undefined ||
                 schema.patternProperties !== undefined),
-        closed,
     };
 }
