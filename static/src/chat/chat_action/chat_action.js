@@ -15,7 +15,6 @@ import {registry} from "@web/core/registry";
 import {useService} from "@web/core/utils/hooks";
 
 import {
-    cancelRequested,
     fromHistory,
     initialChatState,
     reduce,
@@ -32,6 +31,7 @@ import {PromptSource} from "../composer/prompt_source";
 import {ResourceSource} from "../composer/resource_source";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
+import {CallRequests} from "./call_requests";
 import {PauseDialogs} from "./pause_dialogs";
 import {SignInCard} from "../sign_in_card/sign_in_card";
 import {SignInPause} from "./sign_in_pause";
@@ -44,8 +44,9 @@ const RESUMED_ELSEWHERE = new Set(["CONVERSATION_BUSY", "NOT_WAITING"]);
 /**
  * The "AI Assistant" client action (tag ai_mcp.chat_action). The view state is chat_state.js's,
  * held in `state.chat` and replaced by `reduce` for every event; this component does the I/O:
- * JSON routes through rpc, streams through turn_stream.js; pause_dialogs.js asks the approval and
- * "continue?" questions; sign-in cards ask for the OAuth sign-ins a turn waits for.
+ * JSON routes through rpc, streams through turn_stream.js, a running call's stop and its server's
+ * question through call_requests.js; pause_dialogs.js asks the approval and "continue?" questions;
+ * sign-in cards ask for the OAuth sign-ins a turn waits for.
  */
 export class ChatAction extends Component {
     static template = "ai_mcp.ChatAction";
@@ -91,6 +92,11 @@ export class ChatAction extends Component {
                 this.refreshConversations();
             },
             settled: () => this.refreshConversations(),
+        });
+        this.calls = new CallRequests({
+            chat: () => this.state.chat,
+            setChat: (chat) => this.setChat(chat),
+            notify: (message) => this.notification.add(message, {type: "danger"}),
         });
         this.scrollRef = useRef("scroll");
         this.stickToBottom = true;
@@ -350,43 +356,6 @@ export class ChatAction extends Component {
 
     toggleTool(key) {
         this.state.chat = toggleTool(this.state.chat, key);
-    }
-
-    /** Answer the question a running call's server asked; resolves to the server's check of it. */
-    async answerTool(key, action, content) {
-        const chat = this.state.chat;
-        const block = chat.messages.at(-1)?.parts?.find((part) => part.key === key);
-        if (!block?.question || !chat.conversationId) {
-            return {answered: false, errors: []};
-        }
-        return rpc("/ai_mcp/chat/elicitation", {
-            conversation_id: chat.conversationId,
-            call_id: block.id,
-            elicitation: block.question.elicitation,
-            action,
-            content,
-        });
-    }
-
-    /** Stop one running call: the worker running the turn, whichever it is, reads the request. */
-    async cancelTool(key) {
-        const chat = this.state.chat;
-        const block = chat.messages.at(-1)?.parts?.find((part) => part.key === key);
-        if (!block || block.status !== "running" || !chat.conversationId) {
-            return;
-        }
-        this.setChat(cancelRequested(chat, key));
-        try {
-            await rpc("/ai_mcp/chat/cancel_call", {
-                conversation_id: chat.conversationId,
-                call_id: block.id,
-            });
-        } catch (error) {
-            this.notification.add(
-                _t("The call could not be stopped: %(error)s", {error: error.message}),
-                {type: "danger"}
-            );
-        }
     }
 
     /** Opens the approval or "continue?" dialog once for each pause the reducer reports. */
