@@ -21,21 +21,24 @@ HTTP_STATUS = {
     ErrorCode.PROMPT_NOT_FOUND: 404,
     ErrorCode.CONVERSATION_BUSY: 409,
     ErrorCode.NOT_WAITING: 409,
+    ErrorCode.ALREADY_RECEIVED: 409,
 }
 
 
 class ChatRefused(Exception):
     """A chat request that is not served, with the translated message the user sees. NOT_FOUND is
-    the same for a record that does not exist and one the user may not use."""
+    the same for a record that does not exist and one the user may not use. `details` travel with
+    the code to the client (e.g. the conversation a message already went to)."""
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str, **details: Any) -> None:
         super().__init__(message)
         self.code = code
         self.status = HTTP_STATUS.get(code, 400)
         self.message = message
+        self.details = details
 
     def as_dict(self) -> dict[str, Any]:
-        return {"error": {"code": self.code.value, "message": self.message}}
+        return {"error": {**self.details, "code": self.code.value, "message": self.message}}
 
     @classmethod
     def not_found(cls) -> "ChatRefused":

@@ -34,7 +34,8 @@ class ChatController(http.Controller):
 
     @http.route("/ai_mcp/chat/stream", type="http", auth="user", methods=["POST"], csrf=False)
     def chat_stream(self, **_query):
-        """{assistant_id, conversation_id?, cloud_service_id?, message} -> the turn's events."""
+        """{assistant_id, conversation_id?, cloud_service_id?, message, request_key?} -> the turn's
+        events. A start sent again with the same request_key after all is refused ALREADY_RECEIVED."""
         try:
             self._check_csrf()
             body = self._json_body()
@@ -43,6 +44,7 @@ class ChatController(http.Controller):
                 body.get("message"),
                 conversation_id=body.get("conversation_id"),
                 cloud_service_id=body.get("cloud_service_id"),
+                request_key=body.get("request_key"),
             )
         except ChatRefused as refusal:
             return _refuse(refusal)

@@ -1,4 +1,5 @@
 import logging
+import re
 from functools import partial
 
 from odoo import _, api, fields, models
@@ -17,6 +18,7 @@ from ..turn.states import ConversationState
 _logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 32000
+REQUEST_KEY = re.compile(r"[A-Za-z0-9_-]{8,64}")
 # The model is given the last turns only: a long chat must not grow every request without bound.
 HISTORY_TURNS = 30
 TITLE_CHARS = 60
@@ -219,9 +221,13 @@ class AiConversation(models.Model):
     # -- starting a turn -------------------------------------------------------------------------
 
     @api.model
-    def _chat_send(self, assistant_id, message, conversation_id=None, cloud_service_id=None, channel=None):
+    def _chat_send(
+        self, assistant_id, message, conversation_id=None, cloud_service_id=None, channel=None, request_key=None
+    ):
         """Claims the conversation (a new one when none is given) for a turn answering `message`,
-        stores the message, and returns the ChatTurn to run. Raises ChatRefused."""
+        stores the message, and returns the ChatTurn to run. Raises ChatRefused; ALREADY_RECEIVED,
+        naming the conversation, when a message named `request_key` was stored before (a start
+        sent again by a browser that could not tell it had been)."""
         user = self.env.user
         assistant = self._usable_assistant(assistant_id)
         text = message.strip() if isinstance(message, str) else ""
@@ -229,6 +235,7 @@ class AiConversation(models.Model):
             raise ChatRefused.invalid(_("The message is empty."))
         if len(text) > MAX_MESSAGE_CHARS:
             raise ChatRefused.invalid(_("The message is too long (at most %s characters).", MAX_MESSAGE_CHARS))
+        self._refuse_received_again(request_key)
         if conversation_id:
             conversation = self._chat_own(conversation_id)
             if conversation.assistant_id != assistant:
@@ -248,10 +255,41 @@ class AiConversation(models.Model):
             )
         last_seq = conversation._claim((ConversationState.IDLE,))
         self.env["ai.message"].sudo().create(
-            {"conversation_id": conversation.id, "role": "user", "content": text, "seq": last_seq}
+            {
+                "conversation_id": conversation.id,
+                "role": "user",
+                "content": text,
+                "seq": last_seq,
+                "request_key": request_key or False,
+            }
         )
         history = conversation._llm_history(resuming=False)
         return conversation._prepare_turn(last_seq, history, user_message=text)
+
+    def _refuse_received_again(self, request_key):
+        """ALREADY_RECEIVED when this user's message named `request_key` is stored already."""
+        if request_key is None:
+            return
+        if not isinstance(request_key, str) or not REQUEST_KEY.fullmatch(request_key):
+            raise ChatRefused.invalid(_("request_key must be 8 to 64 letters, digits, '-' or '_'."))
+        stored = (
+            self.env["ai.message"]
+            .sudo()
+            .search(
+                [
+                    ("request_key", "=", request_key),
+                    ("role", "=", "user"),
+                    ("conversation_id.user_id", "=", self.env.uid),
+                ],
+                limit=1,
+            )
+        )
+        if stored:
+            raise ChatRefused(
+                ErrorCode.ALREADY_RECEIVED,
+                _("This message was received before: its answer is in the conversation."),
+                conversation_id=stored.conversation_id.id,
+            )
 
     def _chat_resume(self, approvals=None, go_on=None, sign_in=None):
         """Claims a paused conversation and returns the ChatTurn that carries on with the user's

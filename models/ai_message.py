@@ -30,6 +30,11 @@ class AiMessage(models.Model):
         help="The event sequence number this message was written at; a user message carries the number of the "
         "last event before it.",
     )
+    # -- user messages ---------------------------------------------------------------------------
+    # The browser names each message it sends; a start it sends again after an answer that proved
+    # nothing was stored (a full pool, a proxy that lost the node) carries the same name, and is
+    # recognised when it was stored after all instead of being answered twice.
+    request_key = fields.Char(index="btree_not_null", copy=False, help="The browser's name for this user message.")
 
     # -- assistant replies -----------------------------------------------------------------------
     tool_calls = fields.Json(help="The calls the model asked for: [{id, name, arguments}].")

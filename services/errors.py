@@ -43,6 +43,7 @@ class ErrorCode(str, Enum):
     NOT_FOUND = "NOT_FOUND"
     CONVERSATION_BUSY = "CONVERSATION_BUSY"
     NOT_WAITING = "NOT_WAITING"
+    ALREADY_RECEIVED = "ALREADY_RECEIVED"
     SERVER_GONE = "SERVER_GONE"
     PROMPT_NOT_FOUND = "PROMPT_NOT_FOUND"
     # a turn that broke for a reason of ours, and tools a turn could not offer
@@ -97,6 +98,7 @@ ADVICE: dict[ErrorCode, str] = {
     ErrorCode.NOT_FOUND: "No such assistant, cloud service or conversation, or you may not use it.",
     ErrorCode.CONVERSATION_BUSY: "This conversation is answering another message; wait for it to finish.",
     ErrorCode.NOT_WAITING: "This conversation is not waiting for an answer.",
+    ErrorCode.ALREADY_RECEIVED: "This message was received before: its answer is in the conversation.",
     ErrorCode.SERVER_GONE: "The server that returned this link is no longer available to you.",
     ErrorCode.PROMPT_NOT_FOUND: "The server has no such prompt (any more); pick another one.",
     ErrorCode.INTERNAL_ERROR: "The assistant failed unexpectedly; the details are in the server log.",

@@ -11,8 +11,11 @@ instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
 
 import json
 
+from psycopg2.pool import PoolError
+
 from odoo.tests import HttpCase, tagged
 
+from odoo.addons.ai_mcp.controllers.chat import ChatController
 from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_servers import DEFAULTS_FORM_UNTOUCHED, HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
@@ -217,3 +220,42 @@ class TestResourceTour(_TourCase):
             "Summarise it\n\n[Attached resource notes://day/Monday (text/markdown) from Tour server]\n# "
             "Monday\n- nothing planned",
         )
+
+
+class _PoolFull:
+    """The chat route's first `failures` calls fail as Odoo does with its database pool full (its
+    500 page, the request's transaction rolled back); the next ones are served."""
+
+    def __init__(self, failures):
+        self.failures = failures
+        self.calls = 0
+
+    def __call__(self, original):
+        def json_body(controller):
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise PoolError("The Connection Pool Is Full")
+            return original(controller)
+
+        return json_body
+
+
+@tagged("post_install", "-at_install")
+class TestBusyTour(_TourCase):
+    responder = staticmethod(lambda body: Turn(text="Here I am.", chunks=2))
+    approvals = {"echo": False}
+    assistant_values = {"name": "Busy assistant"}
+
+    def test_a_start_refused_by_a_full_pool_is_sent_again(self):
+        pool_full = _PoolFull(failures=2)
+        self.patch(ChatController, "_json_body", pool_full(ChatController._json_body))
+        with self.assertLogs("odoo.http", "ERROR") as logged:
+            self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_busy_tour", login="admin", timeout=120)
+        self.assertEqual(sum("PoolError" in line for line in logged.output), 2, "Odoo answered 500 twice")
+        self.assertEqual(pool_full.calls, 3, "two starts refused, the third served")
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        self.assertEqual(len(conversation), 1)
+        self.assertEqual(
+            conversation.message_ids.filtered(lambda m: m.role == "user").mapped("content"), ["Are you there?"]
+        )
+        self.assertEqual(len(self.llm.requests), 1, "the model answered once")

@@ -23,6 +23,7 @@ import {
 } from "@ai_mcp/logic/chat_state";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
 import {lastUserText, retryPlan} from "@ai_mcp/logic/retry_plan";
+import {newRequestKey} from "@ai_mcp/logic/start_retry";
 import {ChatHeader} from "../chat_header/chat_header";
 import {ChatNotices} from "../chat_notices/chat_notices";
 import {RESUME_URL, STREAM_URL} from "../chat_transport";
@@ -38,6 +39,9 @@ import {SignInPause} from "./sign_in_pause";
 import {StatusLine} from "../status_line/status_line";
 import {TurnStream} from "./turn_stream";
 
+/** The refusal of a message sent again that had been stored after all: its answer is in the
+ * conversation the refusal names. */
+const ALREADY_RECEIVED = "ALREADY_RECEIVED";
 /** Refusals of a resume that mean another tab of the user resumed the same conversation first. */
 const RESUMED_ELSEWHERE = new Set(["CONVERSATION_BUSY", "NOT_WAITING"]);
 
@@ -71,6 +75,7 @@ export class ChatAction extends Component {
             assistantId: null,
             cloudServiceId: null,
             busy: false,
+            startRetry: null, // the message's start is being sent again: which try
             loading: true,
             listOpen: false, // small screens: the conversation list shown over the chat
         });
@@ -86,6 +91,7 @@ export class ChatAction extends Component {
             setChat: (chat) => this.setChat(chat),
             fail: (error) => this.fail(error),
             setBusy: (busy) => (this.state.busy = busy),
+            retrying: (attempt) => (this.state.startRetry = attempt),
             alive: () => this.alive,
             started: () => {
                 router.pushState({active_id: this.state.chat.conversationId});
@@ -383,19 +389,28 @@ export class ChatAction extends Component {
         return params;
     }
 
-    async send(text) {
+    /** `requestKey`: the name of a message sent again in place of one that may have been stored. */
+    async send(text, {requestKey = newRequestKey()} = {}) {
         if (!text.trim() || !this.canSend) {
             return;
         }
         const before = this.state.chat;
         this.stickToBottom = true;
         this.setChat(userMessage(before, text));
+        let storedIn = null;
+        const refused = (error) => {
+            storedIn = error.code === ALREADY_RECEIVED ? error.conversation_id : null;
+            return Boolean(storedIn);
+        };
         await this.turns.run(
             "message",
             STREAM_URL,
-            {...this.conversationParams(), message: text},
-            {before}
+            {...this.conversationParams(), message: text, request_key: requestKey},
+            {before, refused}
         );
+        if (storedIn && this.alive) {
+            await this.openConversation(storedIn, {push: storedIn !== before.conversationId});
+        }
     }
 
     /** A prompt picked in the composer: its text is the user's message. Resolves to an error text. */
@@ -457,9 +472,13 @@ export class ChatAction extends Component {
             await this.turns.run("resume", RESUME_URL, plan.body);
             return;
         }
-        if (plan.replaceLast && this.turns.lastRequest?.before) {
-            // That message never reached the server: send it again in its place.
-            this.setChat({...this.turns.lastRequest.before, error: null, status: "idle"});
+        const last = this.turns.lastRequest;
+        if (plan.replaceLast && last?.before) {
+            // That message never got an answer: send it again in its place, under the same name in
+            // case it was stored after all.
+            this.setChat({...last.before, error: null, status: "idle"});
+            await this.send(plan.text, {requestKey: last.body.request_key});
+            return;
         }
         await this.send(plan.text);
     }

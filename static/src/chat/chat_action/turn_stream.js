@@ -3,6 +3,7 @@ import {_t} from "@web/core/l10n/translation";
 
 import {eventFromSse, stopped} from "@ai_mcp/logic/chat_state";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
+import {startRetryWait} from "@ai_mcp/logic/start_retry";
 import {FINAL_TYPES} from "@ai_mcp/logic/turn_protocol";
 import {ChatHttpError, postStream, readEventsAfter} from "../chat_transport";
 
@@ -18,11 +19,20 @@ const BUSY_RETRY_DELAY = 700;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What a failed fetch was, as logic/start_retry.js reads it: null when it was aborted. */
+function failure(error) {
+    if (error instanceof ChatHttpError) {
+        return error.error;
+    }
+    return error?.name === "AbortError" ? null : {code: "NETWORK_ERROR"};
+}
+
 /**
  * The chat action's streamed requests: a message or a resume POSTed and read as it streams, read
  * again from the stored events when the stream breaks, and the polling of a turn that streams to
  * another tab. One request streams at a time; `request` is it ({ kind, url, body, received, final,
- * stopped, controller, before }), `lastRequest` the last one, for "Retry".
+ * stopped, retrying, controller, before }), `lastRequest` the last one, for "Retry". A message's start
+ * that failed before anything was stored is sent again (logic/start_retry.js).
  *
  * `host` is what the action lends it, so that the view state stays the action's:
  *   chat()          the reducer state
@@ -30,6 +40,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  *   setChat(chat)   replace it
  *   fail(error)     end the turn with { code, message?, status? }
  *   setBusy(busy)   a request streams or not
+ *   retrying(n)     a message's start is sent again for the n-th time (null: it is not)
  *   alive()         the action is still on screen
  *   started()       a new conversation got its id from the stream
  *   settled()       a request or a follow ended: the conversation list may have changed
@@ -80,6 +91,7 @@ export class TurnStream {
             received: 0,
             final: false,
             stopped: false,
+            retrying: false,
             controller: new AbortController(),
         };
         this.followToken++;
@@ -116,23 +128,54 @@ export class TurnStream {
 
     async post(request) {
         const onMessage = (message) => this.receive(request, message);
-        for (;;) {
-            try {
-                await postStream(request.url, request.body, {
-                    signal: request.controller.signal,
-                    onMessage,
-                });
-                return;
-            } catch (error) {
-                const busy =
-                    error instanceof ChatHttpError && error.error.code === "CONVERSATION_BUSY";
-                const justStopped = Date.now() - this.stoppedAt < BUSY_RETRY_WINDOW;
-                if (!busy || !justStopped || request.stopped || !this.host.alive()) {
-                    throw error;
+        let retries = 0;
+        try {
+            for (;;) {
+                try {
+                    await postStream(request.url, request.body, {
+                        signal: request.controller.signal,
+                        onMessage,
+                    });
+                    return;
+                } catch (error) {
+                    if (request.stopped || !this.host.alive()) {
+                        throw error;
+                    }
+                    const retryWait = startRetryWait({
+                        kind: request.kind,
+                        received: request.received,
+                        error: failure(error),
+                        attempt: retries + 1,
+                    });
+                    const wait = retryWait ?? this.busyWait(error);
+                    if (wait === null) {
+                        throw error;
+                    }
+                    if (retryWait !== null) {
+                        retries++;
+                        request.retrying = true;
+                        this.host.retrying(retries);
+                    }
+                    await sleep(wait);
                 }
-                await sleep(BUSY_RETRY_DELAY);
             }
+        } finally {
+            this.retried(request);
         }
+    }
+
+    /** The start sent again got its answer (or gave up): the status line says so no more. */
+    retried(request) {
+        if (request.retrying) {
+            request.retrying = false;
+            this.host.retrying(null);
+        }
+    }
+
+    /** A message sent right after "stop" that finds the turn still being cancelled. */
+    busyWait(error) {
+        const busy = error instanceof ChatHttpError && error.error.code === "CONVERSATION_BUSY";
+        return busy && Date.now() - this.stoppedAt < BUSY_RETRY_WINDOW ? BUSY_RETRY_DELAY : null;
     }
 
     receive(request, message) {
@@ -141,6 +184,7 @@ export class TurnStream {
             return;
         }
         const event = eventFromSse(message);
+        this.retried(request);
         request.received++;
         const wasNew = !host.chat().conversationId;
         host.apply(event);

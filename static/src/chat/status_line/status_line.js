@@ -2,12 +2,26 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-/** What the assistant is doing while a turn streams: thinking, running tools, and "Round N/M". */
+import {START_RETRY_LIMIT} from "@ai_mcp/logic/start_retry";
+
+/** What the assistant is doing while a turn streams: thinking, running tools, and "Round N/M";
+ * before that, a message's start being sent again because the server was busy (`retry`: which try). */
 export class StatusLine extends Component {
     static template = "ai_mcp.StatusLine";
-    static props = {status: String, round: Number, maxRounds: Number};
+    static props = {
+        status: String,
+        round: Number,
+        maxRounds: Number,
+        retry: {type: [Number, {value: null}], optional: true},
+    };
 
     get label() {
+        if (this.props.retry) {
+            return _t("The server is busy: trying again (%(n)s of %(max)s)…", {
+                n: this.props.retry,
+                max: START_RETRY_LIMIT,
+            });
+        }
         return this.props.status === "running_tools" ? _t("Running tools") : _t("Thinking");
     }
 
