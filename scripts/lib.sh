@@ -266,6 +266,49 @@ odoo_args_prefork() {
     return 1
 }
 
+# odoo_pool_args MAX_CONNECTIONS ARGS...: the database pool options that fit the processes odoo-bin's
+# ARGS start into a PostgreSQL that accepts MAX_CONNECTIONS, one per line; nothing when ARGS set a pool
+# or a configuration file (the operator sized it). Odoo keeps each process's pool apart, and a pool
+# refuses a borrow past its size instead of waiting, so the sizes must add up to what PostgreSQL
+# accepts (past it Odoo takes the refused connection for an unusable database and logs the user
+# out). Prefork: each HTTP and cron worker serves one request at a time and gets POOL_PER_WORKER;
+# the gevent worker, which serves the bus and every chat stream at once, gets the rest, less
+# PG_RESERVED (PostgreSQL's superuser slots, the master, psql and backups).
+POOL_PER_WORKER=6
+PG_RESERVED=13
+odoo_pool_args() {
+    local max=$1 arg workers=0 crons=2 next="" spare
+    shift
+    for arg in "$@"; do
+        case $next in
+        workers) workers=$arg ;;
+        crons) crons=$arg ;;
+        esac
+        next=""
+        case $arg in
+        -c | --config | --config=* | --db_maxconn* | --db-maxconn*) return 0 ;;
+        --workers) next=workers ;;
+        --workers=*) workers=${arg#--workers=} ;;
+        --max-cron-threads) next=crons ;;
+        --max-cron-threads=*) crons=${arg#--max-cron-threads=} ;;
+        esac
+    done
+    [[ $workers =~ ^[0-9]+$ && $crons =~ ^[0-9]+$ && $max =~ ^[0-9]+$ ]] || return 0
+    spare=$((max - PG_RESERVED))
+    if ((workers == 0)); then
+        # one threaded process: Odoo's own 64 while PostgreSQL has room for it
+        ((spare < 64)) && printf '%s\n' "--db_maxconn=$((spare > 8 ? spare : 8))"
+        return 0
+    fi
+    local gevent=$((spare - (workers + crons) * POOL_PER_WORKER))
+    if ((gevent < POOL_PER_WORKER * 2)); then
+        warn "PostgreSQL's max_connections=$max is too few for $workers HTTP and $crons cron workers beside the" \
+            "gevent worker: raise it (ALTER SYSTEM SET max_connections = ...; then restart PostgreSQL) or start fewer workers"
+        return 0
+    fi
+    printf '%s\n' "--db_maxconn=$POOL_PER_WORKER" "--db_maxconn_gevent=$gevent"
+}
+
 # get_odoo: makes an Odoo 18 in $(odoo_cache_dir)/src with its own .venv, from $AI_MCP_ODOO_SOURCE
 # (a folder, an archive, an http(s) archive URL or a git URL) or Odoo's nightly 18.0 source archive;
 # reused while the source and the pins stay the same. find_odoo finds it afterwards (unless

@@ -9,6 +9,7 @@ seen without installing anything.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -246,6 +247,37 @@ def test_a_gevent_worker_that_cannot_start_is_reported_with_its_reason_and_fix(t
 def test_scripts_run_checks_the_gevent_worker_only_when_workers_are_asked_for(args: str, prefork: bool) -> None:
     result = bash(f"odoo_args_prefork {args}")
     assert (result.returncode == 0) is prefork
+
+
+@pytest.mark.parametrize(
+    ("max_connections", "args", "pools"),
+    [
+        (100, "--workers=2", ["--db_maxconn=6", "--db_maxconn_gevent=63"]),
+        (100, "--workers 4 --max-cron-threads=1 --dev=xml", ["--db_maxconn=6", "--db_maxconn_gevent=57"]),
+        (300, "--workers=2", ["--db_maxconn=6", "--db_maxconn_gevent=263"]),
+        (100, "", []),  # threaded: Odoo's own pool of 64 fits
+        (50, "--dev=xml", ["--db_maxconn=37"]),
+        (100, "--workers=2 -c /etc/odoo/odoo.conf", []),  # the operator's file sizes them
+        (100, "--workers=2 --db_maxconn_gevent=240", []),
+    ],
+)
+def test_scripts_run_sizes_the_pools_to_fit_postgresql(max_connections: int, args: str, pools: list[str]) -> None:
+    result = bash(f"odoo_pool_args {max_connections} {args}")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == pools
+    sizes = dict(option.lstrip("-").split("=") for option in pools)
+    if "db_maxconn_gevent" in sizes:
+        workers = int(re.search(r"--workers[= ](\d+)", args).group(1))
+        crons = int(m.group(1)) if (m := re.search(r"--max-cron-threads=(\d+)", args)) else 2
+        opened = (workers + crons) * int(sizes["db_maxconn"]) + int(sizes["db_maxconn_gevent"])
+        assert opened < max_connections, "every pool full at once still fits PostgreSQL"
+
+
+def test_too_few_postgresql_connections_for_the_workers_is_said_with_the_fix() -> None:
+    result = bash("odoo_pool_args 100 --workers=14")
+    assert result.stdout == ""
+    assert "max_connections=100 is too few for 14 HTTP and 2 cron workers" in result.stderr
+    assert "ALTER SYSTEM SET max_connections" in result.stderr
 
 
 # -- a test run without Odoo -------------------------------------------------------------------
