@@ -12,6 +12,7 @@ from . import ai_assistant
 from . import ai_assistant_discuss
 from . import ai_conversation
 from . import ai_conversation_claim
+from . import ai_conversation_turn
 from . import ai_conversation_call
 from . import ai_conversation_server
 from . import ai_conversation_prompt

@@ -1,28 +1,23 @@
+"""The AI conversation: its fields, what the chat's routes and Discuss ask of it, and starting or
+resuming a turn. The turn's input (history, tools, the ChatTurn) is in ai_conversation_turn.py,
+claims in ai_conversation_claim.py, the requests about a running call in ai_conversation_call.py."""
+
 import logging
 import re
-from functools import partial
 
 from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError
 
 from ..exceptions import ChatRefused
-from ..hub_process import process_hub
-from ..services.agent_loop import Resume, SignInLink, TurnRequest, run_turn
-from ..services.errors import AiMcpError, ErrorCode
-from ..services.events import StartEvent, parse_event
-from ..services.transcript import HistoryMessage, history_from_events
-from ..services.turn_control import TurnControl
-from ..turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
+from ..services.agent_loop import Resume
+from ..services.errors import ErrorCode
 from ..turn.states import ConversationState
 
 _logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 32000
 REQUEST_KEY = re.compile(r"[A-Za-z0-9_-]{8,64}")
-# The model is given the last turns only: a long chat must not grow every request without bound.
-HISTORY_TURNS = 30
 TITLE_CHARS = 60
-INTERRUPTED_CALL = "Not run: the answer was interrupted before this call finished."
 # Fields only the chat runner changes (in its own transactions, as superuser).
 RUNNER_FIELDS = {
     "state",
@@ -356,151 +351,7 @@ class AiConversation(models.Model):
             return self.env["cloud.service"]
         return self._untrusted_record("cloud.service", cloud_service_id, lambda s: s._user_may_use(self.env.user))
 
-    # -- the loop's input ------------------------------------------------------------------------
-
-    def _llm_history(self, resuming):
-        """The messages the model saw, rebuilt from the stored events turn by turn (a turn: a user
-        message and the events after it). Calls an earlier turn left without a result get one, so
-        the model is never shown a call it cannot match; the last turn stays as it is when it is
-        being resumed (its unanswered calls are what the approval is about)."""
-        self.ensure_one()
-        users = (
-            self.env["ai.message"]
-            .sudo()
-            .search(
-                [("conversation_id", "=", self.id), ("role", "=", "user")],
-                order="seq desc, id desc",
-                limit=HISTORY_TURNS + 1,
-            )
-        )
-        users = users.sorted(lambda m: (m.seq, m.id))
-        if not resuming:
-            users = users[:-1]  # the message being answered now is the turn's user_message
-        if not users:
-            return []
-        self.env["ai.conversation.event"].flush_model()
-        self.env.cr.execute(
-            "SELECT seq, payload FROM ai_conversation_event WHERE conversation_id = %s AND seq > %s ORDER BY seq",
-            (self.id, users[0].seq),
-        )
-        parsed = [(seq, parse_event(payload)) for seq, payload in self.env.cr.fetchall()]
-        history = []
-        for index, user in enumerate(users):
-            upper = users[index + 1].seq if index + 1 < len(users) else None
-            turn = [event for seq, event in parsed if seq > user.seq and (upper is None or seq <= upper)]
-            messages = history_from_events(turn, user_message=user.content or "")
-            last = index == len(users) - 1
-            history += messages if (resuming and last) else _close_open_calls(messages)
-        return history
-
-    def _prepare_turn(self, last_seq, history, user_message=None, resume=None, declined=None, spent=0.0):
-        """The ChatTurn for this conversation: settings, tools bound for the current user now, history."""
-        self.ensure_one()
-        assistant = self.assistant_id.sudo()
-        start = StartEvent(conversation_id=self.id, assistant=assistant.name, max_rounds=assistant.max_rounds)
-        warnings = []
-        failure = None
-        request = None
-        try:
-            settings = assistant._assistant_settings()
-            failure = self._provider_problem(settings)
-            tools = assistant.with_env(self.env)._tool_bindings(
-                self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self
-            )
-            grants, links = self._sign_in_access(tools)
-            request = TurnRequest(
-                assistant=settings,
-                history=history,
-                tools=tools,
-                user_message=user_message,
-                resume=resume,
-                conversation_id=self.id,
-                grants=grants,
-                sign_in_links=links,
-                declined=frozenset(server._server_key() for server in (declined or ()) if server.exists()),
-                spent=spent,
-            )
-        except AiMcpError as exc:
-            failure = exc
-        hub = process_hub()
-        self.env["mcp.server"]._watch_list_changes(hub)
-        control = TurnControl()
-        if failure is None:
-            make = partial(turn_events, partial(run_turn, request, hub, control), warnings)
-        else:
-            make = partial(refused_turn_events, start, failure)
-        return ChatTurn(
-            registry=self.env.registry,
-            uid=self.env.uid,
-            context=dict(self.env.context),
-            conversation_id=self.id,
-            last_seq=last_seq,
-            make=make,
-            provider_hint=self._provider_hint(),
-            control=control,
-            audit_known=self.env["ai.tool.call"]._audit_known(self),
-            resuming=resume is not None,
-            stopped_message=_("Stopped: the connection to the browser was closed before the answer was finished."),
-        )
-
-    def _sign_in_access(self, bindings):
-        """({server key: grant}, {server key: SignInLink}) for the OAuth servers of `bindings`: the
-        grant the current user calls with, and, on a per-user server, where they sign in."""
-        keys = {binding.server.key for binding in bindings if binding.server.auth_type.value == "oauth"}
-        grants, links = {}, {}
-        for server in self.env["mcp.server"].sudo().browse(sorted(int(key.rsplit("/", 1)[1]) for key in keys)):
-            key = server._server_key()
-            grant = server._oauth_grant(self.env.user)
-            if grant is not None:
-                grants[key] = grant
-            if server.oauth_token_scope == "user":
-                links[key] = SignInLink(server_id=server.id, url=server._oauth_sign_in_url(self))
-        return grants, links
-
-    def _provider_problem(self, settings):
-        """An error for a provider that cannot work as configured, found before calling it."""
-        llm = settings.llm
-        if not llm.api_key.get_secret_value() and "api.openai.com" in llm.base_url:
-            return AiMcpError(
-                ErrorCode.LLM_AUTH_FAILED,
-                _(
-                    "No model provider is configured: %(provider)s has no API key.",
-                    provider=self.assistant_id.sudo().provider_id.name,
-                ),
-            )
-        return None
-
-    def _provider_hint(self):
-        if self.env.user.has_group("ai_mcp.group_ai_manager"):
-            return _("Configure the model provider in %s.", PROVIDER_MENU)
-        return _("Ask an AI manager to configure the model provider in %s.", PROVIDER_MENU)
-
 
 def _shorten(text):
     line = " ".join(text.split())
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
-
-
-def _close_open_calls(messages):
-    """Gives every tool call without a result one saying it was not run, right after the results
-    it has: a model is never sent a call it cannot match to an answer."""
-    closed = []
-    open_calls = []
-
-    def settle():
-        for call_id in open_calls:
-            closed.append(HistoryMessage(role="tool", content=INTERRUPTED_CALL, tool_call_id=call_id))
-        open_calls.clear()
-
-    for message in messages:
-        if message.role == "tool":
-            if message.tool_call_id in open_calls:
-                open_calls.remove(message.tool_call_id)
-            closed.append(message)
-            continue
-        settle()
-        closed.append(message)
-        if message.role == "assistant":
-            open_calls.extend(call.id for call in message.tool_calls)
-    settle()
-    return closed
