@@ -54,56 +54,49 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# Run as a plain script: the repository root on sys.path so `services` and `testing` import.
+# Run as a plain script: the repository root on sys.path so `services`, `testing` and `benchmarks` import.
 sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
-import json  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
-import subprocess  # noqa: E402
 import tempfile  # noqa: E402
-import threading  # noqa: E402
 import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
-from typing import NamedTuple  # noqa: E402
 
-from testing.mcp_servers import HttpServer, free_port  # noqa: E402
+from benchmarks.load.measure import (  # noqa: E402
+    added_per_round,
+    check,
+    converse,
+    cpu_seconds,
+    hub_sample,
+    listen_overflows,
+    mb,
+    ms,
+    percentile,
+    rss_kb,
+    stream_problem,
+    wave,
+)
+from benchmarks.load.postgres import PrivatePostgres  # noqa: E402
+from benchmarks.load.workload import (  # noqa: E402
+    API_KEY,
+    MAX_ROUNDS,
+    MCP_SERVERS,
+    MODEL,
+    OFFERED_TOOLS,
+    PACES,
+    ROUNDS,
+    LlmProcess,
+    Setup,
+)
+from testing.mcp_servers import HttpServer  # noqa: E402
 from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
-from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
-API_KEY = "bench-load-key"
-MODEL = "scripted-model"
 CONVERSATIONS = 50
-TOOL_ROUNDS = 4  # tool results before the answer: 5 rounds
-ROUNDS = TOOL_ROUNDS + 1
-MAX_ROUNDS = ROUNDS + 1  # no "continue?" pause before round 5
-MCP_SERVERS = 4
-OFFERED_TOOLS = ("echo", "add", "weather")
-USERS = 10
 WARMUP = 4
 SEQUENTIAL = 5
-ANSWER = " ".join(f"word{i}" for i in range(40))
-ANSWER_WORDS = 40
-
-
-class Pace(NamedTuple):
-    """How the scripted model streams: wait before the first chunk, chunks of the answer and of
-    each tool call's arguments, wait between chunks."""
-
-    latency: float
-    answer_chunks: int
-    arg_chunks: int
-    chunk_delay: float
-
-
-PACES = {
-    # fast: the model's own time stays small, so the load is the turns' own work
-    "fast": Pace(latency=0.2, answer_chunks=20, arg_chunks=3, chunk_delay=0.005),
-    # realistic: 300 ms to the first token, then 20 tokens/s (a word and an argument piece ~ a token)
-    "realistic": Pace(latency=0.3, answer_chunks=ANSWER_WORDS, arg_chunks=8, chunk_delay=0.05),
-}
 SCALE = {
     "modes": "prefork",
     "conversations": 200,
@@ -113,134 +106,6 @@ SCALE = {
     "private_pg": 600,
 }
 READY_TIMEOUT = 120.0
-STREAM_TIMEOUT = 600.0
-
-
-# -- the scripted model, in a process of its own ------------------------------------------------
-
-
-def responder(body: dict, pace: Pace = PACES["fast"]) -> Turn:
-    """A tool call until the turn holds TOOL_ROUNDS tool results, then the answer."""
-    messages = body.get("messages") or []
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
-    done = sum(1 for m in messages[last_user:] if m.get("role") == "tool")
-    if done >= TOOL_ROUNDS:
-        return Turn(text=ANSWER, chunks=pace.answer_chunks, chunk_delay=pace.chunk_delay, latency=pace.latency)
-    echoes = sorted(t["function"]["name"] for t in body.get("tools") or [] if "echo" in t["function"]["name"])
-    if not echoes:
-        return Turn(text="no echo tool was offered", latency=pace.latency)
-    marker = _marker(messages)
-    name = echoes[(sum(map(ord, marker)) + done) % len(echoes)]
-    return Turn(
-        tool_calls=(ToolCall(name, {"text": f"{marker} r{done + 1}"}),),
-        arg_chunks=pace.arg_chunks,
-        chunk_delay=pace.chunk_delay,
-        latency=pace.latency,
-    )
-
-
-def _marker(messages: list[dict]) -> str:
-    users = [m.get("content") for m in messages if m.get("role") == "user"]
-    return users[-1] if users and isinstance(users[-1], str) else "?"
-
-
-def serve_llm(port: int, timings: Path, pace: Pace) -> None:
-    """--serve-llm: the scripted model with the responder above; logs each request's own time."""
-    from testing import scripted_llm
-
-    lock = threading.Lock()
-    original = scripted_llm._Handler._answer
-
-    def timed(handler, body: dict) -> None:
-        started = time.perf_counter()
-        try:
-            original(handler, body)
-        finally:
-            messages = body.get("messages") or []
-            last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
-            round_no = 1 + sum(1 for m in messages[last_user:] if m.get("role") == "assistant")
-            line = json.dumps(
-                {"marker": _marker(messages), "round": round_no, "seconds": time.perf_counter() - started}
-            )
-            with lock, open(timings, "a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
-
-    scripted_llm._Handler._answer = timed
-    with ScriptedLLM(responder=lambda body: responder(body, pace), api_key=API_KEY, port=port) as llm:
-        print(llm.base_url, flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            threading.Event().wait()
-
-
-class LlmProcess:
-    def __init__(self, tmp: Path, pace: str) -> None:
-        self.timings = tmp / "llm_timings.jsonl"
-        self.port = free_port()
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "--serve-llm", str(self.port), "--timings", str(self.timings), "--pace", pace],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.base_url = self.process.stdout.readline().strip()
-        if not self.base_url.startswith("http"):
-            sys.exit("the scripted model did not start")
-
-    def times(self) -> dict[tuple[str, int], float]:
-        result: dict[tuple[str, int], float] = {}
-        if self.timings.exists():
-            for line in self.timings.read_text(encoding="utf-8").splitlines():
-                row = json.loads(line)
-                result[(row["marker"], row["round"])] = row["seconds"]
-        return result
-
-    def stop(self) -> None:
-        self.process.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(5)
-
-
-# -- PostgreSQL ----------------------------------------------------------------------------------
-
-
-class PrivatePostgres:
-    """A PostgreSQL cluster of this run only, allowing `max_connections`: the shared server of this
-    machine allows 100, fewer than the pools of a gevent worker sized for 200 streams. Odoo, dropdb
-    and psql find it through PGHOST/PGPORT/PGUSER. initdb refuses root, so it runs as `postgres`."""
-
-    BIN = Path("/usr/lib/postgresql/15/bin")
-    OS_USER = "postgres"
-
-    def __init__(self, tmp: Path, max_connections: int) -> None:
-        self.dir = tmp / "pg"
-        self.dir.mkdir()
-        self.port = free_port()
-        self.log = tmp / "pg.log"
-        # the run's folder (mode 0700) holds its cluster, socket and log
-        shutil.chown(tmp, user=self.OS_USER)
-        shutil.chown(self.dir, user=self.OS_USER)
-        self._as_postgres([str(self.BIN / "initdb"), "-D", str(self.dir), "-U", "root", "-A", "trust", "--no-sync"])
-        self._as_postgres(
-            [
-                str(self.BIN / "pg_ctl"),
-                "-D",
-                str(self.dir),
-                "-l",
-                str(self.log),
-                "-w",
-                "start",
-                "-o",
-                f"-p {self.port} -k {self.dir} -c listen_addresses='' -c max_connections={max_connections}"
-                " -c fsync=off -c shared_buffers=256MB",
-            ]
-        )
-        self.env = {"PGHOST": str(self.dir), "PGPORT": str(self.port), "PGUSER": "root"}
-
-    def _as_postgres(self, command: list[str]) -> None:
-        subprocess.run(["runuser", "-u", self.OS_USER, "--", *command], check=True, stdout=subprocess.DEVNULL)
-
-    def stop(self) -> None:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            self._as_postgres([str(self.BIN / "pg_ctl"), "-D", str(self.dir), "-m", "fast", "-w", "stop"])
 
 
 # -- Odoo --------------------------------------------------------------------------------------
@@ -264,7 +129,7 @@ class BenchOdoo(OdooServer):
             pid = todo.pop()
             pids.append(pid)
             todo += children.get(pid, [])
-        return {pid: rss for pid in pids if (rss := _rss_kb(pid)) is not None}
+        return {pid: rss for pid in pids if (rss := rss_kb(pid)) is not None}
 
     def roles(self) -> dict[int, str]:
         """{pid: main | http worker | gevent} of the processes alive now."""
@@ -276,127 +141,6 @@ class BenchOdoo(OdooServer):
                     "main" if pid == self.process.pid else ("gevent" if b"gevent" in argv[:3] else "http worker")
                 )
         return roles
-
-
-def listen_overflows() -> int | None:
-    """The host's count of connections dropped because a listen queue was full (Linux)."""
-    with contextlib.suppress(OSError, ValueError, StopIteration):
-        lines = Path("/proc/net/netstat").read_text().splitlines()
-        header, values = next(
-            (h.split(), v.split()) for h, v in zip(lines[::2], lines[1::2], strict=False) if h.startswith("TcpExt:")
-        )
-        return int(values[header.index("ListenOverflows")])
-    return None
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU the processes used so far, from /proc (robust to other load on the machine)."""
-    total = 0
-    for pid in pids:
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_kb(pid: int) -> int | None:
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return None
-
-
-def converse(client: WebClient, assistant_id: int, message: str, port: int | None) -> dict:
-    """One streamed turn, on `port` (the gevent worker's in prefork) or the client's own."""
-    run = client.stream({"assistant_id": assistant_id, "message": message}, port=port, timeout=STREAM_TIMEOUT)
-    return {**run, "message": message}
-
-
-# -- one conversation: checked and measured ----------------------------------------------------
-
-
-def stream_problem(run: dict) -> str | None:
-    if run["error"] or run["status"] != 200:
-        return f"status={run['status']} {run['error']}"
-    kinds = [event.event for _t, event in run["events"]]
-    if not kinds or kinds[-1] != "done":
-        return f"ended with {kinds[-3:]}"
-    bad = [event.data for _t, event in run["events"] if event.event in ("error", "warning")]
-    if bad:
-        return f"error/warning events: {bad}"
-    if kinds.count("round") != ROUNDS:
-        return f"{kinds.count('round')} rounds"
-    results = [event.data for _t, event in run["events"] if event.event == "tool_result"]
-    if len(results) != TOOL_ROUNDS or not all(r["ok"] for r in results):
-        return f"tool results: {[(r['ok'], r.get('error_code')) for r in results]}"
-    return None
-
-
-def stored_problem(run: dict, user: WebClient, admin: WebClient) -> str | None:
-    """Whether what was stored is exactly what was streamed."""
-    streamed = [event for _t, event in run["events"]]
-    conversation_id = streamed[0].data["conversation_id"]
-    history = user.jsonrpc(f"/ai_mcp/conversation/{conversation_id}/history", {})
-    stored = [(e.pop("seq"), e["type"], e) for e in history["events"]]
-    if [(s, t) for s, t, _p in stored] != [(e.id, e.event) for e in streamed]:
-        return "stored events differ from the streamed ones"
-    for (seq, _type, payload), event in zip(stored, streamed, strict=False):
-        if payload != event.data:
-            keys = sorted(k for k in set(payload) | set(event.data) if payload.get(k) != event.data.get(k))
-            return f"stored payload of event {seq} ({event.event}) differs from the streamed one in {keys}"
-    if history["conversation"]["state"] != "idle" or history["conversation"]["last_seq"] != streamed[-1].id:
-        return f"conversation {history['conversation']['state']} last_seq {history['conversation']['last_seq']}"
-    messages = admin.call(
-        "ai.message",
-        "search_read",
-        [("conversation_id", "=", conversation_id)],
-        ["role", "content", "tool_call_id", "status", "tool_calls"],
-        order="seq, id",
-    )
-    roles = [m["role"] for m in messages]
-    if roles != ["user"] + ["assistant", "tool"] * TOOL_ROUNDS + ["assistant"]:
-        return f"messages {roles}"
-    if messages[0]["content"] != run["message"]:
-        return "the user message differs"
-    results = {e.data["id"]: e.data for e in streamed if e.event == "tool_result"}
-    for call_message, tool_message in zip(messages[1:-1:2], messages[2:-1:2], strict=False):
-        call_ids = [c["id"] for c in call_message["tool_calls"] or []]
-        result = results.get(tool_message["tool_call_id"])
-        if call_ids != [tool_message["tool_call_id"]] or result is None:
-            return "a tool message does not match its call"
-        if tool_message["status"] != "done" or tool_message["content"] != result["model_text"]:
-            return "a tool message differs from its streamed result"
-    answer = "".join(e.data["delta"] for e in streamed if e.event == "text")
-    if messages[-1]["content"] != answer:
-        return "the stored answer differs from the streamed text"
-    return None
-
-
-def added_per_round(run: dict, llm_times: dict[tuple[str, int], float]) -> list[float] | None:
-    """[(`start` to `done` - the model's own time - the tools' time) / rounds] in seconds.
-
-    Whole turns, not single rounds: the loop runs ahead of the route that writes its events (a
-    bounded buffer), so under load one round's boundary can reach the client late and the next
-    early; their sum is exact.
-    """
-    events = run["events"]
-    model = [llm_times.get((run["message"], index + 1)) for index in range(ROUNDS)]
-    if None in model:
-        return None
-    tools = sum(e.data["duration_ms"] for _t, e in events if e.event == "tool_result") / 1000
-    return [(events[-1][0] - events[0][0] - sum(model) - tools) / ROUNDS]
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
-def ms(values: list[float], q: float) -> float:
-    return percentile(values, q) * 1000
 
 
 # -- the loop alone ----------------------------------------------------------------------------
@@ -446,123 +190,6 @@ class _Wire:
 
 
 # -- one mode ----------------------------------------------------------------------------------
-
-
-class Setup:
-    """Users, provider, servers and the assistant, created once in the database."""
-
-    def __init__(self, admin: WebClient, llm: LlmProcess, servers: list[HttpServer]) -> None:
-        provider = admin.call(
-            "ai.provider",
-            "create",
-            {"name": "bench load", "base_url": llm.base_url, "api_key": API_KEY, "default_model": MODEL},
-        )
-        server_ids, disabled = [], []
-        for index, server in enumerate(servers):
-            server_id = admin.call(
-                "mcp.server", "create", {"name": f"Load tools {index + 1}", "scope": "system", "url": server.url}
-            )
-            admin.call("mcp.server", "action_sync_tools", [server_id])
-            tools = admin.call("mcp.tool", "search_read", [("server_id", "=", server_id)], ["name"])
-            echo = [t["id"] for t in tools if t["name"] == "echo"]
-            admin.call("mcp.tool", "write", echo, {"requires_approval": False})
-            disabled += [t["id"] for t in tools if t["name"] not in OFFERED_TOOLS]
-            server_ids.append(server_id)
-        self.assistant = admin.call(
-            "ai.assistant",
-            "create",
-            {
-                "name": "bench load",
-                "provider_id": provider,
-                "temperature": 0.0,
-                "max_rounds": MAX_ROUNDS,
-                "mcp_server_ids": [(6, 0, server_ids)],
-                "mcp_tool_disabled_ids": [(6, 0, disabled)],
-            },
-        )
-        groups = admin.call(
-            "ir.model.data",
-            "search_read",
-            [
-                ("model", "=", "res.groups"),
-                ("name", "in", ["group_user", "group_ai_user"]),
-                ("module", "in", ["base", "ai_mcp"]),
-            ],
-            ["res_id"],
-        )
-        self.logins = [f"load_user_{i}" for i in range(USERS)]
-        for login in self.logins:
-            admin.call(
-                "res.users",
-                "create",
-                {
-                    "name": login,
-                    "login": login,
-                    "password": login,
-                    "groups_id": [(6, 0, [g["res_id"] for g in groups])],
-                },
-            )
-
-
-def hub_sample(admin: WebClient, ports: list[int], tries: int = 6) -> dict[int, dict]:
-    """/ai_mcp/hub/stats of every process that answers on the ports, two requests at a time per port
-    (prefork: both HTTP workers, and the gevent worker that ran the turns)."""
-    seen: dict[int, dict] = {}
-
-    def one(port: int) -> None:
-        with contextlib.suppress(Exception):
-            status, body = admin.get("/ai_mcp/hub/stats", port=port)
-            if status == 200:
-                data = json.loads(body)
-                seen[data["pid"]] = data
-
-    for _ in range(tries):
-        threads = [threading.Thread(target=one, args=(port,)) for port in ports for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(30)
-    return seen
-
-
-def wave(
-    clients: list[WebClient], assistant: int, label: str, count: int, port: int | None
-) -> tuple[list[dict], float]:
-    results: list[dict] = [{} for _ in range(count)]
-    barrier = threading.Barrier(count)
-
-    def one(index: int) -> None:
-        barrier.wait()
-        client = index % len(clients)
-        results[index] = {**converse(clients[client], assistant, f"{label} {index}", port), "client": client}
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(STREAM_TIMEOUT + 60)
-    return results, time.perf_counter() - started
-
-
-def check(runs: list[dict], clients: list[WebClient], admin: WebClient) -> tuple[list[str], list[str]]:
-    errors, lost = [], []
-    for run in runs:
-        problem = stream_problem(run)
-        if problem:
-            errors.append(f"{run['message']}: {problem}")
-            continue
-        try:
-            problem = stored_problem(run, clients[run["client"]], admin)
-        except Exception as exc:  # noqa: BLE001
-            problem = f"could not read it back: {exc}"
-        if problem:
-            lost.append(f"{run['message']}: {problem}")
-    return errors, lost
-
-
-def mb(kb: int) -> float:
-    return kb / 1024
 
 
 def run_mode(
@@ -635,6 +262,7 @@ def run_mode(
     seq_costs, load_costs = costs(sequential), costs(waves[0])
     first_bytes = [run["events"][0][0] for run in waves[0] if run.get("events")]
     totals = [run["total"] for run in waves[0] if "total" in run]
+    retried = [run.get("start_retries", 0) for wave_runs in waves for run in wave_runs]
     for problem in (errors + lost)[:5]:
         print(f"  problem: {problem}")
     for line in log_problems[:3]:
@@ -643,6 +271,10 @@ def run_mode(
         f"{opts.conversations} concurrent conversations x {ROUNDS} rounds, {opts.waves} wave(s): "
         f"{len(errors)} errors, {len(lost)} lost, {len(log_problems)} ERROR lines in the Odoo log, "
         f"{'?' if overflows is None else overflows} connections dropped by a full listen queue (host counter)"
+    )
+    print(
+        f"  starts sent again as the widget does (a full pool: Odoo's 500): {sum(retried)} in all, "
+        f"{sum(1 for n in retried if n)} conversations, at most {max(retried, default=0)} for one"
     )
     print(
         f"  wave 1: wall {walls[0]:.1f} s; per conversation p50 {percentile(totals, 0.5):.1f} s p95 "
@@ -702,6 +334,7 @@ def run_mode(
         "listen_overflows": overflows,
         "gevent_rss_growth_mb": None if gevent_growth is None else mb(gevent_growth),
         "cpu_ms_per_round": cpu_per_round,
+        "start_retries": sum(retried),
     }
     return summary, setup
 
@@ -732,15 +365,10 @@ def main() -> None:
     parser.add_argument(
         "--scale", action="store_true", help="200 at once, twice, on the gevent worker, model paced (see the top)"
     )
-    parser.add_argument("--serve-llm", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--timings", type=Path, help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.scale:
         for key, value in SCALE.items():
             setattr(opts, key, value)
-    if opts.serve_llm:
-        serve_llm(opts.serve_llm, opts.timings, PACES[opts.pace])
-        return
 
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="ai_mcp-bench-load."))
@@ -795,6 +423,7 @@ def main() -> None:
             f"{mode}_ttfb_p95_ms={r['ttfb_p95_ms']:.0f}",
             f"{mode}_cpu_ms_per_round={r['cpu_ms_per_round']:.1f}",
             f"{mode}_wall_s={r['wall_s']:.1f}",
+            f"{mode}_start_retries={r['start_retries']}",
             f"{mode}_listen_overflows={r['listen_overflows']}",
             f"{mode}_open_sessions={r['open_sessions']}/{r['max_sessions']}",
             f"{mode}_rss_mb={r['rss_mb']:.0f}",
