@@ -13,6 +13,17 @@
         private PostgreSQL of this run allowing 600 connections (--private-pg 600; this machine's
         shared one allows 100), as an operator sizes them (README, operators). Same as
         --modes prefork --conversations 200 --waves 2 --pace realistic --db-maxconn-gevent 240 --private-pg 600.
+    python benchmarks/bench_load.py --scale-out
+        scale-out: the same 200 at once through nginx (deploy/nginx.conf), first on one chat-stream
+        process, then on two (a node's gevent worker and an extra `odoo-bin gevent` beside it),
+        each on a new cluster (testing/odoo_cluster.py; benchmarks/load/scale_out.py). Same as
+        --gevent-processes 1,2 --nodes 1 --conversations 200 --waves 1 --pace realistic
+        --db-maxconn-gevent 240 --private-pg 600; --nodes 2 puts the two processes on two nodes.
+        The last line adds the ratios of two processes to one (w200_added_p95_ratio, ...), and each
+        wave says how busy the machine's cores were and what else used them.
+        --sizes 25,50,100 runs a wave of each size, one after the other, on each cluster: with
+        --gevent-processes 1 and --pace realistic, the turns one chat-stream process takes at once
+        for a given added time per round (the README's sizing table).
 
 In prefork the chat stream goes to Odoo's gevent worker, as the reverse proxy of the README routes
 it (next to /websocket); other requests go to the HTTP workers. --stream-via http sends the stream
@@ -105,6 +116,8 @@ SCALE = {
     "db_maxconn_gevent": 240,
     "private_pg": 600,
 }
+# the scale-out run: the burst of --scale through nginx, on one chat-stream process, then on two
+SCALE_OUT = {**SCALE, "waves": 1, "gevent_processes": "1,2"}
 READY_TIMEOUT = 120.0
 
 
@@ -365,10 +378,23 @@ def main() -> None:
     parser.add_argument(
         "--scale", action="store_true", help="200 at once, twice, on the gevent worker, model paced (see the top)"
     )
+    parser.add_argument(
+        "--gevent-processes",
+        metavar="N[,N...]",
+        help="through nginx, one cluster per number of chat-stream processes (e.g. 1,2), instead of --modes",
+    )
+    parser.add_argument("--nodes", type=int, default=1, help="with --gevent-processes: Odoo nodes of each cluster")
+    parser.add_argument(
+        "--sizes", metavar="N[,N...]", help="with --gevent-processes: a wave of each size (default: --conversations)"
+    )
+    parser.add_argument(
+        "--scale-out", action="store_true", help="200 at once with 1 and with 2 chat-stream processes (see the top)"
+    )
     opts = parser.parse_args()
-    if opts.scale:
-        for key, value in SCALE.items():
-            setattr(opts, key, value)
+    for preset, values in (("scale", SCALE), ("scale_out", SCALE_OUT)):
+        if getattr(opts, preset):
+            for key, value in values.items():
+                setattr(opts, key, value)
 
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="ai_mcp-bench-load."))
@@ -382,6 +408,18 @@ def main() -> None:
     )
     llm = LlmProcess(tmp, opts.pace)
     servers = [HttpServer("streamable-http", "--name", f"load-{i + 1}").start() for i in range(MCP_SERVERS)]
+    if opts.gevent_processes:
+        try:
+            scale_out(opts, llm, servers)
+        finally:
+            for server in servers:
+                server.stop()
+            llm.stop()
+            if postgres is not None:
+                postgres.stop()
+            shutil.rmtree(tmp, ignore_errors=True)
+        print(f"\nrun took {time.monotonic() - started:.0f} s")
+        return
     try:
         odoo = BenchOdoo("bench-load", ready_timeout=READY_TIMEOUT)
     except OdooNotFound as exc:
@@ -431,6 +469,39 @@ def main() -> None:
         ]
         if r["gevent_rss_growth_mb"] is not None:
             fields.append(f"{mode}_gevent_rss_growth_mb={r['gevent_rss_growth_mb']:.1f}")
+    print(" ".join(fields))
+
+
+def scale_out(opts, llm: LlmProcess, servers: list[HttpServer]) -> None:
+    """--gevent-processes: one cluster per number of chat-stream processes, a wave of each of
+    --sizes on each; the ratios of the last number of processes to the first, wave by wave."""
+    from benchmarks.load.scale_out import run_processes  # needs nginx, only here
+
+    counts = [int(n) for n in opts.gevent_processes.split(",")]
+    opts.sizes = [int(n) for n in opts.sizes.split(",")] if opts.sizes else [opts.conversations]
+    results = {n: run_processes(n, opts, llm, servers) for n in counts}
+    every = [r for waves in results.values() for r in waves]
+    fields = [f"errors={sum(r['errors'] for r in every)}", f"lost={sum(r['lost'] for r in every)}"]
+    for n, waves in results.items():
+        for r in waves:
+            tag = f"p{n}_w{r['size']}"
+            fields += [
+                f"{tag}_added_p50_ms={r['added_p50_ms']:.1f}",
+                f"{tag}_added_p95_ms={r['added_p95_ms']:.1f}",
+                f"{tag}_ttfb_p95_ms={r['ttfb_p95_ms']:.0f}",
+                f"{tag}_turns_per_s={r['turns_per_s']:.2f}",
+                f"{tag}_cpu_ms_per_round={r['cpu_ms_per_round']:.1f}",
+                f"{tag}_machine_busy={r['machine_busy']:.2f}",
+                f"{tag}_start_retries={r['start_retries']}",
+            ]
+    if len(counts) > 1:
+        for first, last in zip(results[counts[0]], results[counts[-1]], strict=True):
+            tag = f"w{first['size']}"
+            fields += [
+                f"{tag}_added_p95_ratio={last['added_p95_ms'] / max(first['added_p95_ms'], 1e-9):.2f}",
+                f"{tag}_ttfb_p95_ratio={last['ttfb_p95_ms'] / max(first['ttfb_p95_ms'], 1e-9):.2f}",
+                f"{tag}_turns_per_s_ratio={last['turns_per_s'] / max(first['turns_per_s'], 1e-9):.2f}",
+            ]
     print(" ".join(fields))
 
 
