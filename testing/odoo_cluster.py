@@ -146,6 +146,24 @@ def render_node_conf(template: str, options: dict[str, object]) -> str:
     return rendered
 
 
+def nginx_command(nginx: str, folder: Path, server_conf: Path) -> list[str]:
+    """How to run nginx in the foreground with `server_conf` (a rendered deploy/nginx.conf) in its
+    http context, every path of its own (pid, logs, temp files) under `folder`. Writes the main
+    configuration file there."""
+    main = folder / "nginx-main.conf"
+    temp = "\n".join(
+        f"    {kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    main.write_text(
+        "daemon off;\n"
+        + ("user root;\n" if os.geteuid() == 0 else "")  # its workers write the temp files below
+        + f"worker_processes 1;\npid {folder / 'nginx.pid'};\nerror_log {folder / 'error.log'} warn;\n"
+        + "events { worker_connections 1024; }\n"
+        + f"http {{\n    access_log {folder / 'access.log'};\n{temp}\n    include {server_conf};\n}}\n"
+    )
+    return [nginx, "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(main)]
+
+
 # -- the cluster ---------------------------------------------------------------------------------
 
 
@@ -380,18 +398,7 @@ class OdooCluster:
                 server_lines=[f"add_header {UPSTREAM_HEADER} $upstream_addr always;"],
             )
         )
-        main = folder / "nginx-main.conf"
-        temp = "\n".join(
-            f"    {kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-        )
-        main.write_text(
-            "daemon off;\n"
-            + ("user root;\n" if os.geteuid() == 0 else "")  # its workers write the temp files below
-            + f"worker_processes 1;\npid {folder / 'nginx.pid'};\nerror_log {folder / 'error.log'} warn;\n"
-            + "events { worker_connections 1024; }\n"
-            + f"http {{\n    access_log {folder / 'access.log'};\n{temp}\n    include {self.nginx_conf};\n}}\n"
-        )
-        command = [self.nginx_bin, "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(main)]
+        command = nginx_command(self.nginx_bin, folder, self.nginx_conf)
         with open(folder / "nginx.out", "wb") as out:
             self.nginx = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
