@@ -3,8 +3,9 @@
 A conversation runs one turn at a time. A request claims it under a row lock taken without waiting
 (two requests claiming at once: one gets 409), and the state it commits before the answer streams
 refuses any later one. A running turn renews its heartbeat as it writes; a turn silent for
-STALE_AFTER_SECONDS died with its process, and the next request (or a look at the history) ends it
-with an error event and makes the conversation idle again.
+`[ai_mcp] turn_stale_after` seconds (hub_process.py) died with its process, and the next request
+(or a look at the history), on whichever node, ends it with an error event and makes the
+conversation idle again.
 """
 
 import logging
@@ -15,9 +16,9 @@ import psycopg2.errors
 from odoo import _, fields, models
 
 from ..exceptions import ChatRefused
+from ..hub_process import turn_stale_after
 from ..services.errors import ErrorCode
 from ..services.events import ErrorEvent
-from ..turn.pacing import STALE_AFTER_SECONDS
 from ..turn.states import ConversationState, MessageStatus
 
 _logger = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ class AiConversation(models.Model):
 
 
 def _stale(heartbeat):
-    return not heartbeat or fields.Datetime.now() - heartbeat > timedelta(seconds=STALE_AFTER_SECONDS)
+    return not heartbeat or fields.Datetime.now() - heartbeat > timedelta(seconds=turn_stale_after())
 
 
 def busy_refusal(state):

@@ -1,5 +1,7 @@
 """mcp.server: the spec the hub connects with, built from the record with its secrets decrypted."""
 
+from datetime import timezone
+
 from odoo import models
 
 from ..services.env_vars import parse_env_json
@@ -67,6 +69,7 @@ class McpServer(models.Model):
             public_only=server.scope == "user",
             allowed_hosts=tuple(h.strip() for h in self._allowed_hosts() if h.strip()),
             log_level=server.log_level or None,
+            saved_at=server.write_date.replace(tzinfo=timezone.utc).timestamp() if server.write_date else None,
             # a per-user grant's sessions are the user's own: the pool keys them by token owner
             token_owner=str(self.env.uid)
             if server.auth_type == "oauth" and server.oauth_token_scope == "user"

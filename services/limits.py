@@ -7,10 +7,13 @@ services accept.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
+
+from .errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,26 @@ class Limit:
     def allows(self, value: float) -> bool:
         above = value >= self.low if self.low_included else value > self.low
         return above and value <= self.high
+
+    def from_option(self, options: Mapping[str, str], option: str) -> float:
+        """The number `option` of an `[ai_mcp]` section holds (options as strings); the default when
+        it is absent or empty. Raises ConfigError naming the option when it is not a number within
+        the bounds."""
+        text = str(options.get(option) or "").strip()
+        if not text:
+            return self.default
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+        if value is None or not self.allows(value):
+            lower = "at least" if self.low_included else "more than"
+            raise ConfigError(
+                option,
+                f"must be a number {lower} {_number(self.low)} and at most {_number(self.high)}, not {text!r}: "
+                "fix it in the [ai_mcp] section of Odoo's configuration file",
+            )
+        return value
 
     @property
     def bounds(self) -> dict[str, str]:
@@ -56,3 +79,7 @@ MAX_ROUNDS = Limit(default=5, high=20, low=1, low_included=True)
 MAX_CALLS_PER_ROUND = Limit(default=10, high=100, low=1, low_included=True)
 TOOL_CALL_TIMEOUT = Limit(default=30.0, high=3600)
 TURN_TIMEOUT = Limit(default=120.0, high=7200)
+
+# a process's: a running turn renews its heartbeat at least every sixth of this (pacing.py); one
+# silent this long died with its process and is taken over (Odoo's `[ai_mcp] turn_stale_after`)
+TURN_STALE_AFTER = Limit(default=90.0, high=3600, low=6, low_included=True)

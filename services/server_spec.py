@@ -74,6 +74,10 @@ class ServerSpec(BaseModel):
     allowed_hosts: tuple[str, ...] = ()
     # the lowest level of the server's log messages to receive (logging/setLevel); None: the server's default
     log_level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] | None = None
+    # when its configuration was last saved (epoch seconds; Odoo: the record's write_date, a
+    # "Test connection" included): a process that gave up on the server before then tries it again
+    # at once, whichever process saved it
+    saved_at: float | None = None
 
     @field_validator("url", "command", "cwd")
     @classmethod
@@ -139,7 +143,9 @@ class ServerSpec(BaseModel):
         """Stable digest of everything that shapes the connection, secrets included, so a changed
         token or URL gives a new pooled session while equal configs share one."""
         # the limits read per call do not shape the connection: changing them keeps the session
-        data = self.model_dump(mode="json", exclude={"name", "max_tools", "call_time_cap", "question_timeout"})
+        data = self.model_dump(
+            mode="json", exclude={"name", "max_tools", "call_time_cap", "question_timeout", "saved_at"}
+        )
         data["token"] = self.token.get_secret_value() if self.token else None
         data["headers"] = {k: v.get_secret_value() for k, v in self.headers.items()}
         data["env"] = self.process_env()

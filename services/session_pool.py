@@ -26,6 +26,8 @@ class _Down:
     failed_at: float
     until: float
     error: McpError
+    # the wall clock's time of the failure, which the spec's `saved_at` is compared with
+    failed_wall: float
 
 
 class SessionPool:
@@ -104,7 +106,10 @@ class SessionPool:
         if down is None or down.fingerprint != spec.fingerprint():
             return
         now = self._now()
-        if now >= down.until:
+        # saved since it failed (by this process or another: a "Test connection" on another Odoo
+        # worker or node); the record's time has whole seconds, so a save in the second of the
+        # failure counts too: one attempt too many rather than a server left out for the cooldown
+        if now >= down.until or (spec.saved_at is not None and spec.saved_at >= int(down.failed_wall)):
             del self._down[spec.pool_key]
             return
         raise McpError(
@@ -116,7 +121,7 @@ class SessionPool:
     def _mark_down(self, spec: ServerSpec, error: McpError) -> None:
         if error.code in TRANSIENT and self.failure_cooldown > 0:
             now = self._now()
-            self._down[spec.pool_key] = _Down(spec.fingerprint(), now, now + self.failure_cooldown, error)
+            self._down[spec.pool_key] = _Down(spec.fingerprint(), now, now + self.failure_cooldown, error, time.time())
 
     async def _open_with_backoff(self, spec: ServerSpec) -> McpSession:
         attempt = 0

@@ -10,6 +10,7 @@ stream read event by event.
 from __future__ import annotations
 
 import contextlib
+import copy
 import http.client
 import json
 import os
@@ -115,7 +116,8 @@ class OdooServer:
         link.unlink(missing_ok=True)
         link.symlink_to(module)
 
-    def args(self, log: Path) -> list[str]:
+    def args(self, log: Path, http_port: int | None = None) -> list[str]:
+        """odoo-bin's options for this database, serving on `http_port` (default: `port`)."""
         return [
             *self.command,
             f"--addons-path={self.addons_path}",
@@ -124,7 +126,7 @@ class OdooServer:
             self.db,
             f"--db-filter=^{self.db}$",
             "--http-interface=127.0.0.1",
-            f"--http-port={self.port}",
+            f"--http-port={http_port or self.port}",
             "--max-cron-threads=0",
             f"--logfile={log}",
         ]
@@ -229,6 +231,10 @@ class WebClient:
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.timeout = timeout
         self.cookie = ""
+        # sent with every request (e.g. to steer a load balancer); see with_headers()
+        self.headers: dict[str, str] = {}
+        # the response headers of the last get() or jsonrpc() (a stream's are in its result)
+        self.last_headers: dict[str, str] = {}
         if not self.jsonrpc("/web/session/authenticate", {"db": db, "login": login, "password": password}).get("uid"):
             raise RuntimeError(f"cannot log in as {login}")
         match = re.search(r'csrf_token: "([^"]+)"', self.get("/odoo")[1])
@@ -236,13 +242,21 @@ class WebClient:
             raise RuntimeError("no csrf_token in /odoo")
         self.csrf = match.group(1)
 
+    def with_headers(self, headers: dict[str, str]) -> WebClient:
+        """The same session (cookie, CSRF token) sending `headers` with every request too."""
+        other = copy.copy(self)
+        other.headers = {**self.headers, **headers}
+        other.last_headers = {}
+        return other
+
     def connection(self, port: int | None = None, timeout: float | None = None) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, port or self.port, timeout=timeout or self.timeout)
 
     def get(self, path: str, port: int | None = None) -> tuple[int, str]:
         conn = self.connection(port)
-        conn.request("GET", path, headers={"Cookie": self.cookie})
+        conn.request("GET", path, headers={**self.headers, "Cookie": self.cookie})
         response = conn.getresponse()
+        self.last_headers = dict(response.getheaders())
         body = response.read().decode()
         conn.close()
         return response.status, body
@@ -253,9 +267,10 @@ class WebClient:
             "POST",
             path,
             json.dumps({"jsonrpc": "2.0", "method": "call", "params": params}),
-            headers={"Content-Type": "application/json", "Cookie": self.cookie},
+            headers={**self.headers, "Content-Type": "application/json", "Cookie": self.cookie},
         )
         response = conn.getresponse()
+        self.last_headers = dict(response.getheaders())
         cookie = response.getheader("Set-Cookie")
         if cookie and "session_id=" in cookie:
             self.cookie = cookie.split(";", 1)[0]
@@ -283,10 +298,10 @@ class WebClient:
         """POST one SSE stream as the chat widget does; read it to its end, or until `until(event)` is
         true and then drop the connection as a closed browser tab does.
 
-        Returns {"status", "events": [(seconds since sending, SseEvent)], "error", "total"}; a
-        connection failure is in "error", not raised.
+        Returns {"status", "headers", "events": [(seconds since sending, SseEvent)], "error", "total"};
+        a connection failure is in "error", not raised.
         """
-        result: dict = {"status": None, "events": [], "error": None}
+        result: dict = {"status": None, "headers": {}, "events": [], "error": None}
         started = time.perf_counter()
         try:
             conn = self.connection(port, timeout)
@@ -294,10 +309,16 @@ class WebClient:
                 "POST",
                 path,
                 json.dumps(body),
-                headers={"Content-Type": "application/json", "Cookie": self.cookie, "X-CSRF-Token": self.csrf},
+                headers={
+                    **self.headers,
+                    "Content-Type": "application/json",
+                    "Cookie": self.cookie,
+                    "X-CSRF-Token": self.csrf,
+                },
             )
             response = conn.getresponse()
             result["status"] = response.status
+            result["headers"] = dict(response.getheaders())
             if response.status != 200:
                 result["error"] = response.read().decode(errors="replace")[:300]
                 return result

@@ -5,9 +5,11 @@ import socket
 import threading
 import time
 from datetime import timedelta
+from unittest.mock import patch
 
 from odoo import fields
 from odoo.tests import tagged
+from odoo.tools import config
 
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
@@ -376,9 +378,16 @@ class TestChatStream(ChatCase):
             {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "again"},
         )
         self.assertEqual(response.status_code, 409, "a live turn is not taken over")
-        conversation.sudo().turn_heartbeat = fields.Datetime.now() - timedelta(minutes=5)
+        # silent for 30 s: alive by the default limit (90 s), dead by a limit of 12 s
+        conversation.sudo().turn_heartbeat = fields.Datetime.now() - timedelta(seconds=30)
+        response = self.post(
+            "/ai_mcp/chat/stream",
+            {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "again"},
+        )
+        self.assertEqual(response.status_code, 409, "30 s of silence is within the default limit")
         self.llm.queue(Turn(text="second"))
-        response, more = self.send("again", conversation_id=conversation_id)
+        with patch.dict(config.misc, {"ai_mcp": {"turn_stale_after": "12"}}):
+            response, more = self.send("again", conversation_id=conversation_id)
         self.assertEqual(response.status_code, 200, response.text)
         stored = self.stored_events(conversation_id)
         self.assertEqual(stored.mapped("seq"), list(range(1, len(stored) + 1)))

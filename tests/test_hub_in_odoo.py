@@ -5,7 +5,7 @@ from unittest.mock import patch
 from odoo.tests import TransactionCase, tagged
 from odoo.tools import config
 
-from odoo.addons.ai_mcp.hub_process import hub_settings, process_hub
+from odoo.addons.ai_mcp.hub_process import hub_settings, process_hub, turn_stale_after
 from odoo.addons.ai_mcp.services.errors import ConfigError
 from odoo.addons.ai_mcp.services.server_spec import build_server_spec
 from odoo.addons.ai_mcp.testing.mcp_servers import serve_http, server_argv
@@ -45,3 +45,12 @@ class TestHubInOdoo(TransactionCase):
         with patch.dict(config.misc, clear=False):
             config.misc.pop("ai_mcp", None)
             self.assertEqual(hub_settings().max_sessions, 32)
+            self.assertEqual(turn_stale_after(), 90.0)
+
+    def test_the_ai_mcp_section_sets_when_a_silent_turn_is_taken_over(self):
+        with patch.dict(config.misc, {"ai_mcp": {"turn_stale_after": "12"}}):
+            self.assertEqual(turn_stale_after(), 12.0)
+        with patch.dict(config.misc, {"ai_mcp": {"turn_stale_after": "5"}}), self.assertRaises(ConfigError) as bad:
+            turn_stale_after()
+        self.assertEqual(bad.exception.field, "turn_stale_after")
+        self.assertIn("at least 6 and at most 3600, not '5'", bad.exception.message)

@@ -328,6 +328,28 @@ def test_test_connection_retries_a_cooling_server_at_once_and_lifts_the_cooldown
         server.stop()
 
 
+def test_a_server_saved_after_it_failed_is_tried_again_at_once_whoever_saved_it() -> None:
+    # Odoo: a "Test connection" in another worker or node saves the record; this process only sees
+    # the later `saved_at` of the same configuration
+    server = HttpServer("streamable-http")
+    hub = McpHub(HubSettings(failure_cooldown=300))
+    try:
+        spec = build_server_spec(key="saved", name="saved", url=server.url, retry=FAST_RETRY, saved_at=time.time() - 60)
+        with pytest.raises(McpError):
+            hub.run(hub.alist_tools(spec))
+        server.start()
+        with pytest.raises(McpError) as info:
+            hub.run(hub.alist_tools(spec))
+        assert "tried again in" in info.value.message, "saved before it failed: still down"
+        saved = spec.model_copy(update={"saved_at": float(int(time.time()))})
+        assert saved.fingerprint() == spec.fingerprint(), "a save alone keeps the pooled sessions"
+        assert hub.run(hub.acall_tool(saved, "echo", {"text": "back"})).text_for_model() == "back"
+        assert hub.stats()["servers_down"] == 0
+    finally:
+        hub.shutdown()
+        server.stop()
+
+
 def test_a_changed_configuration_is_tried_at_once(http_server: HttpServer) -> None:
     hub = McpHub(HubSettings(failure_cooldown=300))
     try:

@@ -22,10 +22,12 @@ RELEASING_TYPES = frozenset({"tool_progress", "tool_log"})
 # a held call of a slow tool that reports nothing is sent about this late. Read at each turn's
 # start, so a test may change it.
 IDLE_TICK_SECONDS = 0.5
-# A running turn proves it is alive by writing this often (the conversation's turn_heartbeat); one
-# silent for STALE_AFTER_SECONDS died with its process and may be taken over.
-TURN_HEARTBEAT_SECONDS = 15.0
-STALE_AFTER_SECONDS = 90.0
+# A running turn proves it is alive by writing (the conversation's turn_heartbeat) at least every
+# HEARTBEATS_PER_STALE-th of the stale limit, `[ai_mcp] turn_stale_after` (hub_process.py; 90 s, so
+# every 15 s, by default): one silent for that long died with its process and may be taken over.
+# Several beats per limit: a write delayed by a busy database or process does not make a live turn
+# look dead.
+HEARTBEATS_PER_STALE = 6
 # How often the turns with calls running look for the user's requests about them (stop a call,
 # answer its server's question): one query for all the turns of the process (call_requests.py).
 REQUEST_POLL_SECONDS = 0.5
@@ -33,3 +35,8 @@ REQUEST_POLL_SECONDS = 0.5
 # process (the stream's own, before its route runs) borrows from the same pool, and Odoo's pool
 # refuses a borrow when full instead of waiting: writers queue here so requests always find room.
 WRITER_SHARE_OF_POOL = 0.5
+
+
+def heartbeat_seconds(stale_after: float) -> float:
+    """How often a running turn writes at least, for a stale limit of `stale_after` seconds."""
+    return stale_after / HEARTBEATS_PER_STALE

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from odoo import api, fields
 
+from ..hub_process import turn_stale_after
 from ..services.events import Event
 from ..services.turn_control import TurnControl
 from . import pacing
@@ -38,6 +39,7 @@ class TurnWriter:
         self.held: list[Row] = []  # not sent yet: HELD_TYPES and what came after
         self.held_since = 0.0
         self.last_write = time.monotonic()
+        self.heartbeat_every = pacing.heartbeat_seconds(turn_stale_after())
         self.log = MessageLog(turn.conversation_id, turn.registry, call_requests, turn.audit_known)
         self.cancels_sent: set[str] = set()
         # every write opens a new environment: without a company in its context, each looks the
@@ -99,7 +101,7 @@ class TurnWriter:
         if self.held or (self.pending and now - self.pending_since >= pacing.TEXT_FLUSH_SECONDS):
             self._write([])
             return self._release()
-        if now - self.last_write >= pacing.TURN_HEARTBEAT_SECONDS:
+        if now - self.last_write >= self.heartbeat_every:
             self._write([])
         return []
 
