@@ -6,12 +6,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
+from collections.abc import Callable
+
+from psycopg2.pool import PoolError
 
 import odoo
 from odoo.tools import config
 
 from .call_requests import CallRequests
-from .pacing import REQUEST_POLL_SECONDS, WRITER_SHARE_OF_POOL
+from .pacing import POOL_FULL_WAITS, REQUEST_POLL_SECONDS, WRITER_SHARE_OF_POOL
 
 _logger = logging.getLogger(__name__)
 
@@ -33,10 +37,22 @@ def write_slots() -> threading.BoundedSemaphore:
 
 
 @contextlib.contextmanager
-def turn_cursor(registry):
-    """A cursor of its own for a turn's writes and looks, within the writers' share of the pool."""
-    with write_slots(), registry.cursor() as cr:
+def turn_cursor(registry, sleep: Callable[[float], None] = time.sleep):
+    """A cursor of its own for a turn's writes and looks, within the writers' share of the pool;
+    while the pool is full, it waits for a connection to come back (`sleep`: gevent's in the gevent
+    worker, which patches time.sleep)."""
+    with write_slots(), _borrow(registry, sleep) as cr:
         yield cr
+
+
+def _borrow(registry, sleep: Callable[[float], None]):
+    for wait in POOL_FULL_WAITS:
+        try:
+            return registry.cursor()
+        except PoolError:
+            _logger.debug("AI turn writer: the database pool is full, trying again in %.2f s", wait)
+            sleep(wait)
+    return registry.cursor()
 
 
 call_requests = CallRequests(turn_cursor, REQUEST_POLL_SECONDS)

@@ -35,6 +35,10 @@ REQUEST_POLL_SECONDS = 0.5
 # process (the stream's own, before its route runs) borrows from the same pool, and Odoo's pool
 # refuses a borrow when full instead of waiting: writers queue here so requests always find room.
 WRITER_SHARE_OF_POOL = 0.5
+# A burst of requests may still fill the pool while a writer has its slot (each request borrows its
+# connection before any module code runs, and holds it a moment only): the writer waits for one to
+# come back, these many seconds between tries (about 20 s in all), instead of ending its turn.
+POOL_FULL_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 3.2, 3.2, 3.2, 3.2)
 
 
 def heartbeat_seconds(stale_after: float) -> float:
