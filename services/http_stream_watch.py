@@ -25,7 +25,8 @@ import httpx
 DRAIN_SECONDS = 0.25
 DRAIN_BYTES = 64 * 1024
 
-OnBreak = Callable[[int], None]
+# told which JSON-RPC request lost its answer, and how
+OnBreak = Callable[[int, httpx.TransportError], None]
 
 
 class StreamBreakWatch(httpx.AsyncBaseTransport):
@@ -37,12 +38,12 @@ class StreamBreakWatch(httpx.AsyncBaseTransport):
         request_id = _jsonrpc_request_id(request)
         try:
             response = await self._inner.handle_async_request(request)
-        except httpx.TransportError:
+        except httpx.TransportError as exc:
             if request_id is not None:
-                self._on_break(request_id)
+                self._on_break(request_id, exc)
             raise
         if request_id is not None and isinstance(response.stream, httpx.AsyncByteStream):
-            response.stream = _WatchedStream(response.stream, lambda: self._on_break(request_id))
+            response.stream = _WatchedStream(response.stream, lambda exc: self._on_break(request_id, exc))
         return response
 
     async def aclose(self) -> None:
@@ -50,7 +51,7 @@ class StreamBreakWatch(httpx.AsyncBaseTransport):
 
 
 class _WatchedStream(httpx.AsyncByteStream):
-    def __init__(self, inner: httpx.AsyncByteStream, on_break: Callable[[], None]) -> None:
+    def __init__(self, inner: httpx.AsyncByteStream, on_break: Callable[[httpx.TransportError], None]) -> None:
         self._inner = inner
         self._on_break = on_break
         self._chunks: AsyncIterator[bytes] | None = None
@@ -61,8 +62,8 @@ class _WatchedStream(httpx.AsyncByteStream):
         try:
             async for chunk in self._chunks:
                 yield chunk
-        except httpx.TransportError:
-            self._on_break()
+        except httpx.TransportError as exc:
+            self._on_break(exc)
             raise
         self._ended = True
 

@@ -207,6 +207,13 @@ class McpSession:
                 _logger.warning("MCP session ended: server=%s error=%s", self.spec.label(), self.failure)
             self._report(exc)
         finally:
+            # the SDK fails the requests still waiting only until its own closing is cancelled:
+            # any left would wait for their whole timeout on a session that is gone
+            self._fail_pending(
+                list(self._session._response_streams) if self._session is not None else [],
+                CONNECTION_CLOSED,
+                "the session was closed before the server answered",
+            )
             self._session = None
             if not self._ready.done():
                 self._ready.set_exception(
@@ -329,9 +336,16 @@ class McpSession:
             return error
         return McpError(error.code, f"{error.message} Last output: {self.stderr[-1]}")
 
-    def _answer_lost(self, request_id: int) -> None:
+    def _answer_lost(self, request_id: int, error: httpx.TransportError) -> None:
         """The request `request_id` could not be sent or its response stream broke: fail that
         request now, rebuild the session next time."""
+        _logger.info(
+            "MCP answer lost: server=%s request=%s error=%s: %s",
+            self.spec.label(),
+            request_id,
+            type(error).__name__,
+            error,
+        )
         self._lost = True
         self._fail_pending([request_id], CONNECTION_CLOSED, "the connection to the server broke before it answered")
 

@@ -697,3 +697,17 @@ def test_the_client_introduces_itself_with_the_manifest_version() -> None:
     # servers log and show the client's version: it follows the manifest, bumped with every data change
     manifest = ast.literal_eval((Path(__file__).resolve().parent.parent / "__manifest__.py").read_text())
     assert (CLIENT_INFO.name, CLIENT_INFO.version) == ("odoo-ai_mcp", manifest["version"])
+
+
+def test_a_call_on_a_session_that_closes_fails_at_once_not_at_its_timeout(hub: McpHub, http_server: HttpServer) -> None:
+    spec = http_spec(http_server, key="closing")
+    assert hub.run(hub.acall_tool(spec, "echo", {"text": "open"})).text_for_model() == "open"
+    running = hub.submit(hub.acall_tool(spec, "slow", {"seconds": 20}, timeout=60))
+    time.sleep(0.5)
+    started = time.monotonic()
+    hub.run(hub.aclose_server(spec.key))
+    with pytest.raises(McpError) as info:
+        running.result(30)
+    assert info.value.code is ErrorCode.MCP_UNREACHABLE
+    assert "closed before the server answered" in info.value.message
+    assert time.monotonic() - started < 15, "not the slow tool's 20 s, nor the call's 60 s"
