@@ -19,8 +19,6 @@ from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
-from testing.odoo_cluster import OdooCluster
-
 from benchmarks.load.measure import (
     added_per_round,
     check,
@@ -33,6 +31,7 @@ from benchmarks.load.measure import (
 )
 from benchmarks.load.workload import ROUNDS, LlmProcess, Setup
 from testing.mcp_servers import HttpServer
+from testing.odoo_cluster import OdooCluster
 from testing.odoo_http import WebClient
 
 WARMUP_PER_PROCESS = 4
@@ -130,7 +129,9 @@ def run_processes(processes: int, opts, llm: LlmProcess, servers: list[HttpServe
         f"(each node --workers=2; {processes - nodes} extra `odoo-bin gevent`) ==",
         flush=True,
     )
-    with OdooCluster(f"bench-scale-{processes}", nodes=nodes, extra_gevent=processes - nodes, extra=extra) as cluster:
+    cluster = OdooCluster(f"bench-scale-{processes}", nodes=nodes, extra_gevent=processes - nodes, extra=extra)
+    try:
+        cluster.start()
         admin = WebClient(cluster.url, cluster.db, "admin", "admin")
         setup = Setup(admin, llm, servers)
         clients = [WebClient(cluster.url, cluster.db, login, login) for login in setup.logins]
@@ -149,6 +150,8 @@ def run_processes(processes: int, opts, llm: LlmProcess, servers: list[HttpServe
         log_problems = cluster.log_errors()
         pids = stream_pids(cluster)
         served = [Counter(served_by(cluster, run) for run in w.runs) for w in waves]
+    finally:
+        cluster.close(keep_logs=opts.keep_logs / f"{processes}-processes" if opts.keep_logs else None)
 
     for line in [line for line in log_problems if "PoolError" not in line][:3]:
         print(f"  odoo log: {line[:200]}")
