@@ -408,18 +408,22 @@ def main() -> None:
     )
     llm = LlmProcess(tmp, opts.pace)
     servers = [HttpServer("streamable-http", "--name", f"load-{i + 1}").start() for i in range(MCP_SERVERS)]
-    if opts.gevent_processes:
-        try:
-            scale_out(opts, llm, servers)
-        finally:
-            for server in servers:
-                server.stop()
-            llm.stop()
-            if postgres is not None:
-                postgres.stop()
-            shutil.rmtree(tmp, ignore_errors=True)
-        print(f"\nrun took {time.monotonic() - started:.0f} s")
-        return
+    try:
+        summary = scale_out(opts, llm, servers) if opts.gevent_processes else modes(opts, llm, servers)
+    finally:
+        for server in servers:
+            server.stop()
+        llm.stop()
+        if postgres is not None:
+            postgres.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\nrun took {time.monotonic() - started:.0f} s")
+    print(summary)
+
+
+def modes(opts, llm: LlmProcess, servers: list[HttpServer]) -> str:
+    """--modes: one Odoo, run threaded and in prefork in turn; the loop alone measured beside it.
+    Returns the machine-readable summary."""
     try:
         odoo = BenchOdoo("bench-load", ready_timeout=READY_TIMEOUT)
     except OdooNotFound as exc:
@@ -439,14 +443,7 @@ def main() -> None:
             results[mode], setup = run_mode(mode, odoo, llm, servers, setup, opts)
     finally:
         odoo.close(keep_logs=opts.keep_logs)
-        for server in servers:
-            server.stop()
-        llm.stop()
-        if postgres is not None:
-            postgres.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"\nrun took {time.monotonic() - started:.0f} s")
     fields = [
         f"errors={sum(r['errors'] for r in results.values())}",
         f"lost={sum(r['lost'] for r in results.values())}",
@@ -469,12 +466,13 @@ def main() -> None:
         ]
         if r["gevent_rss_growth_mb"] is not None:
             fields.append(f"{mode}_gevent_rss_growth_mb={r['gevent_rss_growth_mb']:.1f}")
-    print(" ".join(fields))
+    return " ".join(fields)
 
 
-def scale_out(opts, llm: LlmProcess, servers: list[HttpServer]) -> None:
+def scale_out(opts, llm: LlmProcess, servers: list[HttpServer]) -> str:
     """--gevent-processes: one cluster per number of chat-stream processes, a wave of each of
-    --sizes on each; the ratios of the last number of processes to the first, wave by wave."""
+    --sizes on each; the summary adds the ratios of the last number of processes to the first,
+    wave by wave."""
     from benchmarks.load.scale_out import run_processes  # needs nginx, only here
 
     counts = [int(n) for n in opts.gevent_processes.split(",")]
@@ -502,7 +500,7 @@ def scale_out(opts, llm: LlmProcess, servers: list[HttpServer]) -> None:
                 f"{tag}_ttfb_p95_ratio={last['ttfb_p95_ms'] / max(first['ttfb_p95_ms'], 1e-9):.2f}",
                 f"{tag}_turns_per_s_ratio={last['turns_per_s'] / max(first['turns_per_s'], 1e-9):.2f}",
             ]
-    print(" ".join(fields))
+    return " ".join(fields)
 
 
 if __name__ == "__main__":

@@ -340,3 +340,19 @@ class WebClient:
                 result["events"].append((now, event))
                 if until is not None and until(event):
                     return
+
+
+def create_ai_user(admin: WebClient, login: str, name: str | None = None) -> int:
+    """A user of the AI chat (an internal user in the AI User group) whose password is its login."""
+    groups = admin.call(
+        "ir.model.data",
+        "search_read",
+        [
+            ("model", "=", "res.groups"),
+            ("module", "in", ["base", "ai_mcp"]),
+            ("name", "in", ["group_user", "group_ai_user"]),
+        ],
+        ["res_id"],
+    )
+    values = {"name": name or login, "login": login, "password": login}
+    return admin.call("res.users", "create", {**values, "groups_id": [(6, 0, [g["res_id"] for g in groups])]})

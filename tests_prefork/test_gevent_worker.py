@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ if str(ROOT) not in sys.path:
 
 from services.sse import SseDecoder  # noqa: E402
 from testing.mcp_servers import serve_http, server_argv  # noqa: E402
-from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
+from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
 API_KEY = "prefork-key"
@@ -56,12 +55,6 @@ def responder(body: dict) -> Turn:
     if results:
         return Turn(text="Results: " + " | ".join(results))
     return Turn(text=f"You said {asked}.", latency=0.5)
-
-
-@pytest.fixture(scope="module")
-def state_dir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="ai_mcp-prefork-state.") as path:
-        yield Path(path)
 
 
 @pytest.fixture(scope="module")
@@ -111,22 +104,7 @@ def _configure(admin: WebClient, llm_url: str, web_url: str, state_dir: Path) ->
         admin.call("mcp.server", "action_sync_tools", [server_id])
     tools = admin.call("mcp.tool", "search", [("server_id", "in", servers)])
     admin.call("mcp.tool", "write", tools, {"requires_approval": False})
-    groups = admin.call(
-        "ir.model.data",
-        "search_read",
-        [("module", "in", ["base", "ai_mcp"]), ("name", "in", ["group_user", "group_ai_user"])],
-        ["res_id"],
-    )
-    admin.call(
-        "res.users",
-        "create",
-        {
-            "name": "Prefork user",
-            "login": "prefork_user",
-            "password": "prefork_user",
-            "groups_id": [(6, 0, [g["res_id"] for g in groups])],
-        },
-    )
+    create_ai_user(admin, "prefork_user", "Prefork user")
     return admin.call(
         "ai.assistant", "create", {"name": "Prefork", "provider_id": provider, "mcp_server_ids": [(6, 0, servers)]}
     )

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +35,7 @@ from services.sse import SseDecoder, SseEvent  # noqa: E402
 from testing.mcp_servers import HttpServer, serve_http  # noqa: E402
 from testing.oauth_server import OAuthServer  # noqa: E402
 from testing.odoo_cluster import NginxNotFound, OdooCluster  # noqa: E402
-from testing.odoo_http import OdooNotFound, WebClient  # noqa: E402
+from testing.odoo_http import OdooNotFound, WebClient, create_ai_user  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
 API_KEY = "two-nodes-key"
@@ -69,12 +68,6 @@ def responder(body: dict) -> Turn:
 
 
 # -- the cluster and its configuration -------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def state_dir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="ai_mcp-two-nodes-state.") as path:
-        yield Path(path)
 
 
 @pytest.fixture(scope="module")
@@ -136,22 +129,7 @@ def _configure(ctx: dict, urls: dict[str, str]) -> None:
     tools = admin.call("mcp.tool", "search", [("server_id", "in", list(servers.values()))])
     assert len(tools) > 10, "every server's tools are synced"
     admin.call("mcp.tool", "write", tools, {"requires_approval": False})
-    groups = admin.call(
-        "ir.model.data",
-        "search_read",
-        [("module", "in", ["base", "ai_mcp"]), ("name", "in", ["group_user", "group_ai_user"])],
-        ["res_id"],
-    )
-    admin.call(
-        "res.users",
-        "create",
-        {
-            "name": "Node user",
-            "login": "node_user",
-            "password": "node_user",
-            "groups_id": [(6, 0, [g["res_id"] for g in groups])],
-        },
-    )
+    create_ai_user(admin, "node_user", "Node user")
     ctx["servers"] = servers
     ctx["provider"] = provider
     ctx["assistants"] = {
@@ -235,6 +213,15 @@ def in_background(client: WebClient, assistant: int, message: str) -> tuple[Watc
     return watch, running
 
 
+def gated_turn(ctx: dict, state_dir: Path, limit: int) -> tuple[Watch, Future, int]:
+    """A turn of the user's on node A, held in a call of the gate tool (closed) for up to `limit`
+    seconds: (its events as they come, the stream's result, its conversation)."""
+    open_gate(state_dir, False)
+    watch, running = in_background(on(ctx, "user", A), ctx["assistants"]["Work"], f'call gate {{"limit": {limit}}}')
+    watch.wait_for("tool_call")
+    return watch, running, conversation_of(watch)
+
+
 def rows(run: dict) -> list[EventRow]:
     return [(event.id, event.event, event.data) for _t, event in run["events"]]
 
@@ -298,10 +285,7 @@ def tool_id(ctx: dict, server: str, name: str) -> int:
 
 def test_a_tab_reading_again_from_the_other_node_misses_nothing_and_repeats_nothing(ctx: dict, state_dir: Path) -> None:
     work = ctx["assistants"]["Work"]
-    open_gate(state_dir, False)
-    watch, running = in_background(on(ctx, "user", A), work, 'call gate {"limit": 60}')
-    watch.wait_for("tool_call")
-    conversation_id = conversation_of(watch)
+    watch, running, conversation_id = gated_turn(ctx, state_dir, limit=60)
 
     # a second tab follows the turn from node B by sequence number while node A streams it
     tab = on(ctx, "user", B)
@@ -548,10 +532,7 @@ def test_a_turn_of_a_killed_node_is_taken_over_by_the_other_once_its_heartbeat_i
 ) -> None:
     cluster: OdooCluster = ctx["cluster"]
     work = ctx["assistants"]["Work"]
-    open_gate(state_dir, False)
-    watch, running = in_background(on(ctx, "user", A), work, 'call gate {"limit": 600}')
-    watch.wait_for("tool_call")
-    conversation_id = conversation_of(watch)
+    watch, running, conversation_id = gated_turn(ctx, state_dir, limit=600)
     user_b = on(ctx, "user", B)
 
     # alive: its heartbeat is renewed while it waits for the tool, and node B does not take it over

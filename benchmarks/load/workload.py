@@ -25,7 +25,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run as a script (the model's process): `testing` imports
 
 from testing.mcp_servers import HttpServer, free_port  # noqa: E402
-from testing.odoo_http import WebClient  # noqa: E402
+from testing.odoo_http import WebClient, create_ai_user  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
 API_KEY = "bench-load-key"
@@ -170,28 +170,9 @@ class Setup:
                 "mcp_tool_disabled_ids": [(6, 0, disabled)],
             },
         )
-        groups = admin.call(
-            "ir.model.data",
-            "search_read",
-            [
-                ("model", "=", "res.groups"),
-                ("name", "in", ["group_user", "group_ai_user"]),
-                ("module", "in", ["base", "ai_mcp"]),
-            ],
-            ["res_id"],
-        )
         self.logins = [f"load_user_{i}" for i in range(USERS)]
         for login in self.logins:
-            admin.call(
-                "res.users",
-                "create",
-                {
-                    "name": login,
-                    "login": login,
-                    "password": login,
-                    "groups_id": [(6, 0, [g["res_id"] for g in groups])],
-                },
-            )
+            create_ai_user(admin, login)
 
 
 def main() -> None:
