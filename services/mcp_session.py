@@ -178,7 +178,12 @@ class McpSession:
                             streams[0],
                             streams[1],
                             ask=self._on_elicit,
-                            read_timeout_seconds=timedelta(seconds=self.spec.call_timeout),
+                            # the SDK's timer of every request but calls (ours time those), the
+                            # handshake included: never shorter than the connect timeout, which a
+                            # server may take to start
+                            read_timeout_seconds=timedelta(
+                                seconds=max(self.spec.call_timeout, self.spec.connect_timeout)
+                            ),
                             message_handler=self._on_message,
                             logging_callback=self._on_log,
                             client_info=CLIENT_INFO,

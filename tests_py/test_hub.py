@@ -22,7 +22,7 @@ from services.hub import HubSettings, McpHub, get_hub, running_hub
 from services.mcp_session import CLIENT_INFO
 from services.server_spec import build_server_spec
 from services.tool_result import ImagePart, ResourcePart, StructuredPart
-from testing.mcp_servers import HttpServer, free_port, serve_http
+from testing.mcp_servers import HttpServer, free_port, serve_http, server_argv
 
 
 def test_test_connection_reports_server_and_tools(hub: McpHub, any_spec) -> None:
@@ -711,3 +711,19 @@ def test_a_call_on_a_session_that_closes_fails_at_once_not_at_its_timeout(hub: M
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
     assert "closed before the server answered" in info.value.message
     assert time.monotonic() - started < 15, "not the slow tool's 20 s, nor the call's 60 s"
+
+
+def test_a_server_slower_to_start_than_its_call_timeout_still_connects(hub: McpHub) -> None:
+    # the handshake is bounded by the connect timeout, not by the (shorter) call timeout
+    argv = server_argv("stdio")
+    spec = build_server_spec(
+        key="slow-start",
+        name="slow-start",
+        transport="stdio",
+        command="sh",
+        args=("-c", 'sleep 1.5; exec "$0" "$@"', *argv),
+        call_timeout=0.5,
+        connect_timeout=20,
+        retry=FAST_RETRY,
+    )
+    assert hub.run(hub.acall_tool(spec, "echo", {"text": "late"})).text_for_model() == "late"
