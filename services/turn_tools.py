@@ -12,9 +12,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
-from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import AuthRequired, ErrorCode, McpError
@@ -105,7 +104,7 @@ class TurnTools:
             shown = binding.tool.model_copy(
                 update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)}
             )
-            self.offered.append(_offered_tool(spec, shown, model_name))
+            self.offered.append(_offered_tool(shown, model_name))
 
     def waits_for_sign_in(self, spec: ServerSpec) -> bool:
         """Whether a refusal of `spec` is for the user to answer by signing in (a per-user OAuth
@@ -147,24 +146,26 @@ class TurnTools:
 OFFERED_TOOL_CACHE_SIZE = 2048
 
 
-def _offered_tool(spec: ServerSpec, info: ToolInfo, model_name: str) -> dict[str, Any]:
+def _offered_tool(info: ToolInfo, model_name: str) -> dict[str, Any]:
     """The OpenAI tool bind_tools sends for `info` under `model_name`: a new copy each time, as the
     request may change what it is given."""
-    told = json.dumps([model_name, info.name, info.title, info.description, info.input_schema, info.output_schema])
-    return json.loads(_offered_tool_json(told, spec.transport.value, spec.url))
+    told = json.dumps([model_name, info.description, info.input_schema])
+    return json.loads(_offered_tool_json(told))
 
 
 @functools.lru_cache(maxsize=OFFERED_TOOL_CACHE_SIZE)
-def _offered_tool_json(told: str, transport: str, url: str | None) -> str:
-    """langchain-mcp-adapters turns the MCP tool into a LangChain tool, and LangChain turns that
-    into the OpenAI tool, as bind_tools would. The adapter's tool itself is never called: the loop
-    executes calls through the hub, as the adapter's call has no per-call timeout, no cancel notice
-    to the server and no retry policy, and its result loses the error codes and typed parts the
-    events carry. So it is given where the server is rather than a session."""
-    model_name, name, title, description, input_schema, output_schema = json.loads(told)
-    tool = mcp_types.Tool(
-        name=name, title=title, description=description, inputSchema=input_schema, outputSchema=output_schema
+def _offered_tool_json(told: str) -> str:
+    """LangChain turns the tool into the OpenAI tool, as bind_tools would: a StructuredTool whose
+    argument schema is the server's input schema as it is, which LangChain dereferences and strips
+    of titles. The StructuredTool itself is never called: the loop executes calls through the hub,
+    which times them, tells the server of a cancel and keeps the error codes and typed parts the
+    events carry."""
+    model_name, description, input_schema = json.loads(told)
+    tool = StructuredTool(
+        name=model_name, description=description or "", args_schema=input_schema, coroutine=_never_called
     )
-    connection: Any = {"transport": transport, "url": url}
-    adapted = convert_mcp_tool_to_langchain_tool(None, tool, connection=connection)
-    return json.dumps(convert_to_openai_tool(adapted.model_copy(update={"name": model_name})))
+    return json.dumps(convert_to_openai_tool(tool))
+
+
+async def _never_called(**_arguments: Any) -> None:
+    raise NotImplementedError("tools are called through the hub")

@@ -10,16 +10,15 @@ from typing import Any
 
 import pytest
 from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
-from mcp import types as mcp_types
 
 from services.agent_loop import AssistantSettings, LoopLimits, Resume, ToolBinding, TurnRequest, run_turn
 from services.events import RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent, parse_event
 from services.hub import McpHub
 from services.llm_stream import LlmSettings
 from services.server_spec import ServerSpec, build_server_spec
+from services.tool_info import ToolInfo
 from services.transcript import HistoryMessage, HistoryToolCall, history_from_events
+from services.turn_tools import _offered_tool
 from testing.mcp_servers import HttpServer, free_port, serve_http
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
@@ -116,13 +115,55 @@ def test_a_tool_changed_on_its_server_is_offered_as_it_is_now(
     assert before["description"] == add.description and "round" not in before["parameters"]["properties"]
     assert after["description"] == "Adds two numbers, rounding when asked."
     assert list(after["parameters"]["properties"]) == [*before["parameters"]["properties"], "round"]
-    # what LangChain's bind_tools makes of the adapter's tool, exactly
-    adapted = convert_mcp_tool_to_langchain_tool(
-        None,
-        mcp_types.Tool(name="add", description=changed.description, inputSchema=schema),
-        connection={"transport": "streamable_http", "url": spec.url},
+    # what the model is offered, exactly: the server's schema, titles stripped
+    assert llm.requests[1]["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "description": "Adds two numbers, rounding when asked.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"a": {"type": "number"}, "b": {"type": "number"}, "round": {"type": "boolean"}},
+                    "required": ["a", "b"],
+                },
+            },
+        }
+    ]
+
+
+def test_a_schema_is_offered_dereferenced_and_without_titles() -> None:
+    """The offer is what langchain-mcp-adapters 0.3 made of the same schema, byte for byte: `$ref`s
+    inlined, `$defs` and titles gone, everything else as the server wrote it."""
+    schema = {
+        "type": "object",
+        "title": "BookArgs",
+        "properties": {
+            "room": {"$ref": "#/$defs/Room", "description": "where"},
+            "when": {"type": "string", "format": "date-time", "title": "When"},
+            "filters": {"type": "object"},
+            "tags": {"type": "array", "items": {"type": "string"}, "default": []},
+            "mode": {"anyOf": [{"enum": ["a", "b"]}, {"type": "null"}], "default": None},
+        },
+        "required": ["room", "when"],
+        "$defs": {
+            "Room": {
+                "type": "object",
+                "title": "Room",
+                "properties": {"name": {"type": "string", "title": "Name"}, "floor": {"type": "integer"}},
+                "required": ["name"],
+            }
+        },
+    }
+    offered = _offered_tool(ToolInfo(name="book", description="Books a room.", input_schema=schema), "srv__book")
+    assert json.dumps(offered) == (
+        '{"type": "function", "function": {"name": "srv__book", "description": "Books a room.", "parameters": '
+        '{"type": "object", "properties": {"room": {"type": "object", "properties": {"name": {"type": "string"}, '
+        '"floor": {"type": "integer"}}, "required": ["name"], "description": "where"}, "when": {"type": "string", '
+        '"format": "date-time"}, "filters": {"type": "object"}, "tags": {"type": "array", "items": {"type": '
+        '"string"}, "default": []}, "mode": {"anyOf": [{"enum": ["a", "b"]}, {"type": "null"}], "default": null}}, '
+        '"required": ["room", "when"]}}}'
     )
-    assert llm.requests[1]["tools"] == [convert_to_openai_tool(adapted)]
 
 
 def test_calls_to_two_servers_overlap(hub: McpHub, llm: ScriptedLLM, tmp_path: Path) -> None:
