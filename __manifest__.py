@@ -12,8 +12,8 @@
         "python": [
             "mcp",
             "langchain-openai",
-            "langchain-mcp-adapters",
             "httpx",
+            "httpx2",
             "pydantic",
             "jsonschema",
             "markdown-it-py",
