@@ -8,7 +8,7 @@ from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import str2bool
 
 from ..hub_process import running_hub
-from ..notify import config_error_text, error_text, notification
+from ..notify import config_error_text
 from ..services.env_vars import parse_env_json
 from ..services.errors import AiMcpError, ConfigError, _lt
 from ..services.http_validation import check_url, parse_headers_json
@@ -435,46 +435,6 @@ class McpServer(models.Model):
         )
 
     # -- actions ---------------------------------------------------------------------------------
-
-    def action_test_connection(self):
-        self.ensure_one()
-        try:
-            report = self._connect()
-        except AiMcpError as exc:
-            self._record_error(exc)
-            return notification(_("Connection to %s failed", self.name), error_text(exc, self), "danger", sticky=True)
-        first = not self.last_sync
-        if first:
-            # the first successful connection discovers the tools, as an admin expects
-            self._apply_tools(report.tools, first_sync=True)
-        self._record_success(report, synced=first)
-        message = _(
-            "%(name)s %(version)s, protocol %(protocol)s: %(count)s tools, answered in %(latency)s ms.",
-            name=report.server.name,
-            version=report.server.version,
-            protocol=report.server.protocol_version,
-            count=report.total_tools,
-            latency=report.latency_ms,
-        )
-        if first:
-            message = f"{message} {_('Tools discovered.')}"
-        if report.warnings:
-            message = f"{message} {' '.join(report.warnings)}"
-        return notification(_("Connected to %s", self.name), message, "success")
-
-    def action_sync_tools(self):
-        connected = self._connect_all() if len(self) > 1 else {}
-        results = [server._sync_tools(connected.get(server.id)) for server in self]
-        failed = [r for r in results if r.get("error")]
-        if len(self) == 1:
-            result = results[0]
-            if failed:
-                return notification(_("Sync of %s failed", self.name), result["error"], "danger", sticky=True)
-            return notification(
-                _("Tools of %s synced", self.name), result["summary"], "success", sticky=bool(result["changed"])
-            )
-        message = _("%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed))
-        return notification(_("Tools synced"), message, "warning" if failed else "success")
 
     def action_clear_api_key(self):
         self._secret_clear("api_key")
