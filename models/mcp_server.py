@@ -13,6 +13,7 @@ from ..services.env_vars import parse_env_json
 from ..services.errors import AiMcpError, ConfigError, _lt
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
+from ..services.mcp_session import MODERN_PROTOCOL_VERSIONS
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 
 _logger = logging.getLogger(__name__)
@@ -207,6 +208,11 @@ class McpServer(models.Model):
     server_name = fields.Char(readonly=True, copy=False)
     server_version = fields.Char(readonly=True, copy=False)
     protocol_version = fields.Char(readonly=True, copy=False)
+    protocol_stateless = fields.Boolean(
+        string="Stateless",
+        compute="_compute_protocol_stateless",
+        help="The server speaks MCP 2026-07-28 or later: no session is kept on it, every request stands alone.",
+    )
     server_icon = fields.Char(readonly=True, copy=False, help="The server's icon as it gives it (inline images only).")
     last_stderr = fields.Text(string="Last Output", readonly=True, copy=False)
     stderr_tail = fields.Text(string="Output (stderr)", compute="_compute_stderr_tail")
@@ -291,6 +297,11 @@ class McpServer(models.Model):
         counts = self.env["ai.tool.call"]._counts_by("server_id", self.ids)
         for server in self:
             server.tool_call_count = counts.get(server.id, 0)
+
+    @api.depends("protocol_version")
+    def _compute_protocol_stateless(self):
+        for server in self:
+            server.protocol_stateless = server.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     def _compute_stderr_tail(self):
         hub = running_hub()  # never start the hub just to show a form

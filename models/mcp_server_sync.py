@@ -187,7 +187,9 @@ class McpServer(models.Model):
             "%(name)s %(version)s, protocol %(protocol)s: %(count)s tools, answered in %(latency)s ms.",
             name=report.server.name,
             version=report.server.version,
-            protocol=report.server.protocol_version,
+            protocol=_("%s (stateless)", report.server.protocol_version)
+            if report.server.stateless
+            else report.server.protocol_version,
             count=report.total_tools,
             latency=report.latency_ms,
         )
