@@ -49,6 +49,7 @@ from .mcp_failures import (
     is_http_error,
     is_lost_connection,
     is_not_found,
+    leaf_exceptions,
     map_exception,
     map_jsonrpc_error,
 )
@@ -203,7 +204,7 @@ class McpSession:
                     await self._stop.wait()
         except Exception as exc:  # the transport's failure is this session's end: report it, never raise
             if self._ready.done() and self.failure is None:
-                self.failure = self._with_stderr(map_exception(exc, self.spec.name))
+                self.failure = self._with_stderr(self._mapped(exc))
                 _logger.warning("MCP session ended: server=%s error=%s", self.spec.label(), self.failure)
             self._report(exc)
         finally:
@@ -248,8 +249,6 @@ class McpSession:
             if timer.cancelled() or owner.uncancel() > 0:
                 raise
             raise TimeoutError(f"no answer to the handshake within {self.spec.connect_timeout} s") from None
-        except MCPError as exc:
-            raise self._http_failure(exc) or exc from None
         finally:
             timer.cancel()
         self._http_status = None  # a refusal of the discovery probe is not the session's
@@ -265,8 +264,17 @@ class McpSession:
     def _report(self, exc: Exception) -> None:
         assert self._ready is not None
         if not self._ready.done():
-            self.failure = self._auth_required(self._with_stderr(map_exception(exc, self.spec.name)))
+            self.failure = self._auth_required(self._with_stderr(self._mapped(exc)))
             self._ready.set_exception(self.failure)
+
+    def _mapped(self, exc: BaseException) -> McpError:
+        """`exc` as a user reads it, with the HTTP status the SDK reported only generically."""
+        for leaf in leaf_exceptions(exc):
+            if isinstance(leaf, MCPError):
+                refused = self._http_failure(leaf)
+                if refused is not None:
+                    return refused
+        return map_exception(exc, self.spec.name)
 
     def _auth_required(self, error: McpError) -> McpError:
         """An OAuth server's refusal becomes AuthRequired, which the caller answers by refreshing
