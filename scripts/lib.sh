@@ -467,10 +467,11 @@ for name in sys.argv[1:]:
 EOF
 }
 
-# _pip_failed LOG CONSTRAINTS REQUIREMENTS PY: explain pip's failure in LOG: a conflict names the pins
-# of CONSTRAINTS it would have to move and the fix; anything else is shown as pip said it.
+# _pip_failed LOG CONSTRAINTS REQUIREMENTS WHERE: explain pip's failure to install REQUIREMENTS WHERE
+# ("into /path/python"), from its output in LOG: a conflict names the pins of CONSTRAINTS it would
+# have to move and the fix; anything else is shown as pip said it.
 _pip_failed() {
-    local log=$1 constraints=$2 req=$3 py=$4 causes pins="" names="" name line
+    local log=$1 constraints=$2 req=$3 where=$4 causes pins="" names="" name line
     # pip's "The conflict is caused by:" block, one line per distinct cause ("x 2.1 depends on y>=3"
     # is said once for all the versions of x that pip tried)
     causes=$(awk '
@@ -492,7 +493,7 @@ _pip_failed() {
     if [[ -z $causes ]]; then
         grep -vE '^ *(Looking in|Processing|Collecting|Downloading|Using cached|Obtaining|Requirement already satisfied|Would install|━)' "$log" |
             grep -v 'is ignored: it is neither a file nor a directory' >&2
-        warn "requirements: pip could not install $req into $py (above)"
+        warn "requirements: pip could not install $req $where (above)"
         return 0
     fi
     while read -r name; do
@@ -502,12 +503,12 @@ _pip_failed() {
         names+="${names:+, }$name"
     done < <(printf '%s\n' "$causes" | sed -n 's/.*The user requested (constraint) \([A-Za-z0-9._-]*\).*/\1/p' | sort -u)
     if [[ -n $pins ]]; then
-        warn "requirements: $(basename "$req") cannot be installed into $py without moving the pin $pins:"
+        warn "requirements: $(basename "$req") cannot be installed $where without moving the pin $pins:"
         warn "$causes"
         warn "  fix: if Odoo 18 works with the version asked for, add $names to $ODOO_LIFTED with the reason;" \
             "otherwise hold back the requirement of $(basename "$req") that asks for it"
     else
-        warn "requirements: the packages of $(basename "$req") conflict with each other or with what $py holds:"
+        warn "requirements: $(basename "$req") cannot be installed $where, its packages conflict:"
         warn "$causes"
     fi
 }
@@ -555,7 +556,7 @@ install_into_odoo_python() {
         "packages Odoo pins ($from) at their installed versions${lifted:+, but $lifted ($ODOO_LIFTED says why)}"
     if "$py" -m pip install --help 2>/dev/null | grep -q -- --dry-run; then
         if ! _pip_install "$py" "$work/resolve.log" --dry-run -c "$work/constraints.txt" -r "$req"; then
-            _pip_failed "$work/resolve.log" "$work/constraints.txt" "$req" "$py"
+            _pip_failed "$work/resolve.log" "$work/constraints.txt" "$req" "into $py"
             rm -rf "$work"
             return 1
         fi
@@ -573,7 +574,7 @@ install_into_odoo_python() {
     _pip_install "$py" "$work/install.log" --quiet -c "$work/constraints.txt" -r "$req"
     rc=$?
     if ((rc != 0)); then
-        _pip_failed "$work/install.log" "$work/constraints.txt" "$req" "$py"
+        _pip_failed "$work/install.log" "$work/constraints.txt" "$req" "into $py"
         rm -rf "$work"
         return "$rc"
     fi
@@ -607,7 +608,7 @@ odoo_pins_check() {
     odoo_constraints "$py" "$work/constraints.txt" "$odoo_req" --declared || rc=1
     if ((rc == 0)) && ! _pip_install "$py" "$work/resolve.log" --dry-run --ignore-installed \
         -c "$work/constraints.txt" -r "$req"; then
-        _pip_failed "$work/resolve.log" "$work/constraints.txt" "$req" "$py"
+        _pip_failed "$work/resolve.log" "$work/constraints.txt" "$req" "beside the pins of a new Odoo 18 venv for $py"
         rc=1
     fi
     ((rc == 0)) && say "requirements: $(basename "$req") resolves beside Odoo's declared pins for $py (lifted: $(_lifted_names))"
