@@ -164,22 +164,67 @@ def test_update_runs_to_the_new_version(upgraded) -> None:
 
 def test_every_record_is_kept_as_it_was(upgraded) -> None:
     before, after, _log = upgraded
-    for model, records in before.items():
-        if model in ("secrets", "portal", "version"):
-            continue
+    for model, records in before["records"].items():
         assert records, f"upgrade_data.py made no {model} record: the test would prove nothing"
-        kept = {r["id"]: r for r in after[model]}
+        kept = {r["id"]: r for r in after["records"][model]}
         assert sorted(kept) == [r["id"] for r in records], model
         for record in records:
             now = kept[record["id"]]
             assert {k: now[k] for k in record} == record, f"{model} {record['id']} changed"
 
 
+def test_what_the_test_fills_covers_servers_grants_tools_and_conversations(upgraded) -> None:
+    before, _after, _log = upgraded
+    records = before["records"]
+    for model in (
+        "mcp.server",
+        "mcp.oauth.token",
+        "mcp.oauth.pending",
+        "mcp.tool",
+        "ai.tool.preset",
+        "ai.assistant",
+        "ai.conversation",
+        "ai.message",
+        "ai.conversation.event",
+        "ai.tool.call",
+    ):
+        assert model in records, f"the previous version has no {model}"
+    servers = records["mcp.server"]
+    assert {s["auth_type"] for s in servers} >= {"bearer", "headers", "api_key", "oauth", "none"}
+    assert {s["transport"] for s in servers} == {"streamable_http", "sse", "stdio"}
+    grants = records["mcp.oauth.token"]
+    assert any(not g["user_id"] for g in grants) and any(g["user_id"] for g in grants), "shared and per-user grants"
+    tools = records["mcp.tool"]
+    assert {t["review_state"] for t in tools} == {"approved", "changed"}
+    assert {t["requires_approval"] for t in tools} == {True, False}
+    assert not all(t["enabled"] for t in tools) and not all(t["active"] for t in tools)
+    assert any(a["mcp_tool_disabled_ids"] for a in records["ai.assistant"])
+    conversations = records["ai.conversation"]
+    assert "awaiting_approval" in {c["state"] for c in conversations}
+    assert any(c["channel_id"] for c in conversations), "a conversation in Discuss"
+    assert {m["status"] for m in records["ai.message"]} >= {"done", "denied", "pending", "error"}
+    assert {c["status"] for c in records["ai.tool.call"]} == {"ok", "denied", "error"}
+
+
 def test_every_secret_still_decrypts_to_what_was_entered(upgraded) -> None:
     before, after, _log = upgraded
-    assert before["secrets"]["ai.provider"], "no provider secret to compare"
+    assert before["secrets"]["mcp.server"], "no server secret to compare"
+    for model, records in before["secrets"].items():
+        fields = {field for values in records.values() for field in values}
+        unset = sorted(f for f in fields if not any(values[f] for values in records.values()))
+        assert not unset, f"upgrade_data.py set no {model} secret {unset}: the test would prove nothing of them"
+        for record, values in records.items():
+            assert record in after["secrets"].get(model, {}), f"{model} {record} is gone"
+            now = after["secrets"][model][record]
+            assert {f: now[f] for f in values} == values, f"the secrets of {model} {record}"
     assert any(v["api_key"] == "tok-owner-4" for v in before["secrets"]["mcp.server"].values())
-    assert after["secrets"] == before["secrets"]
+    assert any(v["env_vars"] and "env-upgrade-5" in v["env_vars"] for v in before["secrets"]["mcp.server"].values())
+
+
+def test_the_modules_settings_are_kept(upgraded) -> None:
+    before, after, _log = upgraded
+    assert before["settings"]["ai_mcp.allow_stdio"] == "True"
+    assert {key: after["settings"].get(key) for key in before["settings"]} == before["settings"]
 
 
 def test_a_portal_user_never_becomes_internal(upgraded) -> None:
@@ -192,8 +237,8 @@ def test_every_server_has_call_limits_after_the_update(upgraded) -> None:
     """Servers made before the call time cap and the question timeout existed get their defaults;
     later ones keep what was set."""
     before, after, _log = upgraded
-    assert before["mcp.server"], "no server to compare"
-    was = {server["id"]: server for server in before["mcp.server"]}
-    for server in after["mcp.server"]:
+    assert before["records"]["mcp.server"], "no server to compare"
+    was = {server["id"]: server for server in before["records"]["mcp.server"]}
+    for server in after["records"]["mcp.server"]:
         for name in ("call_time_cap", "question_timeout"):
             assert server[name] == was[server["id"]].get(name, 600.0), (server["name"], name)
