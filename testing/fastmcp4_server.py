@@ -24,13 +24,14 @@ NAME = "fastmcp4-server"
 VERSION = "4.0.0-test"
 
 
-class Forecast(BaseModel):
+class Weather(BaseModel):
     city: str
     celsius: float
-    sunny: bool
 
 
 def build_server() -> FastMCP:
+    """A few of testing/mcp_servers.py's tools, under the same names and with the same answers, so one
+    test can run against either."""
     mcp = FastMCP(NAME, version=VERSION)
 
     @mcp.tool
@@ -39,31 +40,32 @@ def build_server() -> FastMCP:
         return text
 
     @mcp.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
+    def add(a: float, b: float) -> float:
+        """Add two numbers."""
         return a + b
 
     # a pydantic return type: FastMCP publishes an outputSchema and answers with structuredContent
     @mcp.tool
-    def forecast(city: str) -> Forecast:
+    def weather(city: str) -> Weather:
         """Structured weather for a city."""
-        return Forecast(city=city, celsius=18.5, sunny=True)
+        return Weather(city=city, celsius=21.5)
 
     @mcp.tool
-    def refuse(reason: str) -> str:
-        """Always fails, as a tool that anticipated the failure does (isError, message kept)."""
-        raise ToolError(f"refused: {reason}")
+    def fail(reason: str = "boom") -> str:
+        """Always fails, with a message for the client."""
+        raise ToolError(f"the tool failed: {reason}")
 
     @mcp.tool
-    async def count(steps: int, ctx: Context) -> str:
-        """Reports progress on each step, then answers."""
-        for step in range(1, steps + 1):
-            await ctx.report_progress(step, steps, f"step {step}")
-        return f"counted {steps}"
+    async def progress(steps: int, seconds: float, ctx: Context) -> str:
+        """Report `steps` progress notifications spread over `seconds`, then answer."""
+        for i in range(1, steps + 1):
+            await ctx.report_progress(i, steps, f"step {i} of {steps}")
+            await asyncio.sleep(seconds / steps)
+        return f"{steps} steps done"
 
     @mcp.tool
     async def slow(seconds: float) -> str:
-        """Sleeps, then answers: lets a client time out and cancel."""
+        """Sleep, then answer: lets a client time out and cancel."""
         await asyncio.sleep(seconds)
         return f"slept {seconds}"
 

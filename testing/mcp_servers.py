@@ -780,7 +780,7 @@ def main() -> None:
     era = opts.era or ("dual" if MCP2 else "legacy")
     if not MCP2 and era != "legacy":
         parser.error(f"--era {era}: mcp {installed_version('mcp')} serves the handshake era only (legacy)")
-    sys.stderr.write(f"{opts.name} starting on {opts.transport} (mcp {installed_version('mcp')}, {era})\n")
+    sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
     mcp = build_server(
         opts.name,
