@@ -44,14 +44,22 @@ OnListChanged = Callable[[ServerSpec, str], None]
 
 
 @contextlib.asynccontextmanager
-async def listen_for_changes(client: Client, spec: ServerSpec, on_list_changed: OnListChanged) -> AsyncIterator[None]:
-    """Listen for as long as the context lasts, where the server announces list changes."""
+async def listen_for_changes(
+    client: Client, spec: ServerSpec, on_list_changed: OnListChanged, ack_timeout: float
+) -> AsyncIterator[None]:
+    """Listen for as long as the context lasts, where the server announces list changes. The
+    context is entered once the server acknowledged the stream (or `ack_timeout` passed): a
+    change made after that is heard, since the server keeps no replay for a stream that was not
+    there yet."""
     lists = _changing_lists(client.server_capabilities)
     if not lists:
         yield
         return
-    task = asyncio.create_task(_listen(client, spec, lists, on_list_changed), name=f"mcp-listen {spec.key}")
+    listening = asyncio.Event()
+    task = asyncio.create_task(_listen(client, spec, lists, on_list_changed, listening), name=f"mcp-listen {spec.key}")
     try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(listening.wait(), ack_timeout)
         yield
     finally:
         task.cancel()
@@ -68,7 +76,9 @@ def _changing_lists(capabilities: mcp_types.ServerCapabilities) -> set[str]:
     return lists
 
 
-async def _listen(client: Client, spec: ServerSpec, lists: set[str], on_list_changed: OnListChanged) -> None:
+async def _listen(
+    client: Client, spec: ServerSpec, lists: set[str], on_list_changed: OnListChanged, listening: asyncio.Event
+) -> None:
     pause = RELISTEN_FIRST
     while True:
         try:
@@ -78,6 +88,7 @@ async def _listen(client: Client, spec: ServerSpec, lists: set[str], on_list_cha
                 resources_list_changed="resources" in lists,
             ) as subscription:
                 _logger.info("MCP listening: server=%s lists=%s", spec.label(), ",".join(sorted(lists)))
+                listening.set()
                 pause = RELISTEN_FIRST
                 async for event in subscription:
                     kind = LIST_CHANGES.get(type(event))
@@ -86,8 +97,10 @@ async def _listen(client: Client, spec: ServerSpec, lists: set[str], on_list_cha
                         on_list_changed(spec, kind)
             return  # the server closed the stream on purpose
         except ListenNotSupportedError:
+            listening.set()
             return
         except (MCPError, SubscriptionLost, TimeoutError, OSError) as exc:
             _logger.info("MCP listen ended: server=%s error=%s retry_in=%.0fs", spec.label(), exc, pause)
+            listening.set()  # the session serves all the same; changes are seen at the next sync
         await asyncio.sleep(pause)
         pause = min(pause * 2, RELISTEN_MAX)

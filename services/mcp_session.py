@@ -80,8 +80,8 @@ LOG_LEVELS = {
     "alert": logging.CRITICAL,
     "emergency": logging.CRITICAL,
 }
-# the observer of the call running in this task: at 2026-07-28 a server's question comes back as
-# the call's own result, and the SDK asks it in the caller's task, so it names its call exactly
+# the observer of the call running in this task, which the SDK's handlers of what a server sends
+# on that call's own stream inherit (_sender_observer)
 _CALL_OBSERVER: contextvars.ContextVar[CallObserver | None] = contextvars.ContextVar("mcp_call_observer", default=None)
 _call_numbers = itertools.count(1)
 
@@ -194,16 +194,16 @@ class McpSession:
                     self._report(exc)
                     raise
                 self.info = _server_info(client, self.spec.name)
-                self._client = client
-                self._ready.set_result(None)
-                _logger.info(
-                    "MCP session open: server=%s protocol=%s stateless=%s duration_ms=%d",
-                    self.spec.label(),
-                    self.info.protocol_version,
-                    self.info.stateless,
-                    (time.monotonic() - started) * 1000,
-                )
                 async with self._listening(client):
+                    self._client = client
+                    self._ready.set_result(None)
+                    _logger.info(
+                        "MCP session open: server=%s protocol=%s stateless=%s duration_ms=%d",
+                        self.spec.label(),
+                        self.info.protocol_version,
+                        self.info.stateless,
+                        (time.monotonic() - started) * 1000,
+                    )
                     await self._stop.wait()
         except Exception as exc:  # the transport's failure is this session's end: report it, never raise
             if self._ready.done() and self.failure is None:
@@ -238,7 +238,9 @@ class McpSession:
             read_timeout_seconds=max(self.spec.call_timeout, self.spec.connect_timeout),
             elicitation_callback=self._on_elicit,
             logging_callback=self._on_log,
-            log_level=self.spec.log_level or None,
+            # at 2026-07-28 a server logs only for requests that ask, at the level they ask: with
+            # no level configured, everything, as a server of the handshake era sends by default
+            log_level=self.spec.log_level or MCP_LEVELS[0],
             message_handler=self._on_message,
             client_info=CLIENT_INFO,
             cache=self.cache,
@@ -344,47 +346,54 @@ class McpSession:
         """At 2026-07-28, a pooled session whose owner wants list changes listens for them."""
         if self.on_list_changed is None or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return contextlib.nullcontext()
-        return listen_for_changes(client, self.spec, self.on_list_changed)
+        return listen_for_changes(client, self.spec, self.on_list_changed, self.spec.connect_timeout)
 
     async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
-        """A server log message goes to Odoo's log, and to the tool block of the call it belongs to.
-        The protocol does not say which request a log message is about, and a pooled session may
-        serve several users' calls at once: a message is shown in a call only when that call is
-        the only one running on the session."""
+        """A server log message goes to Odoo's log, and to the tool block of the call it belongs
+        to: the call whose own stream it came on (`_sender_observer`), else the only call running
+        on the session. With several calls running and no stream to tell them apart it is not
+        shown in any, so that no user sees another user's call's messages."""
         if self.spec.log_level and MCP_LEVELS.index(params.level) < MCP_LEVELS.index(self.spec.log_level):
             return  # servers need not honour the level; the setting holds all the same
-        observers = list(self._observers.values())
-        shown = len(observers) == 1 and observers[0].log(params.level, params.logger, params.data)
+        observer = self._sender_observer()
+        shown = observer is not None and observer.log(params.level, params.logger, params.data)
         _logger.log(
             LOG_LEVELS.get(params.level, logging.INFO),
             "MCP server log: server=%s level=%s logger=%s call=%s %s",
             self.spec.name,
             params.level,
             params.logger or "",
-            observers[0].call_id if shown else "-",
+            observer.call_id if shown and observer is not None else "-",
             str(params.data)[:2000],
         )
+
+    def _sender_observer(self) -> CallObserver | None:
+        """The call a server's message is about. The SDK hands a message to us in the context of
+        the task that sent the request it came with: a call's own HTTP stream (a 2025 server's
+        question or log over streamable HTTP, a 2026 server's question, which is the call's
+        result) carries that call's observer. A message that came on no call's stream (stdio, SSE,
+        a standalone stream) is the only running call's, when one runs."""
+        observer = _CALL_OBSERVER.get()
+        if observer is not None:
+            return observer
+        observers = list(self._observers.values())
+        return observers[0] if len(observers) == 1 else None
 
     async def _on_elicit(
         self, _context: ClientRequestContext, params: mcp_types.ElicitRequestParams
     ) -> mcp_types.ElicitResult:
-        """A server asks the user something during a call. At 2026-07-28 the question is the
-        call's own result, asked in the caller's task: it goes to that call's user. Before, the
-        request does not say which call it is about: it is put to the user of the call only when
-        that call is the only one running on the session, and cancelled otherwise, so that no
-        user is ever shown another user's question. Either way the SDK asks it in a task of its
-        own, so the session's other messages keep flowing while a person answers."""
-        observer = _CALL_OBSERVER.get()
+        """A server asks the user something during a call: the question goes to that call's user
+        (`_sender_observer`), and is cancelled when it cannot be told whose it is, so that no user
+        is ever shown another user's question. The SDK asks it in a task of its own, so the
+        session's other messages keep flowing while a person answers."""
+        observer = self._sender_observer()
         if observer is None:
-            observers = list(self._observers.values())
-            if len(observers) != 1:
-                _logger.warning(
-                    "MCP elicitation cancelled: server=%s calls_running=%d (cannot tell whose it is)",
-                    self.spec.name,
-                    len(observers),
-                )
-                return mcp_types.ElicitResult(action="cancel")
-            observer = observers[0]
+            _logger.warning(
+                "MCP elicitation cancelled: server=%s calls_running=%d (cannot tell whose it is)",
+                self.spec.name,
+                len(self._observers),
+            )
+            return mcp_types.ElicitResult(action="cancel")
         _logger.info("MCP elicitation: server=%s call=%s mode=%s", self.spec.name, observer.call_id, params.mode)
         return await observer.elicit(self.spec.name, params)
 
@@ -412,7 +421,9 @@ class McpSession:
         logged, and the session goes on, as the answers around it are whole."""
         kind = LIST_CHANGES.get(type(message))
         if kind is not None:
-            if self.on_list_changed is not None:
+            # at 2026-07-28 the SDK hands the listen stream's changes here too: list_changes.py
+            # reports those
+            if self.on_list_changed is not None and not (self.info is not None and self.info.stateless):
                 _logger.info("MCP list changed: server=%s list=%s", self.spec.label(), kind)
                 self.on_list_changed(self.spec, kind)
             return
@@ -557,7 +568,6 @@ class McpSession:
         finally:
             self.in_flight -= 1
             self.last_used = time.monotonic()
-
 
     def _lost_failure(self, exc: MCPError) -> McpError:
         """Why a request's connection is gone, in the words that tell the user what happened."""

@@ -137,24 +137,6 @@ def test_an_unanswered_question_is_cancelled_at_its_limit_and_the_block_says_so(
     assert events[-1].type == "done"
 
 
-def test_a_question_that_cannot_be_told_apart_from_another_call_is_never_shown(
-    hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer
-) -> None:
-    spec = http_spec(notifying_http, key="asking-busy")
-    events = ask_and_answer(
-        hub,
-        llm,
-        spec,
-        (
-            ToolCall("progress", {"steps": 3, "seconds": 1.5}, id="call_p"),
-            ToolCall("ask_preferences", {}, id="call_ask"),
-        ),
-        lambda event: ("accept", {"name": "Mallory"}),
-    )
-    assert not [e for e in events if e.type == "elicitation_required"]
-    assert result_of(events, "call_ask").model_text == "no answer: cancel"
-
-
 def test_a_tools_inline_icon_is_kept_and_a_remote_one_never(hub: McpHub, notifying_http: HttpServer) -> None:
     tools = {t.name: t for t in hub.run(hub.alist_tools(http_spec(notifying_http, key="icons"))).tools}
     assert tools["ask_preferences"].icon.startswith("data:image/png;base64,iVBOR")

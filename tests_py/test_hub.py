@@ -396,7 +396,7 @@ def test_stdio_child_gets_only_its_env_and_path(hub: McpHub, monkeypatch: pytest
 def test_stdio_stderr_is_kept(hub: McpHub) -> None:
     spec = stdio_spec("noisy")
     hub.run(hub.acall_tool(spec, "echo", {"text": "x"}))
-    assert hub.stderr_tail("noisy") == ["test-server starting on stdio (mcp 2.3.0, dual)"]
+    assert hub.stderr_tail("noisy") == ["test-server starting on stdio"]
 
 
 def test_stdio_command_not_found_is_explained(hub: McpHub) -> None:
