@@ -86,11 +86,26 @@ def _map_leaf(exc: BaseException, server: str) -> McpError | None:
         return McpError(ErrorCode.MCP_UNREACHABLE, f"Cannot start {server}: {_describe(exc)}. Check the command.")
     if isinstance(exc, SdkMcpError):
         return map_jsonrpc_error(exc.error, server)
-    if isinstance(exc, (ValidationError, json.JSONDecodeError)):
+    if isinstance(exc, ValidationError):
+        return invalid_answer(exc, server)
+    if isinstance(exc, json.JSONDecodeError):
         return McpError(ErrorCode.MCP_PARSE_ERROR, f"{server} sent a message that is not valid MCP: {_describe(exc)}")
     if isinstance(exc, OSError):
         return McpError(ErrorCode.MCP_UNREACHABLE, f"{server}: {_describe(exc)}")
     return None
+
+
+def invalid_answer(exc: ValidationError, server: str) -> McpError:
+    """An answer the SDK refused as breaking the protocol revision agreed: where, and what."""
+    first = exc.errors()[0] if exc.errors() else None
+    if first is None:
+        return McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{server} sent an answer that is not valid MCP.")
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
+    return McpError(
+        ErrorCode.MCP_PROTOCOL_ERROR,
+        f"{server} sent an answer that is not valid MCP: {where}: {first['msg']} "
+        f"(it is {first.get('input')!r}). The server has to be fixed; ask its maintainers.",
+    )
 
 
 def from_http_status(status: int, server: str) -> McpError:

@@ -33,7 +33,7 @@ from mcp.client import ClientRequestContext
 from mcp.client.caching import CacheConfig, CacheMode
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .address_pin import AddressPin, checked_pin
 from .call_clock import CallClock, CallLimits
@@ -46,6 +46,7 @@ from .manifest import addon_version
 from .mcp_failures import (
     SESSION_GONE,
     from_http_status,
+    invalid_answer,
     is_http_error,
     is_lost_connection,
     is_not_found,
@@ -559,6 +560,9 @@ class McpSession:
                 self.failure = self._lost_failure(exc)
                 raise self.failure from None
             raise map_jsonrpc_error(exc.error, self.spec.name) from None
+        except ValidationError as exc:
+            # the SDK checks every answer against the revision agreed, a whole list at once
+            raise invalid_answer(exc, self.spec.name) from None
         except RuntimeError as exc:
             # the SDK raises RuntimeError when structured content breaks the tool's output schema
             raise McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{self.spec.name}: {exc}") from None

@@ -120,7 +120,7 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
     state_dir: Path | None,
     variant: bool = False,
     transport: str = "stdio",
-    bad_tools: bool = False,
+    bad_tools: str = "",
     notifying: bool = False,
     prompts: bool = False,
     resources: bool = False,
@@ -498,14 +498,14 @@ def _numbered(i: int) -> Any:
     return tool
 
 
-def _list_tools(mcp: MCPServer, page_size: int, bad_tools: bool) -> None:
+def _list_tools(mcp: MCPServer, page_size: int, bad_tools: str) -> None:
     """tools/list as MCPServer answers it, optionally paged (MCPServer lists every tool in one page;
     real servers page) and, with `bad_tools`, spoiled as careless servers spoil it."""
 
-    async def listed(cursor: str | None, spoiled: bool) -> types.ListToolsResult:
+    async def listed(cursor: str | None, spoiled: str) -> types.ListToolsResult:
         tools = [_misreported(tool) for tool in await mcp.list_tools()]
         if spoiled:
-            tools += _bad_tools(tools)
+            tools += _bad_tools(tools, spoiled)
         if not page_size:
             return types.ListToolsResult(tools=tools)
         start = int(cursor or 0)
@@ -521,7 +521,7 @@ def _list_tools(mcp: MCPServer, page_size: int, bad_tools: bool) -> None:
         return
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams) -> types.ListToolsResult:
-        return await listed(params.cursor, False)
+        return await listed(params.cursor, "")
 
     mcp._lowlevel_server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
     if bad_tools:
@@ -531,7 +531,7 @@ def _list_tools(mcp: MCPServer, page_size: int, bad_tools: bool) -> None:
             result = await call_next(ctx)
             if ctx.method == "tools/list" and isinstance(result, dict) and not result.get("nextCursor"):
                 tools = [types.Tool.model_validate(tool) for tool in result["tools"]]
-                bad = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in _bad_tools(tools)]
+                bad = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in _bad_tools(tools, bad_tools)]
                 result = {**result, "tools": [*result["tools"], *bad]}
             return result
 
@@ -550,13 +550,17 @@ def _misreported(tool: types.Tool) -> types.Tool:
     return _updated(tool, outputSchema=schema)
 
 
-def _bad_tools(tools: list[types.Tool]) -> list[types.Tool]:
-    """`echo` listed a second time, and two tools whose input schemas no model accepts: one
-    whose arguments are not an object, one that is not a valid JSON schema."""
+def _bad_tools(tools: list[types.Tool], kind: str) -> list[types.Tool]:
+    """"schema": `echo` listed a second time, and a tool whose input schema is not a valid JSON
+    schema, which no model accepts. "non-object": a tool whose arguments are not an object, which
+    breaks the protocol itself (mcp 2.x clients refuse the whole list)."""
+    if kind == "non-object":
+        return [
+            types.Tool(name="odd_type", description="Arguments that are not an object.", inputSchema={"type": "string"})
+        ]
     echo = next(tool for tool in tools if tool.name == "echo")
     return [
         echo.model_copy(update={"description": "A second tool named echo."}),
-        types.Tool(name="odd_type", description="Arguments that are not an object.", inputSchema={"type": "string"}),
         types.Tool(
             name="bad_schema", description="Not a JSON schema.", inputSchema={"type": "object", "properties": 3}
         ),
@@ -760,7 +764,18 @@ def main() -> None:
     parser.add_argument("--state-dir", type=Path)
     parser.add_argument("--variant", action="store_true", help="echo with another description")
     parser.add_argument(
-        "--bad-tools", action="store_true", help="tools/list also gives echo twice and two invalid schemas"
+        "--bad-tools",
+        action="store_const",
+        const="schema",
+        default="",
+        help="tools/list also gives echo twice and a tool whose schema is not a JSON schema",
+    )
+    parser.add_argument(
+        "--non-object-tool",
+        action="store_const",
+        const="non-object",
+        dest="bad_tools",
+        help="tools/list also gives a tool whose arguments are not an object (against the protocol)",
     )
     parser.add_argument("--notifying", action="store_true", help="also the tools progress, chatty and grow")
     parser.add_argument("--prompts", action="store_true", help="also the prompts daily_summary, greeting and review")

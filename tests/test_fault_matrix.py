@@ -37,9 +37,12 @@ class TestFaultMatrix(ChatCase):
         # a server requiring a token: "good" is accepted, "banned" is known and refused (403), others 401
         cls.auth_mcp = HttpServer("streamable-http", "--token", "good", "--forbidden-token", "banned").start()
         cls.addClassCleanup(cls.auth_mcp.stop)
-        # a server whose tool list holds echo twice and two tools with schemas no model accepts
+        # a server whose tool list holds echo twice and a tool whose schema no model accepts
         cls.bad_mcp = HttpServer("streamable-http", "--bad-tools").start()
         cls.addClassCleanup(cls.bad_mcp.stop)
+        # a server listing a tool whose arguments are not an object, against the protocol
+        cls.non_object_mcp = HttpServer("streamable-http", "--non-object-tool").start()
+        cls.addClassCleanup(cls.non_object_mcp.stop)
         # a server the tests kill (its `die` tool) and start again on the same port
         cls.victim_mcp = HttpServer("streamable-http").start()
         cls.addClassCleanup(cls.victim_mcp.stop)
@@ -393,7 +396,7 @@ class TestFaultMatrix(ChatCase):
         self.assertFalse(result.get("error"), result)
         self.assertIn("lists the tool 'echo' twice; the first one is kept", result["summary"])
         self.assertEqual(messy.tool_ids.filtered(lambda t: t.name == "echo").description, "Return the text unchanged.")
-        self.assertIn("odd_type", messy.tool_ids.mapped("name"))
+        self.assertIn("bad_schema", messy.tool_ids.mapped("name"))
         messy.tool_ids.write({"requires_approval": False})
         assistant = self.assistant_with(messy)
         events = self.chat(
@@ -405,10 +408,8 @@ class TestFaultMatrix(ChatCase):
         self.assertEqual(events[-1].event, "done")
         warnings = {w.data["message"]: w.data["code"] for w in events if w.event == "warning"}
         self.assertEqual(set(warnings.values()), {"MCP_PROTOCOL_ERROR"})
-        self.assertTrue(any("'odd_type' is left out" in message for message in warnings), warnings)
         self.assertTrue(any("'bad_schema' is left out" in message for message in warnings), warnings)
         offered = self.offered(0)
-        self.assertNotIn("odd_type", offered)
         self.assertNotIn("bad_schema", offered)
         self.assertIn("echo", offered)
         self.assertEqual(sorted(offered), sorted(set(offered)))
@@ -416,6 +417,16 @@ class TestFaultMatrix(ChatCase):
         conversation_id = events[0].data["conversation_id"]
         self.assert_intact(conversation_id, events)
         self.assert_next_turn_works(conversation_id, assistant=assistant)
+
+    def test_mcp_tool_list_against_the_protocol_is_refused_with_where_and_nothing_is_lost(self):
+        server = self.add_server("Strict", self.bad_mcp.url)
+        before = sorted(server.tool_ids.mapped("name"))
+        server.url = self.non_object_mcp.url
+        result = server._sync_tools()
+        self.assertIn("sent an answer that is not valid MCP: tools[", result["error"])
+        self.assertIn("].inputSchema.type: Input should be 'object' (it is 'string')", result["error"])
+        self.assertIn("The server has to be fixed", result["error"])
+        self.assertEqual(sorted(server.tool_ids.mapped("name")), before)
 
     # == LLM side ================================================================================
 
