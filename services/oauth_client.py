@@ -2,7 +2,7 @@
 the browser leaves between the steps (redirect to the provider, callback in another request).
 
 authlib does PKCE (S256), the authorization URL, the code exchange, the refresh and the
-revocation, on an httpx client that only reaches URLs the SSRF guard checked (GuardedHttp). The
+revocation, on an httpx2 client that only reaches URLs the SSRF guard checked (GuardedHttp). The
 mcp SDK builds and reads the registration (RFC 7591) and decides on client metadata documents.
 Written by hand: the order of the registration choices (an entered client id first, then a
 client metadata document, then dynamic registration, as the MCP authorization spec orders them),
@@ -19,7 +19,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 from authlib.integrations.httpx_client import OAuthError as AuthlibOAuthError
@@ -39,13 +39,13 @@ from .oauth_models import PENDING_LIFETIME, ClientRegistration, PendingAuthoriza
 
 _logger = logging.getLogger(__name__)
 
-# authlib 1.7+ builds its client on httpx2 where that is installed (recent openai releases pull it
-# in) and on httpx otherwise: catch the failures of whichever it uses
+# authlib 1.7+ builds its client on httpx2 where that is installed (the mcp SDK needs it, so it is)
+# and older releases on httpx: catch the failures of whichever it uses
 _AUTHLIB_HTTP = sys.modules[
     next(c for c in AsyncOAuth2Client.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]
 ]
-HTTP_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPError, _AUTHLIB_HTTP.HTTPError)
-HTTP_STATUS_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPStatusError, _AUTHLIB_HTTP.HTTPStatusError)
+HTTP_ERRORS: tuple[type[Exception], ...] = (httpx2.HTTPError, _AUTHLIB_HTTP.HTTPError)
+HTTP_STATUS_ERRORS: tuple[type[Exception], ...] = (httpx2.HTTPStatusError, _AUTHLIB_HTTP.HTTPStatusError)
 
 # authorization servers answer these when a refresh token is no longer good: sign in again
 REAUTH_ERRORS = frozenset({"invalid_grant", "invalid_client", "unauthorized_client"})
@@ -132,7 +132,7 @@ async def register(
         try:
             response = await client.send(request)
             info = await handle_registration_response(response)
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise OAuthError(
                 ErrorCode.OAUTH_REGISTRATION_FAILED,
                 f"Registration at {endpoint} failed: {exc}",

@@ -9,7 +9,7 @@ that each URL goes through the SSRF guard (GuardedHttp) before it is called, sin
 and the documents come from the server, and that every endpoint the metadata names is checked
 as soon as it is read, so a refusal names the field.
 
-Written by hand because the SDK's OAuthClientProvider runs the whole flow inside one httpx auth
+Written by hand because the SDK's OAuthClientProvider runs the whole flow inside one httpx2 auth
 generator, with the browser redirect and the callback in the same process; Odoo's callback lands
 in another request, often another worker.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 from mcp.client.auth import OAuthFlowError
 from mcp.client.auth.utils import (
     build_oauth_authorization_server_metadata_discovery_urls,
@@ -57,7 +57,7 @@ class Challenge(BaseModel):
     resource_metadata: str | None = None
 
     @classmethod
-    def from_response(cls, response: httpx.Response) -> Challenge:
+    def from_response(cls, response: httpx2.Response) -> Challenge:
         return cls(
             status=response.status_code,
             error=extract_field_from_www_auth(response, "error"),
@@ -104,7 +104,7 @@ async def probe(server_url: str, http: GuardedHttp, sse: bool = False) -> Challe
                 json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
                 headers={"Accept": "application/json, text/event-stream"},
             )
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise OAuthError(
                 ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot reach {server_url}: {exc}", field="url"
             ) from None
@@ -156,12 +156,12 @@ async def discover(
     )
 
 
-async def _fetch(client: httpx.AsyncClient, http: GuardedHttp, url: str, field: str) -> httpx.Response:
+async def _fetch(client: httpx2.AsyncClient, http: GuardedHttp, url: str, field: str) -> httpx2.Response:
     """One metadata document candidate, its URL checked first; `field` names it in a refusal."""
     await http.check(url, field)
     try:
         return await client.send(create_oauth_metadata_request(url))
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot fetch {url}: {exc}", field=field) from None
 
 
