@@ -1,6 +1,6 @@
 """A real OAuth-protected MCP server for tests, built with the mcp SDK's server-side auth.
 
-FastMCP serves the authorization server (RFC 8414 metadata, dynamic client registration,
+MCPServer serves the authorization server (RFC 8414 metadata, dynamic client registration,
 authorize, token, revoke) and the protected resource (RFC 9728 metadata, bearer checks) on one
 127.0.0.1 port. The provider keeps everything in memory. `authorize` sends the browser to a
 consent page that a test posts to, as a person would click "Allow", naming the account that
@@ -12,7 +12,7 @@ revoked behind the client's back) without restarting anything.
 
 What the SDK does not do is added here: client metadata documents (CIMD, the client id is an
 https URL whose document the server fetches), a per-tool scope that answers 403
-insufficient_scope (FastMCP's scopes are for the whole server), and the faults.
+insufficient_scope (MCPServer's scopes are for the whole server), and the faults.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
-from mcp.server.fastmcp import FastMCP
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -326,7 +326,7 @@ class OAuthServer:
     # -- the application --------------------------------------------------------------------
 
     def _app(self) -> Any:
-        mcp = FastMCP(
+        mcp = MCPServer(
             self.name,
             log_level="WARNING",
             auth_server_provider=self.provider,
@@ -347,7 +347,7 @@ class OAuthServer:
         return self._faults(app)
 
     @staticmethod
-    def _tools(mcp: FastMCP) -> None:
+    def _tools(mcp: MCPServer) -> None:
         @mcp.tool()
         def whoami() -> str:
             """Say who signed in."""
@@ -377,7 +377,7 @@ class OAuthServer:
             token = get_access_token()
             return f"report for {token.subject if token else '?'} with {' '.join(token.scopes) if token else ''}"
 
-    def _consent_routes(self, mcp: FastMCP) -> None:
+    def _consent_routes(self, mcp: MCPServer) -> None:
         provider = self.provider
 
         @mcp.custom_route("/consent", methods=["GET"])
@@ -507,8 +507,8 @@ def _without_resource_metadata(send: Any) -> Any:
 
 
 async def _public_client_revocation(app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """mcp 1.30's revocation handler requires a client_secret field even from a public client
-    (token_endpoint_auth_method none), which sends none (RFC 7009 section 2.1): give it an empty one."""
+    """mcp's revocation handler (1.30 and 2.3 alike) requires a client_secret field even from a public
+    client (token_endpoint_auth_method none), which sends none (RFC 7009 section 2.1): give it an empty one."""
     body = await read_body(receive)
     if b"client_secret=" not in body:
         body += b"&client_secret="
