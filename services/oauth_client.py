@@ -27,6 +27,7 @@ from mcp.client.auth import OAuthRegistrationError
 from mcp.client.auth.utils import (
     create_client_registration_request,
     handle_registration_response,
+    issuers_match,
     should_use_client_metadata_url,
 )
 from mcp.shared.auth import OAuthClientMetadata
@@ -78,6 +79,15 @@ def usable_metadata_url(url: str | None) -> bool:
     if parts.path in ("", "/"):
         return False
     return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1"))
+
+
+def same_issuer(registered: str, discovered: str) -> bool:
+    """Whether a registration stored for the issuer `registered` is Odoo's client at the
+    authorization server discovered as `discovered`: the SDK's `issuers_match`, plain string
+    comparison but for a root issuer with and without its trailing slash. mcp 1.x wrote every root
+    issuer with the slash ("https://as.example/") and mcp 2.x keeps the metadata's spelling
+    ("https://as.example"): registrations stored before are kept, not silently made again."""
+    return issuers_match(registered, discovered)
 
 
 async def register(

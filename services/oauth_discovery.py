@@ -20,7 +20,6 @@ import logging
 from urllib.parse import urlsplit
 
 import httpx2
-from mcp.client.auth import OAuthFlowError
 from mcp.client.auth.utils import (
     build_oauth_authorization_server_metadata_discovery_urls,
     build_protected_resource_metadata_discovery_urls,
@@ -31,7 +30,7 @@ from mcp.client.auth.utils import (
     get_client_metadata_scopes,
     handle_auth_metadata_response,
     handle_protected_resource_response,
-    validate_metadata_issuer,
+    issuers_match,
 )
 from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
@@ -184,17 +183,13 @@ async def _authorization_server(
     auth_server_url: str | None, server_url: str, http: GuardedHttp, defaults: bool
 ) -> tuple[OAuthMetadata, str]:
     urls = build_oauth_authorization_server_metadata_discovery_urls(auth_server_url, server_url)
-    expected_issuer = auth_server_url or server_url
     async with http.client() as client:
         for url in urls:
             response = await _fetch(client, http, url, "authorization_servers")
             go_on, metadata = await handle_auth_metadata_response(response)
             if metadata is not None:
                 if auth_server_url is not None:
-                    try:
-                        validate_metadata_issuer(metadata, expected_issuer)
-                    except OAuthFlowError as exc:
-                        raise OAuthError(ErrorCode.OAUTH_METADATA_INVALID, str(exc), field="issuer") from None
+                    _check_issuer(metadata, auth_server_url)
                 return metadata, str(metadata.issuer)
             if not go_on:
                 raise OAuthError(
@@ -209,6 +204,22 @@ async def _authorization_server(
         f"No OAuth authorization server metadata was found for {server_url} (tried {', '.join(urls)}).",
         field="authorization_servers",
     )
+
+
+def _check_issuer(metadata: OAuthMetadata, expected: str) -> None:
+    """The metadata must name the authorization server the resource metadata points to (RFC 8414
+    section 3.3: simple string comparison), a root issuer with and without its trailing slash
+    counting as one (the SDK's `issuers_match`). mcp 1.x wrote every root URL with the slash, so a
+    resource server on it names "https://as.example/" for an authorization server whose issuer is
+    "https://as.example": that pair signed in before and still does. The issuer kept is the
+    metadata's own spelling, the one the provider puts in its answers' `iss` (RFC 9207)."""
+    if not issuers_match(str(metadata.issuer), expected):
+        raise OAuthError(
+            ErrorCode.OAUTH_METADATA_INVALID,
+            f"The authorization server's metadata names the issuer {metadata.issuer}, not {expected} "
+            "where the server's resource metadata points.",
+            field="issuer",
+        )
 
 
 def _default_endpoints(server_url: str) -> tuple[OAuthMetadata, str]:

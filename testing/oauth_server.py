@@ -67,7 +67,7 @@ class Switches:
     token_status: int | None = None  # e.g. 500: the token endpoint answers this instead
     # metadata field -> URL the authorization server metadata advertises instead of its own
     metadata_override: dict[str, str] = field(default_factory=dict)
-    # the issuer the metadata names (a mismatch test)
+    # the issuer the metadata names (a mismatch test), and its answers' `iss` with it
     issuer_override: str | None = None
     # a clock running this many seconds ahead of the client's (tokens expire earlier for it)
     clock_skew: int = 0
@@ -153,8 +153,9 @@ class MemoryProvider:
             raise KeyError(request_id)
         params = pending.params
         base = str(params.redirect_uri)
+        iss = self.switches.issuer_override or self.server.issuer
         if not allow:
-            return construct_redirect_uri(base, error="access_denied", state=params.state, iss=self.server.issuer)
+            return construct_redirect_uri(base, error="access_denied", state=params.state, iss=iss)
         code = secrets.token_urlsafe(32)
         self.codes[code] = AuthorizationCode(
             code=code,
@@ -167,7 +168,7 @@ class MemoryProvider:
             resource=params.resource,
             subject=user,
         )
-        return construct_redirect_uri(base, code=code, state=params.state, iss=self.server.issuer)
+        return construct_redirect_uri(base, code=code, state=params.state, iss=iss)
 
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str
@@ -263,14 +264,20 @@ class OAuthServer:
     """The server in a thread of this process. `url` is the MCP endpoint (the protected resource)."""
 
     def __init__(
-        self, transport: str = "streamable-http", switches: Switches | None = None, name: str = "oauth-test"
+        self,
+        transport: str = "streamable-http",
+        switches: Switches | None = None,
+        name: str = "oauth-test",
+        issuer_slash: bool = True,
     ) -> None:
+        """`issuer_slash`: the root issuer as mcp 1.x wrote it ("http://127.0.0.1:port/"), or
+        without the slash, as mcp 2.x keeps a root URL given so."""
         self.transport = transport
         self.switches = switches or Switches()
         self.name = name
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self.issuer = f"{self.base_url}/"
+        self.issuer = f"{self.base_url}/" if issuer_slash else self.base_url
         self.url = f"{self.base_url}/{'mcp' if transport == 'streamable-http' else 'sse'}"
         self.provider = MemoryProvider(self)
         self.metadata_misses: list[str] = []  # metadata documents asked for while `metadata` is off
