@@ -208,6 +208,7 @@ async def start_authorization(
         resource=discovery.resource,
         scope=scope,
         issuer=discovery.issuer,
+        iss_required=discovery.authorization_server.authorization_response_iss_parameter_supported is True,
         token_endpoint=token_endpoint,
         created_at=now,
         expires_at=now + PENDING_LIFETIME,
@@ -222,14 +223,7 @@ def read_callback(params: dict[str, str], pending: PendingAuthorization, now: fl
         raise OAuthError(ErrorCode.OAUTH_STATE_INVALID)
     if pending.expired(now):
         raise OAuthError(ErrorCode.OAUTH_STATE_INVALID, "This sign-in took too long and has expired; start it again.")
-    iss = params.get("iss")
-    if iss is not None and iss.rstrip("/") != pending.issuer.rstrip("/"):
-        # RFC 9207: an answer from another authorization server than the one asked (mix-up attack)
-        raise OAuthError(
-            ErrorCode.OAUTH_STATE_INVALID,
-            f"The sign-in answer comes from {iss}, not from {pending.issuer}.",
-            field="iss",
-        )
+    check_answer_issuer(params.get("iss"), pending)
     if params.get("error"):
         code = ErrorCode.OAUTH_ACCESS_DENIED if params["error"] == "access_denied" else ErrorCode.OAUTH_TOKEN_ERROR
         raise OAuthError(
@@ -239,6 +233,29 @@ def read_callback(params: dict[str, str], pending: PendingAuthorization, now: fl
     if not code:
         raise OAuthError(ErrorCode.OAUTH_STATE_INVALID, "The sign-in answer carries no authorization code.")
     return code
+
+
+def check_answer_issuer(iss: str | None, pending: PendingAuthorization) -> None:
+    """RFC 9207, the mcp SDK's rule (`validate_authorization_response_iss`): an `iss` in the answer
+    must be the issuer the sign-in was sent to, compared as plain strings, and an authorization
+    server that advertises `authorization_response_iss_parameter_supported` must send one. Either
+    failure may be a mix-up attack: another authorization server's answer replayed to Odoo."""
+    if iss is not None and iss != pending.issuer:
+        raise OAuthError(
+            ErrorCode.OAUTH_STATE_INVALID,
+            f"The sign-in answer says it comes from {iss}, not from {pending.issuer} where the sign-in was sent, "
+            "so it was refused (it may be another provider's answer). Start the sign-in again; if this happens "
+            "again, ask the server's operator to check its authorization server's issuer.",
+            field="iss",
+        )
+    if iss is None and pending.iss_required:
+        raise OAuthError(
+            ErrorCode.OAUTH_STATE_INVALID,
+            f"The sign-in answer does not say which provider sent it, although {pending.issuer} announces that "
+            "its answers always do, so it was refused (it may be another provider's answer). Start the sign-in "
+            "again; if this happens again, ask the server's operator.",
+            field="iss",
+        )
 
 
 async def exchange_code(

@@ -54,6 +54,9 @@ class PendingAuthorization(BaseModel):
     resource: str
     scope: str | None = None
     issuer: str
+    # the authorization server advertises authorization_response_iss_parameter_supported (RFC
+    # 9207): its answer must then carry `iss`; False in pendings stored before this was kept
+    iss_required: bool = False
     token_endpoint: str
     created_at: float
     expires_at: float

@@ -4,7 +4,8 @@ MCPServer serves the authorization server (RFC 8414 metadata, dynamic client reg
 authorize, token, revoke) and the protected resource (RFC 9728 metadata, bearer checks) on one
 127.0.0.1 port. The provider keeps everything in memory. `authorize` sends the browser to a
 consent page that a test posts to, as a person would click "Allow", naming the account that
-signs in; the page then redirects to the client's redirect URI with `code`, `state` and `iss`.
+signs in; the page then redirects to the client's redirect URI with `code`, `state` and `iss`
+(RFC 9207; `Switches.callback_iss` leaves it out).
 
 It runs in a thread of the test process (`OAuthServer(...).start()`), so a test flips the
 switches of `Switches` while it runs (a token endpoint that starts failing, refresh tokens
@@ -69,6 +70,8 @@ class Switches:
     metadata_override: dict[str, str] = field(default_factory=dict)
     # the issuer the metadata names (a mismatch test), and its answers' `iss` with it
     issuer_override: str | None = None
+    # False: the authorization answers carry no `iss` (RFC 9207), as many providers' do not
+    callback_iss: bool = True
     # a clock running this many seconds ahead of the client's (tokens expire earlier for it)
     clock_skew: int = 0
     # the person who allows every authorization at once, as if they pressed Allow on the consent
@@ -153,7 +156,7 @@ class MemoryProvider:
             raise KeyError(request_id)
         params = pending.params
         base = str(params.redirect_uri)
-        iss = self.switches.issuer_override or self.server.issuer
+        iss = (self.switches.issuer_override or self.server.issuer) if self.switches.callback_iss else None
         if not allow:
             return construct_redirect_uri(base, error="access_denied", state=params.state, iss=iss)
         code = secrets.token_urlsafe(32)
