@@ -24,6 +24,7 @@ from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 from authlib.integrations.httpx_client import OAuthError as AuthlibOAuthError
 from mcp.client.auth import OAuthRegistrationError
+from mcp.client.auth.oauth2 import check_registration_usable
 from mcp.client.auth.utils import (
     create_client_registration_request,
     handle_registration_response,
@@ -142,6 +143,9 @@ async def register(
         try:
             response = await client.send(request)
             info = await handle_registration_response(response)
+            # a registration the provider changed into one Odoo cannot use (a private_key_jwt
+            # client, a secret method without a secret) fails here, not later at the token endpoint
+            check_registration_usable(info)
         except httpx2.HTTPError as exc:
             raise OAuthError(
                 ErrorCode.OAUTH_REGISTRATION_FAILED,

@@ -25,6 +25,7 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -68,6 +69,8 @@ class Switches:
     token_status: int | None = None  # e.g. 500: the token endpoint answers this instead
     # metadata field -> URL the authorization server metadata advertises instead of its own
     metadata_override: dict[str, str] = field(default_factory=dict)
+    # field -> value the registration answer says instead (a client registered otherwise than asked)
+    registration_override: dict[str, Any] = field(default_factory=dict)
     # the issuer the metadata names (a mismatch test), and its answers' `iss` with it
     issuer_override: str | None = None
     # False: the authorization answers carry no `iss` (RFC 9207), as many providers' do not
@@ -419,7 +422,8 @@ class OAuthServer:
 
     def _faults(self, app: Any) -> Any:
         """ASGI wrapper for what the SDK's routes do not offer: CIMD and overrides in the
-        metadata, DCR off, a failing token endpoint, and step-up for one tool."""
+        metadata or the registration answer, DCR off, a failing token endpoint, and step-up for
+        one tool."""
         server = self
 
         async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -436,6 +440,8 @@ class OAuthServer:
                 return await server._metadata(app, scope, receive, send)
             if path == "/register" and not switches.dcr:
                 return await Response(status_code=404)(scope, receive, send)
+            if path == "/register" and switches.registration_override:
+                return await server._registration(app, scope, receive, send)
             if path == "/token" and switches.token_status:
                 return await JSONResponse({"error": "server_error"}, status_code=switches.token_status)(
                     scope, receive, send
@@ -449,25 +455,22 @@ class OAuthServer:
         return wrapped
 
     async def _metadata(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        captured: dict[str, Any] = {}
-        chunks: list[bytes] = []
+        def change(metadata: dict[str, Any]) -> None:
+            if self.switches.cimd:
+                metadata["client_id_metadata_document_supported"] = True
+            if not self.switches.dcr:
+                metadata.pop("registration_endpoint", None)
+            if self.switches.issuer_override:
+                metadata["issuer"] = self.switches.issuer_override
+            metadata.update(self.switches.metadata_override)
 
-        async def capture(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                captured.update(message)
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
+        await _rewritten(app, scope, receive, send, change)
 
-        await app(scope, receive, capture)
-        metadata = json.loads(b"".join(chunks))
-        if self.switches.cimd:
-            metadata["client_id_metadata_document_supported"] = True
-        if not self.switches.dcr:
-            metadata.pop("registration_endpoint", None)
-        if self.switches.issuer_override:
-            metadata["issuer"] = self.switches.issuer_override
-        metadata.update(self.switches.metadata_override)
-        await JSONResponse(metadata, status_code=captured.get("status", 200))(scope, receive, send)
+    async def _registration(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        def change(client: dict[str, Any]) -> None:
+            client.update(self.switches.registration_override)
+
+        await _rewritten(app, scope, receive, send, change)
 
     async def _step_up(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """A call of STEP_UP_TOOL with a token lacking the admin scope is answered 403
@@ -500,6 +503,25 @@ _METADATA_PATHS = (
     "/.well-known/oauth-authorization-server",
     "/.well-known/openid-configuration",
 )
+
+
+async def _rewritten(
+    app: Any, scope: dict[str, Any], receive: Any, send: Any, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """The app's JSON answer, changed by `change` in place."""
+    captured: dict[str, Any] = {}
+    chunks: list[bytes] = []
+
+    async def capture(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            captured.update(message)
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, capture)
+    document = json.loads(b"".join(chunks))
+    change(document)
+    await JSONResponse(document, status_code=captured.get("status", 200))(scope, receive, send)
 
 
 def _without_resource_metadata(send: Any) -> Any:

@@ -298,3 +298,19 @@ def test_the_answer_issuer_check_is_the_sdks(announced: bool | None) -> None:
             except OAuthError:
                 we_refuse = True
             assert we_refuse == sdk_refuses, (issuer, iss, announced)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"token_endpoint_auth_method": "private_key_jwt"},  # Odoo holds no key to sign with
+        {"token_endpoint_auth_method": "client_secret_post", "client_secret": None},  # a secret method, no secret
+    ],
+)
+def test_a_registration_odoo_cannot_use_is_refused_when_made(guard: GuardedHttp, answer: dict[str, Any]) -> None:
+    with OAuthServer(switches=Switches(registration_override=answer)) as server:
+        discovery = run(discover(server.url, guard))
+        with pytest.raises(OAuthError) as caught:
+            run(oauth_client.register(discovery, guard, "http://127.0.0.1:9/cb", "Odoo"))
+    assert caught.value.code is ErrorCode.OAUTH_REGISTRATION_FAILED and caught.value.field == "registration_endpoint"
+    assert "token_endpoint_auth_method" in caught.value.message or "client_secret" in caught.value.message
