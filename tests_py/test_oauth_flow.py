@@ -273,3 +273,39 @@ def test_a_registration_stored_with_the_old_root_issuer_spelling_is_kept() -> No
     assert not oauth_client.same_issuer("https://as.example/tenant/", "https://as.example/tenant")
     assert not oauth_client.same_issuer("https://as.example/", "https://other.example/")
     assert not oauth_client.same_issuer("https://as.example/", "http://as.example/")
+
+
+def test_a_client_metadata_document_is_preferred_to_dynamic_registration(guard: GuardedHttp) -> None:
+    with OAuthServer(switches=Switches(cimd=True, dcr=True)) as server:
+        discovery = run(discover(server.url, guard))
+        assert discovery.supports_cimd and discovery.endpoint("registration_endpoint")
+        with serve_document(
+            "/ai_mcp/oauth/client-metadata.json",
+            lambda url: oauth_client.client_metadata(CALLBACK, "Odoo test", client_id=url),
+        ) as document_url:
+            registration = run(
+                oauth_client.register(discovery, guard, CALLBACK, "Odoo test", metadata_url=document_url)
+            )
+            assert (registration.kind, registration.client_id) == (RegistrationKind.CIMD, document_url)
+            assert not server.provider.clients, "no dynamic registration"
+            signed = sign_in(server, guard, registration=registration)
+            assert signed.tokens.access_token and server.provider.cimd_fetches
+
+            # a client id entered by the administrator comes first
+            entered = run(
+                oauth_client.register(
+                    discovery, guard, CALLBACK, "Odoo test", metadata_url=document_url, client_id="odoo-client"
+                )
+            )
+            assert entered.kind is RegistrationKind.MANUAL
+
+        # dynamic registration is what is left where documents are not taken, or Odoo's URL cannot be one
+        server.switches.cimd = False
+        for discovered, metadata_url in (
+            (run(discover(server.url, guard)), "https://odoo.example/ai_mcp/oauth/client-metadata.json"),
+            (discovery, "http://odoo.example/ai_mcp/oauth/client-metadata.json"),
+        ):
+            registration = run(
+                oauth_client.register(discovered, guard, CALLBACK, "Odoo test", metadata_url=metadata_url)
+            )
+            assert registration.kind is RegistrationKind.DCR and registration.client_id in server.provider.clients
