@@ -3,7 +3,9 @@
 Run from the repository root: `python benchmarks/bench_loop.py` (add `--profile` to always print
 the profile of our turn; it is printed anyway when the goal is missed).
 
-One FastMCP streamable-HTTP server (a child process) and one in-process ScriptedLLM whose responder
+Two streamable-HTTP test servers (child processes), the same server at either protocol generation:
+2026-07-28 (stateless, every request stands alone) and 2025-11-25 (`--era legacy`: a session agreed
+by the initialize handshake); and one in-process ScriptedLLM whose responder
 asks for `echo` while fewer than TOOL_ROUNDS tool results are in the request, then answers with a
 short text. Both answer at once, so what is left is the clients' own cost. A turn is therefore
 TOOL_ROUNDS tool rounds plus one answering call: TOOL_ROUNDS + 1 model calls (streamed, tools
@@ -17,7 +19,7 @@ loop never stops to ask "continue?" (that happens when round max_rounds - 1 ende
           The model request is posted as LangChain built it (services/chat_completions.py), not
           walked by openai's create() first: that walk alone cost more than the rest of the loop.
   bare    on the same loop: an `openai.AsyncOpenAI` client created once and a raw
-          `mcp.ClientSession` over `streamable_http_client` opened once, driven by hand
+          `mcp.Client` over `streamable_http_client` opened once, driven by hand
           (stream consumed, tool-call deltas assembled, `echo` called, result appended). It offers
           the exact tool list our loop sent (LangChain drops the schema's "title" keys), and the
           script checks that the model server got the same request bodies from both (ids masked).
@@ -25,15 +27,17 @@ loop never stops to ask "continue?" (that happens when round max_rounds - 1 ende
           request reads it: ours plus the thread hand-off per event.
 
 Per-round time = turn time / (TOOL_ROUNDS + 1), the number of model calls, for all three. The
-three run interleaved, the order rotating each turn, and each figure is the median over TURNS turns
-after WARMUP_TURNS warm-up turns of each.
+three run interleaved, the order rotating each turn, both generations taking turns, and each
+figure is the median over TURNS turns after WARMUP_TURNS warm-up turns of each.
 
 When our loop is over the goal (or with --profile), ten more of our turns run under cProfile on
 the hub loop's thread, and the time is attributed to the usual suspects (ChatOpenAI per turn,
 message conversion, chunk aggregation, argument validation, pydantic, ...) before the top entries
 by cumulative time.
 
-The last line is machine-readable, overhead first; the goal is loop_overhead_ms_per_round <= 1.5.
+The last line is machine-readable, overhead first; the goals are loop_overhead_ms_per_round <= 1.5
+(the worse of the two generations) and stateless/session <= 1.0 (a round of our loop against the
+2026-07-28 server costs no more than against the 2025-11-25 session).
 """
 
 # pylint: disable=print-used  # a benchmark prints its figures
@@ -83,6 +87,8 @@ OPEN_TIMEOUT = 30.0
 TURN_TIMEOUT = 30.0
 
 GOAL_OVERHEAD_MS = 1.5
+GOAL_STATELESS_SESSION = 1.0
+ERAS = ("dual", "legacy")  # the server's --era: 2026-07-28 and 2025-11-25
 
 METHODS = ("ours", "bare", "bridge")
 
@@ -224,6 +230,7 @@ class Bench:
         self.request = request
         self.bare = bare
         self.samples: dict[str, list[float]] = {m: [] for m in METHODS}
+        self.measured = 0
 
     def run_ours(self) -> float:
         seconds, events = self.hub.run(timed(lambda: our_turn(self.request, self.hub)), timeout=TURN_TIMEOUT)
@@ -246,10 +253,11 @@ class Bench:
         return {"ours": self.run_ours, "bare": self.run_bare, "bridge": self.run_bridge}[method]()
 
     def measure(self, turns: int) -> None:
-        for turn in range(turns):
-            shift = turn % len(METHODS)  # rotate the order so none always runs first
+        for _ in range(turns):
+            shift = self.measured % len(METHODS)  # rotate the order so none always runs first
             for method in METHODS[shift:] + METHODS[:shift]:
                 self.samples[method].append(self.one(method))
+            self.measured += 1
 
     def per_round_ms(self, method: str) -> float:
         return statistics.median(self.samples[method]) * 1000 / MODEL_CALLS
@@ -371,31 +379,46 @@ def print_profile(
 # -- report --------------------------------------------------------------------------------------
 
 
-def print_table(bench: Bench) -> None:
-    bare = bench.per_round_ms("bare")
-    print(f"{'method':<8}{'ms/turn':>10}{'ms/round':>10}{'p10':>8}{'p90':>8}{'over bare':>11}")
-    for method in METHODS:
-        per_round = bench.per_round_ms(method)
-        p10, p90 = bench.spread_ms(method)
-        print(
-            f"{method:<8}{per_round * MODEL_CALLS:>10.2f}{per_round:>10.3f}"
-            f"{p10:>8.3f}{p90:>8.3f}{per_round - bare:>+11.3f}"
-        )
+def print_table(benches: dict[str, Bench]) -> None:
+    print(f"{'server':<9}{'method':<8}{'ms/turn':>10}{'ms/round':>10}{'p10':>8}{'p90':>8}{'over bare':>11}")
+    for era, bench in benches.items():
+        bare = bench.per_round_ms("bare")
+        for method in METHODS:
+            per_round = bench.per_round_ms(method)
+            p10, p90 = bench.spread_ms(method)
+            print(
+                f"{era:<9}{method:<8}{per_round * MODEL_CALLS:>10.2f}{per_round:>10.3f}"
+                f"{p10:>8.3f}{p90:>8.3f}{per_round - bare:>+11.3f}"
+            )
     print(
         f"(info) a turn = {TOOL_ROUNDS} tool rounds + 1 answer = {MODEL_CALLS} streamed model calls and "
         f"{TOOL_ROUNDS} echo calls;"
         f" per-round = turn / {MODEL_CALLS}; medians over {TURNS} interleaved turns each after {WARMUP_TURNS} "
-        "warm-up turns"
+        "warm-up turns; dual = 2026-07-28 (stateless), legacy = 2025-11-25 (session)"
     )
 
 
-def summary_line(bench: Bench) -> str:
-    ours, bare, bridge = (bench.per_round_ms(m) for m in METHODS)
+def overhead(bench: Bench) -> float:
+    return bench.per_round_ms("ours") - bench.per_round_ms("bare")
+
+
+def stateless_session(benches: dict[str, Bench]) -> float:
+    return benches["dual"].per_round_ms("ours") / benches["legacy"].per_round_ms("ours")
+
+
+def summary_line(benches: dict[str, Bench]) -> str:
+    modern, legacy = benches["dual"], benches["legacy"]
+    ours, bare, bridge = (modern.per_round_ms(m) for m in METHODS)
     pairs = [
-        ("loop_overhead_ms_per_round", f"{ours - bare:.3f}"),
+        ("loop_overhead_ms_per_round", f"{max(overhead(modern), overhead(legacy)):.3f}"),
+        ("stateless/session", f"{stateless_session(benches):.3f}"),
+        ("loop_overhead_ms_per_round_2026", f"{overhead(modern):.3f}"),
+        ("loop_overhead_ms_per_round_2025", f"{overhead(legacy):.3f}"),
         ("loop_ms_per_round", f"{ours:.3f}"),
         ("bare_ms_per_round", f"{bare:.3f}"),
         ("ratio", f"{ours / bare:.3f}"),
+        ("loop_ms_per_round_2025", f"{legacy.per_round_ms('ours'):.3f}"),
+        ("bare_ms_per_round_2025", f"{legacy.per_round_ms('bare'):.3f}"),
         ("bridge_ms_per_round", f"{bridge:.3f}"),
         ("bridge_overhead_ms_per_round", f"{bridge - ours:.3f}"),
         ("tool_rounds", str(TOOL_ROUNDS)),
@@ -407,6 +430,25 @@ def summary_line(bench: Bench) -> str:
 # -- main ----------------------------------------------------------------------------------------
 
 
+def prepare(hub: McpHub, llm: ScriptedLLM, era: str, url: str) -> tuple[Bench, str]:
+    """A Bench on the server at `url`, after one checked turn of ours and one bare turn whose
+    model requests must match (the bare loop offers exactly the tools ours sent)."""
+    spec = build_server_spec(key=f"bench-http-{era}", name="bench http", transport="streamable_http", url=url)
+    listing = hub.run(hub.alist_tools(spec), timeout=OPEN_TIMEOUT)  # also opens the pooled session
+    tool = next(t for t in listing.tools if t.name == "echo")
+    bench = Bench(hub, turn_request(llm, spec, tool), BareLoop(llm.base_url, url))
+    hub.run(bench.bare.open(), timeout=OPEN_TIMEOUT)
+    first = len(llm.requests)
+    bench.run_ours()
+    middle = len(llm.requests)
+    bench.bare.tools = llm.requests[first]["tools"]
+    bench.run_bare()
+    requests = llm.requests
+    same = compare_bodies(requests[first:middle], requests[middle:])
+    bench.run_bridge()
+    return bench, same
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -416,48 +458,46 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     hub = McpHub()
     profile: tuple[cProfile.Profile, float] | None = None
-    with serve_http("streamable-http") as server, ScriptedLLM(responder=responder, model=MODEL, api_key=API_KEY) as llm:
-        bare: BareLoop | None = None
+    benches: dict[str, Bench] = {}
+    same: dict[str, str] = {}
+    with (
+        serve_http("streamable-http") as dual,
+        serve_http("streamable-http", "--era", "legacy") as legacy,
+        ScriptedLLM(responder=responder, model=MODEL, api_key=API_KEY) as llm,
+    ):
         try:
-            spec = build_server_spec(key="bench-http", name="bench http", transport="streamable_http", url=server.url)
-            listing = hub.run(hub.alist_tools(spec), timeout=OPEN_TIMEOUT)  # also opens the pooled session
-            tool = next(t for t in listing.tools if t.name == "echo")
-            request = turn_request(llm, spec, tool)
-            bench = Bench(hub, request, BareLoop(llm.base_url, server.url))
-            bare = bench.bare
-            hub.run(bare.open(), timeout=OPEN_TIMEOUT)
-            # One checked turn of ours; the bare loop offers exactly the tools it sent (LangChain
-            # drops the schema's "title" keys), then one bare turn whose requests must match.
-            first = len(llm.requests)
-            bench.run_ours()
-            middle = len(llm.requests)
-            bare.tools = llm.requests[first]["tools"]
-            bench.run_bare()
-            requests = llm.requests
-            same = compare_bodies(requests[first:middle], requests[middle:])
-            bench.run_bridge()
+            for era, server in zip(ERAS, (dual, legacy), strict=True):
+                benches[era], same[era] = prepare(hub, llm, era, server.url)
             for _ in range(WARMUP_TURNS - 1):
-                for method in METHODS:
-                    bench.one(method)
-            bench.measure(TURNS)
-            overhead = bench.per_round_ms("ours") - bench.per_round_ms("bare")
-            if opts.profile or overhead > GOAL_OVERHEAD_MS:
+                for bench in benches.values():
+                    for method in METHODS:
+                        bench.one(method)
+            for _ in range(TURNS):
+                for bench in benches.values():
+                    bench.measure(1)
+            worst = max(overhead(bench) for bench in benches.values())
+            if opts.profile or worst > GOAL_OVERHEAD_MS:
+                request = benches["dual"].request
                 profile = hub.run(profiled_turns(request, hub, PROFILE_TURNS), timeout=TURN_TIMEOUT * PROFILE_TURNS)
         finally:
-            # close our SDK session and the hub's while the MCP server still answers
-            if bare is not None:
-                hub.run(bare.close(), timeout=OPEN_TIMEOUT)
+            # close our SDK sessions and the hub's while the MCP servers still answer
+            for bench in benches.values():
+                hub.run(bench.bare.close(), timeout=OPEN_TIMEOUT)
             hub.shutdown()
     if profile is not None:
-        print_profile(*profile, PROFILE_TURNS, bench.per_round_ms("ours"))
-    print_table(bench)
-    print(f"(info) model request bodies, ours vs bare (ids masked): {same}")
-    verdict = "ok" if overhead <= GOAL_OVERHEAD_MS else "MISSED"
+        print_profile(*profile, PROFILE_TURNS, benches["dual"].per_round_ms("ours"))
+    print_table(benches)
+    for era, verdict_of_bodies in same.items():
+        print(f"(info) {era}: model request bodies, ours vs bare (ids masked): {verdict_of_bodies}")
+    ratio = stateless_session(benches)
+    overhead_ok = "ok" if worst <= GOAL_OVERHEAD_MS else "MISSED"
+    stateless_ok = "ok" if ratio <= GOAL_STATELESS_SESSION else "MISSED"
     print(
-        f"(info) goal: loop_overhead_ms_per_round <= {GOAL_OVERHEAD_MS:g} {verdict}; wall time "
-        f"{time.perf_counter() - started:.1f} s"
+        f"(info) goals: loop_overhead_ms_per_round <= {GOAL_OVERHEAD_MS:g} {overhead_ok}"
+        f", stateless/session <= {GOAL_STATELESS_SESSION:g} {stateless_ok}"
+        f"; wall time {time.perf_counter() - started:.1f} s"
     )
-    print(summary_line(bench))
+    print(summary_line(benches))
     return 0
 
 

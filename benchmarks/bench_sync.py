@@ -35,9 +35,8 @@ import argparse  # noqa: E402
 import asyncio  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
-from contextlib import AsyncExitStack  # noqa: E402
 
-from mcp import ClientSession, StdioServerParameters, types  # noqa: E402
+from mcp import Client, StdioServerParameters, types  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
@@ -68,24 +67,20 @@ def specs(http_servers: list[HttpServer]) -> list[ServerSpec]:
 
 
 async def raw_list(spec: ServerSpec) -> int:
-    """Tools listed by the bare SDK: connect, initialize, every page, close."""
-    async with AsyncExitStack() as stack:
-        if spec.transport == "stdio":
-            assert spec.command is not None
-            streams = await stack.enter_async_context(
-                stdio_client(StdioServerParameters(command=spec.command, args=list(spec.args)))
-            )
-        else:
-            assert spec.url is not None
-            streams = await stack.enter_async_context(streamable_http_client(spec.url))
-        session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
-        await session.initialize()
+    """Tools listed by the bare SDK: connect, agree on a revision, every page, close."""
+    if spec.transport == "stdio":
+        assert spec.command is not None
+        transport = stdio_client(StdioServerParameters(command=spec.command, args=list(spec.args)))
+    else:
+        assert spec.url is not None
+        transport = streamable_http_client(spec.url)
+    async with Client(transport, cache=None) as client:
         tools: list[types.Tool] = []
         cursor: str | None = None
         while True:
-            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+            page = await client.list_tools(cursor=cursor)
             tools += page.tools
-            cursor = page.nextCursor
+            cursor = page.next_cursor
             if not cursor:
                 return len(tools)
 

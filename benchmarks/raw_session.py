@@ -1,4 +1,4 @@
-"""A plain mcp SDK session held open on an event loop: the baseline both benchmarks compare with."""
+"""A plain mcp SDK Client held open on an event loop: the baseline both benchmarks compare with."""
 
 from __future__ import annotations
 
@@ -7,24 +7,25 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from mcp import ClientSession
+from mcp import Client
 
 
 class RawSession:
-    """A plain SDK ClientSession opened once. anyio wants its contexts left by the task that
-    entered them, so an owner task on the hub loop holds them open while other tasks call through
-    the session (the SDK allows that), the same arrangement the hub's McpSession uses."""
+    """A plain SDK Client opened once, agreeing on the revision as ours does (auto). anyio wants
+    its contexts left by the task that entered them, so an owner task on the hub loop holds them
+    open while other tasks call through the Client (the SDK allows that), the same arrangement
+    the hub's McpSession uses."""
 
     def __init__(self, transport: Callable[[], AbstractAsyncContextManager[tuple[Any, ...]]]) -> None:
         self._transport = transport
-        self._session: ClientSession | None = None
+        self._client: Client | None = None
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
 
     @property
-    def session(self) -> ClientSession:
-        assert self._session is not None, "open() first"
-        return self._session
+    def session(self) -> Client:
+        assert self._client is not None, "open() first"
+        return self._client
 
     async def open(self) -> None:
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -34,9 +35,8 @@ class RawSession:
 
     async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         try:
-            async with self._transport() as streams, ClientSession(streams[0], streams[1]) as session:
-                await session.initialize()
-                self._session = session
+            async with Client(self._transport(), mode="auto", cache=None) as client:
+                self._client = client
                 ready.set_result(None)
                 await stop.wait()
         except BaseException as exc:
@@ -44,7 +44,7 @@ class RawSession:
                 ready.set_exception(exc)
             raise
         finally:
-            self._session = None
+            self._client = None
 
     async def close(self) -> None:
         if self._stop is not None and self._task is not None:

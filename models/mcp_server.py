@@ -8,11 +8,12 @@ from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import str2bool
 
 from ..hub_process import running_hub
-from ..notify import config_error_text, error_text, notification
+from ..notify import config_error_text
 from ..services.env_vars import parse_env_json
 from ..services.errors import AiMcpError, ConfigError, _lt
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
+from ..services.mcp_session import MODERN_PROTOCOL_VERSIONS
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 
 _logger = logging.getLogger(__name__)
@@ -207,6 +208,11 @@ class McpServer(models.Model):
     server_name = fields.Char(readonly=True, copy=False)
     server_version = fields.Char(readonly=True, copy=False)
     protocol_version = fields.Char(readonly=True, copy=False)
+    protocol_stateless = fields.Boolean(
+        string="Stateless",
+        compute="_compute_protocol_stateless",
+        help="The server speaks MCP 2026-07-28 or later: no session is kept on it, every request stands alone.",
+    )
     server_icon = fields.Char(readonly=True, copy=False, help="The server's icon as it gives it (inline images only).")
     last_stderr = fields.Text(string="Last Output", readonly=True, copy=False)
     stderr_tail = fields.Text(string="Output (stderr)", compute="_compute_stderr_tail")
@@ -291,6 +297,11 @@ class McpServer(models.Model):
         counts = self.env["ai.tool.call"]._counts_by("server_id", self.ids)
         for server in self:
             server.tool_call_count = counts.get(server.id, 0)
+
+    @api.depends("protocol_version")
+    def _compute_protocol_stateless(self):
+        for server in self:
+            server.protocol_stateless = server.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     def _compute_stderr_tail(self):
         hub = running_hub()  # never start the hub just to show a form
@@ -435,46 +446,6 @@ class McpServer(models.Model):
         )
 
     # -- actions ---------------------------------------------------------------------------------
-
-    def action_test_connection(self):
-        self.ensure_one()
-        try:
-            report = self._connect()
-        except AiMcpError as exc:
-            self._record_error(exc)
-            return notification(_("Connection to %s failed", self.name), error_text(exc, self), "danger", sticky=True)
-        first = not self.last_sync
-        if first:
-            # the first successful connection discovers the tools, as an admin expects
-            self._apply_tools(report.tools, first_sync=True)
-        self._record_success(report, synced=first)
-        message = _(
-            "%(name)s %(version)s, protocol %(protocol)s: %(count)s tools, answered in %(latency)s ms.",
-            name=report.server.name,
-            version=report.server.version,
-            protocol=report.server.protocol_version,
-            count=report.total_tools,
-            latency=report.latency_ms,
-        )
-        if first:
-            message = f"{message} {_('Tools discovered.')}"
-        if report.warnings:
-            message = f"{message} {' '.join(report.warnings)}"
-        return notification(_("Connected to %s", self.name), message, "success")
-
-    def action_sync_tools(self):
-        connected = self._connect_all() if len(self) > 1 else {}
-        results = [server._sync_tools(connected.get(server.id)) for server in self]
-        failed = [r for r in results if r.get("error")]
-        if len(self) == 1:
-            result = results[0]
-            if failed:
-                return notification(_("Sync of %s failed", self.name), result["error"], "danger", sticky=True)
-            return notification(
-                _("Tools of %s synced", self.name), result["summary"], "success", sticky=bool(result["changed"])
-            )
-        message = _("%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed))
-        return notification(_("Tools synced"), message, "warning" if failed else "success")
 
     def action_clear_api_key(self):
         self._secret_clear("api_key")

@@ -8,7 +8,7 @@ from odoo import _, api, fields, models
 from odoo.modules import module as odoo_module
 
 from ..hub_process import process_hub
-from ..notify import config_error_text, error_text
+from ..notify import config_error_text, error_text, notification
 from ..services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode
 from ..services.sync import connect_all
 from .mcp_server import STDERR_TAIL_LINES
@@ -168,3 +168,47 @@ class McpServer(models.Model):
             if not odoo_module.current_test:
                 self.env.cr.commit()  # each server's result stands on its own
             cron._notify_progress(done=done, remaining=len(servers) - done)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_test_connection(self):
+        self.ensure_one()
+        try:
+            report = self._connect()
+        except AiMcpError as exc:
+            self._record_error(exc)
+            return notification(_("Connection to %s failed", self.name), error_text(exc, self), "danger", sticky=True)
+        first = not self.last_sync
+        if first:
+            # the first successful connection discovers the tools, as an admin expects
+            self._apply_tools(report.tools, first_sync=True)
+        self._record_success(report, synced=first)
+        message = _(
+            "%(name)s %(version)s, protocol %(protocol)s: %(count)s tools, answered in %(latency)s ms.",
+            name=report.server.name,
+            version=report.server.version,
+            protocol=_("%s (stateless)", report.server.protocol_version)
+            if report.server.stateless
+            else report.server.protocol_version,
+            count=report.total_tools,
+            latency=report.latency_ms,
+        )
+        if first:
+            message = f"{message} {_('Tools discovered.')}"
+        if report.warnings:
+            message = f"{message} {' '.join(report.warnings)}"
+        return notification(_("Connected to %s", self.name), message, "success")
+
+    def action_sync_tools(self):
+        connected = self._connect_all() if len(self) > 1 else {}
+        results = [server._sync_tools(connected.get(server.id)) for server in self]
+        failed = [r for r in results if r.get("error")]
+        if len(self) == 1:
+            result = results[0]
+            if failed:
+                return notification(_("Sync of %s failed", self.name), result["error"], "danger", sticky=True)
+            return notification(
+                _("Tools of %s synced", self.name), result["summary"], "success", sticky=bool(result["changed"])
+            )
+        message = _("%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed))
+        return notification(_("Tools synced"), message, "warning" if failed else "success")

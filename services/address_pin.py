@@ -2,7 +2,7 @@
 
 Checking a host name and then letting the HTTP client look it up again leaves a gap: a DNS server
 under the URL owner's control can answer with a public address for the check and with 127.0.0.1
-for the connection (DNS rebinding). httpx has no resolver hook, so the session resolves once, checks
+for the connection (DNS rebinding). httpx2 has no resolver hook, so the session resolves once, checks
 every address, and rewrites each request to the first of them; the Host header and the TLS server
 name (httpcore's `sni_hostname` extension) keep the name, so virtual hosts and certificate checks
 work as before.
@@ -16,20 +16,20 @@ from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from .http_validation import check_url
 from .url_guard import check_public_url, ip_literal
 
 
 class AddressPin:
-    """An httpx request hook sending requests for `host` to `address`."""
+    """An httpx2 request hook sending requests for `host` to `address`."""
 
     def __init__(self, host: str, address: str) -> None:
         self.host = host
         self.address = address
 
-    async def __call__(self, request: httpx.Request) -> None:
+    async def __call__(self, request: httpx2.Request) -> None:
         if request.url.host != self.host:
             return
         request.extensions = {**request.extensions, "sni_hostname": self.host}

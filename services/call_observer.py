@@ -172,7 +172,7 @@ def _question(call_id: str, server: str, params: mcp_types.ElicitRequestParams) 
         server=server,
         mode="form",
         message=params.message,
-        requested_schema=params.requestedSchema,
+        requested_schema=params.requested_schema,
     )
 
 

@@ -16,7 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 from mcp import StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from . import stdio_launcher
 from .address_pin import AddressPin
-from .http_stream_watch import StreamBreakWatch
+from .http_stream_watch import OnBreak, StreamBreakWatch
 from .redaction import redact_env, redact_headers
 from .server_spec import ServerSpec, Transport
 
@@ -35,27 +35,27 @@ _logger = logging.getLogger(__name__)
 # idle connection is dropped after 1 s, well before servers close theirs (uvicorn and node 5 s,
 # gunicorn 2 s): with httpx's default of 5 s, a call could go out on a connection the server was
 # closing at that moment, and fail.
-HTTP_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=1.0)
+HTTP_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=1.0)
 
 
 class McpTransport:
     """How one session reaches its server. `stderr` receives a stdio server's output lines;
-    `on_answer_lost(request_id)` is told when a streamed HTTP answer broke; `on_refusal(response)`
-    sees every HTTP response (an OAuth server's 401/403); `pin` sends a user-given URL's requests
-    to the address that was checked."""
+    `on_answer_lost(request_id, error)` is told when a streamed HTTP answer broke; `on_response`
+    sees every HTTP response (an error status, an OAuth server's 401/403); `pin` sends a
+    user-given URL's requests to the address that was checked."""
 
     def __init__(
         self,
         spec: ServerSpec,
         stderr: deque[str],
-        on_answer_lost: Callable[[int], None],
-        on_refusal: Callable[[httpx.Response], Awaitable[None]] | None = None,
+        on_answer_lost: OnBreak,
+        on_response: Callable[[httpx2.Response], Awaitable[None]] | None = None,
         pin: AddressPin | None = None,
     ) -> None:
         self.spec = spec
         self.stderr = stderr
         self.on_answer_lost = on_answer_lost
-        self.on_refusal = on_refusal
+        self.on_response = on_response
         self.pin = pin
 
     def open(self, stack: contextlib.AsyncExitStack) -> AbstractAsyncContextManager[tuple[Any, ...]]:
@@ -72,7 +72,7 @@ class McpTransport:
                 timeout=self.spec.connect_timeout,
                 httpx_client_factory=self._http_client_factory,
             )
-        watched = StreamBreakWatch(httpx.AsyncHTTPTransport(limits=HTTP_LIMITS), self.on_answer_lost)
+        watched = StreamBreakWatch(httpx2.AsyncHTTPTransport(limits=HTTP_LIMITS), self.on_answer_lost)
         client = self._http_client_factory(headers=headers, transport=watched)
         stack.push_async_callback(client.aclose)
         return streamable_http_client(self.spec.url or "", http_client=client)
@@ -80,27 +80,27 @@ class McpTransport:
     def _http_client_factory(
         self,
         headers: dict[str, str] | None = None,
-        timeout: httpx.Timeout | None = None,
-        auth: httpx.Auth | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> httpx.AsyncClient:
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> httpx2.AsyncClient:
         # the same client mcp's create_mcp_http_client makes, plus our transport and log hooks
-        client = httpx.AsyncClient(
+        client = httpx2.AsyncClient(
             headers=headers,
-            timeout=timeout or httpx.Timeout(self.spec.connect_timeout, read=300),
+            timeout=timeout or httpx2.Timeout(self.spec.connect_timeout, read=300),
             auth=auth,
             transport=transport,
         )
         if self.pin is not None:
             client.event_hooks["request"].append(self.pin)
-        if self.on_refusal is not None:
-            client.event_hooks["response"].append(self.on_refusal)
+        if self.on_response is not None:
+            client.event_hooks["response"].append(self.on_response)
         if _logger.isEnabledFor(logging.DEBUG):
             client.event_hooks["request"].append(self._log_request)
             client.event_hooks["response"].append(self._log_response)
         return client
 
-    async def _log_request(self, request: httpx.Request) -> None:
+    async def _log_request(self, request: httpx2.Request) -> None:
         body = request.content[:2000].decode(errors="replace") if request.content else ""
         _logger.debug(
             "MCP -> server=%s %s %s headers=%s body=%s",
@@ -111,7 +111,7 @@ class McpTransport:
             body,
         )
 
-    async def _log_response(self, response: httpx.Response) -> None:
+    async def _log_response(self, response: httpx2.Response) -> None:
         _logger.debug(
             "MCP <- server=%s status=%s content-type=%s",
             self.spec.name,

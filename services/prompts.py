@@ -41,7 +41,7 @@ async def list_prompts(session: McpSession) -> list[PromptInfo]:
     if session.info is None or "prompts" not in session.info.capabilities:
         return []
     prompts = await session.list_pages(
-        lambda s, params: s.list_prompts(params=params), lambda page: page.prompts, MAX_PROMPTS
+        lambda c, cursor: c.list_prompts(cursor=cursor), lambda page: page.prompts, MAX_PROMPTS
     )
     return [_info(p) for p in prompts]
 
@@ -56,7 +56,7 @@ async def get_prompt(session: McpSession, prompt: PromptInfo, arguments: dict[st
             ErrorCode.MCP_INVALID_PARAMS,
             f"The prompt {prompt.name} needs {', '.join(missing)}: fill them in and send it again.",
         )
-    result = await session.send(session.client_session.get_prompt(prompt.name, values))
+    result = await session.send(session.client.get_prompt(prompt.name, values))
     text = render(result)
     if not text:
         raise McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"The prompt {prompt.name} of {session.spec.name} has no text.")
@@ -79,7 +79,7 @@ def _content_text(content: Any) -> str:
         resource = content.resource
         if isinstance(resource, mcp_types.TextResourceContents):
             return f"{resource.uri}:\n{resource.text}"
-        return f"[{resource.mimeType or 'binary'} resource {resource.uri}, not included]"
+        return f"[{resource.mime_type or 'binary'} resource {resource.uri}, not included]"
     if isinstance(content, mcp_types.ResourceLink):
         return f"[resource {content.uri}]"
     kind = getattr(content, "type", "content")

@@ -51,26 +51,33 @@ async def list_resources(session: McpSession) -> ResourceListing:
     if session.info is None or "resources" not in session.info.capabilities:
         return ResourceListing()
     resources = await session.list_pages(
-        lambda s, params: s.list_resources(params=params), lambda page: page.resources, MAX_RESOURCES
+        lambda c, cursor: c.list_resources(cursor=cursor), lambda page: page.resources, MAX_RESOURCES
     )
     templates = await session.list_pages(
-        lambda s, params: s.list_resource_templates(params=params), lambda page: page.resourceTemplates, MAX_RESOURCES
+        lambda c, cursor: c.list_resource_templates(cursor=cursor),
+        lambda page: page.resource_templates,
+        MAX_RESOURCES,
     )
     return ResourceListing(
         resources=[
             ResourceInfo(
-                uri=str(r.uri), name=r.name, title=r.title, description=r.description, mime_type=r.mimeType, size=r.size
+                uri=str(r.uri),
+                name=r.name,
+                title=r.title,
+                description=r.description,
+                mime_type=r.mime_type,
+                size=r.size,
             )
             for r in resources
         ],
         templates=[
             TemplateInfo(
-                uri_template=t.uriTemplate,
+                uri_template=t.uri_template,
                 name=t.name,
                 title=t.title,
                 description=t.description,
-                mime_type=t.mimeType,
-                variables=sorted(uritemplate.URITemplate(t.uriTemplate).variable_names),
+                mime_type=t.mime_type,
+                variables=sorted(uritemplate.URITemplate(t.uri_template).variable_names),
             )
             for t in templates
         ],
@@ -89,7 +96,7 @@ def expand(template: str, arguments: dict[str, Any]) -> str:
 
 
 async def read_resource(session: McpSession, uri: str) -> list[ResourcePart]:
-    result = await session.send(session.client_session.read_resource(uri))  # type: ignore[arg-type]
+    result = await session.send(session.client.read_resource(uri))
     if not result.contents:
         raise McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{session.spec.name} returned nothing for {uri}.")
     return [_part(content) for content in result.contents]
@@ -98,9 +105,9 @@ async def read_resource(session: McpSession, uri: str) -> list[ResourcePart]:
 def _part(content: mcp_types.TextResourceContents | mcp_types.BlobResourceContents) -> ResourcePart:
     if isinstance(content, mcp_types.TextResourceContents):
         return ResourcePart(
-            uri=str(content.uri), mime_type=content.mimeType, text=truncate(content.text, DISPLAY_TEXT_LIMIT)
+            uri=str(content.uri), mime_type=content.mime_type, text=truncate(content.text, DISPLAY_TEXT_LIMIT)
         )
     if len(content.blob) > DISPLAY_BINARY_LIMIT:
         note = f"[binary resource of {len(content.blob) * 3 // 4} bytes, too large to open here]"
-        return ResourcePart(uri=str(content.uri), mime_type=content.mimeType, text=note)
-    return ResourcePart(uri=str(content.uri), mime_type=content.mimeType, blob=content.blob)
+        return ResourcePart(uri=str(content.uri), mime_type=content.mime_type, text=note)
+    return ResourcePart(uri=str(content.uri), mime_type=content.mime_type, blob=content.blob)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import ErrorCode, McpError
+from .list_cache import ListCache
 from .mcp_session import McpSession
 from .server_spec import ServerSpec
 
@@ -45,6 +46,8 @@ class SessionPool:
         # (seconds) before the model is even asked; within the cooldown it fails at once.
         self.failure_cooldown = failure_cooldown
         self._now = now
+        # list results a 2026-07-28 server says stay good, shared by this pool's sessions
+        self.list_cache = ListCache(now)
         self.opened = 0
         self._sessions: dict[str, McpSession] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -127,7 +130,7 @@ class SessionPool:
         attempt = 0
         for delay in [*spec.retry.delays(), None]:
             attempt += 1
-            session = McpSession(spec, on_list_changed=self._list_changed)
+            session = McpSession(spec, on_list_changed=self._list_changed, cache=self.list_cache.config(spec))
             self.opened += 1
             try:
                 await session.open()

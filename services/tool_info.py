@@ -75,19 +75,19 @@ def _schema_problem(schema_json: str) -> str | None:
 def normalize_tool(tool: mcp_types.Tool) -> ToolInfo:
     hints = tool.annotations
     title = tool.title or (hints.title if hints else None)
-    schema = dict(tool.inputSchema or {})
+    schema = dict(tool.input_schema or {})
     schema.setdefault("type", "object")
     return ToolInfo(
         name=tool.name,
         title=title,
         description=tool.description or "",
         input_schema=schema,
-        output_schema=tool.outputSchema,
+        output_schema=tool.output_schema,
         annotations=ToolAnnotations(
-            read_only=hints.readOnlyHint if hints else None,
-            destructive=hints.destructiveHint if hints else None,
-            idempotent=hints.idempotentHint if hints else None,
-            open_world=hints.openWorldHint if hints else None,
+            read_only=hints.read_only_hint if hints else None,
+            destructive=hints.destructive_hint if hints else None,
+            idempotent=hints.idempotent_hint if hints else None,
+            open_world=hints.open_world_hint if hints else None,
         ),
         icon=display_icon(tool.icons),
     )

@@ -124,28 +124,30 @@ def _render(part: _Part) -> str:
 
 def normalize_result(result: mcp_types.CallToolResult) -> ToolResult:
     parts: list[_Part] = [_part(block) for block in result.content]
-    if result.structuredContent is not None:
-        parts.append(StructuredPart(data=result.structuredContent))
-    return ToolResult(parts=parts, is_error=bool(result.isError))
+    if result.structured_content is not None:
+        parts.append(StructuredPart(data=result.structured_content))
+    return ToolResult(parts=parts, is_error=bool(result.is_error))
 
 
 def _part(block: mcp_types.ContentBlock) -> _Part:
     if isinstance(block, mcp_types.TextContent):
         return TextPart(text=block.text)
     if isinstance(block, mcp_types.ImageContent):
-        return ImagePart(mime_type=block.mimeType, data=block.data)
+        return ImagePart(mime_type=block.mime_type, data=block.data)
     if isinstance(block, mcp_types.AudioContent):
-        return AudioPart(mime_type=block.mimeType, data=block.data)
+        return AudioPart(mime_type=block.mime_type, data=block.data)
     if isinstance(block, mcp_types.EmbeddedResource):
         res = block.resource
         return ResourcePart(
             uri=str(res.uri),
-            mime_type=res.mimeType,
+            mime_type=res.mime_type,
             text=getattr(res, "text", None),
             blob=getattr(res, "blob", None),
         )
     if isinstance(block, mcp_types.ResourceLink):
         return ResourceLinkPart(
-            uri=str(block.uri), name=block.name, description=block.description, mime_type=block.mimeType
+            uri=str(block.uri), name=block.name, description=block.description, mime_type=block.mime_type
         )
-    return TextPart(text=json.dumps(block.model_dump(mode="json"), ensure_ascii=False))
+    return TextPart(
+        text=json.dumps(block.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False)
+    )
