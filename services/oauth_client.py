@@ -213,6 +213,7 @@ async def start_authorization(
         scope=scope,
         issuer=discovery.issuer,
         iss_required=discovery.authorization_server.authorization_response_iss_parameter_supported is True,
+        issuer_assumed=discovery.defaults,
         token_endpoint=token_endpoint,
         created_at=now,
         expires_at=now + PENDING_LIFETIME,
@@ -243,7 +244,13 @@ def check_answer_issuer(iss: str | None, pending: PendingAuthorization) -> None:
     """RFC 9207, the mcp SDK's rule (`validate_authorization_response_iss`): an `iss` in the answer
     must be the issuer the sign-in was sent to, compared as plain strings, and an authorization
     server that advertises `authorization_response_iss_parameter_supported` must send one. Either
-    failure may be a mix-up attack: another authorization server's answer replayed to Odoo."""
+    failure may be a mix-up attack: another authorization server's answer replayed to Odoo.
+
+    Where the server published no metadata, the issuer is its origin by assumption, spelled by
+    nobody: there an `iss` naming that origin with or without the trailing slash is taken. (The
+    SDK, having no metadata to compare with, refuses every `iss` there.)"""
+    if iss is not None and pending.issuer_assumed and issuers_match(iss, pending.issuer):
+        return
     if iss is not None and iss != pending.issuer:
         raise OAuthError(
             ErrorCode.OAUTH_STATE_INVALID,

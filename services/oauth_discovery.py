@@ -80,6 +80,9 @@ class Discovery(BaseModel):
     authorization_server: OAuthMetadata
     issuer: str
     scope: str | None
+    # no metadata was published: the endpoints and the issuer (the MCP server's origin) are the
+    # 2025-03-26 revision's defaults, not the authorization server's word
+    defaults: bool = False
 
     @property
     def supports_cimd(self) -> bool:
@@ -131,7 +134,8 @@ async def discover(
             await http.check(str(protected.jwks_uri), "jwks_uri")
     auth_server_url = str(protected.authorization_servers[0]) if protected else None
     # default endpoints only for a server that asked for a sign-in: one that did not may not use OAuth at all
-    metadata, issuer = await _authorization_server(auth_server_url, server_url, http, defaults=challenge is not None)
+    metadata, defaults = await _authorization_server(auth_server_url, server_url, http, defaults=challenge is not None)
+    issuer = str(metadata.issuer)
     for field in AS_ENDPOINTS:
         value = getattr(metadata, field)
         if value:
@@ -152,6 +156,7 @@ async def discover(
         authorization_server=metadata,
         issuer=issuer,
         scope=scope,
+        defaults=defaults,
     )
 
 
@@ -181,7 +186,8 @@ async def _protected_resource(
 
 async def _authorization_server(
     auth_server_url: str | None, server_url: str, http: GuardedHttp, defaults: bool
-) -> tuple[OAuthMetadata, str]:
+) -> tuple[OAuthMetadata, bool]:
+    """The authorization server's metadata, and whether it is the default endpoints'."""
     urls = build_oauth_authorization_server_metadata_discovery_urls(auth_server_url, server_url)
     async with http.client() as client:
         for url in urls:
@@ -190,7 +196,7 @@ async def _authorization_server(
             if metadata is not None:
                 if auth_server_url is not None:
                     _check_issuer(metadata, auth_server_url)
-                return metadata, str(metadata.issuer)
+                return metadata, False
             if not go_on:
                 raise OAuthError(
                     ErrorCode.OAUTH_METADATA_NOT_FOUND,
@@ -198,7 +204,7 @@ async def _authorization_server(
                     field="authorization_servers",
                 )
     if auth_server_url is None and defaults:
-        return _default_endpoints(server_url)
+        return _default_endpoints(server_url), True
     raise OAuthError(
         ErrorCode.OAUTH_METADATA_NOT_FOUND,
         f"No OAuth authorization server metadata was found for {server_url} (tried {', '.join(urls)}).",
@@ -222,7 +228,7 @@ def _check_issuer(metadata: OAuthMetadata, expected: str) -> None:
         )
 
 
-def _default_endpoints(server_url: str) -> tuple[OAuthMetadata, str]:
+def _default_endpoints(server_url: str) -> OAuthMetadata:
     """The authorization server of a server of the 2025-03-26 MCP revision that publishes no
     metadata: that revision has clients use /authorize, /token and /register at the MCP server's
     origin (its path dropped). It also requires PKCE of every client, so S256 is taken as offered.
@@ -230,7 +236,7 @@ def _default_endpoints(server_url: str) -> tuple[OAuthMetadata, str]:
     parts = urlsplit(server_url)
     origin = f"{parts.scheme}://{parts.netloc}"
     _logger.info("OAuth metadata not published, default endpoints used: server=%s origin=%s", server_url, origin)
-    metadata = OAuthMetadata.model_validate(
+    return OAuthMetadata.model_validate(
         {
             "issuer": origin,
             "authorization_endpoint": f"{origin}/authorize",
@@ -239,4 +245,3 @@ def _default_endpoints(server_url: str) -> tuple[OAuthMetadata, str]:
             "code_challenge_methods_supported": ["S256"],
         }
     )
-    return metadata, str(metadata.issuer)

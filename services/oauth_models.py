@@ -57,6 +57,8 @@ class PendingAuthorization(BaseModel):
     # the authorization server advertises authorization_response_iss_parameter_supported (RFC
     # 9207): its answer must then carry `iss`; False in pendings stored before this was kept
     iss_required: bool = False
+    # `issuer` is the MCP server's origin, assumed: the server published no metadata
+    issuer_assumed: bool = False
     token_endpoint: str
     created_at: float
     expires_at: float

@@ -314,3 +314,25 @@ def test_a_registration_odoo_cannot_use_is_refused_when_made(guard: GuardedHttp,
             run(oauth_client.register(discovery, guard, "http://127.0.0.1:9/cb", "Odoo"))
     assert caught.value.code is ErrorCode.OAUTH_REGISTRATION_FAILED and caught.value.field == "registration_endpoint"
     assert "token_endpoint_auth_method" in caught.value.message or "client_secret" in caught.value.message
+
+
+def test_without_metadata_the_answer_may_name_the_origin_either_way() -> None:
+    from services.oauth_models import PendingAuthorization
+
+    pending = PendingAuthorization(
+        state="s" * 32,
+        code_verifier="v",  # type: ignore[arg-type]
+        redirect_uri="https://odoo.example/cb",
+        resource="https://mcp.example/mcp",
+        issuer="https://mcp.example",
+        issuer_assumed=True,
+        token_endpoint="https://mcp.example/token",
+        created_at=0,
+        expires_at=time.time() + 60,
+    )
+    for iss in (None, "https://mcp.example", "https://mcp.example/"):
+        oauth_client.check_answer_issuer(iss, pending)
+    for iss in ("https://mcp.example/tenant", "https://other.example/", "http://mcp.example"):
+        with pytest.raises(OAuthError) as caught:
+            oauth_client.check_answer_issuer(iss, pending)
+        assert caught.value.field == "iss", iss
