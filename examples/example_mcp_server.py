@@ -29,7 +29,8 @@ import time
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mcp import types
-from mcp.server.fastmcp import FastMCP
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 DEFAULT_PORT = 8765
 MAX_EXPRESSION_CHARS = 200
@@ -126,8 +127,10 @@ _OPERATORS = {
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
 
-def build_server() -> FastMCP:
-    mcp = FastMCP("example-tools", log_level="WARNING")
+def build_server() -> MCPServer:
+    # A tool's error reaches the model only when raised as ToolError: the SDK answers any other
+    # exception with "Error executing tool <name>" and keeps the message to itself.
+    mcp = MCPServer("example-tools", version="1.0.0", log_level="WARNING")
 
     @mcp.tool(annotations=READ_ONLY)
     def current_time(timezone: str = "UTC") -> str:
@@ -135,27 +138,33 @@ def build_server() -> FastMCP:
         try:
             zone = ZoneInfo(timezone.strip())
         except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown time zone {timezone!r}: use an IANA name such as Europe/Paris") from None
+            raise ToolError(f"unknown time zone {timezone!r}: use an IANA name such as Europe/Paris") from None
         now = dt.datetime.now(zone)
         return f"{now:%A %Y-%m-%d %H:%M:%S} {now.tzname()} (UTC{now:%z}) in {zone.key}"
 
     @mcp.tool(annotations=READ_ONLY)
     def calculate(expression: str) -> str:
         """Evaluate an arithmetic expression: numbers, + - * / // % ** and parentheses."""
-        return _format_number(evaluate(expression))
+        try:
+            return _format_number(evaluate(expression))
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
 
     @mcp.tool(annotations=READ_ONLY)
     def convert_units(value: float, from_unit: str, to_unit: str) -> str:
         """Convert between units of length (mm cm m km in ft yd mi), mass (mg g kg t oz lb), volume
         (ml l m3 gal qt cup), temperature (c f k), speed (m/s km/h mph kn) or data (b kb mb gb tb kib mib gib)."""
-        result = convert(value, from_unit, to_unit)
+        try:
+            result = convert(value, from_unit, to_unit)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
         return f"{_format_number(value)} {from_unit} = {_format_number(result)} {to_unit}"
 
     @mcp.tool()
     def roll_dice(sides: int = 6, count: int = 1) -> str:
         """Roll `count` dice with `sides` sides each."""
         if not 2 <= sides <= 1000 or not 1 <= count <= 100:
-            raise ValueError("use 2 to 1000 sides and 1 to 100 dice")
+            raise ToolError("use 2 to 1000 sides and 1 to 100 dice")
         rolls = [random.randint(1, sides) for _ in range(count)]  # noqa: S311 - dice, not secrets
         return f"rolled {rolls} (total {sum(rolls)})"
 
@@ -249,7 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     # the SDK logs a traceback each time a client closes its session; that is not an error here
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.CRITICAL)
     sys.stderr.write(f"example MCP server on http://{opts.host}:{opts.port}/mcp\n")
-    uvicorn.run(build_server().streamable_http_app(), host=opts.host, port=opts.port, log_level="warning")
+    uvicorn.run(build_server().streamable_http_app(host=opts.host), host=opts.host, port=opts.port, log_level="warning")
 
 
 if __name__ == "__main__":

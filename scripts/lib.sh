@@ -42,12 +42,14 @@ odoo_search_dirs() {
 #   3. an `odoo` package importable by ${ODOO_PYTHON:-python3}
 # Its Python is $ODOO_PYTHON, else .venv/bin/python next to odoo-bin, else the script's own
 # interpreter, else python3.
-# Sets ODOO_CMD (array: how to start it), ODOO_PY, ODOO_ADDONS (its addons folder, if separate)
-# and ODOO_WHERE; on failure returns 1 with the reason in ODOO_NOT_FOUND.
+# Sets ODOO_CMD (array: how to start it), ODOO_PY, ODOO_ADDONS (its addons folder, if separate),
+# ODOO_ROOT (the folder holding the odoo package) and ODOO_WHERE; on failure returns 1 with the
+# reason in ODOO_NOT_FOUND.
 find_odoo() {
     ODOO_CMD=()
     ODOO_PY=""
     ODOO_ADDONS=""
+    ODOO_ROOT=""
     ODOO_WHERE=""
     ODOO_NOT_FOUND=""
     local bin="" root py major dir searched
@@ -90,6 +92,7 @@ find_odoo() {
         fi
         ODOO_CMD=("$py" "$bin")
         ODOO_PY=$py
+        ODOO_ROOT=$root
         if [[ -d $root/addons && -f $root/odoo/release.py ]]; then ODOO_ADDONS=$root/addons; fi
         ODOO_WHERE="$bin (Python $py)"
         return 0
@@ -103,6 +106,7 @@ find_odoo() {
         root=${info#* }
         ODOO_CMD=("$py" -m odoo)
         ODOO_PY=$py
+        ODOO_ROOT=$root
         # a source tree on PYTHONPATH keeps its addons beside the odoo package
         if [[ -d $root/addons/web ]]; then ODOO_ADDONS=$root/addons; fi
         ODOO_WHERE="the odoo package of $py"
@@ -387,7 +391,10 @@ _requirements_satisfied() {
 import importlib.metadata as md
 import sys
 
-from packaging.requirements import Requirement
+try:
+    from packaging.requirements import Requirement
+except ImportError:  # the copy inside pip, where the environment has no packaging of its own
+    from pip._vendor.packaging.requirements import Requirement
 
 for line in open(sys.argv[1], encoding="utf-8"):
     line = line.split("#", 1)[0].strip()
@@ -396,7 +403,7 @@ for line in open(sys.argv[1], encoding="utf-8"):
     if line.startswith("-"):
         sys.exit(1)  # includes and options: let pip decide
     req = Requirement(line)
-    if req.marker and not req.marker.evaluate():
+    if req.marker and not req.marker.evaluate({"extra": ""}):
         continue
     try:
         version = md.version(req.name)
@@ -407,29 +414,205 @@ for line in open(sys.argv[1], encoding="utf-8"):
 EOF
 }
 
-# install_into_odoo_python PY REQUIREMENTS: install with the environment's own freeze as
-# constraints, so every version Odoo pinned (idna, urllib3, cryptography, ...) stays where it is.
+ODOO_LIFTED=$AI_MCP_ROOT/scripts/odoo18/lifted.txt
+ODOO_CONSTRAINTS=$AI_MCP_ROOT/scripts/odoo18/constraints.py
+# What an earlier ai_mcp installed into Odoo's Python and that cannot stay beside what it needs now,
+# with the reason (said when install_into_odoo_python uninstalls it).
+declare -gA RETIRED_REQUIREMENTS=(
+    [langchain-mcp-adapters]="ai_mcp no longer uses it, and it requires mcp<2, which cannot stay beside mcp 2 (pip check would report it)"
+)
+
+# odoo_requirements_file: Odoo's own requirements.txt, which holds its pins: $ODOO_REQUIREMENTS, else
+# the one at the top of the Odoo source tree find_odoo found. Nothing for an Odoo installed as a
+# package (constraints.py reads the requirements of its distribution then).
+odoo_requirements_file() {
+    if [[ -n ${ODOO_REQUIREMENTS:-} ]]; then
+        printf '%s\n' "$ODOO_REQUIREMENTS"
+    elif [[ -n ${ODOO_ROOT:-} && -f $ODOO_ROOT/requirements.txt && -f $ODOO_ROOT/odoo/release.py &&
+        (-f $ODOO_ROOT/odoo-bin || -f $ODOO_ROOT/setup.py || -d $ODOO_ROOT/setup) ]]; then
+        printf '%s\n' "$ODOO_ROOT/requirements.txt"
+    fi
+}
+
+# odoo_constraints PY OUT ODOO_REQUIREMENTS [--declared]: into OUT, the constraints that hold Odoo's
+# own pins in PY: each package ODOO_REQUIREMENTS pins for PY's version (its markers evaluated by PY)
+# at the version installed (--declared: as Odoo declares it), less scripts/odoo18/lifted.txt, plus
+# scripts/odoo18/pins.txt. Packages Odoo does not pin (mcp, httpx2, pydantic, ...) are left free.
+odoo_constraints() {
+    local py=$1 out=$2 odoo_req=$3 args=()
+    shift 3
+    [[ -n $odoo_req ]] && args+=("$odoo_req")
+    if ! "$py" "$ODOO_CONSTRAINTS" --lifted "$ODOO_LIFTED" --pins "$ODOO_PINS" "$@" "${args[@]}" </dev/null >"$out"; then
+        warn "requirements: could not read Odoo's pins (above); set ODOO_REQUIREMENTS to the requirements.txt of the Odoo 18 source tree"
+        return 1
+    fi
+}
+
+# _lifted_names: the names of scripts/odoo18/lifted.txt, on one line.
+_lifted_names() {
+    sed -e 's/#.*//' -e 's/[;[:space:]].*//' "$ODOO_LIFTED" | grep -v '^$' | xargs
+}
+
+# _installed_retired PY: "name version" of each RETIRED_REQUIREMENTS package installed in PY.
+_installed_retired() {
+    "$1" - "${!RETIRED_REQUIREMENTS[@]}" <<'EOF' 2>/dev/null
+import importlib.metadata as md
+import sys
+
+for name in sys.argv[1:]:
+    try:
+        print(name, md.version(name))
+    except md.PackageNotFoundError:
+        pass
+EOF
+}
+
+# _pip_failed LOG CONSTRAINTS REQUIREMENTS WHERE: explain pip's failure to install REQUIREMENTS WHERE
+# ("into /path/python"), from its output in LOG: a conflict names the pins of CONSTRAINTS it would
+# have to move and the fix; anything else is shown as pip said it.
+_pip_failed() {
+    local log=$1 constraints=$2 req=$3 where=$4 causes pins="" names="" name line
+    # pip's "The conflict is caused by:" block, one line per distinct cause ("x 2.1 depends on y>=3"
+    # is said once for all the versions of x that pip tried)
+    causes=$(awk '
+        /^The conflict is caused by:/ { block = 1; next }
+        block && /^[[:space:]]*$/ { block = 0 }
+        block {
+            sub(/^[[:space:]]+/, "")
+            key = $0
+            if ($3 == "depends" && $4 == "on") { key = $1 " depends on " $5; tried[key]++ }
+            if (!(key in seen)) { seen[key] = $0; order[++n] = key }
+        }
+        END {
+            for (i = 1; i <= n; i++) {
+                k = order[i]
+                more = tried[k] > 1 ? " (and " tried[k] - 1 " earlier versions)" : ""
+                print "    " seen[k] more
+            }
+        }' "$log")
+    if [[ -z $causes ]]; then
+        grep -vE '^ *(Looking in|Processing|Collecting|Downloading|Using cached|Obtaining|Requirement already satisfied|Would install|━)' "$log" |
+            grep -v 'is ignored: it is neither a file nor a directory' >&2
+        warn "requirements: pip could not install $req $where (above)"
+        return 0
+    fi
+    while read -r name; do
+        [[ -n $name ]] || continue
+        line=$(grep -iE "^${name//./\\.}([=<>!~ ]|$)" "$constraints" | head -n 1)
+        pins+="${pins:+, }${line%%  #*} (${line#*# })"
+        names+="${names:+, }$name"
+    done < <(printf '%s\n' "$causes" | sed -n 's/.*The user requested (constraint) \([A-Za-z0-9._-]*\).*/\1/p' | sort -u)
+    if [[ -n $pins ]]; then
+        warn "requirements: $(basename "$req") cannot be installed $where without moving the pin $pins:"
+        warn "$causes"
+        warn "  fix: if Odoo 18 works with the version asked for, add $names to $ODOO_LIFTED with the reason;" \
+            "otherwise hold back the requirement of $(basename "$req") that asks for it"
+    else
+        warn "requirements: $(basename "$req") cannot be installed $where, its packages conflict:"
+        warn "$causes"
+    fi
+}
+
+# _pip_install PY LOG ARGS...: pip install ARGS into PY, its output in LOG (its warnings shown when it
+# succeeds; _pip_failed explains a failure); pip's exit status.
+_pip_install() {
+    local py=$1 log=$2 rc
+    shift 2
+    "$py" -m pip install --disable-pip-version-check "$@" </dev/null >"$log" 2>&1
+    rc=$?
+    if ((rc == 0)); then
+        grep -E '^(WARNING|ERROR)' "$log" | grep -v 'is ignored: it is neither a file nor a directory' >&2
+    fi
+    return "$rc"
+}
+
+# install_into_odoo_python PY REQUIREMENTS [ODOO_REQUIREMENTS]: install REQUIREMENTS into the Python
+# that runs Odoo with Odoo's own pins as constraints (odoo_constraints; ODOO_REQUIREMENTS defaults to
+# odoo_requirements_file), so cryptography, urllib3, requests, ... stay where Odoo has them while the
+# packages Odoo does not pin (mcp, httpx2, ...) and those of scripts/odoo18/lifted.txt (idna) move as
+# needed. Not the whole `pip freeze` as constraints: it would hold an earlier ai_mcp's mcp 1.x too.
+# The resolution is tried first (pip 22.2+), so a conflict with Odoo's pins is named before anything
+# changes; then RETIRED_REQUIREMENTS are uninstalled, the requirements installed, and pip check run.
 install_into_odoo_python() {
-    local py=$1 req=$2 constraints rc
-    if _requirements_satisfied "$py" "$req"; then
+    local py=$1 req=$2 odoo_req work rc name version retired
+    if (($# >= 3)); then odoo_req=$3; else odoo_req=$(odoo_requirements_file); fi
+    retired=$(_installed_retired "$py")
+    if [[ -z $retired ]] && _requirements_satisfied "$py" "$req"; then
         say "requirements: $(basename "$req") already satisfied in $py"
         return 0
     fi
-    say "requirements: installing $(basename "$req") into $py (its current versions as constraints)"
-    constraints=$(mktemp)
     if ! "$py" -m pip --version >/dev/null 2>&1; then
         warn "pip is not available for $py; install $req into it yourself (see README.md)"
-        rm -f "$constraints"
         return 1
     fi
-    # only name==version lines: editable and direct-URL entries are not valid constraints
-    "$py" -m pip freeze --disable-pip-version-check 2>/dev/null | grep -E '^[A-Za-z0-9][A-Za-z0-9._-]*==' >"$constraints" || true
-    "$py" -m pip install --quiet --disable-pip-version-check -c "$constraints" -r "$req" </dev/null
-    rc=$?
-    rm -f "$constraints"
-    if ((rc != 0)); then
-        warn "could not install $req into $py without moving Odoo's pinned packages (pip exit $rc)"
+    work=$(mktemp -d)
+    if ! odoo_constraints "$py" "$work/constraints.txt" "$odoo_req"; then
+        rm -rf "$work"
+        return 1
     fi
+    local from=${odoo_req:-the requirements of its odoo distribution} lifted
+    lifted=$(_lifted_names)
+    say "requirements: installing $(basename "$req") into $py, holding the $(grep -c '  # Odoo ' "$work/constraints.txt")" \
+        "packages Odoo pins ($from) at their installed versions${lifted:+, but $lifted ($ODOO_LIFTED says why)}"
+    if "$py" -m pip install --help 2>/dev/null | grep -q -- --dry-run; then
+        if ! _pip_install "$py" "$work/resolve.log" --dry-run -c "$work/constraints.txt" -r "$req"; then
+            _pip_failed "$work/resolve.log" "$work/constraints.txt" "$req" "into $py"
+            rm -rf "$work"
+            return 1
+        fi
+        say "requirements: $(sed -n 's/^Would install /pip installs: /p' "$work/resolve.log")"
+    fi
+    while read -r name version; do
+        [[ -n $name ]] || continue
+        say "requirements: uninstalling $name $version from $py: ${RETIRED_REQUIREMENTS[$name]}"
+        "$py" -m pip uninstall --yes --quiet --disable-pip-version-check "$name" </dev/null || {
+            warn "requirements: could not uninstall $name from $py"
+            rm -rf "$work"
+            return 1
+        }
+    done <<<"$retired"
+    _pip_install "$py" "$work/install.log" --quiet -c "$work/constraints.txt" -r "$req"
+    rc=$?
+    if ((rc != 0)); then
+        _pip_failed "$work/install.log" "$work/constraints.txt" "$req" "into $py"
+        rm -rf "$work"
+        return "$rc"
+    fi
+    rm -rf "$work"
+    odoo_pip_check "$py"
+}
+
+# odoo_pip_check PY: pip check in PY; on a broken requirement says which and fails.
+odoo_pip_check() {
+    local py=$1 out
+    if out=$("$py" -m pip check --disable-pip-version-check </dev/null 2>&1); then
+        return 0
+    fi
+    warn "requirements: pip check finds broken requirements in $py:"
+    warn "$(printf '%s\n' "$out" | sed 's/^/    /')"
+    return 1
+}
+
+# odoo_pins_check PY REQUIREMENTS [ODOO_REQUIREMENTS]: whether REQUIREMENTS resolve beside Odoo's
+# pins as Odoo declares them for PY's version (what a new Odoo 18 venv holds, whatever this one
+# holds), less scripts/odoo18/lifted.txt: pip install --dry-run --ignore-installed, nothing changed.
+# Fails naming the conflicting packages, e.g. a requirement raised past what Odoo's cryptography allows.
+odoo_pins_check() {
+    local py=$1 req=$2 odoo_req work rc=0
+    if (($# >= 3)); then odoo_req=$3; else odoo_req=$(odoo_requirements_file); fi
+    if ! "$py" -m pip install --help 2>/dev/null | grep -q -- --dry-run; then
+        say "requirements: pip of $py has no --dry-run (pip 22.2+): Odoo's pins not checked"
+        return 0
+    fi
+    work=$(mktemp -d)
+    odoo_constraints "$py" "$work/constraints.txt" "$odoo_req" --declared || rc=1
+    if ((rc == 0)) && ! _pip_install "$py" "$work/resolve.log" --dry-run --ignore-installed \
+        -c "$work/constraints.txt" -r "$req"; then
+        _pip_failed "$work/resolve.log" "$work/constraints.txt" "$req" "beside the pins of a new Odoo 18 venv for $py"
+        rc=1
+    fi
+    ((rc == 0)) && say "requirements: $(basename "$req") resolves beside Odoo's declared pins for $py (lifted: $(_lifted_names))"
+    rm -rf "$work"
     return "$rc"
 }
 

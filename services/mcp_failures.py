@@ -131,7 +131,8 @@ def map_jsonrpc_error(error: mcp_types.ErrorData, server: str) -> McpError:
     if code == mcp_types.INVALID_PARAMS:
         return McpError(ErrorCode.MCP_INVALID_PARAMS, f"{server}: {error.message}")
     if code == mcp_types.PARSE_ERROR:
-        return McpError(ErrorCode.MCP_PARSE_ERROR, f"{server}: {error.message}")
+        reason = (error.message.splitlines() or ["parse error"])[0][:200]
+        return McpError(ErrorCode.MCP_PARSE_ERROR, f"{server}'s answer is not valid JSON-RPC ({reason}).")
     if code == mcp_types.INVALID_REQUEST:
         return McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{server}: {error.message}")
     return McpError(ErrorCode.MCP_EXECUTION_ERROR, f"{server}: {error.message}")

@@ -49,6 +49,7 @@ from .mcp_failures import (
     is_http_error,
     is_lost_connection,
     is_not_found,
+    leaf_exceptions,
     map_exception,
     map_jsonrpc_error,
 )
@@ -142,6 +143,8 @@ class McpSession:
         self._refused = False
         # the last HTTP error status a request met: the SDK reports most as a generic error
         self._http_status: int | None = None
+        # how the connection broke, when a request's HTTP exchange did: the SDK only says it closed
+        self._broken: httpx2.TransportError | None = None
 
     @property
     def alive(self) -> bool:
@@ -170,6 +173,7 @@ class McpSession:
 
     async def close(self) -> None:
         self._stop.set()
+        self._lost = True
         if self._task is not None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(self.spec.connect_timeout + 5):
                 await asyncio.wait([self._task])
@@ -203,7 +207,7 @@ class McpSession:
                     await self._stop.wait()
         except Exception as exc:  # the transport's failure is this session's end: report it, never raise
             if self._ready.done() and self.failure is None:
-                self.failure = self._with_stderr(map_exception(exc, self.spec.name))
+                self.failure = self._with_stderr(self._mapped(exc))
                 _logger.warning("MCP session ended: server=%s error=%s", self.spec.label(), self.failure)
             self._report(exc)
         finally:
@@ -248,8 +252,6 @@ class McpSession:
             if timer.cancelled() or owner.uncancel() > 0:
                 raise
             raise TimeoutError(f"no answer to the handshake within {self.spec.connect_timeout} s") from None
-        except MCPError as exc:
-            raise self._http_failure(exc) or exc from None
         finally:
             timer.cancel()
         self._http_status = None  # a refusal of the discovery probe is not the session's
@@ -265,8 +267,17 @@ class McpSession:
     def _report(self, exc: Exception) -> None:
         assert self._ready is not None
         if not self._ready.done():
-            self.failure = self._auth_required(self._with_stderr(map_exception(exc, self.spec.name)))
+            self.failure = self._auth_required(self._with_stderr(self._mapped(exc)))
             self._ready.set_exception(self.failure)
+
+    def _mapped(self, exc: BaseException) -> McpError:
+        """`exc` as a user reads it, with the HTTP status the SDK reported only generically."""
+        for leaf in leaf_exceptions(exc):
+            if isinstance(leaf, MCPError):
+                refused = self._http_failure(leaf)
+                if refused is not None:
+                    return refused
+        return map_exception(exc, self.spec.name)
 
     def _auth_required(self, error: McpError) -> McpError:
         """An OAuth server's refusal becomes AuthRequired, which the caller answers by refreshing
@@ -393,10 +404,12 @@ class McpSession:
             error,
         )
         self._lost = True
+        self._broken = error
 
     async def _on_message(self, message: Any) -> None:
         """List changes of a handshake-era connection are announced to the hub. The SDK also
-        hands undecodable server output here: the session is rebuilt next time."""
+        hands here a line of a stdio server's output that is not JSON-RPC (a stray print): it is
+        logged, and the session goes on, as the answers around it are whole."""
         kind = LIST_CHANGES.get(type(message))
         if kind is not None:
             if self.on_list_changed is not None:
@@ -409,8 +422,8 @@ class McpSession:
             # e.g. the server's answer to a request we cancelled, whose id the SDK has forgotten
             _logger.debug("MCP message ignored: server=%s %s", self.spec.label(), message)
             return
-        _logger.warning("MCP bad message: server=%s error=%s", self.spec.label(), message)
-        self._lost = True
+        reason = (str(message).splitlines() or [type(message).__name__])[0][:200]
+        _logger.warning("MCP output that is not JSON-RPC ignored: server=%s error=%s", self.spec.label(), reason)
 
     def _require_client(self) -> Client:
         if self._client is None or self._lost:
@@ -532,10 +545,7 @@ class McpSession:
             if is_lost_connection(exc):
                 self._lost = True
                 self.terminated = exc.code == SESSION_GONE
-                if self._refused and self.challenge is not None:
-                    self.failure = self._auth_required(from_http_status(self.challenge.status, self.spec.name))
-                else:
-                    self.failure = self._with_stderr(map_jsonrpc_error(exc.error, self.spec.name))
+                self.failure = self._lost_failure(exc)
                 raise self.failure from None
             raise map_jsonrpc_error(exc.error, self.spec.name) from None
         except RuntimeError as exc:
@@ -547,6 +557,22 @@ class McpSession:
         finally:
             self.in_flight -= 1
             self.last_used = time.monotonic()
+
+
+    def _lost_failure(self, exc: MCPError) -> McpError:
+        """Why a request's connection is gone, in the words that tell the user what happened."""
+        name = self.spec.name
+        if self._refused and self.challenge is not None:
+            return self._auth_required(from_http_status(self.challenge.status, name))
+        if self._stop.is_set():
+            return McpError(ErrorCode.MCP_UNREACHABLE, f"The session to {name} was closed before the server answered.")
+        if self._broken is not None:
+            broken = self._broken
+            return McpError(
+                ErrorCode.MCP_UNREACHABLE,
+                f"The connection to {name} broke before it answered ({type(broken).__name__}: {broken}).",
+            )
+        return self._with_stderr(map_jsonrpc_error(exc.error, name))
 
 
 def _server_info(client: Client, fallback_name: str) -> ServerInfo:

@@ -1,7 +1,15 @@
-"""Real MCP servers for tests and benchmarks, built with the mcp SDK's FastMCP.
+"""Real MCP servers for tests and benchmarks, built with the mcp SDK's MCPServer (FastMCP in mcp 1.x).
 
 Run as a script (`python testing/mcp_servers.py --transport streamable-http --port 8123`) so a test
-can kill it mid-call; `serve_http()` and `stdio_command()` start it from Python.
+can kill it mid-call; `serve_http()` and `server_argv()` start it from Python.
+
+The same file runs on mcp 2.x (the test venv) and on mcp 1.x (testing/mcp1_venv.py's venv, through the
+import shim below), so a test can put our client in front of a genuine server of either generation.
+On mcp 2.x, `--era` picks what the server speaks: `dual` (the SDK's default: the 2025 `initialize`
+handshake or the 2026-07-28 per-request envelope, whichever the client opens with), `modern`
+(2026-07-28 only) or `legacy` (the handshake only: `server/discover` is answered as a server of the
+previous generation answers it, so a client in auto mode falls back to `initialize`). mcp 1.x
+serves the handshake only.
 """
 
 import argparse
@@ -14,15 +22,43 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
+from importlib.metadata import version as installed_version
 from pathlib import Path
 from typing import Any
 
 from mcp import types
-from mcp.server.fastmcp import Context, FastMCP, Image
-from mcp.server.fastmcp.prompts import base as prompt_base
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+try:  # mcp 2.x
+    from mcp.server.caching import CacheHint
+    from mcp.server.elicitation import render_elicitation_schema
+    from mcp.server.mcpserver import Context, Image, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.prompts import base as prompt_base
+    from mcp.server.runner import _serve_modern_stream, serve_loop
+    from mcp.shared.exceptions import MCPDeprecationWarning
+    from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    MCP2 = True
+    # Asking the user returns this on 2026-07-28 (the client answers and calls again); the SDK
+    # leaves it out of the tool's output schema.
+    Asking = str | types.InputRequiredResult
+    # log messages are deprecated at 2026-07-28 but still delivered to a request that opts in
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+except ImportError:  # mcp 1.x: the very same server, as a genuine mcp 1.x one
+    from mcp.server.fastmcp import Context, Image
+    from mcp.server.fastmcp import FastMCP as MCPServer
+    from mcp.server.fastmcp.exceptions import ToolError
+    from mcp.server.fastmcp.prompts import base as prompt_base
+
+    MCP2 = False
+    Asking = str  # type: ignore[misc]
+    HANDSHAKE_PROTOCOL_VERSIONS = ()
+    MODERN_PROTOCOL_VERSIONS = ()
+
+ERAS = ("dual", "modern", "legacy")
 HERE = Path(__file__).resolve()
 # A 1x1 red PNG, enough for a client to recognise an image part.
 PNG_1PX = base64.b64decode(
@@ -37,7 +73,7 @@ class Weather(BaseModel):
 
 class Preferences(BaseModel):
     name: str = Field(description="Your name")
-    # FastMCP 1.x takes only primitive fields: the choice is an enum in the schema
+    # an elicitation form takes only primitive fields: the choice is an enum in the schema
     color: str = Field("green", json_schema_extra={"enum": ["red", "green", "blue"]})
     newsletter: bool = False
 
@@ -88,8 +124,21 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
     notifying: bool = False,
     prompts: bool = False,
     resources: bool = False,
-) -> FastMCP:
-    mcp = FastMCP(name, log_level="WARNING")
+    stateless: bool = False,
+    cache_ttl_ms: int | None = None,
+    cache_scope: str = "private",
+) -> MCPServer:
+    """The test server. `cache_ttl_ms` (mcp 2.x): caching hints on tools/list, prompts/list and
+    resources/list (`ttlMs`, `cacheScope`), which reach clients of 2026-07-28."""
+    if MCP2:
+        hints = None
+        if cache_ttl_ms is not None:
+            hint = CacheHint(ttl_ms=cache_ttl_ms, scope=cache_scope)  # type: ignore[arg-type]
+            hints = {"tools/list": hint, "prompts/list": hint, "resources/list": hint}
+        # mcp 1.x reported its own version when the server named none; 2.x reports ""
+        mcp = MCPServer(name, version=installed_version("mcp"), log_level="WARNING", cache_hints=hints)
+    else:
+        mcp = MCPServer(name, log_level="WARNING", stateless_http=stateless)
     if notifying:
         _notifying_tools(mcp, state_dir)
     if prompts:
@@ -126,8 +175,8 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
 
     @mcp.tool()
     def fail(reason: str = "boom") -> str:
-        """Always fails."""
-        raise ValueError(f"the tool failed: {reason}")
+        """Always fails, with a message for the client (mcp 2.x keeps other exceptions' messages to itself)."""
+        raise ToolError(f"the tool failed: {reason}")
 
     @mcp.tool(annotations=types.ToolAnnotations(destructiveHint=True))
     def die() -> str:
@@ -165,7 +214,7 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
     @mcp.tool()
     def session_id(ctx: Context) -> str:
         """Identifies the MCP session the call came through."""
-        return str(id(ctx.session))
+        return _session_id(ctx)
 
     @mcp.tool()
     def garble() -> str:
@@ -188,7 +237,7 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
     return mcp
 
 
-def _prompts(mcp: FastMCP) -> None:
+def _prompts(mcp: MCPServer) -> None:
     """Prompts: one without arguments, one with a required and an optional one, one that answers
     with several messages, an assistant's among them, and an embedded resource."""
 
@@ -219,7 +268,7 @@ def _prompts(mcp: FastMCP) -> None:
         ]
 
 
-def _resources(mcp: FastMCP) -> None:
+def _resources(mcp: MCPServer) -> None:
     """Resources: a text note, a PNG, a note per day (a template), a text too large to show whole;
     and tools that answer with a link to the note and with an embedded PNG."""
 
@@ -258,7 +307,7 @@ def _resources(mcp: FastMCP) -> None:
         ]
 
 
-def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:  # noqa: C901 - one small function per tool
+def _notifying_tools(mcp: MCPServer, state_dir: Path | None) -> None:  # noqa: C901 - one small function per tool
     """Tools that talk while they run: progress, log messages, a tool list that changes."""
 
     @mcp.tool()
@@ -302,30 +351,56 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:  # noqa: C90
             types.Icon(src=f"data:image/png;base64,{base64.b64encode(PNG_1PX).decode()}", mimeType="image/png"),
         ]
     )
-    async def ask_preferences(ctx: Context) -> str:
+    async def ask_preferences(ctx: Context) -> Asking:
         """Ask the user for a name and a colour (a form), then greet."""
-        result = await ctx.elicit("Who are you, and which colour do you like?", Preferences)
-        if result.action == "accept":
-            return f"hello {result.data.name}, {result.data.color}" + (
-                " (subscribed)" if result.data.newsletter else ""
-            )
-        return f"no answer: {result.action}"
+        question = "Who are you, and which colour do you like?"
+        if _modern(ctx):
+            # 2026-07-28: no server requests; the question goes back in the result, the answer
+            # comes with the client's retry of the same call
+            answer = _answer(ctx, "preferences")
+            if answer is None:
+                return _ask(
+                    "preferences",
+                    types.ElicitRequestFormParams(message=question, requested_schema=_form_schema(Preferences)),
+                )
+            action, data = answer.action, _accepted(answer, Preferences)
+        else:
+            result = await ctx.elicit(question, Preferences)
+            action, data = result.action, getattr(result, "data", None)
+        if action == "accept":
+            return f"hello {data.name}, {data.color}" + (" (subscribed)" if data.newsletter else "")
+        return f"no answer: {action}"
 
     @mcp.tool()
-    async def ask_defaults(ctx: Context) -> str:
+    async def ask_defaults(ctx: Context) -> Asking:
         """Ask a form whose fields have defaults, then say exactly what came back: the raw answer,
         not a model that would fill in the defaults itself."""
-        result = await ctx.request_context.session.elicit_form(
-            "Check the order options.", DEFAULTS_FORM, related_request_id=ctx.request_id
-        )
+        question = "Check the order options."
+        if _modern(ctx):
+            answer = _answer(ctx, "defaults")
+            if answer is None:
+                return _ask("defaults", types.ElicitRequestFormParams(message=question, requested_schema=DEFAULTS_FORM))
+            result = answer
+        else:
+            result = await ctx.session.elicit_form(question, DEFAULTS_FORM, related_request_id=ctx.request_id)
         return json.dumps({"action": result.action, "content": result.content}, sort_keys=True)
 
     @mcp.tool()
-    async def ask_visit(ctx: Context) -> str:
+    async def ask_visit(ctx: Context) -> Asking:
         """Send the user to a page (URL mode), then say what they answered."""
-        result = await ctx.elicit_url(
-            "Confirm the payment on the provider's page.", "https://pay.example.com/confirm?id=42", "pay-42"
+        question, url, elicitation_id = (
+            "Confirm the payment on the provider's page.",
+            "https://pay.example.com/confirm?id=42",
+            "pay-42",
         )
+        if _modern(ctx):
+            answer = _answer(ctx, "visit")
+            if answer is None:
+                return _ask(
+                    "visit", types.ElicitRequestURLParams(message=question, url=url, elicitation_id=elicitation_id)
+                )
+            return f"visit: {answer.action}"
+        result = await ctx.elicit_url(question, url, elicitation_id)
         return f"visit: {result.action}"
 
     @mcp.tool(annotations=types.ToolAnnotations(readOnlyHint=True))
@@ -349,8 +424,71 @@ def _notifying_tools(mcp: FastMCP, state_dir: Path | None) -> None:  # noqa: C90
             return f"{name} says hello"
 
         mcp.add_tool(added, name=name, description=f"Added at run time as {name}.")
-        await ctx.session.send_tool_list_changed()
+        if MCP2:
+            # 2026-07-28: to the clients listening (subscriptions/listen), whatever their connection
+            await ctx.notify_tools_changed()
+        if not _modern(ctx):
+            # the handshake era: an unsolicited notification on this session
+            await ctx.session.send_tool_list_changed()
         return f"added {name}"
+
+
+# -- the two protocol eras -------------------------------------------------------------------
+
+
+def _modern(ctx: Context) -> bool:
+    """Whether the call came at 2026-07-28 (a per-request envelope, no session, no server requests)."""
+    return MCP2 and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def _ask(key: str, params: Any) -> Any:
+    """The question of a 2026-07-28 call: the client asks the user and calls again with the answer
+    under `key`, and with `key` as the request state it echoes."""
+    return types.InputRequiredResult(input_requests={key: types.ElicitRequest(params=params)}, request_state=key)
+
+
+def _answer(ctx: Context, key: str) -> Any:
+    """On a retry of a 2026-07-28 call: the user's answer (an ElicitResult) to the question `key`
+    asked on the round before; None on the first round."""
+    answer = (ctx.input_responses or {}).get(key)
+    if ctx.request_state != key or not isinstance(answer, types.ElicitResult):
+        return None
+    return answer
+
+
+def _form_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The form a handshake-era `ctx.elicit(message, model)` asks."""
+    return render_elicitation_schema(model)
+
+
+def _accepted(answer: Any, model: type[BaseModel]) -> Any:
+    """An accepted form's content as `model`, checked as `ctx.elicit` checks it; None otherwise."""
+    if answer.action != "accept":
+        return None
+    if answer.content is None:
+        raise ValueError("Received an accepted elicitation with no content")
+    try:
+        return model.model_validate(answer.content)
+    except ValidationError as exc:
+        raise ValueError("Received an accepted elicitation whose content does not match the requested schema") from exc
+
+
+def _session_id(ctx: Context) -> str:
+    """What identifies the call's session: the session object on mcp 1.x; on 2.x, the HTTP session id
+    (streamable HTTP's header, SSE's query), the process on stdio (one pipe, one session), and no
+    session at all at 2026-07-28 or on a stateless HTTP server."""
+    if not MCP2:
+        return str(id(ctx.session))
+    if _modern(ctx):
+        return "none: MCP 2026-07-28 has no session"
+    request = ctx.request_context.request
+    if request is None:
+        return f"stdio {os.getpid()}"
+    return (
+        request.headers.get("mcp-session-id")
+        or request.query_params.get("session_id")
+        or "none: a stateless HTTP server has no session"
+    )
 
 
 def _numbered(i: int) -> Any:
@@ -360,22 +498,44 @@ def _numbered(i: int) -> Any:
     return tool
 
 
-def _list_tools(mcp: FastMCP, page_size: int, bad_tools: bool) -> None:
-    """tools/list as FastMCP answers it, optionally paged (FastMCP lists every tool in one page;
+def _list_tools(mcp: MCPServer, page_size: int, bad_tools: bool) -> None:
+    """tools/list as MCPServer answers it, optionally paged (MCPServer lists every tool in one page;
     real servers page) and, with `bad_tools`, spoiled as careless servers spoil it."""
-    lowlevel = mcp._mcp_server
 
-    @lowlevel.list_tools()
-    async def listed(request: types.ListToolsRequest) -> types.ListToolsResult:
+    async def listed(cursor: str | None, spoiled: bool) -> types.ListToolsResult:
         tools = [_misreported(tool) for tool in await mcp.list_tools()]
-        if bad_tools:
+        if spoiled:
             tools += _bad_tools(tools)
         if not page_size:
             return types.ListToolsResult(tools=tools)
-        cursor = request.params.cursor if request and request.params else None
         start = int(cursor or 0)
         end = start + page_size
         return types.ListToolsResult(tools=tools[start:end], nextCursor=str(end) if end < len(tools) else None)
+
+    if not MCP2:
+
+        @mcp._mcp_server.list_tools()
+        async def list_tools_v1(request: types.ListToolsRequest) -> types.ListToolsResult:
+            return await listed(request.params.cursor if request and request.params else None, bad_tools)
+
+        return
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams) -> types.ListToolsResult:
+        return await listed(params.cursor, False)
+
+    mcp._lowlevel_server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
+    if bad_tools:
+        # mcp 2.x checks a handler's result against the protocol's schema and refuses to send the
+        # bad tools: they are added to the last page on its way out, past that check
+        async def spoil(ctx: Any, call_next: Any) -> Any:
+            result = await call_next(ctx)
+            if ctx.method == "tools/list" and isinstance(result, dict) and not result.get("nextCursor"):
+                tools = [types.Tool.model_validate(tool) for tool in result["tools"]]
+                bad = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in _bad_tools(tools)]
+                result = {**result, "tools": [*result["tools"], *bad]}
+            return result
+
+        mcp.middleware.append(spoil)
 
 
 def _misreported(tool: types.Tool) -> types.Tool:
@@ -387,7 +547,7 @@ def _misreported(tool: types.Tool) -> types.Tool:
         "properties": {"city": {"type": "string"}, "celsius": {"type": "string"}},
         "required": ["city", "celsius"],
     }
-    return tool.model_copy(update={"outputSchema": schema})
+    return _updated(tool, outputSchema=schema)
 
 
 def _bad_tools(tools: list[types.Tool]) -> list[types.Tool]:
@@ -401,6 +561,13 @@ def _bad_tools(tools: list[types.Tool]) -> list[types.Tool]:
             name="bad_schema", description="Not a JSON schema.", inputSchema={"type": "object", "properties": 3}
         ),
     ]
+
+
+def _updated(model: BaseModel, **changes: Any) -> Any:
+    """`model.model_copy(update=...)` by wire names: mcp 2.x names the fields in snake_case (the
+    camelCase names are aliases), mcp 1.x in camelCase."""
+    fields = {info.alias or name: name for name, info in type(model).model_fields.items()}
+    return model.model_copy(update={fields.get(key, key): value for key, value in changes.items()})
 
 
 def _mark(state_dir: Path | None, name: str, text: str) -> None:
@@ -475,6 +642,112 @@ def _garbler(app: Any) -> Any:
     return garbling
 
 
+def _serve_era_on_streams(mcp: MCPServer, era: str) -> None:
+    """Make the server's entry for a pair of streams (stdio, and each SSE connection) serve `era`.
+
+    MCPServer hands every such pair to its low-level server's `run`, which serves both eras (the
+    client's first request decides); mcp 2.3 has no switch for one era only, so this instance's
+    `run` is replaced by one that drives the loop of the era asked for."""
+    if era == "dual":
+        return
+    lowlevel = mcp._lowlevel_server
+
+    async def run(read_stream: Any, write_stream: Any, initialization_options: Any, raise_exceptions: bool = False):
+        async with lowlevel.lifespan(lowlevel) as state:
+            try:
+                if era == "modern":
+                    # the 2026-07-28 loop, without the sniffing that would let an `initialize` in
+                    # (private API: mcp 2.3 exports no modern-only loop)
+                    await _serve_modern_stream(
+                        lowlevel, read_stream, write_stream, lifespan_state=state, raise_exceptions=raise_exceptions
+                    )
+                else:
+                    # the handshake loop: `server/discover` is not a method of those revisions, and
+                    # is answered "Method not found" as a 2025 server answers it
+                    await serve_loop(
+                        lowlevel,
+                        read_stream,
+                        write_stream,
+                        lifespan_state=state,
+                        init_options=initialization_options,
+                        raise_exceptions=raise_exceptions,
+                    )
+            finally:
+                await write_stream.aclose()
+
+    lowlevel.run = run  # type: ignore[method-assign]
+
+
+async def _json_error(send: Any, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope: dict[str, Any], name: bytes) -> str | None:
+    return next((value.decode("latin-1") for key, value in scope["headers"] if key.lower() == name), None)
+
+
+def modern_only_asgi(app: Any) -> Any:
+    """Streamable HTTP at 2026-07-28 only. A POST without a 2026 MCP-Protocol-Version header (an
+    `initialize`, a client of 2025) gets HTTP 400 and the JSON-RPC error -32022 naming the
+    versions served; GET and DELETE (the 2025 standalone stream and session end) get 405. The rest
+    reaches the SDK's entry for 2026 requests."""
+
+    async def modern_only(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        requested = _header(scope, b"mcp-protocol-version")
+        if requested in MODERN_PROTOCOL_VERSIONS:
+            await app(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            await send({"type": "http.response.start", "status": 405, "headers": [(b"allow", b"POST")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        try:
+            request_id = json.loads(await read_body(receive)).get("id")
+        except (ValueError, AttributeError):
+            request_id = None
+        await _json_error(
+            send,
+            400,
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {
+                    "code": types.UNSUPPORTED_PROTOCOL_VERSION,
+                    "message": "this server speaks MCP 2026-07-28 only",
+                    "data": {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": requested},
+                },
+            },
+        )
+
+    return modern_only
+
+
+def legacy_only_asgi(app: Any) -> Any:
+    """Streamable HTTP of the handshake era only, as a 2025-11-25 server serves it: a request whose
+    MCP-Protocol-Version header names a revision it does not know (the `server/discover` probe of
+    a 2026 client) gets HTTP 400 and JSON-RPC -32600, in mcp 1.x's words, so the client falls back
+    to `initialize`."""
+
+    async def legacy_only(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        requested = _header(scope, b"mcp-protocol-version") if scope["type"] == "http" else None
+        if requested is None or requested in HANDSHAKE_PROTOCOL_VERSIONS:
+            await app(scope, receive, send)
+            return
+        supported = ", ".join(HANDSHAKE_PROTOCOL_VERSIONS)
+        message = f"Bad Request: Unsupported protocol version: {requested}. Supported versions: {supported}"
+        await _json_error(
+            send, 400, {"jsonrpc": "2.0", "id": "server-error", "error": {"code": -32600, "message": message}}
+        )
+
+    return legacy_only
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
@@ -492,7 +765,21 @@ def main() -> None:
     parser.add_argument("--notifying", action="store_true", help="also the tools progress, chatty and grow")
     parser.add_argument("--prompts", action="store_true", help="also the prompts daily_summary, greeting and review")
     parser.add_argument("--resources", action="store_true", help="also resources, a template, link_note and embed_dot")
+    parser.add_argument(
+        "--era",
+        choices=ERAS,
+        help="mcp 2.x: dual (the default: 2026-07-28 or the handshake, as the client opens), modern "
+        "(2026-07-28 only) or legacy (the handshake only); mcp 1.x serves the handshake only (legacy)",
+    )
+    parser.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions (handshake era)")
+    parser.add_argument(
+        "--cache-ttl-ms", type=int, help="mcp 2.x: tools/, prompts/ and resources/list say they stay fresh this long"
+    )
+    parser.add_argument("--cache-scope", choices=["public", "private"], default="private", help="with --cache-ttl-ms")
     opts = parser.parse_args()
+    era = opts.era or ("dual" if MCP2 else "legacy")
+    if not MCP2 and era != "legacy":
+        parser.error(f"--era {era}: mcp {installed_version('mcp')} serves the handshake era only (legacy)")
     sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
     mcp = build_server(
@@ -506,13 +793,24 @@ def main() -> None:
         opts.notifying,
         opts.prompts,
         opts.resources,
+        opts.stateless,
+        opts.cache_ttl_ms,
+        opts.cache_scope,
     )
+    if MCP2:
+        _serve_era_on_streams(mcp, era)
     if opts.transport == "stdio":
         mcp.run("stdio")
         return
     import uvicorn
 
-    app = mcp.streamable_http_app() if opts.transport == "streamable-http" else mcp.sse_app()
+    if opts.transport == "sse":
+        app = mcp.sse_app()
+    elif MCP2:
+        app = mcp.streamable_http_app(stateless_http=opts.stateless)
+        app = {"modern": modern_only_asgi, "legacy": legacy_only_asgi}.get(era, lambda app: app)(app)
+    else:
+        app = mcp.streamable_http_app()
     app = _garbler(app)
     if opts.token:
         app = _bearer_guard(app, opts.token, opts.forbidden_token)
@@ -528,15 +826,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def server_argv(transport: str, *extra: str) -> list[str]:
-    return [sys.executable, str(HERE), "--transport", transport, *extra]
+def server_argv(transport: str, *extra: str, program: Sequence[str] = (sys.executable, str(HERE))) -> list[str]:
+    """The command line of a server; `program` runs the script (e.g. testing.mcp1_venv.mcp1_program())."""
+    return [*program, "--transport", transport, *extra]
 
 
 class HttpServer:
     """A server process on 127.0.0.1; `url` is its MCP endpoint."""
 
     def __init__(self, transport: str, *extra: str, program: Sequence[str] = (sys.executable, str(HERE))) -> None:
-        """`program` runs the server script: another python and script serve, e.g., an mcp 2.x server."""
+        """`program` runs the server script: another python and script serve, e.g., an mcp 1.x server
+        (testing.mcp1_venv.mcp1_program()) or a FastMCP one (testing.fastmcp4_venv)."""
         self.transport = transport
         self.extra = extra
         self.program = tuple(program)

@@ -101,6 +101,7 @@ class OdooServer:
         self.ready_timeout = ready_timeout
         self.tmp = Path(tempfile.mkdtemp(prefix=f"ai_mcp-{name}."))
         (self.tmp / "addons").mkdir()
+        self.overlay: Path | None = None
         self.use_module(module)
         self.addons_path = ",".join(filter(None, [odoo_addons, str(self.tmp / "addons")]))
         self.db = f"ai_mcp_{name.replace('-', '_')}_{os.getpid()}"
@@ -110,11 +111,21 @@ class OdooServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.log: Path = self.tmp / "install.log"
 
-    def use_module(self, module: Path) -> None:
-        """Serve `module` (a folder holding some version of ai_mcp) as ai_mcp from now on."""
+    def use_module(self, module: Path, overlay: Path | None = None) -> None:
+        """Serve `module` (a folder holding some version of ai_mcp) as ai_mcp from now on, with
+        `overlay` (the packages that version needs and Odoo's Python lacks, as made by
+        testing/requirements_overlay.py) first on the path of every Odoo process started."""
         link = self.tmp / "addons" / "ai_mcp"
         link.unlink(missing_ok=True)
         link.symlink_to(module)
+        self.overlay = overlay
+
+    def environ(self) -> dict[str, str]:
+        """The environment of an Odoo process: this one's, with the module's overlay first on PYTHONPATH."""
+        env = dict(os.environ)
+        if self.overlay is not None:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.overlay), env.get("PYTHONPATH", "")]))
+        return env
 
     def args(self, log: Path, http_port: int | None = None) -> list[str]:
         """odoo-bin's options for this database, serving on `http_port` (default: `port`)."""
@@ -132,12 +143,17 @@ class OdooServer:
         ]
 
     def install(self) -> None:
-        subprocess.run(
+        done = subprocess.run(
             [*self.args(self.log), "-i", "ai_mcp", "--without-demo=all", "--stop-after-init"],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            check=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=self.environ(),
         )
+        if done.returncode:
+            log = self.log.read_text(errors="replace") if self.log.exists() else ""
+            tail = (done.stdout.decode(errors="replace") + log)[-3000:]
+            raise RuntimeError(f"installing ai_mcp failed with exit {done.returncode}:\n{tail}")
 
     def update(self, log: Path) -> subprocess.CompletedProcess[bytes]:
         """`-u ai_mcp` as an operator runs it after pulling a new version."""
@@ -146,6 +162,7 @@ class OdooServer:
             check=False,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            env=self.environ(),
         )
 
     def shell(self, script: str) -> str:
@@ -165,6 +182,7 @@ class OdooServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             check=False,
+            env=self.environ(),
         )
         if done.returncode:
             raise RuntimeError(
@@ -183,7 +201,9 @@ class OdooServer:
         # what Odoo prints before its logging is set up (a gevent worker that cannot import) goes here
         output = self.log.with_suffix(".out")
         with open(output, "wb") as out:
-            self.process = subprocess.Popen([*self.args(self.log), *mode, *extra], stdout=out, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                [*self.args(self.log), *mode, *extra], stdout=out, stderr=subprocess.STDOUT, env=self.environ()
+            )
         where = f"{self.log} and {output}"
         try:
             wait_until_serving(self.process, self.port, where, self.ready_timeout)

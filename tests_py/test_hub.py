@@ -249,10 +249,13 @@ def test_a_call_whose_request_cannot_be_sent_fails_at_once(hub: McpHub, http_ser
 
 def test_changed_config_gets_a_new_session_and_old_one_closes(hub: McpHub, http_server: HttpServer) -> None:
     spec = http_spec(http_server, key="srv")
-    first = hub.run(hub.acall_tool(spec, "session_id", {})).text_for_model()
+    hub.run(hub.acall_tool(spec, "echo", {"text": "first"}))
+    first = hub.pool.get(spec.pool_key)
     changed = http_spec(http_server, key="srv", call_timeout=12)
-    second = hub.run(hub.acall_tool(changed, "session_id", {})).text_for_model()
-    assert first != second
+    hub.run(hub.acall_tool(changed, "echo", {"text": "second"}))
+    second = hub.pool.get(changed.pool_key)
+    assert first is not None and second is not None and first is not second
+    assert first.fingerprint != second.fingerprint and not first.alive
     assert hub.open_sessions() == 1
 
 
@@ -393,7 +396,7 @@ def test_stdio_child_gets_only_its_env_and_path(hub: McpHub, monkeypatch: pytest
 def test_stdio_stderr_is_kept(hub: McpHub) -> None:
     spec = stdio_spec("noisy")
     hub.run(hub.acall_tool(spec, "echo", {"text": "x"}))
-    assert hub.stderr_tail("noisy") == ["test-server starting on stdio"]
+    assert hub.stderr_tail("noisy") == ["test-server starting on stdio (mcp 2.3.0, dual)"]
 
 
 def test_stdio_command_not_found_is_explained(hub: McpHub) -> None:
@@ -535,16 +538,23 @@ def test_iterate_reports_idle_gaps_for_heartbeats(hub: McpHub) -> None:
     assert seen.count(None) >= 2 and two_gaps.is_set()
 
 
-@pytest.mark.parametrize("transport", ["stdio", "streamable_http"])
-def test_malformed_json_rpc_fails_fast_with_parse_error(hub: McpHub, http_server: HttpServer, transport: str) -> None:
-    spec = stdio_spec("garbled") if transport == "stdio" else http_spec(http_server, key="garbled")
+def test_a_malformed_answer_fails_fast_with_parse_error(hub: McpHub, http_server: HttpServer) -> None:
+    spec = http_spec(http_server, key="garbled")
     started = time.monotonic()
     with pytest.raises(McpError) as info:
         hub.run(hub.acall_tool(spec, "garble", {}))
     assert info.value.code is ErrorCode.MCP_PARSE_ERROR
-    assert "not valid JSON-RPC" in info.value.message
+    assert info.value.message.startswith("garbled's answer is not valid JSON-RPC (")
     assert time.monotonic() - started < 15  # not the 30 s call timeout
     assert hub.run(hub.acall_tool(spec, "echo", {"text": "after"})).text_for_model() == "after"
+
+
+def test_a_stray_line_of_a_stdio_server_does_not_cost_the_call_or_the_session(hub: McpHub) -> None:
+    spec = stdio_spec("garbled")
+    assert hub.run(hub.acall_tool(spec, "garble", {})).text_for_model() == "garbled"
+    session = hub.pool.get(spec.pool_key)
+    assert hub.run(hub.acall_tool(spec, "echo", {"text": "after"})).text_for_model() == "after"
+    assert hub.pool.get(spec.pool_key) is session and session is not None and session.alive
 
 
 def test_forbidden_is_an_auth_failure(hub: McpHub) -> None:

@@ -1,20 +1,30 @@
-"""Forward compatibility: servers built with the mcp 2.x SDK, reached through our mcp 1.x hub.
+"""Compatibility across SDKs and protocol eras: our hub against real servers of each generation.
 
-A server that upgrades its SDK must keep working in Odoo. The server (testing/mcp2_server.py) runs
-in a venv of its own with mcp 2.x, over streamable HTTP with sessions, streamable HTTP stateless
-(no session id: every request stands alone), and stdio.
+- mcp 1.30 servers (testing/mcp_servers.py run from testing/mcp1_venv.py's venv), which know only
+  the `initialize` handshake: the hub must fall back to it and agree on 2025-11-25, over stdio, SSE
+  and streamable HTTP;
+- mcp 2.3 servers (the same script in the test venv) in each `--era`: dual (the SDK's default, a
+  client that probes gets 2026-07-28), modern (2026-07-28 only, the handshake refused) and legacy
+  (answers the probe as a 2025 server does, so 2025-11-25), over stdio and streamable HTTP, and dual
+  over SSE, which mcp 2.3 still serves;
+- a FastMCP 4 server (testing/fastmcp4_server.py, its own venv), over stdio and streamable HTTP.
+
+Each must agree on the expected revision, answer calls with text and structured results, report
+progress, and survive a timed-out call. The venvs are built once from PyPI; without it, the tests
+that need them skip.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import dataclass
+from importlib.metadata import version as installed_version
 
-import httpx
+import httpx2
 import pytest
-from conftest import FAST_RETRY, ROOT, http_spec
-from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
-from mcp.types import LATEST_PROTOCOL_VERSION
+from conftest import FAST_RETRY, http_spec
 
 from services.call_observer import CallObserver
 from services.errors import ErrorCode, McpError
@@ -22,136 +32,192 @@ from services.events import ToolProgressEvent
 from services.hub import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from services.tool_result import StructuredPart
-from testing.mcp2_venv import Mcp2Unavailable, mcp2_python
-from testing.mcp_servers import HttpServer, serve_http
+from testing import fastmcp4_venv, mcp1_venv
+from testing.mcp_servers import HERE, HttpServer
 
-SCRIPT = ROOT / "testing" / "mcp2_server.py"
-MODES = ["streamable_http", "streamable_http_stateless", "stdio"]
+HANDSHAKE = "2025-11-25"
+MODERN = "2026-07-28"
 
 
-@pytest.fixture(scope="module")
-def python2() -> Path:
-    """The python of the mcp 2.x venv; without PyPI there is none, and these tests skip."""
+@dataclass(frozen=True)
+class Case:
+    sdk: str  # mcp1 | mcp2 | fastmcp4
+    transport: str  # stdio | sse | streamable-http
+    revision: str  # what the hub and the server must agree on
+    era: str = ""  # testing/mcp_servers.py's --era, on mcp 2.x
+
+
+CASES = {
+    "mcp1.30-stdio": Case("mcp1", "stdio", HANDSHAKE),
+    "mcp1.30-sse": Case("mcp1", "sse", HANDSHAKE),
+    "mcp1.30-http": Case("mcp1", "streamable-http", HANDSHAKE),
+    "mcp2.3-dual-stdio": Case("mcp2", "stdio", MODERN, "dual"),
+    "mcp2.3-dual-sse": Case("mcp2", "sse", MODERN, "dual"),
+    "mcp2.3-dual-http": Case("mcp2", "streamable-http", MODERN, "dual"),
+    "mcp2.3-modern-stdio": Case("mcp2", "stdio", MODERN, "modern"),
+    "mcp2.3-modern-http": Case("mcp2", "streamable-http", MODERN, "modern"),
+    "mcp2.3-legacy-stdio": Case("mcp2", "stdio", HANDSHAKE, "legacy"),
+    "mcp2.3-legacy-http": Case("mcp2", "streamable-http", HANDSHAKE, "legacy"),
+    "fastmcp4-stdio": Case("fastmcp4", "stdio", MODERN),
+    "fastmcp4-http": Case("fastmcp4", "streamable-http", MODERN),
+}
+
+
+def program(sdk: str) -> tuple[str, ...]:
+    """The command that runs a server of `sdk`, without its arguments; skips when its venv cannot be built."""
     try:
-        return mcp2_python()
-    except Mcp2Unavailable as exc:
-        pytest.skip(f"no mcp 2.x venv for the forward compatibility tests: {exc}")
+        if sdk == "mcp1":
+            return mcp1_venv.mcp1_program()
+        if sdk == "fastmcp4":
+            return fastmcp4_venv.fastmcp4_program()
+    except mcp1_venv.Unavailable as exc:
+        pytest.skip(f"no {sdk} venv: {exc}")
+    return (sys.executable, str(HERE))
+
+
+def server_args(case: Case) -> tuple[str, ...]:
+    if case.sdk == "fastmcp4":
+        return ()
+    return ("--notifying", *(("--era", case.era) if case.era else ()))
+
+
+def expected_server(case: Case) -> tuple[str, str]:
+    if case.sdk == "fastmcp4":
+        return ("fastmcp4-server", "4.0.0-test")
+    return ("test-server", mcp1_venv.MCP1_VERSION if case.sdk == "mcp1" else installed_version("mcp"))
 
 
 @pytest.fixture(scope="module")
-def stateful_server(python2: Path) -> Iterator[HttpServer]:
-    with serve_http("streamable-http", program=(str(python2), str(SCRIPT))) as server:
-        yield server
+def http_servers() -> Iterator[dict[str, HttpServer]]:
+    """The module's HTTP servers, started on first use by `served` and stopped at the end."""
+    servers: dict[str, HttpServer] = {}
+    try:
+        yield servers
+    finally:
+        for server in servers.values():
+            server.stop()
 
 
-@pytest.fixture(scope="module")
-def stateless_server(python2: Path) -> Iterator[HttpServer]:
-    with serve_http("streamable-http", "--stateless", program=(str(python2), str(SCRIPT))) as server:
-        yield server
+def served(http_servers: dict[str, HttpServer], case_id: str) -> HttpServer:
+    case = CASES[case_id]
+    if case_id not in http_servers:
+        http_servers[case_id] = HttpServer(case.transport, *server_args(case), program=program(case.sdk)).start()
+    return http_servers[case_id]
 
 
-@pytest.fixture(params=MODES)
-def mcp2_spec(request: pytest.FixtureRequest, python2: Path) -> ServerSpec:
-    mode = request.param
-    if mode == "stdio":
-        return build_server_spec(
-            key="mcp2-stdio",
-            name="mcp2-stdio",
-            transport="stdio",
-            command=str(python2),
-            args=(str(SCRIPT),),
-            retry=FAST_RETRY,
-        )
-    server = request.getfixturevalue("stateless_server" if mode.endswith("stateless") else "stateful_server")
-    return http_spec(server, key=f"mcp2-{mode}")
+@pytest.fixture(params=list(CASES))
+def case_id(request: pytest.FixtureRequest) -> str:
+    return request.param
 
 
-def test_connection_reports_the_server_and_a_protocol_we_speak(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    report = hub.run(hub.atest_connection(mcp2_spec))
-    assert (report.server.name, report.server.version) == ("mcp2-server", "2.3.0-test")
-    # mcp 2.x still answers the initialize handshake with our newest revision
-    assert report.server.protocol_version in SUPPORTED_PROTOCOL_VERSIONS
-    assert report.server.protocol_version == LATEST_PROTOCOL_VERSION
+@pytest.fixture
+def spec(case_id: str, http_servers: dict[str, HttpServer]) -> ServerSpec:
+    case = CASES[case_id]
+    if case.transport != "stdio":
+        return http_spec(served(http_servers, case_id), key=case_id)
+    command, *args = program(case.sdk)
+    return build_server_spec(
+        key=case_id,
+        name=case_id,
+        transport="stdio",
+        command=command,
+        args=(*args, "--transport", "stdio", *server_args(case)),
+        retry=FAST_RETRY,
+    )
+
+
+def test_the_revision_agreed(hub: McpHub, case_id: str, spec: ServerSpec) -> None:
+    case = CASES[case_id]
+    report = hub.run(hub.atest_connection(spec))
+    assert report.server.protocol_version == case.revision
+    assert report.server.stateless is (case.revision == MODERN)
+    assert (report.server.name, report.server.version) == expected_server(case)
     assert "tools" in report.server.capabilities
 
 
-def test_tools_are_listed_with_their_schemas(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    tools = {tool.name: tool for tool in hub.run(hub.alist_tools(mcp2_spec)).tools}
-    assert set(tools) == {"echo", "add", "forecast", "refuse", "count", "slow"}
-    add = tools["add"]
-    assert add.description == "Add two integers."
-    assert add.input_schema["required"] == ["a", "b"]
-    assert add.input_schema["properties"]["a"]["type"] == "integer"
-    forecast = tools["forecast"].output_schema
-    assert forecast and set(forecast["properties"]) == {"city", "celsius", "sunny"}
+def test_tools_answer(hub: McpHub, spec: ServerSpec) -> None:
+    echo = hub.run(hub.acall_tool(spec, "echo", {"text": "héllo, every era"}))
+    assert not echo.is_error and echo.text_for_model() == "héllo, every era"
+    add = hub.run(hub.acall_tool(spec, "add", {"a": 2, "b": 40}))
+    assert not add.is_error and add.text_for_model() == "42.0"
+    failed = hub.run(hub.acall_tool(spec, "fail", {"reason": "disk full"}))
+    assert failed.is_error and "the tool failed: disk full" in failed.text_for_model()
 
 
-def test_echo_and_add_answer(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    echo = hub.run(hub.acall_tool(mcp2_spec, "echo", {"text": "héllo, 2.x"}))
-    assert not echo.is_error and echo.text_for_model() == "héllo, 2.x"
-    add = hub.run(hub.acall_tool(mcp2_spec, "add", {"a": 2, "b": 40}))
-    assert not add.is_error and add.text_for_model() == "42"
-
-
-def test_structured_content_is_a_structured_part(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    result = hub.run(hub.acall_tool(mcp2_spec, "forecast", {"city": "Oslo"}))
+def test_structured_results(hub: McpHub, spec: ServerSpec) -> None:
+    tools = {tool.name: tool for tool in hub.run(hub.alist_tools(spec)).tools}
+    schema = tools["weather"].output_schema
+    assert schema and set(schema["properties"]) == {"city", "celsius"}
+    result = hub.run(hub.acall_tool(spec, "weather", {"city": "Oslo"}))
     assert not result.is_error
-    structured = [part for part in result.parts if isinstance(part, StructuredPart)]
-    assert [part.data for part in structured] == [{"city": "Oslo", "celsius": 18.5, "sunny": True}]
+    structured = [part.data for part in result.parts if isinstance(part, StructuredPart)]
+    assert structured == [{"city": "Oslo", "celsius": 21.5}]
 
 
-def test_tool_error_is_an_error_result_with_the_servers_message(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    result = hub.run(hub.acall_tool(mcp2_spec, "refuse", {"reason": "no key"}))
-    assert result.is_error
-    # MCPServer prefixes the message ("Error executing tool refuse: ..."); the reason must reach the model
-    assert "refused: no key" in result.text_for_model()
-
-
-def test_tool_reporting_progress_answers(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    result = hub.run(hub.acall_tool(mcp2_spec, "count", {"steps": 3}))
-    assert not result.is_error and result.text_for_model() == "counted 3"
-
-
-def test_progress_of_an_mcp2_server_reaches_the_call(hub: McpHub, mcp2_spec: ServerSpec) -> None:
+def test_progress_reaches_the_call(hub: McpHub, spec: ServerSpec) -> None:
     events: list[ToolProgressEvent] = []
     observer = CallObserver("c", events.append)
-    result = hub.run(hub.acall_tool(mcp2_spec, "count", {"steps": 3}, observer=observer), timeout=30)
-    assert result.text_for_model() == "counted 3"
+    result = hub.run(hub.acall_tool(spec, "progress", {"steps": 3, "seconds": 0.3}, observer=observer), timeout=30)
+    assert result.text_for_model() == "3 steps done"
     assert observer.received == 3
-    assert (events[-1].progress, events[-1].total, events[-1].message) == (3, 3, "step 3")
+    last = max(events, key=lambda event: event.progress)
+    assert (last.progress, last.total, last.message) == (3, 3, "step 3 of 3")
 
 
-def test_pooled_session_serves_many_calls(hub: McpHub, mcp2_spec: ServerSpec) -> None:
-    for n in range(6):
-        assert hub.run(hub.acall_tool(mcp2_spec, "add", {"a": n, "b": 1})).text_for_model() == str(n + 1)
-        assert hub.run(hub.acall_tool(mcp2_spec, "echo", {"text": f"call {n}"})).text_for_model() == f"call {n}"
-    assert hub.pool.opened == 1
-
-
-def test_timed_out_call_leaves_the_session_usable(hub: McpHub, mcp2_spec: ServerSpec) -> None:
+def test_a_timed_out_call_then_a_working_one(hub: McpHub, spec: ServerSpec) -> None:
     with pytest.raises(McpError) as info:
-        hub.run(hub.acall_tool(mcp2_spec, "slow", {"seconds": 5}, timeout=0.5))
+        hub.run(hub.acall_tool(spec, "slow", {"seconds": 5}, timeout=0.5))
     assert info.value.code is ErrorCode.MCP_TIMEOUT
-    assert hub.run(hub.acall_tool(mcp2_spec, "echo", {"text": "still here"})).text_for_model() == "still here"
+    assert hub.run(hub.acall_tool(spec, "echo", {"text": "still here"})).text_for_model() == "still here"
     assert hub.pool.opened == 1
 
 
-@pytest.mark.parametrize(("fixture", "gives_session"), [("stateful_server", True), ("stateless_server", False)])
-def test_the_two_http_modes_differ(request: pytest.FixtureRequest, fixture: str, gives_session: bool) -> None:
-    """Guards the tests above: the stateless server really gives no session id, the other does."""
-    server: HttpServer = request.getfixturevalue(fixture)
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": LATEST_PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "0"},
-        },
-    }
-    response = httpx.post(
-        server.url, json=initialize, headers={"Accept": "application/json, text/event-stream"}, timeout=10
-    )
-    assert response.status_code == 200
-    assert ("mcp-session-id" in response.headers) is gives_session
+# -- the eras are real: what each server answers a client of the other era -------------------
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+}
+DISCOVER = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "server/discover",
+    "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+# what a 2026-07-28 client sends with its probe
+PROBE_HEADERS = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"}
+
+
+def post(url: str, body: dict, **headers: str) -> httpx2.Response:
+    return httpx2.post(url, json=body, headers={**ACCEPT, **headers}, timeout=10)
+
+
+def test_a_modern_only_server_refuses_the_handshake(http_servers: dict[str, HttpServer]) -> None:
+    server = served(http_servers, "mcp2.3-modern-http")
+    answer = post(server.url, INITIALIZE)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == -32022
+    assert error["data"] == {"supported": [MODERN], "requested": None}
+    assert httpx2.get(server.url, headers=ACCEPT, timeout=10).status_code == 405
+    assert post(server.url, DISCOVER, **PROBE_HEADERS).json()["result"]["supportedVersions"] == [MODERN]
+
+
+@pytest.mark.parametrize("case_id", ["mcp2.3-legacy-http", "mcp1.30-http"])
+def test_a_legacy_server_turns_the_probe_down(http_servers: dict[str, HttpServer], case_id: str) -> None:
+    """A 2026 probe gets a 400 from the handshake-only 2.3 server, as from a genuine 1.30 one."""
+    server = served(http_servers, case_id)
+    answer = post(server.url, DISCOVER, **PROBE_HEADERS)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == -32600
+    with contextlib.closing(httpx2.Client(timeout=10)) as http:
+        assert http.post(server.url, json=INITIALIZE, headers=ACCEPT).status_code == 200

@@ -304,3 +304,266 @@ def test_without_odoo_the_summary_says_in_capitals_how_many_odoo_tests_were_skip
     assert required.returncode == 1
     assert "CI=true and AI_MCP_REQUIRE_ODOO=1: a run without Odoo fails" in required.stdout
     assert "FAILED: odoo" in required.stdout
+
+
+# -- requirements beside Odoo's pins -----------------------------------------------------------
+
+LIFTED = ROOT / "scripts" / "odoo18" / "lifted.txt"
+PYTHON_VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+# Odoo's requirements.txt as Odoo writes it: markers per Python, comments after the requirements
+ODOO_REQUIREMENTS = f"""\
+# The officially supported versions of the following packages are their
+cryptography==3.4.8; python_version == '{PYTHON_VERSION}'  # incompatibility between pyopenssl ...
+cryptography==42.0.8 ; python_version != '{PYTHON_VERSION}'  # (Noble)
+idna==2.10 ; python_version == '{PYTHON_VERSION}'  # requests 2.25.1 depends on idna<3 and >=2.5
+idna==3.6 ; python_version != '{PYTHON_VERSION}'
+pypiwin32 ; sys_platform == 'win32'
+pytz  # no version pinning to avoid OS perturbations
+requests==2.31.0 ; python_version >= '3.10' # (Noble)
+urllib3==1.26.5 ; python_version == '{PYTHON_VERSION}' # indirect
+urllib3==2.0.7  ; python_version != '{PYTHON_VERSION}'  # (Noble) Compatibility with cryptography
+ai-mcp-test-not-installed==1.0
+"""
+
+# what the Odoo venv of a machine that ran an earlier ai_mcp holds; cryptography is not at Odoo's pin
+INSTALLED = {
+    "cryptography": "41.0.7",
+    "idna": "2.10",
+    "pytz": "2024.1",
+    "requests": "2.31.0",
+    "urllib3": "1.26.5",
+    "mcp": "1.30.0",
+    "httpx2": "2.3.0",
+    "langchain-mcp-adapters": "0.3.2",
+}
+
+
+def fake_site(path: Path, installed: dict[str, str]) -> dict[str, str]:
+    """A folder of distributions (metadata only) that shadow the real ones on PYTHONPATH: what
+    `pip freeze` would list in a fake Odoo venv."""
+    for name, version in installed.items():
+        info = path / f"{name.replace('-', '_')}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return {"PYTHONPATH": str(path)}
+
+
+def odoo_requirements(tmp_path: Path, text: str = ODOO_REQUIREMENTS) -> Path:
+    path = tmp_path / "odoo" / "requirements.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def constraint_lines(path: Path) -> list[str]:
+    """The constraints of a constraints file, without the comments that say where each comes from."""
+    return [line.split("  #")[0] for line in path.read_text().splitlines() if line and not line.startswith("#")]
+
+
+def test_the_constraints_hold_odoos_pins_as_installed_lift_idna_and_leave_the_rest_free(tmp_path: Path) -> None:
+    env = fake_site(tmp_path / "site", INSTALLED)
+    out = tmp_path / "constraints.txt"
+    found(bash(f"odoo_constraints {sys.executable} {out} {odoo_requirements(tmp_path)}", env))
+    assert constraint_lines(out) == [
+        "cryptography==41.0.7",  # the version installed, not Odoo's 3.4.8: the machine's own
+        "pytz==2024.1",  # listed by Odoo without a version: held where it is
+        "requests==2.31.0",
+        "urllib3==1.26.5",  # the line for this Python; the one for the others is left out
+        "ai-mcp-test-not-installed==1.0",  # not installed: Odoo's pin
+        "zope.interface<7",  # scripts/odoo18/pins.txt
+        "zope.event<5",
+    ]
+    text = out.read_text()
+    assert "# idna: lifted (lifted.txt); Odoo pins idna==2.10" in text
+    # what Odoo does not pin moves freely, whatever an earlier ai_mcp installed
+    assert not re.search(r"^(mcp|httpx2|langchain-mcp-adapters|pypiwin32)\b", text, re.MULTILINE)
+
+
+def test_the_declared_constraints_are_odoos_pins_for_this_python_as_written(tmp_path: Path) -> None:
+    env = fake_site(tmp_path / "site", INSTALLED)
+    out = tmp_path / "constraints.txt"
+    found(bash(f"odoo_constraints {sys.executable} {out} {odoo_requirements(tmp_path)} --declared", env))
+    assert constraint_lines(out) == [
+        "cryptography==3.4.8",
+        "requests==2.31.0",
+        "urllib3==1.26.5",
+        "ai-mcp-test-not-installed==1.0",
+        "zope.interface<7",
+        "zope.event<5",
+    ]
+
+
+def test_without_odoos_requirements_txt_an_installed_odoo_distribution_is_read(tmp_path: Path) -> None:
+    env = fake_site(tmp_path / "site", {"urllib3": "1.26.5", "idna": "2.10"})
+    info = tmp_path / "site" / "odoo-18.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: odoo\nVersion: 18.0\nRequires-Dist: idna\nRequires-Dist: urllib3\n"
+    )
+    out = tmp_path / "constraints.txt"
+    found(bash(f"odoo_constraints {sys.executable} {out} ''", env))
+    assert constraint_lines(out)[0] == "urllib3==1.26.5"
+    assert "from the requirements of the installed odoo 18.0" in out.read_text()
+    result = bash(f"odoo_constraints {sys.executable} {out} ''", {"PYTHONPATH": ""})
+    assert result.returncode == 1
+    assert "set ODOO_REQUIREMENTS to the requirements.txt of the Odoo 18 source tree" in result.stderr
+
+
+def test_odoos_requirements_txt_is_the_one_of_the_tree_find_odoo_found(tmp_path: Path) -> None:
+    tree = odoo_tree(tmp_path / "odoo")
+    env = {"AI_MCP_ODOO_SEARCH": str(tree)}
+    assert found(bash("find_odoo && odoo_requirements_file", env)) == f"{tree}/requirements.txt"
+    assert found(bash("find_odoo && odoo_requirements_file", {**env, "ODOO_REQUIREMENTS": "/elsewhere/r.txt"})) == (
+        "/elsewhere/r.txt"
+    )
+
+
+def test_idna_is_the_one_pin_lifted_and_the_file_says_why() -> None:
+    text = LIFTED.read_text()
+    assert [line for line in text.splitlines() if line and not line.startswith("#")] == ["idna"]
+    assert "idna >= 3.18" in text and "idna.core.InvalidCodepoint" in text
+
+
+def test_an_installed_mcp_1_is_not_taken_for_mcp_2(tmp_path: Path) -> None:
+    req = tmp_path / "requirements.txt"
+    req.write_text("# the client\nmcp>=2.3,<3\nhttpx2>=2.10,<3\n")
+    old = fake_site(tmp_path / "old", {"mcp": "1.30.0", "httpx2": "2.16.2"})
+    new = fake_site(tmp_path / "new", {"mcp": "2.3.0", "httpx2": "2.16.2"})
+    assert bash(f"_requirements_satisfied {sys.executable} {req}", old).returncode == 1
+    assert bash(f"_requirements_satisfied {sys.executable} {req}", new).returncode == 0
+
+
+def fake_odoo_python(path: Path, dry_run: str = "Would install idna-3.20 mcp-2.3.0", dry_run_rc: int = 0) -> Path:
+    """An Odoo Python whose pip logs each call (and keeps the constraints it is given) and answers as
+    told; anything else (the scripts' Python programs) runs in this test's interpreter."""
+    path.write_text(
+        f"""#!/usr/bin/env bash
+if [[ $1 == -m && $2 == pip ]]; then
+    shift 2
+    echo "pip $*" >> "{path}.log"
+    [[ $1 == --version ]] && exit 0
+    [[ $1 == install && $2 == --help ]] && {{ echo "  --dry-run   Don't actually install anything"; exit 0; }}
+    prev="" kind=install
+    [[ " $* " == *" --dry-run "* ]] && kind=dry-run
+    for arg in "$@"; do [[ $prev == -c ]] && cp "$arg" "{path}.$kind.constraints"; prev=$arg; done
+    if [[ $kind == dry-run ]]; then
+        cat <<'EOF'
+{dry_run}
+EOF
+        exit {dry_run_rc}
+    fi
+    exit 0
+fi
+exec {sys.executable} "$@"
+"""
+    )
+    path.chmod(0o755)
+    return path
+
+
+def pip_calls(path: Path) -> list[str]:
+    log = Path(f"{path}.log")
+    return [" ".join(line.split()[:2]) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_install_resolves_first_uninstalls_the_adapters_then_installs_beside_odoos_pins(tmp_path: Path) -> None:
+    env = fake_site(tmp_path / "site", INSTALLED)
+    python = fake_odoo_python(tmp_path / "python")
+    req = tmp_path / "requirements.txt"
+    req.write_text("mcp>=2.3,<3\nhttpx2>=2.10,<3\n")
+    result = bash(f"install_into_odoo_python {python} {req} {odoo_requirements(tmp_path)}", env)
+    assert result.returncode == 0, result.stderr
+    assert pip_calls(python) == [
+        "pip --version",
+        "pip install",  # --help: does this pip have --dry-run
+        "pip install",  # --dry-run
+        "pip uninstall",
+        "pip install",
+        "pip check",
+    ]
+    log = Path(f"{python}.log").read_text().splitlines()
+    assert "--dry-run" in log[2] and "--yes" in log[3] and log[3].endswith("langchain-mcp-adapters")
+    assert f"-r {req}" in log[4] and "--dry-run" not in log[4]
+    assert "requirements: pip installs: idna-3.20 mcp-2.3.0" in result.stdout
+    assert (
+        f"uninstalling langchain-mcp-adapters 0.3.2 from {python}: ai_mcp no longer uses it, and it requires mcp<2"
+        in result.stdout
+    )
+    assert "but idna (" in result.stdout and "lifted.txt says why" in result.stdout
+    held = constraint_lines(Path(f"{python}.install.constraints"))
+    assert "cryptography==41.0.7" in held and "urllib3==1.26.5" in held
+    assert not [line for line in held if line.startswith(("idna", "mcp", "httpx2"))]
+
+
+def test_nothing_is_installed_when_satisfied_and_no_retired_package_is_left(tmp_path: Path) -> None:
+    env = fake_site(tmp_path / "site", {**INSTALLED, "mcp": "2.3.0", "httpx2": "2.16.2"})
+    req = tmp_path / "requirements.txt"
+    req.write_text("mcp>=2.3,<3\nhttpx2>=2.10,<3\n")
+    python = fake_odoo_python(tmp_path / "python")
+    found(bash(f"install_into_odoo_python {python} {req} {odoo_requirements(tmp_path)}", env))
+    # mcp 2.3 is there, but so is the adapter that pins mcp<2: it goes
+    assert "pip uninstall" in pip_calls(python)
+
+    satisfied = {k: v for k, v in INSTALLED.items() if k != "langchain-mcp-adapters"}
+    env = fake_site(tmp_path / "site2", {**satisfied, "mcp": "2.3.0", "httpx2": "2.16.2"})
+    python = fake_odoo_python(tmp_path / "python2")
+    out = found(bash(f"install_into_odoo_python {python} {req} {odoo_requirements(tmp_path)}", env))
+    assert out == f"requirements: {req.name} already satisfied in {python}"
+    assert pip_calls(python) == []
+
+
+# pip 23's answer when a requirement needs more than one of Odoo's pins allows
+CONFLICT = """\
+Collecting authlib<2,>=1.9.5 (from -r requirements.txt (line 3))
+ERROR: Cannot install -r requirements.txt (line 3) because these package versions have conflicting dependencies.
+
+The conflict is caused by:
+    authlib 1.9.10 depends on cryptography>=45.0.1
+    authlib 1.9.6 depends on cryptography>=45.0.1
+    authlib 1.9.5 depends on cryptography>=45.0.1
+    The user requested (constraint) cryptography==41.0.7
+
+To fix this you could try to:
+1. loosen the range of package versions you've specified
+2. remove package versions to allow pip attempt to solve the dependency conflict
+
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/"""
+
+
+def test_a_requirement_that_would_move_an_odoo_pin_is_named_with_the_fix_and_nothing_changes(tmp_path: Path) -> None:
+    env = fake_site(tmp_path / "site", INSTALLED)
+    python = fake_odoo_python(tmp_path / "python", dry_run=CONFLICT, dry_run_rc=1)
+    req = tmp_path / "requirements.txt"
+    req.write_text("mcp>=2.3,<3\nauthlib>=1.9.5,<2\n")
+    result = bash(f"install_into_odoo_python {python} {req} {odoo_requirements(tmp_path)}", env)
+    assert result.returncode == 1
+    assert (
+        f"requirements: requirements.txt cannot be installed into {python} without moving the pin "
+        "cryptography==41.0.7 (Odoo pins cryptography==3.4.8):\n"
+        "    authlib 1.9.10 depends on cryptography>=45.0.1 (and 2 earlier versions)\n"
+        "    The user requested (constraint) cryptography==41.0.7\n"
+        f"  fix: if Odoo 18 works with the version asked for, add cryptography to {LIFTED} with the reason;"
+    ) in result.stderr
+    assert pip_calls(python) == ["pip --version", "pip install", "pip install"], "no uninstall, no install"
+
+
+def test_the_pins_check_resolves_afresh_against_odoos_declared_pins(tmp_path: Path) -> None:
+    env = fake_site(tmp_path / "site", INSTALLED)
+    python = fake_odoo_python(tmp_path / "python")
+    req = tmp_path / "requirements.txt"
+    req.write_text("mcp>=2.3,<3\n")
+    result = bash(f"odoo_pins_check {python} {req} {odoo_requirements(tmp_path)}", env)
+    assert result.returncode == 0, result.stderr
+    assert "requirements.txt resolves beside Odoo's declared pins" in result.stdout
+    dry_run = Path(f"{python}.log").read_text().splitlines()[-1]
+    assert "--dry-run --ignore-installed" in dry_run
+    assert "cryptography==3.4.8" in constraint_lines(Path(f"{python}.dry-run.constraints"))
+
+    python = fake_odoo_python(tmp_path / "conflict", dry_run=CONFLICT.replace("41.0.7", "3.4.8"), dry_run_rc=1)
+    result = bash(f"odoo_pins_check {python} {req} {odoo_requirements(tmp_path)}", env)
+    assert result.returncode == 1
+    assert (
+        f"cannot be installed beside the pins of a new Odoo 18 venv for {python} without moving the pin "
+        "cryptography==3.4.8 (Odoo pins cryptography==3.4.8)"
+    ) in result.stderr

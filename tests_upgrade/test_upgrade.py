@@ -1,9 +1,15 @@
 """`-u ai_mcp` on a database made by the previous version keeps every record, secret and
 conversation.
 
-The previous version is the module as it was just before its manifest version last changed, taken
-from git; it is installed into a new database of a real Odoo 18, filled through its own code
+The previous version is the module as its users last had it, taken from git (previous_version());
+it is installed into a new database of a real Odoo 18, filled through its own code
 (upgrade_data.py), then updated to this checkout the way an operator does it.
+
+Each version runs with its own requirements.txt met: what one needs and Odoo's Python lacks (or
+holds in another version: mcp<2 before, mcp>=2.3 now) is installed into a cached folder put first on
+PYTHONPATH of that version's Odoo processes only (testing/requirements_overlay.py), so one Odoo venv
+serves both sides of a dependency change. Without the package index that folder cannot be made the
+first time, and the test is skipped saying so.
 """
 
 from __future__ import annotations
@@ -25,6 +31,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from testing.odoo_http import OdooNotFound, OdooServer  # noqa: E402
+from testing.requirements_overlay import (  # noqa: E402
+    OverlayUnavailable,
+    check_services_import,
+    overlay_for,
+    requirements,
+)
 
 DATA_SCRIPT = (Path(__file__).parent / "upgrade_data.py").read_text()
 
@@ -33,24 +45,54 @@ def git(*args: str) -> str:
     return subprocess.run(["git", "-C", str(ROOT), *args], check=True, capture_output=True, text=True).stdout
 
 
+def manifest(text: str) -> dict:
+    return ast.literal_eval(text)
+
+
 def manifest_version(text: str) -> str:
-    return ast.literal_eval(text)["version"]
+    return manifest(text)["version"]
+
+
+def shown(commit: str, path: str) -> str:
+    return git("show", f"{commit}:{path}") if git("ls-tree", "--name-only", commit, path).strip() else ""
+
+
+def runs_on(commit: str) -> tuple:
+    """What a commit's version is and runs on: its manifest's version and external dependencies and
+    the requirements of its requirements.txt."""
+    declared = manifest(shown(commit, "__manifest__.py"))
+    wanted = sorted(str(r) for r in requirements(shown(commit, "requirements.txt")))
+    return declared["version"], declared.get("external_dependencies"), wanted
 
 
 def previous_version() -> tuple[str, str]:
-    """(commit, version): the last commit before the current version was introduced."""
+    """(commit, version): the previous version as its users had it, its last commit before either its
+    dependencies or its version changed. The work toward a new version may change the dependencies
+    before the version is raised (mcp 2.3 came in a commit of its own): the commits after that run
+    neither version's requirements, and none was ever what an operator updated from."""
     current = manifest_version((ROOT / "__manifest__.py").read_text())
     if manifest_version(git("show", "HEAD:__manifest__.py")) != current:
         return "HEAD", manifest_version(git("show", "HEAD:__manifest__.py"))
-    introduced = None
-    for commit in git("log", "--format=%H", "--", "__manifest__.py").split():
-        if manifest_version(git("show", f"{commit}:__manifest__.py")) != current:
+    changes = git("log", "--format=%H", "--", "__manifest__.py").split()
+    older = [c for c in changes if manifest_version(git("show", f"{c}:__manifest__.py")) != current]
+    if not older:
+        pytest.skip(f"no earlier version than {current} in this clone's history")
+    previous = manifest_version(git("show", f"{older[0]}:__manifest__.py"))
+    # the commit that brought the previous version in: the oldest of its run of manifest changes
+    introduced = older[0]
+    for commit in older[1:]:
+        if manifest_version(git("show", f"{commit}:__manifest__.py")) != previous:
             break
         introduced = commit
-    parent = git("rev-parse", "--verify", "--quiet", f"{introduced}^").strip() if introduced else ""
-    if not parent:
-        pytest.skip(f"no earlier version than {current} in this clone's history")
-    return parent, manifest_version(git("show", f"{parent}:__manifest__.py"))
+    released = runs_on(introduced)
+    after = git(
+        "rev-list", "--reverse", "--ancestry-path", f"{introduced}..HEAD", "--", "__manifest__.py", "requirements.txt"
+    ).split()
+    changed = next((commit for commit in after if runs_on(commit) != released), None)
+    if changed is None:
+        # not on one line of history: the commit before the current version came in
+        changed = changes[changes.index(older[0]) - 1]
+    return git("rev-parse", f"{changed}^").strip(), previous
 
 
 def unpack(commit: str, into: Path) -> None:
@@ -68,6 +110,18 @@ def read_snapshot(server: OdooServer, before: str = "") -> dict:
     return json.loads(line.removeprefix("SNAPSHOT "))
 
 
+def with_requirements(server: OdooServer, addon: Path) -> Path | None:
+    """The overlay Odoo's Python needs to run the addon in `addon` (None: nothing), checked by
+    importing every module of its services/; skips the test when the package index is out of reach."""
+    python = server.command[0]
+    try:
+        overlay = overlay_for(python, addon)
+    except OverlayUnavailable as exc:
+        pytest.skip(f"the requirements of {addon} cannot be installed beside Odoo's own packages: {exc}")
+    check_services_import(python, addon, overlay)
+    return overlay
+
+
 @pytest.fixture(scope="module")
 def upgraded() -> Iterator[tuple[dict, dict, str]]:
     commit, version = previous_version()
@@ -78,10 +132,13 @@ def upgraded() -> Iterator[tuple[dict, dict, str]]:
         except OdooNotFound as exc:
             pytest.skip(str(exc))
         try:
+            previous_deps = with_requirements(server, Path(old))
+            current_deps = with_requirements(server, ROOT)
+            server.use_module(Path(old), overlay=previous_deps)
             server.install()
             before = read_snapshot(server, before="populate(env)")
             assert before["version"] == version
-            server.use_module(ROOT)
+            server.use_module(ROOT, overlay=current_deps)
             log = server.tmp / "update.log"
             done = server.update(log)
             assert done.returncode == 0, (done.stdout.decode(errors="replace") + log.read_text(errors="replace"))[
@@ -107,22 +164,67 @@ def test_update_runs_to_the_new_version(upgraded) -> None:
 
 def test_every_record_is_kept_as_it_was(upgraded) -> None:
     before, after, _log = upgraded
-    for model, records in before.items():
-        if model in ("secrets", "portal", "version"):
-            continue
+    for model, records in before["records"].items():
         assert records, f"upgrade_data.py made no {model} record: the test would prove nothing"
-        kept = {r["id"]: r for r in after[model]}
+        kept = {r["id"]: r for r in after["records"][model]}
         assert sorted(kept) == [r["id"] for r in records], model
         for record in records:
             now = kept[record["id"]]
             assert {k: now[k] for k in record} == record, f"{model} {record['id']} changed"
 
 
+def test_what_the_test_fills_covers_servers_grants_tools_and_conversations(upgraded) -> None:
+    before, _after, _log = upgraded
+    records = before["records"]
+    for model in (
+        "mcp.server",
+        "mcp.oauth.token",
+        "mcp.oauth.pending",
+        "mcp.tool",
+        "ai.tool.preset",
+        "ai.assistant",
+        "ai.conversation",
+        "ai.message",
+        "ai.conversation.event",
+        "ai.tool.call",
+    ):
+        assert model in records, f"the previous version has no {model}"
+    servers = records["mcp.server"]
+    assert {s["auth_type"] for s in servers} >= {"bearer", "headers", "api_key", "oauth", "none"}
+    assert {s["transport"] for s in servers} == {"streamable_http", "sse", "stdio"}
+    grants = records["mcp.oauth.token"]
+    assert any(not g["user_id"] for g in grants) and any(g["user_id"] for g in grants), "shared and per-user grants"
+    tools = records["mcp.tool"]
+    assert {t["review_state"] for t in tools} == {"approved", "changed"}
+    assert {t["requires_approval"] for t in tools} == {True, False}
+    assert not all(t["enabled"] for t in tools) and not all(t["active"] for t in tools)
+    assert any(a["mcp_tool_disabled_ids"] for a in records["ai.assistant"])
+    conversations = records["ai.conversation"]
+    assert "awaiting_approval" in {c["state"] for c in conversations}
+    assert any(c["channel_id"] for c in conversations), "a conversation in Discuss"
+    assert {m["status"] for m in records["ai.message"]} >= {"done", "denied", "pending", "error"}
+    assert {c["status"] for c in records["ai.tool.call"]} == {"ok", "denied", "error"}
+
+
 def test_every_secret_still_decrypts_to_what_was_entered(upgraded) -> None:
     before, after, _log = upgraded
-    assert before["secrets"]["ai.provider"], "no provider secret to compare"
+    assert before["secrets"]["mcp.server"], "no server secret to compare"
+    for model, records in before["secrets"].items():
+        fields = {field for values in records.values() for field in values}
+        unset = sorted(f for f in fields if not any(values[f] for values in records.values()))
+        assert not unset, f"upgrade_data.py set no {model} secret {unset}: the test would prove nothing of them"
+        for record, values in records.items():
+            assert record in after["secrets"].get(model, {}), f"{model} {record} is gone"
+            now = after["secrets"][model][record]
+            assert {f: now[f] for f in values} == values, f"the secrets of {model} {record}"
     assert any(v["api_key"] == "tok-owner-4" for v in before["secrets"]["mcp.server"].values())
-    assert after["secrets"] == before["secrets"]
+    assert any(v["env_vars"] and "env-upgrade-5" in v["env_vars"] for v in before["secrets"]["mcp.server"].values())
+
+
+def test_the_modules_settings_are_kept(upgraded) -> None:
+    before, after, _log = upgraded
+    assert before["settings"]["ai_mcp.allow_stdio"] == "True"
+    assert {key: after["settings"].get(key) for key in before["settings"]} == before["settings"]
 
 
 def test_a_portal_user_never_becomes_internal(upgraded) -> None:
@@ -135,8 +237,8 @@ def test_every_server_has_call_limits_after_the_update(upgraded) -> None:
     """Servers made before the call time cap and the question timeout existed get their defaults;
     later ones keep what was set."""
     before, after, _log = upgraded
-    assert before["mcp.server"], "no server to compare"
-    was = {server["id"]: server for server in before["mcp.server"]}
-    for server in after["mcp.server"]:
+    assert before["records"]["mcp.server"], "no server to compare"
+    was = {server["id"]: server for server in before["records"]["mcp.server"]}
+    for server in after["records"]["mcp.server"]:
         for name in ("call_time_cap", "question_timeout"):
             assert server[name] == was[server["id"]].get(name, 600.0), (server["name"], name)
