@@ -267,7 +267,7 @@ class McpServer(models.Model):
         data = self._oauth_registration_data()
         if (
             data
-            and data["client"]["issuer"] == discovery.issuer
+            and oauth_client.same_issuer(data["client"]["issuer"], discovery.issuer)
             and data["client"].get("client_id")
             and (not self.oauth_client_id or data["client"]["client_id"] == self.oauth_client_id)
         ):

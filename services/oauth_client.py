@@ -2,7 +2,7 @@
 the browser leaves between the steps (redirect to the provider, callback in another request).
 
 authlib does PKCE (S256), the authorization URL, the code exchange, the refresh and the
-revocation, on an httpx client that only reaches URLs the SSRF guard checked (GuardedHttp). The
+revocation, on an httpx2 client that only reaches URLs the SSRF guard checked (GuardedHttp). The
 mcp SDK builds and reads the registration (RFC 7591) and decides on client metadata documents.
 Written by hand: the order of the registration choices (an entered client id first, then a
 client metadata document, then dynamic registration, as the MCP authorization spec orders them),
@@ -19,14 +19,16 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 from authlib.common.security import generate_token
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 from authlib.integrations.httpx_client import OAuthError as AuthlibOAuthError
 from mcp.client.auth import OAuthRegistrationError
+from mcp.client.auth.oauth2 import check_registration_usable
 from mcp.client.auth.utils import (
     create_client_registration_request,
     handle_registration_response,
+    issuers_match,
     should_use_client_metadata_url,
 )
 from mcp.shared.auth import OAuthClientMetadata
@@ -39,13 +41,13 @@ from .oauth_models import PENDING_LIFETIME, ClientRegistration, PendingAuthoriza
 
 _logger = logging.getLogger(__name__)
 
-# authlib 1.7+ builds its client on httpx2 where that is installed (recent openai releases pull it
-# in) and on httpx otherwise: catch the failures of whichever it uses
+# authlib 1.7+ builds its client on httpx2 where that is installed (the mcp SDK needs it, so it is)
+# and older releases on httpx: catch the failures of whichever it uses
 _AUTHLIB_HTTP = sys.modules[
     next(c for c in AsyncOAuth2Client.__mro__ if c.__name__ == "AsyncClient").__module__.split(".")[0]
 ]
-HTTP_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPError, _AUTHLIB_HTTP.HTTPError)
-HTTP_STATUS_ERRORS: tuple[type[Exception], ...] = (httpx.HTTPStatusError, _AUTHLIB_HTTP.HTTPStatusError)
+HTTP_ERRORS: tuple[type[Exception], ...] = (httpx2.HTTPError, _AUTHLIB_HTTP.HTTPError)
+HTTP_STATUS_ERRORS: tuple[type[Exception], ...] = (httpx2.HTTPStatusError, _AUTHLIB_HTTP.HTTPStatusError)
 
 # authorization servers answer these when a refresh token is no longer good: sign in again
 REAUTH_ERRORS = frozenset({"invalid_grant", "invalid_client", "unauthorized_client"})
@@ -78,6 +80,15 @@ def usable_metadata_url(url: str | None) -> bool:
     if parts.path in ("", "/"):
         return False
     return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1"))
+
+
+def same_issuer(registered: str, discovered: str) -> bool:
+    """Whether a registration stored for the issuer `registered` is Odoo's client at the
+    authorization server discovered as `discovered`: the SDK's `issuers_match`, plain string
+    comparison but for a root issuer with and without its trailing slash. mcp 1.x wrote every root
+    issuer with the slash ("https://as.example/") and mcp 2.x keeps the metadata's spelling
+    ("https://as.example"): registrations stored before are kept, not silently made again."""
+    return issuers_match(registered, discovered)
 
 
 async def register(
@@ -132,7 +143,10 @@ async def register(
         try:
             response = await client.send(request)
             info = await handle_registration_response(response)
-        except httpx.HTTPError as exc:
+            # a registration the provider changed into one Odoo cannot use (a private_key_jwt
+            # client, a secret method without a secret) fails here, not later at the token endpoint
+            check_registration_usable(info)
+        except httpx2.HTTPError as exc:
             raise OAuthError(
                 ErrorCode.OAUTH_REGISTRATION_FAILED,
                 f"Registration at {endpoint} failed: {exc}",
@@ -198,6 +212,8 @@ async def start_authorization(
         resource=discovery.resource,
         scope=scope,
         issuer=discovery.issuer,
+        iss_required=discovery.authorization_server.authorization_response_iss_parameter_supported is True,
+        issuer_assumed=discovery.defaults,
         token_endpoint=token_endpoint,
         created_at=now,
         expires_at=now + PENDING_LIFETIME,
@@ -212,14 +228,7 @@ def read_callback(params: dict[str, str], pending: PendingAuthorization, now: fl
         raise OAuthError(ErrorCode.OAUTH_STATE_INVALID)
     if pending.expired(now):
         raise OAuthError(ErrorCode.OAUTH_STATE_INVALID, "This sign-in took too long and has expired; start it again.")
-    iss = params.get("iss")
-    if iss is not None and iss.rstrip("/") != pending.issuer.rstrip("/"):
-        # RFC 9207: an answer from another authorization server than the one asked (mix-up attack)
-        raise OAuthError(
-            ErrorCode.OAUTH_STATE_INVALID,
-            f"The sign-in answer comes from {iss}, not from {pending.issuer}.",
-            field="iss",
-        )
+    check_answer_issuer(params.get("iss"), pending)
     if params.get("error"):
         code = ErrorCode.OAUTH_ACCESS_DENIED if params["error"] == "access_denied" else ErrorCode.OAUTH_TOKEN_ERROR
         raise OAuthError(
@@ -229,6 +238,35 @@ def read_callback(params: dict[str, str], pending: PendingAuthorization, now: fl
     if not code:
         raise OAuthError(ErrorCode.OAUTH_STATE_INVALID, "The sign-in answer carries no authorization code.")
     return code
+
+
+def check_answer_issuer(iss: str | None, pending: PendingAuthorization) -> None:
+    """RFC 9207, the mcp SDK's rule (`validate_authorization_response_iss`): an `iss` in the answer
+    must be the issuer the sign-in was sent to, compared as plain strings, and an authorization
+    server that advertises `authorization_response_iss_parameter_supported` must send one. Either
+    failure may be a mix-up attack: another authorization server's answer replayed to Odoo.
+
+    Where the server published no metadata, the issuer is its origin by assumption, spelled by
+    nobody: there an `iss` naming that origin with or without the trailing slash is taken. (The
+    SDK, having no metadata to compare with, refuses every `iss` there.)"""
+    if iss is not None and pending.issuer_assumed and issuers_match(iss, pending.issuer):
+        return
+    if iss is not None and iss != pending.issuer:
+        raise OAuthError(
+            ErrorCode.OAUTH_STATE_INVALID,
+            f"The sign-in answer says it comes from {iss}, not from {pending.issuer} where the sign-in was sent, "
+            "so it was refused (it may be another provider's answer). Start the sign-in again; if this happens "
+            "again, ask the server's operator to check its authorization server's issuer.",
+            field="iss",
+        )
+    if iss is None and pending.iss_required:
+        raise OAuthError(
+            ErrorCode.OAUTH_STATE_INVALID,
+            f"The sign-in answer does not say which provider sent it, although {pending.issuer} announces that "
+            "its answers always do, so it was refused (it may be another provider's answer). Start the sign-in "
+            "again; if this happens again, ask the server's operator.",
+            field="iss",
+        )
 
 
 async def exchange_code(

@@ -9,7 +9,7 @@ that each URL goes through the SSRF guard (GuardedHttp) before it is called, sin
 and the documents come from the server, and that every endpoint the metadata names is checked
 as soon as it is read, so a refusal names the field.
 
-Written by hand because the SDK's OAuthClientProvider runs the whole flow inside one httpx auth
+Written by hand because the SDK's OAuthClientProvider runs the whole flow inside one httpx2 auth
 generator, with the browser redirect and the callback in the same process; Odoo's callback lands
 in another request, often another worker.
 """
@@ -19,8 +19,7 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-import httpx
-from mcp.client.auth import OAuthFlowError
+import httpx2
 from mcp.client.auth.utils import (
     build_oauth_authorization_server_metadata_discovery_urls,
     build_protected_resource_metadata_discovery_urls,
@@ -31,7 +30,7 @@ from mcp.client.auth.utils import (
     get_client_metadata_scopes,
     handle_auth_metadata_response,
     handle_protected_resource_response,
-    validate_metadata_issuer,
+    issuers_match,
 )
 from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
@@ -57,7 +56,7 @@ class Challenge(BaseModel):
     resource_metadata: str | None = None
 
     @classmethod
-    def from_response(cls, response: httpx.Response) -> Challenge:
+    def from_response(cls, response: httpx2.Response) -> Challenge:
         return cls(
             status=response.status_code,
             error=extract_field_from_www_auth(response, "error"),
@@ -81,6 +80,9 @@ class Discovery(BaseModel):
     authorization_server: OAuthMetadata
     issuer: str
     scope: str | None
+    # no metadata was published: the endpoints and the issuer (the MCP server's origin) are the
+    # 2025-03-26 revision's defaults, not the authorization server's word
+    defaults: bool = False
 
     @property
     def supports_cimd(self) -> bool:
@@ -104,7 +106,7 @@ async def probe(server_url: str, http: GuardedHttp, sse: bool = False) -> Challe
                 json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
                 headers={"Accept": "application/json, text/event-stream"},
             )
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise OAuthError(
                 ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot reach {server_url}: {exc}", field="url"
             ) from None
@@ -132,7 +134,8 @@ async def discover(
             await http.check(str(protected.jwks_uri), "jwks_uri")
     auth_server_url = str(protected.authorization_servers[0]) if protected else None
     # default endpoints only for a server that asked for a sign-in: one that did not may not use OAuth at all
-    metadata, issuer = await _authorization_server(auth_server_url, server_url, http, defaults=challenge is not None)
+    metadata, defaults = await _authorization_server(auth_server_url, server_url, http, defaults=challenge is not None)
+    issuer = str(metadata.issuer)
     for field in AS_ENDPOINTS:
         value = getattr(metadata, field)
         if value:
@@ -153,15 +156,16 @@ async def discover(
         authorization_server=metadata,
         issuer=issuer,
         scope=scope,
+        defaults=defaults,
     )
 
 
-async def _fetch(client: httpx.AsyncClient, http: GuardedHttp, url: str, field: str) -> httpx.Response:
+async def _fetch(client: httpx2.AsyncClient, http: GuardedHttp, url: str, field: str) -> httpx2.Response:
     """One metadata document candidate, its URL checked first; `field` names it in a refusal."""
     await http.check(url, field)
     try:
         return await client.send(create_oauth_metadata_request(url))
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise OAuthError(ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot fetch {url}: {exc}", field=field) from None
 
 
@@ -182,20 +186,17 @@ async def _protected_resource(
 
 async def _authorization_server(
     auth_server_url: str | None, server_url: str, http: GuardedHttp, defaults: bool
-) -> tuple[OAuthMetadata, str]:
+) -> tuple[OAuthMetadata, bool]:
+    """The authorization server's metadata, and whether it is the default endpoints'."""
     urls = build_oauth_authorization_server_metadata_discovery_urls(auth_server_url, server_url)
-    expected_issuer = auth_server_url or server_url
     async with http.client() as client:
         for url in urls:
             response = await _fetch(client, http, url, "authorization_servers")
             go_on, metadata = await handle_auth_metadata_response(response)
             if metadata is not None:
                 if auth_server_url is not None:
-                    try:
-                        validate_metadata_issuer(metadata, expected_issuer)
-                    except OAuthFlowError as exc:
-                        raise OAuthError(ErrorCode.OAUTH_METADATA_INVALID, str(exc), field="issuer") from None
-                return metadata, str(metadata.issuer)
+                    _check_issuer(metadata, auth_server_url)
+                return metadata, False
             if not go_on:
                 raise OAuthError(
                     ErrorCode.OAUTH_METADATA_NOT_FOUND,
@@ -203,7 +204,7 @@ async def _authorization_server(
                     field="authorization_servers",
                 )
     if auth_server_url is None and defaults:
-        return _default_endpoints(server_url)
+        return _default_endpoints(server_url), True
     raise OAuthError(
         ErrorCode.OAUTH_METADATA_NOT_FOUND,
         f"No OAuth authorization server metadata was found for {server_url} (tried {', '.join(urls)}).",
@@ -211,7 +212,23 @@ async def _authorization_server(
     )
 
 
-def _default_endpoints(server_url: str) -> tuple[OAuthMetadata, str]:
+def _check_issuer(metadata: OAuthMetadata, expected: str) -> None:
+    """The metadata must name the authorization server the resource metadata points to (RFC 8414
+    section 3.3: simple string comparison), a root issuer with and without its trailing slash
+    counting as one (the SDK's `issuers_match`). mcp 1.x wrote every root URL with the slash, so a
+    resource server on it names "https://as.example/" for an authorization server whose issuer is
+    "https://as.example": that pair signed in before and still does. The issuer kept is the
+    metadata's own spelling, the one the provider puts in its answers' `iss` (RFC 9207)."""
+    if not issuers_match(str(metadata.issuer), expected):
+        raise OAuthError(
+            ErrorCode.OAUTH_METADATA_INVALID,
+            f"The authorization server's metadata names the issuer {metadata.issuer}, not {expected} "
+            "where the server's resource metadata points.",
+            field="issuer",
+        )
+
+
+def _default_endpoints(server_url: str) -> OAuthMetadata:
     """The authorization server of a server of the 2025-03-26 MCP revision that publishes no
     metadata: that revision has clients use /authorize, /token and /register at the MCP server's
     origin (its path dropped). It also requires PKCE of every client, so S256 is taken as offered.
@@ -219,7 +236,7 @@ def _default_endpoints(server_url: str) -> tuple[OAuthMetadata, str]:
     parts = urlsplit(server_url)
     origin = f"{parts.scheme}://{parts.netloc}"
     _logger.info("OAuth metadata not published, default endpoints used: server=%s origin=%s", server_url, origin)
-    metadata = OAuthMetadata.model_validate(
+    return OAuthMetadata.model_validate(
         {
             "issuer": origin,
             "authorization_endpoint": f"{origin}/authorize",
@@ -228,4 +245,3 @@ def _default_endpoints(server_url: str) -> tuple[OAuthMetadata, str]:
             "code_challenge_methods_supported": ["S256"],
         }
     )
-    return metadata, str(metadata.issuer)

@@ -20,7 +20,7 @@ from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from .address_pin import checked_pin
 from .errors import ConfigError, ErrorCode, OAuthError
@@ -31,7 +31,11 @@ DEFAULT_TIMEOUT = 15.0
 
 
 class GuardedHttp:
-    """Checks URLs against the SSRF guard and builds httpx clients that only reach checked hosts."""
+    """Checks URLs against the SSRF guard and builds httpx2 clients that only reach checked hosts.
+
+    httpx2, not httpx: the mcp SDK builds its OAuth requests (metadata, registration) as
+    httpx2.Request, which an httpx client refuses, and authlib's OAuth client is an
+    httpx2.AsyncClient where httpx2 is installed, which the SDK requires."""
 
     def __init__(self, allowed_hosts: Collection[str] = (), timeout: float = DEFAULT_TIMEOUT) -> None:
         self.allowed_hosts = tuple(allowed_hosts)
@@ -53,7 +57,7 @@ class GuardedHttp:
         self._pins[host] = pin.address if pin is not None else None
         return url or ""
 
-    async def _pin(self, request: httpx.Request) -> None:
+    async def _pin(self, request: httpx2.Request) -> None:
         host = request.url.host
         if host not in self._pins:
             # every URL is checked where it is read; this is the net under that rule
@@ -64,7 +68,7 @@ class GuardedHttp:
             request.url = request.url.copy_with(host=address)
 
     def client_kwargs(self) -> dict[str, Any]:
-        """What an httpx.AsyncClient (or authlib's AsyncOAuth2Client, one of them) needs to go only
+        """What an httpx2.AsyncClient (or authlib's AsyncOAuth2Client, one of them) needs to go only
         where this guard allows."""
         return {
             "timeout": self.timeout,
@@ -72,8 +76,8 @@ class GuardedHttp:
             "event_hooks": {"request": [self._pin], "response": []},
         }
 
-    def client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(**self.client_kwargs())
+    def client(self) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(**self.client_kwargs())
 
 
 def oauth_allowed_hosts(server_url: str | None, allowed_hosts: Collection[str], public_only: bool) -> tuple[str, ...]:

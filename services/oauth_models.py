@@ -54,6 +54,11 @@ class PendingAuthorization(BaseModel):
     resource: str
     scope: str | None = None
     issuer: str
+    # the authorization server advertises authorization_response_iss_parameter_supported (RFC
+    # 9207): its answer must then carry `iss`; False in pendings stored before this was kept
+    iss_required: bool = False
+    # `issuer` is the MCP server's origin, assumed: the server published no metadata
+    issuer_assumed: bool = False
     token_endpoint: str
     created_at: float
     expires_at: float

@@ -1,10 +1,11 @@
 """A real OAuth-protected MCP server for tests, built with the mcp SDK's server-side auth.
 
-FastMCP serves the authorization server (RFC 8414 metadata, dynamic client registration,
+MCPServer serves the authorization server (RFC 8414 metadata, dynamic client registration,
 authorize, token, revoke) and the protected resource (RFC 9728 metadata, bearer checks) on one
 127.0.0.1 port. The provider keeps everything in memory. `authorize` sends the browser to a
 consent page that a test posts to, as a person would click "Allow", naming the account that
-signs in; the page then redirects to the client's redirect URI with `code`, `state` and `iss`.
+signs in; the page then redirects to the client's redirect URI with `code`, `state` and `iss`
+(RFC 9207; `Switches.callback_iss` leaves it out).
 
 It runs in a thread of the test process (`OAuthServer(...).start()`), so a test flips the
 switches of `Switches` while it runs (a token endpoint that starts failing, refresh tokens
@@ -12,7 +13,7 @@ revoked behind the client's back) without restarting anything.
 
 What the SDK does not do is added here: client metadata documents (CIMD, the client id is an
 https URL whose document the server fetches), a per-tool scope that answers 403
-insufficient_scope (FastMCP's scopes are for the whole server), and the faults.
+insufficient_scope (MCPServer's scopes are for the whole server), and the faults.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -42,7 +44,7 @@ from mcp.server.auth.provider import (
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
-from mcp.server.mcpserver import MCPServer as FastMCP  # mcp 2.x renamed FastMCP
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -67,8 +69,12 @@ class Switches:
     token_status: int | None = None  # e.g. 500: the token endpoint answers this instead
     # metadata field -> URL the authorization server metadata advertises instead of its own
     metadata_override: dict[str, str] = field(default_factory=dict)
-    # the issuer the metadata names (a mismatch test)
+    # field -> value the registration answer says instead (a client registered otherwise than asked)
+    registration_override: dict[str, Any] = field(default_factory=dict)
+    # the issuer the metadata names (a mismatch test), and its answers' `iss` with it
     issuer_override: str | None = None
+    # False: the authorization answers carry no `iss` (RFC 9207), as many providers' do not
+    callback_iss: bool = True
     # a clock running this many seconds ahead of the client's (tokens expire earlier for it)
     clock_skew: int = 0
     # the person who allows every authorization at once, as if they pressed Allow on the consent
@@ -153,8 +159,9 @@ class MemoryProvider:
             raise KeyError(request_id)
         params = pending.params
         base = str(params.redirect_uri)
+        iss = (self.switches.issuer_override or self.server.issuer) if self.switches.callback_iss else None
         if not allow:
-            return construct_redirect_uri(base, error="access_denied", state=params.state, iss=self.server.issuer)
+            return construct_redirect_uri(base, error="access_denied", state=params.state, iss=iss)
         code = secrets.token_urlsafe(32)
         self.codes[code] = AuthorizationCode(
             code=code,
@@ -167,7 +174,7 @@ class MemoryProvider:
             resource=params.resource,
             subject=user,
         )
-        return construct_redirect_uri(base, code=code, state=params.state, iss=self.server.issuer)
+        return construct_redirect_uri(base, code=code, state=params.state, iss=iss)
 
     async def load_authorization_code(
         self, client: OAuthClientInformationFull, authorization_code: str
@@ -263,14 +270,20 @@ class OAuthServer:
     """The server in a thread of this process. `url` is the MCP endpoint (the protected resource)."""
 
     def __init__(
-        self, transport: str = "streamable-http", switches: Switches | None = None, name: str = "oauth-test"
+        self,
+        transport: str = "streamable-http",
+        switches: Switches | None = None,
+        name: str = "oauth-test",
+        issuer_slash: bool = True,
     ) -> None:
+        """`issuer_slash`: the root issuer as mcp 1.x wrote it ("http://127.0.0.1:port/"), or
+        without the slash, as mcp 2.x keeps a root URL given so."""
         self.transport = transport
         self.switches = switches or Switches()
         self.name = name
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self.issuer = f"{self.base_url}/"
+        self.issuer = f"{self.base_url}/" if issuer_slash else self.base_url
         self.url = f"{self.base_url}/{'mcp' if transport == 'streamable-http' else 'sse'}"
         self.provider = MemoryProvider(self)
         self.metadata_misses: list[str] = []  # metadata documents asked for while `metadata` is off
@@ -326,7 +339,7 @@ class OAuthServer:
     # -- the application --------------------------------------------------------------------
 
     def _app(self) -> Any:
-        mcp = FastMCP(
+        mcp = MCPServer(
             self.name,
             log_level="WARNING",
             auth_server_provider=self.provider,
@@ -347,7 +360,7 @@ class OAuthServer:
         return self._faults(app)
 
     @staticmethod
-    def _tools(mcp: FastMCP) -> None:
+    def _tools(mcp: MCPServer) -> None:
         @mcp.tool()
         def whoami() -> str:
             """Say who signed in."""
@@ -377,7 +390,7 @@ class OAuthServer:
             token = get_access_token()
             return f"report for {token.subject if token else '?'} with {' '.join(token.scopes) if token else ''}"
 
-    def _consent_routes(self, mcp: FastMCP) -> None:
+    def _consent_routes(self, mcp: MCPServer) -> None:
         provider = self.provider
 
         @mcp.custom_route("/consent", methods=["GET"])
@@ -409,7 +422,8 @@ class OAuthServer:
 
     def _faults(self, app: Any) -> Any:
         """ASGI wrapper for what the SDK's routes do not offer: CIMD and overrides in the
-        metadata, DCR off, a failing token endpoint, and step-up for one tool."""
+        metadata or the registration answer, DCR off, a failing token endpoint, and step-up for
+        one tool."""
         server = self
 
         async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -426,6 +440,8 @@ class OAuthServer:
                 return await server._metadata(app, scope, receive, send)
             if path == "/register" and not switches.dcr:
                 return await Response(status_code=404)(scope, receive, send)
+            if path == "/register" and switches.registration_override:
+                return await server._registration(app, scope, receive, send)
             if path == "/token" and switches.token_status:
                 return await JSONResponse({"error": "server_error"}, status_code=switches.token_status)(
                     scope, receive, send
@@ -439,25 +455,22 @@ class OAuthServer:
         return wrapped
 
     async def _metadata(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        captured: dict[str, Any] = {}
-        chunks: list[bytes] = []
+        def change(metadata: dict[str, Any]) -> None:
+            if self.switches.cimd:
+                metadata["client_id_metadata_document_supported"] = True
+            if not self.switches.dcr:
+                metadata.pop("registration_endpoint", None)
+            if self.switches.issuer_override:
+                metadata["issuer"] = self.switches.issuer_override
+            metadata.update(self.switches.metadata_override)
 
-        async def capture(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                captured.update(message)
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
+        await _rewritten(app, scope, receive, send, change)
 
-        await app(scope, receive, capture)
-        metadata = json.loads(b"".join(chunks))
-        if self.switches.cimd:
-            metadata["client_id_metadata_document_supported"] = True
-        if not self.switches.dcr:
-            metadata.pop("registration_endpoint", None)
-        if self.switches.issuer_override:
-            metadata["issuer"] = self.switches.issuer_override
-        metadata.update(self.switches.metadata_override)
-        await JSONResponse(metadata, status_code=captured.get("status", 200))(scope, receive, send)
+    async def _registration(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        def change(client: dict[str, Any]) -> None:
+            client.update(self.switches.registration_override)
+
+        await _rewritten(app, scope, receive, send, change)
 
     async def _step_up(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """A call of STEP_UP_TOOL with a token lacking the admin scope is answered 403
@@ -492,6 +505,25 @@ _METADATA_PATHS = (
 )
 
 
+async def _rewritten(
+    app: Any, scope: dict[str, Any], receive: Any, send: Any, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """The app's JSON answer, changed by `change` in place."""
+    captured: dict[str, Any] = {}
+    chunks: list[bytes] = []
+
+    async def capture(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            captured.update(message)
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, capture)
+    document = json.loads(b"".join(chunks))
+    change(document)
+    await JSONResponse(document, status_code=captured.get("status", 200))(scope, receive, send)
+
+
 def _without_resource_metadata(send: Any) -> Any:
     """A 401 as a server of the 2025-03-26 revision answers it: a bare Bearer challenge, without
     the RFC 9728 resource_metadata parameter that revision did not know."""
@@ -507,8 +539,8 @@ def _without_resource_metadata(send: Any) -> Any:
 
 
 async def _public_client_revocation(app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """mcp 1.30's revocation handler requires a client_secret field even from a public client
-    (token_endpoint_auth_method none), which sends none (RFC 7009 section 2.1): give it an empty one."""
+    """mcp's revocation handler (1.30 and 2.3 alike) requires a client_secret field even from a public
+    client (token_endpoint_auth_method none), which sends none (RFC 7009 section 2.1): give it an empty one."""
     body = await read_body(receive)
     if b"client_secret=" not in body:
         body += b"&client_secret="

@@ -246,6 +246,42 @@ class TestOAuthSignIn(ChatCase):
         )
         self.assertEqual(read["contents"][0]["text"], "notes of bob")
 
+    def test_a_registration_stored_before_mcp_2_is_kept(self):
+        """mcp 1.x wrote a root issuer with its slash, and stored registrations so; mcp 2.x reads the
+        provider's metadata as written, without it. The stored registration is still Odoo's client
+        there: signing in does not register Odoo again, with every upgraded database."""
+        bare = OAuthServer(name="bare", issuer_slash=False).start()
+        self.addCleanup(bare.stop)
+        server = self.env["mcp.server"].create(
+            {"name": "Bare", "scope": "system", "url": bare.url, "auth_type": "oauth", "oauth_token_scope": "shared"}
+        )
+        self.login(self.manager)
+
+        def start():
+            response = self.opener.get(
+                f"{self.base_url()}/ai_mcp/oauth/start?server_id={server.id}", allow_redirects=False, timeout=30
+            )
+            self.assertEqual(response.status_code, 303, response.text)
+            return parse_qs(urlsplit(response.headers["Location"]).query)["client_id"][0]
+
+        def stored_issuer(issuer):
+            data = json.loads(server.sudo()._secret_value("oauth_registration"))
+            data["client"]["issuer"] = issuer
+            server.sudo().oauth_registration = json.dumps(data)
+
+        client_id = start()
+        self.assertEqual(list(bare.provider.clients), [client_id])
+        data = json.loads(server.sudo()._secret_value("oauth_registration"))
+        self.assertEqual(data["client"]["issuer"], bare.base_url)
+
+        stored_issuer(f"{bare.base_url}/")  # as mcp 1.x stored it
+        self.assertEqual(start(), client_id)
+        self.assertEqual(len(bare.provider.clients), 1, "not registered again")
+
+        stored_issuer("http://127.0.0.1:1/")  # another authorization server's registration is not used
+        self.assertNotEqual(start(), client_id)
+        self.assertEqual(len(bare.provider.clients), 2)
+
     def test_odoo_serves_its_client_metadata_document(self):
         url = f"{self.base_url()}/ai_mcp/oauth/client-metadata.json"
         document = self.opener.get(url, timeout=30).json()

@@ -217,3 +217,122 @@ def test_a_code_is_single_use(server: OAuthServer, guard: GuardedHttp) -> None:
     with pytest.raises(OAuthError) as caught:
         run(oauth_client.exchange_code(code, pending, registration, guard))
     assert caught.value.code is ErrorCode.OAUTH_TOKEN_ERROR
+
+
+def test_an_answer_names_the_issuer_exactly(server: OAuthServer, guard: GuardedHttp) -> None:
+    _url, pending = _pending(server, guard)
+    assert pending.issuer == server.issuer == f"{server.base_url}/" and not pending.iss_required
+    # RFC 9207 compares as plain strings: the root issuer without its slash is not the one asked
+    for iss in (server.base_url, server.issuer.upper(), f"{server.issuer}x"):
+        with pytest.raises(OAuthError) as caught:
+            oauth_client.read_callback({"code": "c", "state": pending.state, "iss": iss}, pending)
+        assert caught.value.code is ErrorCode.OAUTH_STATE_INVALID and caught.value.field == "iss", iss
+        assert f"comes from {iss}, not from {server.issuer}" in caught.value.message
+
+
+def test_a_provider_announcing_iss_must_send_it(guard: GuardedHttp) -> None:
+    from urllib.parse import parse_qsl, urlsplit
+
+    announced = {"authorization_response_iss_parameter_supported": True}
+    with OAuthServer(switches=Switches(metadata_override=announced, callback_iss=False)) as server:  # type: ignore[arg-type]
+        url, pending = _pending(server, guard)
+        assert pending.iss_required
+        params = dict(parse_qsl(urlsplit(server.consent(url)).query))
+        assert "iss" not in params and params["code"]
+        with pytest.raises(OAuthError) as caught:
+            oauth_client.read_callback(params, pending)
+        assert caught.value.code is ErrorCode.OAUTH_STATE_INVALID and caught.value.field == "iss"
+        assert "does not say which provider sent it" in caught.value.message
+
+        # with `iss`, the same provider's answer signs in
+        server.switches.callback_iss = True
+        signed = sign_in(server, guard)
+        assert signed.callback_params["iss"] == server.issuer and signed.tokens.access_token
+
+
+def test_an_answer_without_iss_is_taken_from_a_provider_that_does_not_announce_it(
+    server: OAuthServer, guard: GuardedHttp
+) -> None:
+    server.switches.callback_iss = False
+    signed = sign_in(server, guard)
+    assert "iss" not in signed.callback_params and signed.tokens.access_token
+
+
+@pytest.mark.parametrize("announced", [True, False, None])
+def test_the_answer_issuer_check_is_the_sdks(announced: bool | None) -> None:
+    from mcp.client.auth import OAuthFlowError
+    from mcp.client.auth.utils import validate_authorization_response_iss
+    from mcp.shared.auth import OAuthMetadata
+
+    from services.oauth_models import PendingAuthorization
+
+    for issuer in ("https://as.example", "https://as.example/", "https://as.example/tenant"):
+        metadata = OAuthMetadata.model_validate(
+            {
+                "issuer": issuer,
+                "authorization_endpoint": "https://as.example/authorize",
+                "token_endpoint": "https://as.example/token",
+                "authorization_response_iss_parameter_supported": announced,
+            }
+        )
+        pending = PendingAuthorization(
+            state="s" * 32,
+            code_verifier="v",  # type: ignore[arg-type]
+            redirect_uri="https://odoo.example/cb",
+            resource="https://mcp.example/mcp",
+            issuer=str(metadata.issuer),
+            iss_required=announced is True,
+            token_endpoint="https://as.example/token",
+            created_at=0,
+            expires_at=time.time() + 60,
+        )
+        for iss in (None, "", issuer, issuer.rstrip("/"), f"{issuer.rstrip('/')}/", "https://other.example"):
+            try:
+                validate_authorization_response_iss(iss, metadata)
+                sdk_refuses = False
+            except OAuthFlowError:
+                sdk_refuses = True
+            try:
+                oauth_client.check_answer_issuer(iss, pending)
+                we_refuse = False
+            except OAuthError:
+                we_refuse = True
+            assert we_refuse == sdk_refuses, (issuer, iss, announced)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"token_endpoint_auth_method": "private_key_jwt"},  # Odoo holds no key to sign with
+        {"token_endpoint_auth_method": "client_secret_post", "client_secret": None},  # a secret method, no secret
+    ],
+)
+def test_a_registration_odoo_cannot_use_is_refused_when_made(guard: GuardedHttp, answer: dict[str, Any]) -> None:
+    with OAuthServer(switches=Switches(registration_override=answer)) as server:
+        discovery = run(discover(server.url, guard))
+        with pytest.raises(OAuthError) as caught:
+            run(oauth_client.register(discovery, guard, "http://127.0.0.1:9/cb", "Odoo"))
+    assert caught.value.code is ErrorCode.OAUTH_REGISTRATION_FAILED and caught.value.field == "registration_endpoint"
+    assert "token_endpoint_auth_method" in caught.value.message or "client_secret" in caught.value.message
+
+
+def test_without_metadata_the_answer_may_name_the_origin_either_way() -> None:
+    from services.oauth_models import PendingAuthorization
+
+    pending = PendingAuthorization(
+        state="s" * 32,
+        code_verifier="v",  # type: ignore[arg-type]
+        redirect_uri="https://odoo.example/cb",
+        resource="https://mcp.example/mcp",
+        issuer="https://mcp.example",
+        issuer_assumed=True,
+        token_endpoint="https://mcp.example/token",
+        created_at=0,
+        expires_at=time.time() + 60,
+    )
+    for iss in (None, "https://mcp.example", "https://mcp.example/"):
+        oauth_client.check_answer_issuer(iss, pending)
+    for iss in ("https://mcp.example/tenant", "https://other.example/", "http://mcp.example"):
+        with pytest.raises(OAuthError) as caught:
+            oauth_client.check_answer_issuer(iss, pending)
+        assert caught.value.field == "iss", iss

@@ -12,6 +12,7 @@ from mcp.shared.auth import OAuthClientInformationFull
 from services import oauth_client
 from services.errors import AuthRequired, ErrorCode, OAuthError
 from services.hub import McpHub
+from services.oauth_discovery import discover
 from services.oauth_http import GuardedHttp
 from services.oauth_models import ClientRegistration, RegistrationKind
 from services.server_spec import ServerSpec, build_server_spec
@@ -84,8 +85,6 @@ def test_client_metadata_document_is_the_client_id_when_the_server_supports_it(g
 
 def test_without_registration_an_entered_client_id_is_needed(guard: GuardedHttp) -> None:
     with OAuthServer(switches=Switches(dcr=False)) as server:
-        from services.oauth_discovery import discover
-
         discovery = run(discover(server.url, guard))
         with pytest.raises(OAuthError) as caught:
             run(oauth_client.register(discovery, guard, CALLBACK, "Odoo"))
@@ -239,3 +238,74 @@ def test_registration_kinds_are_ordered_entered_then_cimd_then_dcr() -> None:
     assert not oauth_client.usable_metadata_url("http://odoo.example/ai_mcp/oauth/client-metadata.json")
     assert not oauth_client.usable_metadata_url("https://odoo.example/")
     ClientRegistration(kind=RegistrationKind.MANUAL, issuer="https://as/", client_id="x", redirect_uri=CALLBACK)
+
+
+@pytest.mark.parametrize("slash", [True, False])
+def test_a_root_issuer_is_the_same_with_or_without_its_slash(guard: GuardedHttp, slash: bool) -> None:
+    # the resource metadata names the root issuer as the server is configured; the authorization
+    # server's metadata spells it the other way, as a resource server on mcp 1.x and an
+    # authorization server on anything else do: they are one server, as they were before
+    with OAuthServer(issuer_slash=slash) as server:
+        other_spelling = server.base_url if slash else f"{server.base_url}/"
+        server.switches.issuer_override = other_spelling
+        signed = sign_in(server, guard)
+        # the issuer kept is the authorization server's own, the one its answers carry in `iss`
+        assert signed.discovery.issuer == other_spelling == signed.callback_params["iss"]
+        assert signed.tokens.access_token
+
+        server.switches.issuer_override = f"{server.base_url}/tenant"  # a path is another issuer
+        with pytest.raises(OAuthError) as caught:
+            run(discover(server.url, guard))
+        assert caught.value.code is ErrorCode.OAUTH_METADATA_INVALID and caught.value.field == "issuer"
+
+
+def test_a_root_issuer_without_its_slash_is_kept_so(guard: GuardedHttp) -> None:
+    with OAuthServer(issuer_slash=False) as server:
+        signed = sign_in(server, guard)
+        assert signed.discovery.issuer == server.base_url == signed.callback_params["iss"]
+
+
+def test_a_registration_stored_with_the_old_root_issuer_spelling_is_kept() -> None:
+    # mcp 1.x stored "https://as.example/"; mcp 2.x reads that provider's issuer as it is written
+    assert oauth_client.same_issuer("https://as.example/", "https://as.example")
+    assert oauth_client.same_issuer("https://as.example", "https://as.example/")
+    assert oauth_client.same_issuer("https://as.example/tenant", "https://as.example/tenant")
+    assert not oauth_client.same_issuer("https://as.example/tenant/", "https://as.example/tenant")
+    assert not oauth_client.same_issuer("https://as.example/", "https://other.example/")
+    assert not oauth_client.same_issuer("https://as.example/", "http://as.example/")
+
+
+def test_a_client_metadata_document_is_preferred_to_dynamic_registration(guard: GuardedHttp) -> None:
+    with OAuthServer(switches=Switches(cimd=True, dcr=True)) as server:
+        discovery = run(discover(server.url, guard))
+        assert discovery.supports_cimd and discovery.endpoint("registration_endpoint")
+        with serve_document(
+            "/ai_mcp/oauth/client-metadata.json",
+            lambda url: oauth_client.client_metadata(CALLBACK, "Odoo test", client_id=url),
+        ) as document_url:
+            registration = run(
+                oauth_client.register(discovery, guard, CALLBACK, "Odoo test", metadata_url=document_url)
+            )
+            assert (registration.kind, registration.client_id) == (RegistrationKind.CIMD, document_url)
+            assert not server.provider.clients, "no dynamic registration"
+            signed = sign_in(server, guard, registration=registration)
+            assert signed.tokens.access_token and server.provider.cimd_fetches
+
+            # a client id entered by the administrator comes first
+            entered = run(
+                oauth_client.register(
+                    discovery, guard, CALLBACK, "Odoo test", metadata_url=document_url, client_id="odoo-client"
+                )
+            )
+            assert entered.kind is RegistrationKind.MANUAL
+
+        # dynamic registration is what is left where documents are not taken, or Odoo's URL cannot be one
+        server.switches.cimd = False
+        for discovered, metadata_url in (
+            (run(discover(server.url, guard)), "https://odoo.example/ai_mcp/oauth/client-metadata.json"),
+            (discovery, "http://odoo.example/ai_mcp/oauth/client-metadata.json"),
+        ):
+            registration = run(
+                oauth_client.register(discovered, guard, CALLBACK, "Odoo test", metadata_url=metadata_url)
+            )
+            assert registration.kind is RegistrationKind.DCR and registration.client_id in server.provider.clients
