@@ -584,7 +584,7 @@ class McpSession:
             broken = self._broken
             return McpError(
                 ErrorCode.MCP_UNREACHABLE,
-                f"The connection to {name} broke before it answered ({type(broken).__name__}: {broken}).",
+                f"The connection to {name} was lost before it answered ({type(broken).__name__}: {broken}).",
             )
         return self._with_stderr(map_jsonrpc_error(exc.error, name))
 

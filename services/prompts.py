@@ -56,7 +56,14 @@ async def get_prompt(session: McpSession, prompt: PromptInfo, arguments: dict[st
             ErrorCode.MCP_INVALID_PARAMS,
             f"The prompt {prompt.name} needs {', '.join(missing)}: fill them in and send it again.",
         )
-    result = await session.send(session.client.get_prompt(prompt.name, values))
+    try:
+        result = await session.send(session.client.get_prompt(prompt.name, values))
+    except McpError as exc:
+        if exc.code is not ErrorCode.MCP_EXECUTION_ERROR:
+            raise
+        # the server's words may not name the prompt (an mcp 2.x server says "Internal server error")
+        said = exc.message.removeprefix(f"{session.spec.name}: ")
+        raise McpError(exc.code, f"{session.spec.name} did not give the prompt {prompt.name}: {said}") from None
     text = render(result)
     if not text:
         raise McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"The prompt {prompt.name} of {session.spec.name} has no text.")

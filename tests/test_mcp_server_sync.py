@@ -35,7 +35,8 @@ class TestMcpServerSync(AiMcpCase):
         params = action["params"]
         self.assertEqual(params["type"], "success", params["message"])
         self.assertIn("test-server", params["message"])
-        self.assertIn(server.protocol_version, params["message"])
+        self.assertIn("protocol 2026-07-28 (stateless):", params["message"])
+        self.assertEqual((server.protocol_version, server.protocol_stateless), ("2026-07-28", True))
         self.assertRegex(params["message"], r"\d+ tools, answered in \d+ ms")
         self.assertEqual(params["next"]["tag"], "soft_reload")
         self.assertEqual(server.state, "connected")
@@ -47,6 +48,16 @@ class TestMcpServerSync(AiMcpCase):
         self.assertTrue(server.last_sync, "the first successful test discovers the tools")
         self.assertIn("echo", server.tool_ids.mapped("name"))
         self.assertEqual(server.tool_count, len(server.tool_ids))
+
+    def test_test_connection_to_a_server_of_the_previous_generation_shows_its_revision(self):
+        legacy = self.start_server("--era", "legacy")
+        self.addCleanup(legacy.stop)
+        server = self.make_server(url=legacy.url)
+        params = server.action_test_connection()["params"]
+        self.assertEqual(params["type"], "success", params["message"])
+        self.assertIn("protocol 2025-11-25:", params["message"])
+        self.assertNotIn("stateless", params["message"])
+        self.assertEqual((server.protocol_version, server.protocol_stateless), ("2025-11-25", False))
 
     def test_unreachable_server_is_marked_error_with_code_and_advice(self):
         server = self.make_server(url=f"http://127.0.0.1:{free_port()}/mcp")
