@@ -1,5 +1,10 @@
 """Compatibility across SDKs and protocol eras: our hub against real servers of each generation.
 
+- servers of the early revisions (testing/mcp_old_server.py on the mcp release that first served
+  each, from testing/mcp_old_venv.py's venvs): mcp 1.2 for 2024-11-05 over stdio and SSE (it has
+  no streamable HTTP), mcp 1.9 for 2025-03-26 and mcp 1.10 for 2025-06-18 over stdio and
+  streamable HTTP; the hub must agree on exactly that revision. What the client cannot do with
+  them yet is listed in `known_failure`: those tests run and must fail;
 - mcp 1.30 servers (testing/mcp_servers.py run from testing/mcp1_venv.py's venv), which know only
   the `initialize` handshake: the hub must fall back to it and agree on 2025-11-25, over stdio, SSE
   and streamable HTTP;
@@ -9,9 +14,9 @@
   over SSE, which mcp 2.3 still serves;
 - a FastMCP 4 server (testing/fastmcp4_server.py, its own venv), over stdio and streamable HTTP.
 
-Each must agree on the expected revision, answer calls with text and structured results, report
-progress, and survive a timed-out call. The venvs are built once from PyPI; without it, the tests
-that need them skip.
+Each must agree on the expected revision, answer calls with text and (but the early servers)
+structured results, report progress, and survive a timed-out call. The venvs are built once from
+PyPI; without it, the tests that need them skip.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from services.events import ToolProgressEvent
 from services.hub import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from services.tool_result import StructuredPart
-from testing import fastmcp4_venv, mcp1_venv
+from testing import fastmcp4_venv, mcp1_venv, mcp_old_venv
 from testing.mcp_servers import HERE, HttpServer
 
 HANDSHAKE = "2025-11-25"
@@ -41,13 +46,19 @@ MODERN = "2026-07-28"
 
 @dataclass(frozen=True)
 class Case:
-    sdk: str  # mcp1 | mcp2 | fastmcp4
+    sdk: str  # mcp1 | mcp2 | fastmcp4 | old (the early release of `revision`, OLD_SDKS)
     transport: str  # stdio | sse | streamable-http
     revision: str  # what the hub and the server must agree on
     era: str = ""  # testing/mcp_servers.py's --era, on mcp 2.x
 
 
 CASES = {
+    "mcp1.2.1-stdio": Case("old", "stdio", "2024-11-05"),
+    "mcp1.2.1-sse": Case("old", "sse", "2024-11-05"),
+    "mcp1.9.4-stdio": Case("old", "stdio", "2025-03-26"),
+    "mcp1.9.4-http": Case("old", "streamable-http", "2025-03-26"),
+    "mcp1.10.1-stdio": Case("old", "stdio", "2025-06-18"),
+    "mcp1.10.1-http": Case("old", "streamable-http", "2025-06-18"),
     "mcp1.30-stdio": Case("mcp1", "stdio", HANDSHAKE),
     "mcp1.30-sse": Case("mcp1", "sse", HANDSHAKE),
     "mcp1.30-http": Case("mcp1", "streamable-http", HANDSHAKE),
@@ -63,20 +74,73 @@ CASES = {
 }
 
 
-def program(sdk: str) -> tuple[str, ...]:
-    """The command that runs a server of `sdk`, without its arguments; skips when its venv cannot be built."""
+# what our client cannot do yet with the early servers (see `known_failure`)
+PROBE_ENDS_SESSION = (
+    "mcp <= 1.8 ends the session on the server/discover probe (an unknown method fails its request "
+    "validation, and nothing answers): auto mode does not fall back to a new connection with the "
+    "handshake; over stdio the process lives on, so the hub waits out the connect timeout (MCP_TIMEOUT), "
+    "over SSE the connection closes (MCP_UNREACHABLE)"
+)
+REDIRECTED_POST = (
+    "mcp 1.8-1.11 mounts streamable HTTP under /mcp/ and answers POST /mcp with a 307; the POST sent "
+    "again to /mcp/ has a streamed body, which services/http_stream_watch.py reads as request.content: "
+    "httpx2.RequestNotRead (MCP_PROTOCOL_ERROR, unexpected failure)"
+)
+CANCEL_ENDS_SESSION = (
+    "a cancelled call ends the session of mcp 1.2 (notifications/cancelled fails its validation) and "
+    "of mcp 1.9-1.10 (the CancelledError leaks out of RequestResponder): the next call fails "
+    "(MCP_UNREACHABLE, connection closed), the one after works on a new connection"
+)
+
+
+def known_failure(test: str, case_id: str) -> str | None:
+    """Why `test` fails on the server of `case_id` as our client stands, or None."""
+    case = CASES.get(case_id)
+    if case is None or case.sdk != "old":
+        return None
+    reasons = []
+    if case.revision == "2024-11-05":
+        reasons.append(PROBE_ENDS_SESSION)
+    if case.transport == "streamable-http":
+        reasons.append(REDIRECTED_POST)
+    if test == "test_a_timed_out_call_then_a_working_one":
+        reasons.append(CANCEL_ENDS_SESSION)
+    return "; then ".join(reasons) or None
+
+
+@pytest.fixture(autouse=True)
+def _expect_known_failure(request: pytest.FixtureRequest) -> None:
+    """A known failure must happen (strict xfail): once the client copes, the XPASS says so. Where
+    no connection opens, only the first test tries (each try waits out the connect timeout)."""
+    callspec = getattr(request.node, "callspec", None)
+    case_id = callspec.params.get("case_id") if callspec else None
+    test = request.node.originalname
+    reason = known_failure(test, case_id) if case_id else None
+    if reason:
+        tried = not reason.startswith(PROBE_ENDS_SESSION) or test == "test_the_revision_agreed"
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True, run=tried))
+
+
+def program(case: Case) -> tuple[str, ...]:
+    """The command that runs the server of `case`, without its arguments; skips when its venv cannot be built."""
     try:
-        if sdk == "mcp1":
+        if case.sdk == "mcp1":
             return mcp1_venv.mcp1_program()
-        if sdk == "fastmcp4":
+        if case.sdk == "fastmcp4":
             return fastmcp4_venv.fastmcp4_program()
+        if case.sdk == "old":
+            return mcp_old_venv.old_program(case.revision)
     except mcp1_venv.Unavailable as exc:
-        pytest.skip(f"no {sdk} venv: {exc}")
+        pytest.skip(f"no {sdk_name(case)} venv: {exc}")
     return (sys.executable, str(HERE))
 
 
+def sdk_name(case: Case) -> str:
+    return f"mcp {mcp_old_venv.OLD_SDKS[case.revision].version}" if case.sdk == "old" else case.sdk
+
+
 def server_args(case: Case) -> tuple[str, ...]:
-    if case.sdk == "fastmcp4":
+    if case.sdk in ("fastmcp4", "old"):
         return ()
     return ("--notifying", *(("--era", case.era) if case.era else ()))
 
@@ -84,6 +148,8 @@ def server_args(case: Case) -> tuple[str, ...]:
 def expected_server(case: Case) -> tuple[str, str]:
     if case.sdk == "fastmcp4":
         return ("fastmcp4-server", "4.0.0-test")
+    if case.sdk == "old":
+        return ("old-server", mcp_old_venv.OLD_SDKS[case.revision].version)
     return ("test-server", mcp1_venv.MCP1_VERSION if case.sdk == "mcp1" else installed_version("mcp"))
 
 
@@ -101,7 +167,7 @@ def http_servers() -> Iterator[dict[str, HttpServer]]:
 def served(http_servers: dict[str, HttpServer], case_id: str) -> HttpServer:
     case = CASES[case_id]
     if case_id not in http_servers:
-        http_servers[case_id] = HttpServer(case.transport, *server_args(case), program=program(case.sdk)).start()
+        http_servers[case_id] = HttpServer(case.transport, *server_args(case), program=program(case)).start()
     return http_servers[case_id]
 
 
@@ -115,7 +181,7 @@ def spec(case_id: str, http_servers: dict[str, HttpServer]) -> ServerSpec:
     case = CASES[case_id]
     if case.transport != "stdio":
         return http_spec(served(http_servers, case_id), key=case_id)
-    command, *args = program(case.sdk)
+    command, *args = program(case)
     return build_server_spec(
         key=case_id,
         name=case_id,
@@ -133,6 +199,7 @@ def test_the_revision_agreed(hub: McpHub, case_id: str, spec: ServerSpec) -> Non
     assert report.server.stateless is (case.revision == MODERN)
     assert (report.server.name, report.server.version) == expected_server(case)
     assert "tools" in report.server.capabilities
+    assert {"echo", "add", "fail", "progress", "slow"} <= {tool.name for tool in report.tools}
 
 
 def test_tools_answer(hub: McpHub, spec: ServerSpec) -> None:
@@ -144,6 +211,7 @@ def test_tools_answer(hub: McpHub, spec: ServerSpec) -> None:
     assert failed.is_error and "the tool failed: disk full" in failed.text_for_model()
 
 
+@pytest.mark.parametrize("case_id", [case_id for case_id, case in CASES.items() if case.sdk != "old"])
 def test_structured_results(hub: McpHub, spec: ServerSpec) -> None:
     tools = {tool.name: tool for tool in hub.run(hub.alist_tools(spec)).tools}
     schema = tools["weather"].output_schema
@@ -154,14 +222,16 @@ def test_structured_results(hub: McpHub, spec: ServerSpec) -> None:
     assert structured == [{"city": "Oslo", "celsius": 21.5}]
 
 
-def test_progress_reaches_the_call(hub: McpHub, spec: ServerSpec) -> None:
+def test_progress_reaches_the_call(hub: McpHub, case_id: str, spec: ServerSpec) -> None:
     events: list[ToolProgressEvent] = []
     observer = CallObserver("c", events.append)
     result = hub.run(hub.acall_tool(spec, "progress", {"steps": 3, "seconds": 0.3}, observer=observer), timeout=30)
     assert result.text_for_model() == "3 steps done"
     assert observer.received == 3
     last = max(events, key=lambda event: event.progress)
-    assert (last.progress, last.total, last.message) == (3, 3, "step 3 of 3")
+    # a progress message came with 2025-03-26; the early servers keep to what mcp 1.2 offers
+    message = None if CASES[case_id].sdk == "old" else "step 3 of 3"
+    assert (last.progress, last.total, last.message) == (3, 3, message)
 
 
 def test_a_timed_out_call_then_a_working_one(hub: McpHub, spec: ServerSpec) -> None:
