@@ -87,10 +87,16 @@ class _WatchedStream(httpx2.AsyncByteStream):
 
 
 def _jsonrpc_request_id(request: httpx2.Request) -> int | str | None:
-    if request.method != "POST" or not request.content:
+    if request.method != "POST":
         return None
     try:
-        message = json.loads(request.content)
+        content = request.content
+    except httpx2.RequestNotRead:
+        return None  # a streamed body: the SDK sends a POST again so after a redirect
+    if not content:
+        return None
+    try:
+        message = json.loads(content)
     except ValueError:
         return None
     request_id = message.get("id") if isinstance(message, dict) and "method" in message else None

@@ -113,17 +113,21 @@ class ToolListing(BaseModel):
 
 class McpSession:
     """A session to one server configuration; see the module docstring for who owns what.
-    `cache`: where list results are kept as long as the server's caching hints allow."""
+    `cache`: where list results are kept as long as the server's caching hints allow;
+    `handshake_only`: the configurations known to need the initialize handshake without a probe,
+    which this session adds to when it learns it."""
 
     def __init__(
         self,
         spec: ServerSpec,
         on_list_changed: Callable[[ServerSpec, str], None] | None = None,
         cache: CacheConfig | None = None,
+        handshake_only: set[str] | None = None,
     ) -> None:
         self.spec = spec
         self.on_list_changed = on_list_changed
         self.cache = cache
+        self.handshake_only = handshake_only
         self.fingerprint = spec.fingerprint()
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self.info: ServerInfo | None = None
@@ -146,6 +150,8 @@ class McpSession:
         self._http_status: int | None = None
         # how the connection broke, when a request's HTTP exchange did: the SDK only says it closed
         self._broken: httpx2.TransportError | None = None
+        # the check that a handshake-era session survived a cancelled call
+        self._after_cancel: asyncio.Task[None] | None = None
 
     @property
     def alive(self) -> bool:
@@ -187,7 +193,7 @@ class McpSession:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 try:
-                    client = await self._connect(stack)
+                    client = await self._negotiate(stack)
                     await self._set_log_level(client)
                 except Exception as exc:
                     # tell the waiting callers now: leaving the transport (e.g. its session DELETE
@@ -219,7 +225,35 @@ class McpSession:
                 )
             _logger.debug("MCP session closed: server=%s", self.spec.label())
 
-    async def _connect(self, stack: contextlib.AsyncExitStack) -> Client:
+    async def _negotiate(self, stack: contextlib.AsyncExitStack) -> Client:
+        """A connection at the newest revision both sides know. The SDK probes `server/discover`
+        first; a server of an older SDK (Python mcp up to 1.8) ends its session on that unknown
+        method instead of refusing it, and answers nothing more: when the probe met silence or a
+        closed connection, a new connection goes straight to the handshake, and this
+        configuration's later sessions too."""
+        if self.handshake_only is not None and self.fingerprint in self.handshake_only:
+            return await self._connect(stack, "legacy")
+        probing = contextlib.AsyncExitStack()
+        try:
+            client = await self._connect(probing, "auto")
+        except Exception as exc:
+            await probing.aclose()
+            if not _probe_may_have_ended_it(exc):
+                raise
+            _logger.info(
+                "MCP server/discover probe unanswered: server=%s error=%s; trying the initialize handshake",
+                self.spec.label(),
+                self._mapped(exc),
+            )
+            self.stderr.clear()
+            client = await self._connect(stack, "legacy")
+            if self.handshake_only is not None:
+                self.handshake_only.add(self.fingerprint)
+            return client
+        stack.push_async_exit(probing.__aexit__)
+        return client
+
+    async def _connect(self, stack: contextlib.AsyncExitStack, mode: str) -> Client:
         """The transport opened and the revision agreed, within the connect timeout. The timer
         cancels this task rather than a scope around the Client: the transport's task groups
         stay open after the handshake, and a scope must not end before what it holds."""
@@ -233,7 +267,7 @@ class McpSession:
         )
         client = Client(
             transport.open(stack),
-            mode="auto",
+            mode=mode,
             # the SDK's timer of every request but calls (ours time those), the handshake
             # included: never shorter than the connect timeout, which a server may take to start
             read_timeout_seconds=max(self.spec.call_timeout, self.spec.connect_timeout),
@@ -509,6 +543,7 @@ class McpSession:
             observer.watch(clock)
             self._observers[number] = observer
         token = _CALL_OBSERVER.set(observer)
+        ended = True
         try:
             raw = await self._request(
                 clocked(
@@ -525,7 +560,10 @@ class McpSession:
                     tick,
                 )
             )
+            ended = False
         finally:
+            if ended:
+                self._check_after_cancel()
             _CALL_OBSERVER.reset(token)
             if observer is not None:
                 self._observers.pop(number, None)
@@ -537,6 +575,35 @@ class McpSession:
                 (time.monotonic() - started) * 1000,
             )
         return normalize_result(raw)
+
+    def _check_after_cancel(self) -> None:
+        """A call that ended without its answer (timed out, cancelled, failed) was cancelled on
+        the server; servers of some older SDKs end their session on that (mcp 1.2 refuses the
+        notice, 1.9 and 1.10 crash on it). A ping tells: the next caller of the pool waits for it
+        (`settled`), and gets a new session if this one is gone. At 2026-07-28 there is no session
+        to lose."""
+        if self._client is None or self._lost or (self.info is not None and self.info.stateless):
+            return
+        if self._after_cancel is None or self._after_cancel.done():
+            self._after_cancel = asyncio.create_task(self._ping(), name=f"mcp-ping {self.spec.key}")
+
+    async def _ping(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        try:
+            with anyio.fail_after(self.spec.connect_timeout), warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.send_ping()
+        except (MCPError, TimeoutError, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            _logger.info("MCP session lost after a cancelled call: server=%s error=%s", self.spec.label(), exc)
+            self._lost = True
+
+    async def settled(self) -> None:
+        """Wait for the check after a cancelled call, if one runs."""
+        checking = self._after_cancel
+        if checking is not None and not checking.done():
+            await asyncio.shield(checking)
 
     async def send(self, request: Awaitable[T]) -> T:
         """A request another module builds on `client` (prompts.py, resources.py), with this
@@ -587,6 +654,16 @@ class McpSession:
                 f"The connection to {name} was lost before it answered ({type(broken).__name__}: {broken}).",
             )
         return self._with_stderr(map_jsonrpc_error(exc.error, name))
+
+
+def _probe_may_have_ended_it(exc: BaseException) -> bool:
+    """The probe met silence or a closed connection, not a refusal nor an unreachable server."""
+    for leaf in leaf_exceptions(exc):
+        if isinstance(leaf, TimeoutError | anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
+            return True
+        if isinstance(leaf, MCPError) and is_lost_connection(leaf):
+            return True
+    return False
 
 
 def _server_info(client: Client, fallback_name: str) -> ServerInfo:

@@ -48,6 +48,9 @@ class SessionPool:
         self._now = now
         # list results a 2026-07-28 server says stay good, shared by this pool's sessions
         self.list_cache = ListCache(now)
+        # configurations whose server ended its session on the server/discover probe (Python SDK
+        # servers up to mcp 1.8): their next sessions go straight to the initialize handshake
+        self.handshake_only: set[str] = set()
         self.opened = 0
         self._sessions: dict[str, McpSession] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -81,6 +84,9 @@ class SessionPool:
         """The live session for this exact config, opening it (with backoff) if needed."""
         key = spec.pool_key
         current = self._sessions.get(key)
+        if current is not None:
+            # a call cancelled on it may have ended it (servers of older SDKs): the check says
+            await current.settled()
         if current is not None and current.alive and current.fingerprint == spec.fingerprint():
             return current
         async with self._locks.setdefault(key, asyncio.Lock()):
@@ -130,7 +136,12 @@ class SessionPool:
         attempt = 0
         for delay in [*spec.retry.delays(), None]:
             attempt += 1
-            session = McpSession(spec, on_list_changed=self._list_changed, cache=self.list_cache.config(spec))
+            session = McpSession(
+                spec,
+                on_list_changed=self._list_changed,
+                cache=self.list_cache.config(spec),
+                handshake_only=self.handshake_only,
+            )
             self.opened += 1
             try:
                 await session.open()

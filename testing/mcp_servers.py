@@ -531,7 +531,10 @@ def _list_tools(mcp: MCPServer, page_size: int, bad_tools: str) -> None:
             result = await call_next(ctx)
             if ctx.method == "tools/list" and isinstance(result, dict) and not result.get("nextCursor"):
                 tools = [types.Tool.model_validate(tool) for tool in result["tools"]]
-                bad = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in _bad_tools(tools, bad_tools)]
+                bad = [
+                    tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    for tool in _bad_tools(tools, bad_tools)
+                ]
                 result = {**result, "tools": [*result["tools"], *bad]}
             return result
 
@@ -551,7 +554,7 @@ def _misreported(tool: types.Tool) -> types.Tool:
 
 
 def _bad_tools(tools: list[types.Tool], kind: str) -> list[types.Tool]:
-    """"schema": `echo` listed a second time, and a tool whose input schema is not a valid JSON
+    """ "schema": `echo` listed a second time, and a tool whose input schema is not a valid JSON
     schema, which no model accepts. "non-object": a tool whose arguments are not an object, which
     breaks the protocol itself (mcp 2.x clients refuse the whole list)."""
     if kind == "non-object":

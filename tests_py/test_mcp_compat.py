@@ -4,7 +4,9 @@
   each, from testing/mcp_old_venv.py's venvs): mcp 1.2 for 2024-11-05 over stdio and SSE (it has
   no streamable HTTP), mcp 1.9 for 2025-03-26 and mcp 1.10 for 2025-06-18 over stdio and
   streamable HTTP; the hub must agree on exactly that revision. What the client cannot do with
-  them yet is listed in `known_failure`: those tests run and must fail;
+  them took fixing: mcp <= 1.8 ends its session on the `server/discover` probe (the hub connects
+  again with the handshake), mcp 1.8-1.11 redirects POST /mcp to /mcp/, and a cancel ends the
+  session of mcp 1.2 and 1.9-1.10 (the hub pings after a cancelled call and reconnects);
 - mcp 1.30 servers (testing/mcp_servers.py run from testing/mcp1_venv.py's venv), which know only
   the `initialize` handshake: the hub must fall back to it and agree on 2025-11-25, over stdio, SSE
   and streamable HTTP;
@@ -41,6 +43,8 @@ from testing import fastmcp4_venv, mcp1_venv, mcp_old_venv
 from testing.mcp_servers import HERE, HttpServer
 
 HANDSHAKE = "2025-11-25"
+# the servers whose SDK ends the session when a call is cancelled (case ids start so)
+ENDS_SESSION_ON_CANCEL = ("mcp1.2.", "mcp1.9.", "mcp1.10.")
 MODERN = "2026-07-28"
 
 
@@ -72,53 +76,6 @@ CASES = {
     "fastmcp4-stdio": Case("fastmcp4", "stdio", MODERN),
     "fastmcp4-http": Case("fastmcp4", "streamable-http", MODERN),
 }
-
-
-# what our client cannot do yet with the early servers (see `known_failure`)
-PROBE_ENDS_SESSION = (
-    "mcp <= 1.8 ends the session on the server/discover probe (an unknown method fails its request "
-    "validation, and nothing answers): auto mode does not fall back to a new connection with the "
-    "handshake; over stdio the process lives on, so the hub waits out the connect timeout (MCP_TIMEOUT), "
-    "over SSE the connection closes (MCP_UNREACHABLE)"
-)
-REDIRECTED_POST = (
-    "mcp 1.8-1.11 mounts streamable HTTP under /mcp/ and answers POST /mcp with a 307; the POST sent "
-    "again to /mcp/ has a streamed body, which services/http_stream_watch.py reads as request.content: "
-    "httpx2.RequestNotRead (MCP_PROTOCOL_ERROR, unexpected failure)"
-)
-CANCEL_ENDS_SESSION = (
-    "a cancelled call ends the session of mcp 1.2 (notifications/cancelled fails its validation) and "
-    "of mcp 1.9-1.10 (the CancelledError leaks out of RequestResponder): the next call fails "
-    "(MCP_UNREACHABLE, connection closed), the one after works on a new connection"
-)
-
-
-def known_failure(test: str, case_id: str) -> str | None:
-    """Why `test` fails on the server of `case_id` as our client stands, or None."""
-    case = CASES.get(case_id)
-    if case is None or case.sdk != "old":
-        return None
-    reasons = []
-    if case.revision == "2024-11-05":
-        reasons.append(PROBE_ENDS_SESSION)
-    if case.transport == "streamable-http":
-        reasons.append(REDIRECTED_POST)
-    if test == "test_a_timed_out_call_then_a_working_one":
-        reasons.append(CANCEL_ENDS_SESSION)
-    return "; then ".join(reasons) or None
-
-
-@pytest.fixture(autouse=True)
-def _expect_known_failure(request: pytest.FixtureRequest) -> None:
-    """A known failure must happen (strict xfail): once the client copes, the XPASS says so. Where
-    no connection opens, only the first test tries (each try waits out the connect timeout)."""
-    callspec = getattr(request.node, "callspec", None)
-    case_id = callspec.params.get("case_id") if callspec else None
-    test = request.node.originalname
-    reason = known_failure(test, case_id) if case_id else None
-    if reason:
-        tried = not reason.startswith(PROBE_ENDS_SESSION) or test == "test_the_revision_agreed"
-        request.applymarker(pytest.mark.xfail(reason=reason, strict=True, run=tried))
 
 
 def program(case: Case) -> tuple[str, ...]:
@@ -239,7 +196,9 @@ def test_a_timed_out_call_then_a_working_one(hub: McpHub, spec: ServerSpec) -> N
         hub.run(hub.acall_tool(spec, "slow", {"seconds": 5}, timeout=0.5))
     assert info.value.code is ErrorCode.MCP_TIMEOUT
     assert hub.run(hub.acall_tool(spec, "echo", {"text": "still here"})).text_for_model() == "still here"
-    assert hub.pool.opened == 1
+    # servers of mcp 1.2, 1.9 and 1.10 end their session on a cancel: the hub's ping after the
+    # cancelled call finds out, and the working call goes on a new session
+    assert hub.pool.opened == (2 if spec.key.startswith(ENDS_SESSION_ON_CANCEL) else 1)
 
 
 # -- the eras are real: what each server answers a client of the other era -------------------
