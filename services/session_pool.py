@@ -87,11 +87,11 @@ class SessionPool:
         if current is not None:
             # a call cancelled on it may have ended it (servers of older SDKs): the check says
             await current.settled()
-        if current is not None and current.alive and current.fingerprint == spec.fingerprint():
+        if current is not None and current.alive and _serves(current, spec):
             return current
         async with self._locks.setdefault(key, asyncio.Lock()):
             current = self._sessions.get(key)
-            if current is not None and current.alive and current.fingerprint == spec.fingerprint():
+            if current is not None and current.alive and _serves(current, spec):
                 return current
             if current is not None:
                 self._retire(key)
@@ -206,3 +206,10 @@ class SessionPool:
         sessions = list(self._sessions.values())
         self._sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), *self._closing, return_exceptions=True)
+
+
+def _serves(session: McpSession, spec: ServerSpec) -> bool:
+    """The session was opened for this configuration. The very spec it was opened with needs no
+    digest: a turn passes the same one for each of its calls, and digesting it costs more than
+    the rest of the pool's work on a call."""
+    return session.spec is spec or session.fingerprint == spec.fingerprint()
