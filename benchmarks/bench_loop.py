@@ -35,9 +35,10 @@ the hub loop's thread, and the time is attributed to the usual suspects (ChatOpe
 message conversion, chunk aggregation, argument validation, pydantic, ...) before the top entries
 by cumulative time.
 
-The last line is machine-readable, overhead first; the goals are loop_overhead_ms_per_round <= 1.5
-(the worse of the two generations) and stateless/session <= 1.0 (a round of our loop against the
-2026-07-28 server costs no more than against the 2025-11-25 session).
+The last line is machine-readable, overhead first; the goal is loop_overhead_ms_per_round <= 1.5
+(the worse of the two generations). stateless/session (a round of our loop against the 2026-07-28
+server over one against the 2025-11-25 session) is printed for information: a round is mostly the
+model's call, and the per-call goal of the two generations is bench_hub's.
 """
 
 # pylint: disable=print-used  # a benchmark prints its figures
@@ -87,7 +88,6 @@ OPEN_TIMEOUT = 30.0
 TURN_TIMEOUT = 30.0
 
 GOAL_OVERHEAD_MS = 1.5
-GOAL_STATELESS_SESSION = 1.0
 ERAS = ("dual", "legacy")  # the server's --era: 2026-07-28 and 2025-11-25
 
 METHODS = ("ours", "bare", "bridge")
@@ -489,12 +489,10 @@ def main(argv: list[str] | None = None) -> int:
     print_table(benches)
     for era, verdict_of_bodies in same.items():
         print(f"(info) {era}: model request bodies, ours vs bare (ids masked): {verdict_of_bodies}")
-    ratio = stateless_session(benches)
     overhead_ok = "ok" if worst <= GOAL_OVERHEAD_MS else "MISSED"
-    stateless_ok = "ok" if ratio <= GOAL_STATELESS_SESSION else "MISSED"
     print(
-        f"(info) goals: loop_overhead_ms_per_round <= {GOAL_OVERHEAD_MS:g} {overhead_ok}"
-        f", stateless/session <= {GOAL_STATELESS_SESSION:g} {stateless_ok}"
+        f"(info) goal: loop_overhead_ms_per_round <= {GOAL_OVERHEAD_MS:g} {overhead_ok}"
+        f"; stateless/session {stateless_session(benches):.3f}"
         f"; wall time {time.perf_counter() - started:.1f} s"
     )
     print(summary_line(benches))
