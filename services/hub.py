@@ -24,10 +24,11 @@ from .call_clock import CallClock, CallLimits, Now, TurnBudget
 from .call_observer import CallObserver
 from .errors import ConfigError, ErrorCode, McpError
 from .loop_thread import LoopThread
-from .mcp_session import CLOCK_TICK, McpSession, ServerInfo, ToolListing
+from .mcp_session import CLOCK_TICK, McpSession
 from .oauth_tokens import RefreshingTokens, with_token
 from .prompts import PromptInfo
 from .resources import ResourceListing
+from .server_info import ServerInfo, ToolListing
 from .server_spec import ServerSpec
 from .session_pool import SessionPool
 from .tool_info import ToolInfo

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-import itertools
 import logging
 import time
 import warnings
@@ -29,19 +27,17 @@ import anyio
 import httpx2
 from mcp import Client, MCPError
 from mcp import types as mcp_types
-from mcp.client import ClientRequestContext
 from mcp.client.caching import CacheConfig, CacheMode
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from .address_pin import AddressPin, checked_pin
 from .call_clock import CallClock, CallLimits
 from .call_observer import CallObserver
 from .clocked_call import CLOCK_TICK, clocked
 from .errors import AuthRequired, ConfigError, ErrorCode, McpError
-from .icons import display_icon
-from .list_changes import LIST_CHANGES, listen_for_changes
+from .list_changes import listen_for_changes
 from .manifest import addon_version
 from .mcp_failures import (
     SESSION_GONE,
@@ -56,8 +52,10 @@ from .mcp_failures import (
 )
 from .mcp_transport import McpTransport
 from .oauth_discovery import Challenge
+from .server_info import ServerInfo, ToolListing, server_info
+from .server_messages import MCP_LEVELS, ServerMessages
 from .server_spec import AuthType, ServerSpec, Transport
-from .tool_info import ToolInfo, normalize_tool
+from .tool_info import normalize_tool
 from .tool_result import ToolResult, normalize_result
 
 _logger = logging.getLogger(__name__)
@@ -69,46 +67,6 @@ MAX_LIST_PAGES = 100
 SDK_TIMER_OFF = 7 * 86400.0
 # how the client introduces itself to servers: the addon's name and its manifest version
 CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version=addon_version())
-# MCP's syslog levels (RFC 5424), lowest first, and as Python's
-MCP_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
-# the observer of the call running in this task, which the SDK's handlers of what a server sends
-# on that call's own stream inherit (_sender_observer)
-_CALL_OBSERVER: contextvars.ContextVar[CallObserver | None] = contextvars.ContextVar("mcp_call_observer", default=None)
-_call_numbers = itertools.count(1)
-
-
-class ServerInfo(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    version: str
-    protocol_version: str
-    capabilities: dict[str, Any]
-    instructions: str | None = None
-    icon: str | None = None
-
-    @property
-    def stateless(self) -> bool:
-        """A 2026-07-28 connection keeps no session on the server: every request stands alone."""
-        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-
-class ToolListing(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    tools: list[ToolInfo]
-    total: int
-    warnings: list[str] = []
 
 
 class McpSession:
@@ -141,7 +99,8 @@ class McpSession:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._pin: AddressPin | None = None
-        self._observers: dict[int, CallObserver] = {}
+        # what the server sends besides answers, routed to the call it is about
+        self.messages = ServerMessages(spec, on_list_changed)
         # the last 401/403 answer's WWW-Authenticate, kept for an OAuth server: it says whether to
         # refresh, sign in again or ask for a wider scope
         self.challenge: Challenge | None = None
@@ -200,7 +159,8 @@ class McpSession:
                     # to a server that stalls) may take long
                     self._report(exc)
                     raise
-                self.info = _server_info(client, self.spec.name)
+                self.info = server_info(client, self.spec.name)
+                self.messages.stateless = self.info.stateless
                 async with self._listening(client):
                     self._client = client
                     self._ready.set_result(None)
@@ -271,12 +231,12 @@ class McpSession:
             # the SDK's timer of every request but calls (ours time those), the handshake
             # included: never shorter than the connect timeout, which a server may take to start
             read_timeout_seconds=max(self.spec.call_timeout, self.spec.connect_timeout),
-            elicitation_callback=self._on_elicit,
-            logging_callback=self._on_log,
+            elicitation_callback=self.messages.on_elicit,
+            logging_callback=self.messages.on_log,
             # at 2026-07-28 a server logs only for requests that ask, at the level they ask: with
             # no level configured, everything, as a server of the handshake era sends by default
             log_level=self.spec.log_level or MCP_LEVELS[0],
-            message_handler=self._on_message,
+            message_handler=self.messages.on_message,
             client_info=CLIENT_INFO,
             cache=self.cache,
         )
@@ -383,55 +343,6 @@ class McpSession:
             return contextlib.nullcontext()
         return listen_for_changes(client, self.spec, self.on_list_changed, self.spec.connect_timeout)
 
-    async def _on_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
-        """A server log message goes to Odoo's log, and to the tool block of the call it belongs
-        to: the call whose own stream it came on (`_sender_observer`), else the only call running
-        on the session. With several calls running and no stream to tell them apart it is not
-        shown in any, so that no user sees another user's call's messages."""
-        if self.spec.log_level and MCP_LEVELS.index(params.level) < MCP_LEVELS.index(self.spec.log_level):
-            return  # servers need not honour the level; the setting holds all the same
-        observer = self._sender_observer()
-        shown = observer is not None and observer.log(params.level, params.logger, params.data)
-        _logger.log(
-            LOG_LEVELS.get(params.level, logging.INFO),
-            "MCP server log: server=%s level=%s logger=%s call=%s %s",
-            self.spec.name,
-            params.level,
-            params.logger or "",
-            observer.call_id if shown and observer is not None else "-",
-            str(params.data)[:2000],
-        )
-
-    def _sender_observer(self) -> CallObserver | None:
-        """The call a server's message is about. The SDK hands a message to us in the context of
-        the task that sent the request it came with: a call's own HTTP stream (a 2025 server's
-        question or log over streamable HTTP, a 2026 server's question, which is the call's
-        result) carries that call's observer. A message that came on no call's stream (stdio, SSE,
-        a standalone stream) is the only running call's, when one runs."""
-        observer = _CALL_OBSERVER.get()
-        if observer is not None:
-            return observer
-        observers = list(self._observers.values())
-        return observers[0] if len(observers) == 1 else None
-
-    async def _on_elicit(
-        self, _context: ClientRequestContext, params: mcp_types.ElicitRequestParams
-    ) -> mcp_types.ElicitResult:
-        """A server asks the user something during a call: the question goes to that call's user
-        (`_sender_observer`), and is cancelled when it cannot be told whose it is, so that no user
-        is ever shown another user's question. The SDK asks it in a task of its own, so the
-        session's other messages keep flowing while a person answers."""
-        observer = self._sender_observer()
-        if observer is None:
-            _logger.warning(
-                "MCP elicitation cancelled: server=%s calls_running=%d (cannot tell whose it is)",
-                self.spec.name,
-                len(self._observers),
-            )
-            return mcp_types.ElicitResult(action="cancel")
-        _logger.info("MCP elicitation: server=%s call=%s mode=%s", self.spec.name, observer.call_id, params.mode)
-        return await observer.elicit(self.spec.name, params)
-
     def _with_stderr(self, error: McpError) -> McpError:
         if self.spec.transport is not Transport.STDIO or not self.stderr:
             return error
@@ -449,27 +360,6 @@ class McpSession:
         )
         self._lost = True
         self._broken = error
-
-    async def _on_message(self, message: Any) -> None:
-        """List changes of a handshake-era connection are announced to the hub. The SDK also
-        hands here a line of a stdio server's output that is not JSON-RPC (a stray print): it is
-        logged, and the session goes on, as the answers around it are whole."""
-        kind = LIST_CHANGES.get(type(message))
-        if kind is not None:
-            # at 2026-07-28 the SDK hands the listen stream's changes here too: list_changes.py
-            # reports those
-            if self.on_list_changed is not None and not (self.info is not None and self.info.stateless):
-                _logger.info("MCP list changed: server=%s list=%s", self.spec.label(), kind)
-                self.on_list_changed(self.spec, kind)
-            return
-        if not isinstance(message, Exception):
-            return
-        if not isinstance(message, ValueError):  # pydantic's ValidationError and json's errors are ValueErrors
-            # e.g. the server's answer to a request we cancelled, whose id the SDK has forgotten
-            _logger.debug("MCP message ignored: server=%s %s", self.spec.label(), message)
-            return
-        reason = (str(message).splitlines() or [type(message).__name__])[0][:200]
-        _logger.warning("MCP output that is not JSON-RPC ignored: server=%s error=%s", self.spec.label(), reason)
 
     def _require_client(self) -> Client:
         if self._client is None or self._lost:
@@ -537,36 +427,32 @@ class McpSession:
         client = self._require_client()
         spec = self.spec
         clock = clock or CallClock(CallLimits(spec.call_timeout, spec.call_time_cap, spec.question_timeout))
-        number = next(_call_numbers)
         started = time.monotonic()
         if observer is not None:
             observer.watch(clock)
-            self._observers[number] = observer
-        token = _CALL_OBSERVER.set(observer)
         ended = True
         try:
-            raw = await self._request(
-                clocked(
-                    spec.name,
-                    client.call_tool(
-                        name,
-                        arguments,
-                        read_timeout_seconds=SDK_TIMER_OFF,
-                        # a progress token goes with the call only when someone watches its progress
-                        progress_callback=observer.progress if observer is not None else None,
-                    ),
-                    clock,
-                    observer,
-                    tick,
+            with self.messages.observing(observer):
+                raw = await self._request(
+                    clocked(
+                        spec.name,
+                        client.call_tool(
+                            name,
+                            arguments,
+                            read_timeout_seconds=SDK_TIMER_OFF,
+                            # a progress token goes with the call only when someone watches its progress
+                            progress_callback=observer.progress if observer is not None else None,
+                        ),
+                        clock,
+                        observer,
+                        tick,
+                    )
                 )
-            )
             ended = False
         finally:
             if ended:
                 self._check_after_cancel()
-            _CALL_OBSERVER.reset(token)
             if observer is not None:
-                self._observers.pop(number, None)
                 observer.finish()
             _logger.debug(
                 "MCP tools/call: server=%s tool=%s duration_ms=%d",
@@ -664,17 +550,3 @@ def _probe_may_have_ended_it(exc: BaseException) -> bool:
         if isinstance(leaf, MCPError) and is_lost_connection(leaf):
             return True
     return False
-
-
-def _server_info(client: Client, fallback_name: str) -> ServerInfo:
-    """What the server said of itself. A 2026-07-28 server need not give its name: the
-    configuration's stands in."""
-    implementation = client.server_info
-    return ServerInfo(
-        name=implementation.name if implementation is not None else fallback_name,
-        version=implementation.version if implementation is not None else "",
-        protocol_version=str(client.protocol_version),
-        capabilities=client.server_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True),
-        instructions=client.instructions,
-        icon=display_icon(implementation.icons) if implementation is not None else None,
-    )
