@@ -207,8 +207,8 @@ class AiAssistant(models.Model):
         except PydanticValidationError as exc:
             raise config_error_from(exc) from None
 
-    def _tool_bindings(self, cloud_service=None, warnings=None, conversation=None):
-        """The tools a turn may offer: usable tools of the assistant's active,
+    def _tool_bindings(self, cloud_service=None, warnings=None, conversation=None, audience="model"):
+        """The tools a turn may offer (`audience` "model"), or an app may call ("app"): usable tools of the assistant's active,
         connected system servers minus its disabled tools, plus usable tools of the active,
         connected user servers of `cloud_service` when the current user owns it or is a member.
         Each carries its parameter preset resolved for the current user, `cloud_service` and
@@ -231,7 +231,7 @@ class AiAssistant(models.Model):
         )
         specs = {}
         for _ref, tool in selected:
-            if tool.id in presets.left_out:
+            if tool.id in presets.left_out or not _seen_by(tool, audience):
                 continue
             server = tool.server_id
             if server.id not in specs:
@@ -305,3 +305,9 @@ class AiAssistant(models.Model):
     def action_open_tool_calls(self):
         self.ensure_one()
         return self.env["ai.tool.call"]._action_for(_("Tool calls of %s", self.name), [("assistant_id", "=", self.id)])
+
+
+def _seen_by(tool, audience):
+    """MCP Apps' visibility: an app-only tool is never offered to a model, a model-only tool never
+    called by an app."""
+    return tool.visibility != ("app" if audience == "model" else "model")

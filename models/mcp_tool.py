@@ -20,6 +20,8 @@ TURN_FIELDS = [
     "idempotent_hint",
     "open_world_hint",
     "icon",
+    "app_uri",
+    "visibility",
 ]
 
 
@@ -56,6 +58,21 @@ class McpTool(models.Model):
     idempotent_hint = fields.Boolean(string="Idempotent", readonly=True)
     open_world_hint = fields.Boolean(string="Open World", readonly=True)
     icon = fields.Char(readonly=True, help="The tool's icon as its server gives it (inline images only).")
+
+    # -- MCP Apps (from discovery) -----------------------------------------------------------------
+    app_uri = fields.Char(
+        string="App",
+        readonly=True,
+        help="The ui:// resource of the tool's interactive app, shown in the tool's block in the chat.",
+    )
+    visibility = fields.Selection(
+        [("model_app", "Model and app"), ("model", "Model only"), ("app", "App only")],
+        default="model_app",
+        required=True,
+        readonly=True,
+        help="Who may call the tool, as its server declares: an app-only tool is never offered to a model "
+        "and is called only by its server's apps.",
+    )
 
     # -- rug-pull guard --------------------------------------------------------------------------
     content_hash = fields.Char(readonly=True, copy=False, help="Digest of the description and schemas as last synced.")
@@ -134,6 +151,8 @@ class McpTool(models.Model):
             "open_world_hint": bool(hints.open_world),
             "content_hash": info.content_hash(),
             "icon": info.icon or False,
+            "app_uri": info.app_uri or False,
+            "visibility": info.visibility,
         }
 
     def _tool_info(self):
@@ -152,6 +171,8 @@ class McpTool(models.Model):
                 open_world=self.open_world_hint,
             ),
             icon=self.icon or self.server_id.server_icon or None,
+            app_uri=self.app_uri or None,
+            visibility=self.visibility or "model_app",
         )
 
     @api.model

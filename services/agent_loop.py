@@ -328,6 +328,7 @@ class _Turn:
             round=self.round,
             requires_approval=bool(tool and tool.requires_approval),
             icon=tool.info.icon if tool else None,
+            app=tool.info.app_uri if tool and tool.server.apps else None,
         )
 
     # -- execution -----------------------------------------------------------------------------

@@ -50,6 +50,7 @@ class ToolCallEvent(_Event):
     round: int
     requires_approval: bool = False
     icon: str | None = None  # the tool's, else its server's (a data URI: services/icons.py)
+    app: str | None = None  # the ui:// resource of the tool's MCP App, when its server's apps are shown
 
 
 class ToolResultEvent(_Event):

@@ -28,6 +28,7 @@ import httpx2
 from mcp import Client, MCPError
 from mcp import types as mcp_types
 from mcp.client.caching import CacheConfig, CacheMode
+from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -55,7 +56,7 @@ from .oauth_discovery import Challenge
 from .server_info import ServerInfo, ToolListing, server_info
 from .server_messages import MCP_LEVELS, ServerMessages
 from .server_spec import AuthType, ServerSpec, Transport
-from .tool_info import normalize_tool
+from .tool_info import APP_MIME_TYPE, UI_EXTENSION, normalize_tool
 from .tool_result import ToolResult, normalize_result
 
 _logger = logging.getLogger(__name__)
@@ -239,6 +240,8 @@ class McpSession:
             message_handler=self.messages.on_message,
             client_info=CLIENT_INFO,
             cache=self.cache,
+            # servers register their tools' apps only for a client that says it renders them
+            extensions=[advertise(UI_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})] if self.spec.apps else None,
         )
         owner = asyncio.current_task()
         assert owner is not None

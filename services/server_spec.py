@@ -74,6 +74,8 @@ class ServerSpec(BaseModel):
     allowed_hosts: tuple[str, ...] = ()
     # the lowest level of the server's log messages to receive (logging/setLevel); None: the server's default
     log_level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] | None = None
+    # the client tells the server it renders MCP Apps (its tools may then carry a ui:// app)
+    apps: bool = False
     # when its configuration was last saved (epoch seconds; Odoo: the record's write_date, a
     # "Test connection" included): a process that gave up on the server before then tries it again
     # at once, whichever process saved it

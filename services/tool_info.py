@@ -5,13 +5,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
 
 from .icons import display_icon
+
+APP_MIME_TYPE = "text/html;profile=mcp-app"
+UI_EXTENSION = "io.modelcontextprotocol/ui"
+Visibility = Literal["model_app", "model", "app"]
 
 
 class ToolAnnotations(BaseModel):
@@ -40,6 +44,18 @@ class ToolInfo(BaseModel):
     annotations: ToolAnnotations = ToolAnnotations()
     # a data URI (icons.py); not part of what the model is told, so not of the review hash
     icon: str | None = None
+    # MCP Apps (extension io.modelcontextprotocol/ui): the ui:// resource that renders the tool's
+    # calls, and who may call it: "app" tools are never offered to the model
+    app_uri: str | None = None
+    visibility: Visibility = "model_app"
+
+    @property
+    def model_visible(self) -> bool:
+        return self.visibility != "app"
+
+    @property
+    def app_callable(self) -> bool:
+        return self.visibility != "model"
 
     @property
     def display_title(self) -> str:
@@ -52,9 +68,12 @@ class ToolInfo(BaseModel):
 
     def content_hash(self) -> str:
         """Digest of what the model is told about the tool: a change means a new review (rug-pull guard)."""
-        raw = json.dumps(
-            [self.description, self.input_schema, self.output_schema], sort_keys=True, separators=(",", ":")
-        )
+        described: list[Any] = [self.description, self.input_schema, self.output_schema]
+        # an app, or a say in who calls the tool, is part of what is reviewed; a tool without either
+        # keeps the digest it had before apps existed
+        if self.app_uri or self.visibility != "model_app":
+            described += [self.app_uri, self.visibility]
+        raw = json.dumps(described, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(raw.encode()).hexdigest()
 
 
@@ -90,4 +109,25 @@ def normalize_tool(tool: mcp_types.Tool) -> ToolInfo:
             open_world=hints.open_world_hint if hints else None,
         ),
         icon=display_icon(tool.icons),
+        **_app_of(tool.meta),
     )
+
+
+def _app_of(meta: dict[str, Any] | None) -> dict[str, Any]:
+    """app_uri and visibility from a tool's `_meta.ui` (the flat `ui/resourceUri` of the
+    extension's drafts still read); anything malformed is no app, never a failed listing."""
+    ui = (meta or {}).get("ui")
+    ui = ui if isinstance(ui, dict) else {}
+    uri = ui.get("resourceUri", (meta or {}).get("ui/resourceUri"))
+    found: dict[str, Any] = {}
+    if isinstance(uri, str) and uri.startswith("ui://"):
+        found["app_uri"] = uri
+    seen = ui.get("visibility")
+    if isinstance(seen, list) and all(isinstance(v, str) for v in seen):
+        audience = {"model", "app"} & set(seen)
+        # an empty list would hide the tool from everyone: read it as the default, as a host would
+        if audience == {"model"}:
+            found["visibility"] = "model"
+        elif audience == {"app"}:
+            found["visibility"] = "app"
+    return found
