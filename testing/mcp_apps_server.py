@@ -4,7 +4,8 @@ MCPServer and its Apps extension: a counter rendered by testing/mcp_apps_counter
 Tools:
 - `show_counter` {start, script?, odoo?, undeclared?}: sets the count, renders in the app;
 - `counter_add` {amount}: app-only (the model is never offered it);
-- `reset_counter`: a plain tool, without an app (for tests: one an app may not call).
+- `reset_counter`: a plain tool, without an app (for tests: one an app may not call); destructive,
+  so a host asks before running it, where the other two run at once.
 The count is the process's, shared by every client.
 
 The app's resource declares the server's own HTTP origin as the only one it may connect to
@@ -48,14 +49,22 @@ def build_server(name: str, declared: str | None, csp: bool = True) -> MCPServer
 
     apps = Apps()
 
-    @apps.tool(resource_uri=APP_URI, title="Counter", annotations=types.ToolAnnotations(idempotentHint=True))
+    # not destructive: a host runs them without asking the user first
+    harmless = types.ToolAnnotations(destructiveHint=False, idempotentHint=True)
+
+    @apps.tool(resource_uri=APP_URI, title="Counter", annotations=harmless)
     def show_counter(start: int, script: str = "", odoo: str = "", undeclared: str = "") -> types.CallToolResult:
         """Show a counter starting at `start`. For tests: `script` lists steps the app plays once it
         has the result, `odoo` and `undeclared` are origins its probe fetches."""
         count["value"] = start
         return counted(f"Counter at {start}")
 
-    @apps.tool(resource_uri=APP_URI, visibility=["app"], title="Add to the counter")
+    @apps.tool(
+        resource_uri=APP_URI,
+        visibility=["app"],
+        title="Add to the counter",
+        annotations=types.ToolAnnotations(destructiveHint=False),
+    )
     def counter_add(amount: int) -> types.CallToolResult:
         """Add `amount` to the counter (the app's button)."""
         count["value"] += amount
