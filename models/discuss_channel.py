@@ -168,6 +168,7 @@ class DiscussChannel(models.Model):
         ]
         if calls:
             parts.append(self._ai_mcp_tool_summary(calls))
+            parts += self._ai_mcp_app_links(outcome.conversation_id, calls)
         final = outcome.final
         if isinstance(final, ApprovalRequiredEvent):
             items = Markup("").join(
@@ -239,21 +240,33 @@ class DiscussChannel(models.Model):
         summary = _("Used 1 tool") if len(calls) == 1 else _("Used %s tools", len(calls))
         return Markup("<details><summary>🔧 %s</summary><ul>%s</ul></details>") % (summary, Markup("").join(items))
 
-    def _ai_mcp_stored_call(self, conversation_id, call_id):
-        """A call made in an earlier run of the turn (before the user approved it)."""
-        message = (
-            self.env["ai.message"]
-            .sudo()
-            .search(
-                [("conversation_id", "=", conversation_id), ("role", "=", "tool"), ("tool_call_id", "=", call_id)],
-                order="id desc",
-                limit=1,
-            )
+    def _ai_mcp_app_links(self, conversation_id, calls):
+        """A link to the conversation in the AI chat for each tool of the answer that has an app:
+        Discuss shows no app, the chat shows it in the tool's block."""
+        titles = dict.fromkeys(
+            call["title"] for call, result in calls if call.get("app") and result.error_code != "TOOL_DENIED"
         )
+        if not titles:
+            return []
+        url = f"{self.get_base_url().rstrip('/')}/odoo/{conversation_id}/action-ai_mcp.action_ai_chat"
+        return [
+            Markup('<p><a href="%s">%s</a></p>') % (url, self.env._("Open %s in the chat", title)) for title in titles
+        ]
+
+    def _ai_mcp_stored_call(self, conversation_id, call_id):
+        """A call made in an earlier run of the turn (before the user approved it), as its
+        tool_call event showed it."""
+        events = (
+            self.env["ai.conversation.event"]
+            .sudo()
+            .search([("conversation_id", "=", conversation_id), ("type", "=", "tool_call")], order="seq desc")
+        )
+        shown = next((e.payload for e in events if (e.payload or {}).get("id") == call_id), {})
         return {
-            "title": message.tool_name or call_id,
-            "server": message.server_name or "",
-            "arguments": message.arguments or {},
+            "title": shown.get("title") or shown.get("tool") or call_id,
+            "server": shown.get("server") or "",
+            "arguments": shown.get("arguments") or {},
+            "app": shown.get("app"),
         }
 
 
@@ -288,6 +301,7 @@ class Outcome:
                         "title": event.title or event.tool,
                         "server": event.server,
                         "arguments": event.arguments,
+                        "app": event.app,
                     }
                 elif kind == "tool_result":
                     outcome.results.append(event)

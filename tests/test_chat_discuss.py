@@ -3,13 +3,18 @@ with a message carrying a compact summary of its tool calls."""
 
 from odoo.tests import tagged
 
+from odoo.addons.ai_mcp.hub_process import running_hub
+from odoo.addons.ai_mcp.testing.mcp_apps_server import APP_URI
+from odoo.addons.ai_mcp.testing.mcp_apps_server import PROGRAM as COUNTER_PROGRAM
+from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .chat_common import ChatCase
 
 
-@tagged("post_install", "-at_install")
-class TestChatDiscuss(ChatCase):
+class DiscussCase(ChatCase):
+    """The current user's chat with the assistant, and saying things in it."""
+
     def setUp(self):
         super().setUp()
         self.partner = self.assistant._discuss_partner()
@@ -20,6 +25,7 @@ class TestChatDiscuss(ChatCase):
         commit, so the post-commit hooks are run by hand)."""
         channel = (channel or self.channel).with_user(user or self.user)
         channel.message_post(body=text, message_type="comment", subtype_xmlid="mail.mt_comment")
+        self.env.flush_all()  # as the commit would: the turn reads on a cursor of its own
         self.env.cr.postcommit.run()
         self.env.invalidate_all()
         return self.replies(channel)
@@ -31,6 +37,9 @@ class TestChatDiscuss(ChatCase):
             order="id",
         )
 
+
+@tagged("post_install", "-at_install")
+class TestChatDiscuss(DiscussCase):
     def test_the_assistant_has_a_partner_and_a_chat(self):
         self.assertEqual(self.partner.name, "Helper")
         self.assertEqual(self.channel.channel_type, "chat")
@@ -165,3 +174,75 @@ class TestChatDiscuss(ChatCase):
         self.channel.sudo().message_post(body="I speak", author_id=self.partner.id, message_type="comment")
         self.env.cr.postcommit.run()
         self.assertFalse(self.llm.requests)
+
+
+@tagged("post_install", "-at_install")
+class TestChatDiscussApps(DiscussCase):
+    """Discuss shows no MCP App: an answer whose tools have one links to the conversation in the
+    AI chat, which shows them."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.counter = HttpServer("streamable-http", program=COUNTER_PROGRAM).start()
+        cls.addClassCleanup(cls.counter.stop)
+        cls.counter_server = cls.env["mcp.server"].create(
+            {"name": "Counter", "scope": "system", "url": cls.counter.url}
+        )
+        result = cls.counter_server._sync_tools()
+        assert not result.get("error"), result
+        cls.addClassCleanup(cls._close_counter_sessions)
+        cls.assistant.mcp_server_ids = [(6, 0, cls.counter_server.ids)]
+
+    @classmethod
+    def _close_counter_sessions(cls):
+        hub = running_hub()
+        if hub is not None:
+            hub.run(hub.aclose_server(cls.counter_server._server_key()))
+
+    def conversation_link(self):
+        conversation = self.env["ai.conversation"].search([("channel_id", "=", self.channel.id)])
+        return f'href="{conversation.get_base_url()}/odoo/{conversation.id}/action-ai_mcp.action_ai_chat"'
+
+    def test_an_answer_whose_tool_has_an_app_links_to_the_chat(self):
+        self.assertEqual(self.counter_server.tool_ids.filtered(lambda t: t.name == "show_counter").app_uri, APP_URI)
+        self.llm.queue(
+            Turn(
+                tool_calls=(
+                    ToolCall("show_counter", {"start": 3}, id="call_1"),
+                    ToolCall("show_counter", {"start": 4}, id="call_2"),
+                )
+            ),
+            Turn(text="The counter is at 4."),
+        )
+        body = str(self.say("Show me a counter").body)
+        self.assertIn("The counter is at 4.", body)
+        self.assertEqual(body.count("Open Counter in the chat"), 1, "one link per tool, however often it ran")
+        self.assertIn(self.conversation_link(), body)
+
+    def test_a_call_approved_in_the_chat_links_to_its_app(self):
+        self.counter_server.tool_ids.filtered(lambda t: t.name == "show_counter").requires_approval = True
+        self.llm.queue(Turn(tool_calls=(ToolCall("show_counter", {"start": 3}, id="call_show"),)))
+        question = str(self.say("Show me a counter").body)
+        self.assertIn("Reply yes to allow, or no to deny.", question)
+        self.assertNotIn("in the chat", question, "nothing to open before the call runs")
+        self.llm.queue(Turn(text="The counter is at 3."))
+        body = str(self.say("yes")[-1].body)
+        self.assertIn("Open Counter in the chat", body)
+        self.assertIn(self.conversation_link(), body)
+
+    def test_no_link_when_the_servers_apps_are_off_or_the_tool_has_none(self):
+        self.counter_server.apps_enabled = False
+        self.llm.queue(Turn(tool_calls=(ToolCall("show_counter", {"start": 3}, id="call_show"),)), Turn(text="Done."))
+        body = str(self.say("Show me a counter").body)
+        self.assertIn("<details>", body)
+        self.assertNotIn("in the chat", body)
+
+        self.counter_server.apps_enabled = True
+        reset = self.counter_server.tool_ids.filtered(lambda t: t.name == "reset_counter")
+        self.assertFalse(reset.app_uri)
+        reset.requires_approval = False
+        self.llm.queue(Turn(tool_calls=(ToolCall("reset_counter", {}, id="call_reset"),)), Turn(text="Reset."))
+        body = str(self.say("Reset it")[-1].body)
+        self.assertIn("Reset the counter", body)
+        self.assertNotIn("in the chat", body)
