@@ -40,10 +40,11 @@ from .events import (
 )
 from .hub import McpHub
 from .limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
-from .llm_stream import LlmSettings, ModelReply, make_chat_model, stream_reply, with_tools
+from .llm_stream import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
 from .oauth_tokens import RefreshingTokens
 from .presets import schema_without
 from .prompted_tools import describe_tools, parse_reply
+from .tool_input_stream import ToolInputStream
 from .tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (
@@ -199,11 +200,14 @@ class _Turn:
             self.round += 1
             yield RoundEvent(n=self.round, max=self.limits.max_rounds)
             reply: ModelReply | None = None
-            async for item in self._model_call(with_tools=True):
-                if isinstance(item, ModelReply):
-                    reply = item
-                else:
+            inputs = ToolInputStream.of(self.bound.tools, self.hub.now)
+            async for item in self._model_call(with_tools=True, tool_deltas=inputs is not None):
+                if isinstance(item, str):
                     yield TextEvent(delta=item)
+                elif isinstance(item, ModelReply):
+                    reply = item
+                elif inputs is not None and (event := inputs.feed(item)) is not None:
+                    yield event
             assert reply is not None
             calls = self._planned_calls(reply)
             self.history.append(
@@ -260,7 +264,9 @@ class _Turn:
     def _done(self) -> DoneEvent:
         return DoneEvent(usage=dict(self.usage), rounds=self.round)
 
-    async def _model_call(self, with_tools: bool) -> AsyncIterator[str | ModelReply]:
+    async def _model_call(
+        self, with_tools: bool, tool_deltas: bool = False
+    ) -> AsyncIterator[str | ToolCallDelta | ModelReply]:
         if self.remaining() <= 0:
             raise LlmError(
                 ErrorCode.LLM_TIMEOUT,
@@ -271,7 +277,7 @@ class _Turn:
         if not with_tools:
             messages.append(SystemMessage(FINAL_CALL_HINT))
         tools = self.bound.offered if with_tools and native else []
-        async with contextlib.aclosing(stream_reply(self.chat, messages, self._offering(tools))) as stream:
+        async with contextlib.aclosing(stream_reply(self.chat, messages, self._offering(tools), tool_deltas)) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
                     self.usage.update(item.usage)

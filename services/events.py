@@ -39,6 +39,21 @@ class TextEvent(_Event):
     delta: str
 
 
+class ToolInputEvent(_Event):
+    """The arguments of a call to an MCP App tool as the model writes them, before its `tool_call`
+    (same id): what is complete so far, strings as far as they go (partial_json.py). Coalesced,
+    sent but never stored: `tool_call` carries the whole arguments."""
+
+    type: Literal["tool_input"] = "tool_input"
+    id: str
+    name: str  # as the model called it
+    tool: str
+    title: str
+    server: str
+    app: str  # the ui:// resource of the tool's MCP App
+    arguments: dict[str, Any]
+
+
 class ToolCallEvent(_Event):
     type: Literal["tool_call"] = "tool_call"
     id: str
@@ -185,6 +200,7 @@ Event = Annotated[
     StartEvent
     | RoundEvent
     | TextEvent
+    | ToolInputEvent
     | ToolCallEvent
     | ToolResultEvent
     | ToolProgressEvent

@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import openai
@@ -45,6 +45,16 @@ class ModelReply(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)
 
 
+class ToolCallDelta(NamedTuple):
+    """A piece of a tool call as the model streams it. `index` tells the calls of one reply apart:
+    a call's first piece has its id and name, the next ones add to its arguments' JSON text."""
+
+    index: int | None
+    id: str | None
+    name: str | None
+    arguments: str
+
+
 # Building a ChatOpenAI costs ~3 ms of CPU (its OpenAI clients, an SSL context): once per provider
 # configuration, not once per turn. It holds no per-call state, so concurrent turns share it.
 CHAT_MODEL_CACHE_SIZE = 64
@@ -74,10 +84,14 @@ def with_tools(chat: ChatOpenAI, tools: Sequence[dict[str, Any]]) -> Runnable[An
 
 
 async def stream_reply(
-    chat: ChatOpenAI, messages: Sequence[BaseMessage], runnable: Runnable[Any, BaseMessage] | None = None
-) -> AsyncIterator[str | ModelReply]:
-    """Yields text deltas as they arrive, then the whole ModelReply last. `runnable`: `chat` with
-    its tools bound (with_tools); `chat` alone when not given."""
+    chat: ChatOpenAI,
+    messages: Sequence[BaseMessage],
+    runnable: Runnable[Any, BaseMessage] | None = None,
+    tool_deltas: bool = False,
+) -> AsyncIterator[str | ToolCallDelta | ModelReply]:
+    """Yields text deltas as they arrive (and the pieces of tool calls, with `tool_deltas`), then
+    the whole ModelReply last. `runnable`: `chat` with its tools bound (with_tools); `chat` alone
+    when not given."""
     runnable = runnable or chat
     started = time.monotonic()
     chunks: list[AIMessageChunk] = []
@@ -87,6 +101,9 @@ async def stream_reply(
             chunks.append(chunk)
             if isinstance(chunk.content, str) and chunk.content:
                 yield chunk.content
+            if tool_deltas:
+                for piece in chunk.tool_call_chunks:
+                    yield ToolCallDelta(piece.get("index"), piece.get("id"), piece.get("name"), piece.get("args") or "")
     except Exception as exc:  # every failure of the provider ends up as one LLM_* code
         raise map_llm_error(exc, got_output=bool(chunks)) from exc
     if not chunks:
