@@ -148,6 +148,47 @@ class TestChatStream(ChatCase):
         response, _events = self.replay(conversation_id, after="x")
         self.assertEqual(response.status_code, 400)
 
+    def test_an_app_tools_arguments_stream_to_the_browser_without_being_stored(self):
+        self.tools["echo"].app_uri = "ui://echo/view"
+        self.login(self.user)
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("echo", {"text": "hello app"}, id="call_app"),), arg_chunks=4),
+            Turn(text="Shown."),
+        )
+        _response, events = self.send("Show hello.")
+        conversation_id = events[0].data["conversation_id"]
+        inputs = [e for e in events if e.event == "tool_input"]
+        # the model's first piece goes out at once; the next ones as time passes
+        self.assertTrue(inputs)
+        self.assertEqual(
+            (inputs[0].id, inputs[0].data),
+            (
+                None,
+                {
+                    "type": "tool_input",
+                    "id": "call_app",
+                    "name": "echo",
+                    "tool": "echo",
+                    "title": self.tools["echo"].title or "echo",
+                    "server": "Test tools",
+                    "app": "ui://echo/view",
+                    "arguments": {},
+                },
+            ),
+        )
+        call = next(e for e in events if e.event == "tool_call")
+        self.assertLess(events.index(inputs[-1]), events.index(call))
+        self.assertEqual((call.data["app"], call.data["arguments"]), ("ui://echo/view", {"text": "hello app"}))
+
+        # what is stored, and replayed, is the turn without them: the call carries its arguments
+        sent = [e for e in events if e.event != "tool_input"]
+        self.assertEqual([e.id for e in sent], list(range(1, len(sent) + 1)))
+        stored = self.stored_events(conversation_id)
+        self.assertEqual([(s.seq, s.type) for s in stored], [(e.id, e.event) for e in sent])
+        self.assertEqual(self.conversation(conversation_id).last_seq, len(sent))
+        _response, replayed = self.replay(conversation_id)
+        self.assertEqual([(e.id, e.event, e.data) for e in replayed], [(e.id, e.event, e.data) for e in sent])
+
     def test_someone_elses_conversation_is_refused_like_a_missing_one(self):
         self.login(self.user)
         self.llm.queue(Turn(text="hello"))

@@ -5,12 +5,17 @@ with the next other event, or once the oldest unwritten one is TEXT_FLUSH_SECOND
 TEXT_FLUSH_COUNT wait. Every other event is written before it is sent: the user may act on it (stop
 a call, answer a question, approve), which another worker reads from the database. The `start` of
 a new turn is batched too: the request already claimed the conversation and stored the message, so
-its row is all there is to write, and the user sees the turn begin without waiting for it.
+its row is all there is to write, and the user sees the turn begin without waiting for it. A few
+events are sent and never written (UNSTORED_TYPES).
 """
 
 DEFERRED_TYPES = frozenset({"text", "round", "tool_progress", "tool_log"})
 TEXT_FLUSH_SECONDS = 0.25
 TEXT_FLUSH_COUNT = 64
+# Events sent but never stored: an MCP App tool's arguments as the model writes them (several a
+# second, each holding all the arguments so far) are superseded by the call's `tool_call`, which a
+# reopened conversation reads. They get no sequence number, so a replay resumes around them.
+UNSTORED_TYPES = frozenset({"tool_input"})
 # A tool call is held back, unsent, until its result comes, for at most an idle tick: most calls
 # end by then, and the call and its result are written in one transaction instead of two.
 # What comes after a held event waits with it, so the stream keeps its order.

@@ -50,13 +50,14 @@ class ChatTurn:
     resuming: bool = False
     final: Event | None = field(default=None, init=False)
 
-    def events(self, idle_every: float | None = None) -> Iterator[tuple[int, Event] | None]:
+    def events(self, idle_every: float | None = None) -> Iterator[tuple[int | None, Event] | None]:
         """(seq, event) for every event, each written before it is yielded (DEFERRED_TYPES at most
         TEXT_FLUSH_SECONDS later, and always before the turn ends; HELD_TYPES are yielded once
         written, at the next event that is not deferred, the call's first report, or the idle tick,
-        with what came meanwhile); None when nothing came for `idle_every` seconds (default
-        IDLE_TICK_SECONDS). Closing this iterator early cancels the turn: an `error` CANCELLED
-        event is stored and the conversation is idle again."""
+        with what came meanwhile; UNSTORED_TYPES are never written, and their seq is None); None
+        when nothing came for `idle_every` seconds (default IDLE_TICK_SECONDS). Closing this
+        iterator early cancels the turn: an `error` CANCELLED event is stored and the conversation
+        is idle again."""
         writer = TurnWriter(self)
         stream = process_hub().iterate(self.make, idle_every=idle_every or pacing.IDLE_TICK_SECONDS)
         try:

@@ -25,7 +25,7 @@ from .states import ConversationState
 if TYPE_CHECKING:
     from .runner import ChatTurn
 
-Row = tuple[int, Event]
+Row = tuple[int | None, Event]  # None: an UNSTORED_TYPES event, sent without a sequence number
 
 
 class TurnWriter:
@@ -52,6 +52,8 @@ class TurnWriter:
     def add(self, event: Event) -> list[Row]:
         """Takes the turn's next event; returns the (seq, event) that may be sent now, in order."""
         now = time.monotonic()
+        if event.type in pacing.UNSTORED_TYPES:
+            return self._pass(event, now)
         self.seq += 1
         row = (self.seq, event)
         ready: list[Row] = [row]
@@ -75,6 +77,20 @@ class TurnWriter:
             self._write([])
             return [*ready, *self._release()]
         return ready
+
+    def _pass(self, event: Event, now: float) -> list[Row]:
+        """An event sent, never stored: after the held ones, in the order it came. What waits to be
+        written is written when due, as with a stored event: while a model writes a long call
+        nothing else comes, and the turn's heartbeat must go on."""
+        row: Row = (None, event)
+        if self.held:
+            self.held.append(row)
+            return []
+        if (self.pending and now - self.pending_since >= pacing.TEXT_FLUSH_SECONDS) or (
+            now - self.last_write >= self.heartbeat_every
+        ):
+            self._write([])
+        return [row]
 
     def _release(self) -> list[Row]:
         """The held events, once written."""
