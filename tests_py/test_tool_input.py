@@ -1,11 +1,14 @@
 """An MCP App tool's block sees the call's arguments while the model writes them: `tool_input`
-events, streamed by the scripted LLM in pieces, before the call's `tool_call`."""
+events, streamed by the scripted LLM in pieces, before the call's `tool_call`; the tools are a real
+server's with an app (testing/mcp_apps_server.py, a counter)."""
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from conftest import ManualClock, http_spec
 from test_agent_loop import kinds, persisted, settings
 
@@ -17,19 +20,21 @@ from services.server_spec import ServerSpec, build_server_spec
 from services.tool_info import ToolInfo
 from services.tool_input_stream import TOOL_INPUT_INTERVAL, ToolInputStream
 from services.tool_runner import BoundTool
-from testing.mcp_servers import HttpServer
+from testing.mcp_apps_server import APP_URI, PROGRAM
+from testing.mcp_servers import HttpServer, serve_http
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
-APP = "ui://echo/view"
+
+@pytest.fixture(scope="module")
+def counter() -> Iterator[HttpServer]:
+    with serve_http("streamable-http", program=PROGRAM) as server:
+        yield server
 
 
-def bindings(hub: McpHub, spec: ServerSpec, apps: dict[str, str]) -> list[ToolBinding]:
-    """The server's tools, those named in `apps` rendered by the app given."""
-    listing = hub.run(hub.alist_tools(spec)).tools
-    return [
-        ToolBinding(server=spec, tool=t.model_copy(update={"app_uri": apps[t.name]}) if t.name in apps else t)
-        for t in listing
-    ]
+def offered(hub: McpHub, spec: ServerSpec, listed: ServerSpec | None = None) -> list[ToolBinding]:
+    """The tools the model is offered (`listed`: the spec they were discovered with, if not `spec`)."""
+    tools = hub.run(hub.alist_tools(listed or spec)).tools
+    return [ToolBinding(server=spec, tool=tool) for tool in tools if tool.model_visible]
 
 
 def run_with_clock(hub: McpHub, request: TurnRequest, clock: ManualClock, step: float) -> list[Any]:
@@ -53,21 +58,19 @@ def inputs_of(events: list[Any], call_id: str) -> list[dict[str, Any]]:
 
 
 def test_an_app_tool_sees_its_arguments_grow_then_the_call(
-    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, tools_server: HttpServer
+    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, counter: HttpServer
 ) -> None:
-    spec = http_spec(tools_server, key="apps", apps=True)
+    spec = http_spec(counter, key="counter", name="Counter server", apps=True)
     llm.queue(
         Turn(
             text="Showing it.",
             chunks=1,
-            tool_calls=(ToolCall("echo", {"text": "hello app world"}, id="call_app"),),
-            arg_chunks=4,  # {"text"  : "hell  o app w  orld"}
+            tool_calls=(ToolCall("show_counter", {"start": 5, "script": "add 2"}, id="call_app"),),
+            arg_chunks=4,  # {"start"  : 5, "sc  ript": "  add 2"}
         ),
         Turn(text="Shown."),
     )
-    request = TurnRequest(
-        assistant=settings(llm), tools=bindings(clocked_hub, spec, {"echo": APP}), user_message="Show hello"
-    )
+    request = TurnRequest(assistant=settings(llm), tools=offered(clocked_hub, spec), user_message="Count from 5")
     events = run_with_clock(clocked_hub, request, clock, TOOL_INPUT_INTERVAL)
 
     assert kinds(events)[:9] == [
@@ -84,74 +87,75 @@ def test_an_app_tool_sees_its_arguments_grow_then_the_call(
     # the block appears as the model starts the call; a piece that completes nothing sends nothing
     assert inputs_of(events, "call_app") == [
         {},
-        {"text": "hell"},
-        {"text": "hello app w"},
-        {"text": "hello app world"},
+        {"start": 5},
+        {"start": 5, "script": ""},
+        {"start": 5, "script": "add 2"},
     ]
     first = next(e for e in events if e.type == "tool_input")
     call = next(e for e in events if e.type == "tool_call")
     assert (first.id, first.name, first.tool, first.title, first.server, first.app) == (
         "call_app",
-        "echo",
-        "echo",
-        "echo",
-        "apps",
-        APP,
+        "show_counter",
+        "show_counter",
+        "Counter",
+        "Counter server",
+        APP_URI,
     )
-    assert (call.id, call.app, call.arguments) == ("call_app", APP, {"text": "hello app world"})
-    assert next(e for e in events if e.type == "tool_result").model_text == "hello app world"
+    assert (call.id, call.app, call.arguments) == ("call_app", APP_URI, {"start": 5, "script": "add 2"})
+    assert next(e for e in events if e.type == "tool_result").ok
     assert persisted(events) == events
 
 
 def test_a_model_writing_fast_sends_one_input_per_interval(
-    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, tools_server: HttpServer
+    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, counter: HttpServer
 ) -> None:
     """The clock stands still: the first piece of each call goes out, the rest waits for tool_call."""
-    spec = http_spec(tools_server, key="apps", apps=True)
+    spec = http_spec(counter, key="counter", apps=True)
     llm.queue(
         Turn(
             tool_calls=(
-                ToolCall("echo", {"text": "first"}, id="call_1"),
-                ToolCall("echo", {"text": "second"}, id="call_2"),
+                ToolCall("show_counter", {"start": 1}, id="call_1"),
+                ToolCall("show_counter", {"start": 2}, id="call_2"),
             ),
             arg_chunks=5,
         ),
         Turn(text="Done."),
     )
-    request = TurnRequest(assistant=settings(llm), tools=bindings(clocked_hub, spec, {"echo": APP}), user_message="Two")
+    request = TurnRequest(assistant=settings(llm), tools=offered(clocked_hub, spec), user_message="Two")
     events = run_with_clock(clocked_hub, request, clock, 0.0)
 
     assert kinds(events)[:6] == ["start", "round", "tool_input", "tool_input", "tool_call", "tool_call"]
     assert inputs_of(events, "call_1") == [{}]
     assert inputs_of(events, "call_2") == [{}]
     assert [(e.id, e.arguments) for e in events if e.type == "tool_call"] == [
-        ("call_1", {"text": "first"}),
-        ("call_2", {"text": "second"}),
+        ("call_1", {"start": 1}),
+        ("call_2", {"start": 2}),
     ]
 
 
 def test_tools_without_a_shown_app_stream_no_input(
-    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, tools_server: HttpServer
+    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, counter: HttpServer
 ) -> None:
-    """In one reply, only the app tool's call is followed; a server whose apps are off shows none."""
-    spec = http_spec(tools_server, key="apps", apps=True)
+    """In one reply, only the app tool's call is followed; once the server's apps are turned off,
+    a tool whose app was discovered before shows none."""
+    spec = http_spec(counter, key="counter", apps=True)
     llm.queue(
         Turn(
             tool_calls=(
-                ToolCall("add", {"a": 1, "b": 2}, id="call_add"),
-                ToolCall("echo", {"text": "hi"}, id="call_echo"),
+                ToolCall("reset_counter", {}, id="call_reset"),
+                ToolCall("show_counter", {"start": 3}, id="call_show"),
             ),
         ),
-        Turn(text="3, hi"),
+        Turn(text="Reset, then 3."),
     )
-    request = TurnRequest(assistant=settings(llm), tools=bindings(clocked_hub, spec, {"echo": APP}), user_message="Go")
+    request = TurnRequest(assistant=settings(llm), tools=offered(clocked_hub, spec), user_message="Go")
     events = run_with_clock(clocked_hub, request, clock, TOOL_INPUT_INTERVAL)
-    assert {e.id for e in events if e.type == "tool_input"} == {"call_echo"}
-    assert inputs_of(events, "call_echo")[-1] == {"text": "hi"}
+    assert {e.id for e in events if e.type == "tool_input"} == {"call_show"}
+    assert inputs_of(events, "call_show")[-1] == {"start": 3}
 
-    off = http_spec(tools_server, key="apps_off", apps=False)
-    llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="call_off"),)), Turn(text="hi", chunks=1))
-    request = TurnRequest(assistant=settings(llm), tools=bindings(clocked_hub, off, {"echo": APP}), user_message="Go")
+    off = http_spec(counter, key="counter_off", apps=False)
+    llm.queue(Turn(tool_calls=(ToolCall("show_counter", {"start": 4}, id="call_off"),)), Turn(text="4", chunks=1))
+    request = TurnRequest(assistant=settings(llm), tools=offered(clocked_hub, off, listed=spec), user_message="Go")
     events = run_with_clock(clocked_hub, request, clock, TOOL_INPUT_INTERVAL)
     assert kinds(events) == ["start", "round", "tool_call", "tool_result", "round", "text", "done"]
     assert next(e for e in events if e.type == "tool_call").app is None
