@@ -96,13 +96,13 @@ describe("what the host tells an app about itself", () => {
         assert.equal(bcp47Locale(undefined), undefined);
     });
 
-    test("the style variables come from Odoo's Bootstrap variables; unset ones are left out", () => {
+    test("the style variables come from Odoo's Bootstrap CSS variables; unset ones are left out", () => {
         const bootstrap = {
-            "--bs-body-bg": " #262A36 ",
-            "--bs-body-color": "#e4e4e4",
-            "--bs-body-font-family": "Roboto, sans-serif",
-            "--bs-border-radius": "0.25rem",
-            "--bs-secondary-bg": "",
+            "--body-bg": " #262A36 ",
+            "--body-color": "#e4e4e4",
+            "--body-font-family": "Roboto, sans-serif",
+            "--border-radius": "0.25rem",
+            "--secondary-bg": "",
         };
         const variables = styleVariables((name) => bootstrap[name]);
         assert.deepEqual(variables, {

@@ -24,28 +24,28 @@ const LINK_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
 const DOWNLOAD_LINK_PROTOCOLS = new Set(["http:", "https:"]);
 
 /**
- * Odoo's look as the app's style variables: each MCP variable is read from the Bootstrap variable
- * Odoo's backend sets (in its light or dark scheme).
+ * Odoo's look as the app's style variables: each MCP variable is read from the Bootstrap CSS
+ * variable Odoo's backend sets in its light or dark scheme (Odoo's Bootstrap has no "bs-" prefix).
  */
 const STYLE_SOURCES = Object.freeze({
-    "--color-background-primary": "--bs-body-bg",
-    "--color-background-secondary": "--bs-secondary-bg",
-    "--color-background-tertiary": "--bs-tertiary-bg",
-    "--color-text-primary": "--bs-body-color",
-    "--color-text-secondary": "--bs-secondary-color",
-    "--color-text-tertiary": "--bs-tertiary-color",
-    "--color-text-danger": "--bs-danger",
-    "--color-text-success": "--bs-success",
-    "--color-text-warning": "--bs-warning",
-    "--color-text-info": "--bs-info",
-    "--color-border-primary": "--bs-border-color",
-    "--color-ring-primary": "--bs-primary",
-    "--font-sans": "--bs-body-font-family",
-    "--font-mono": "--bs-font-monospace",
-    "--border-radius-sm": "--bs-border-radius-sm",
-    "--border-radius-md": "--bs-border-radius",
-    "--border-radius-lg": "--bs-border-radius-lg",
-    "--border-width-regular": "--bs-border-width",
+    "--color-background-primary": "--body-bg",
+    "--color-background-secondary": "--secondary-bg",
+    "--color-background-tertiary": "--tertiary-bg",
+    "--color-text-primary": "--body-color",
+    "--color-text-secondary": "--secondary-color",
+    "--color-text-tertiary": "--tertiary-color",
+    "--color-text-danger": "--danger",
+    "--color-text-success": "--success",
+    "--color-text-warning": "--warning",
+    "--color-text-info": "--info",
+    "--color-border-primary": "--border-color",
+    "--color-ring-primary": "--primary",
+    "--font-sans": "--body-font-family",
+    "--font-mono": "--font-monospace",
+    "--border-radius-sm": "--border-radius-sm",
+    "--border-radius-md": "--border-radius",
+    "--border-radius-lg": "--border-radius-lg",
+    "--border-width-regular": "--border-width",
 });
 
 /** An Odoo language code as BCP 47: "fr_BE" -> "fr-BE", "sr@latin" -> "sr-Latn"; a BCP 47 tag
