@@ -25,5 +25,5 @@ module.exports = [
             "no-use-before-define": ["error", {functions: false, classes: false, variables: false}],
         },
     },
-    {ignores: ["node_modules/**", ".venv/**"]},
+    {ignores: ["node_modules/**", ".venv/**", "static/lib/**"]},
 ];

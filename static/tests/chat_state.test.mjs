@@ -51,6 +51,17 @@ function sequence(first = 1) {
                 error_message: code && `${code} happened`,
                 duration_ms: ms,
             }),
+        input: (id, args, extra = {}) =>
+            next("tool_input", {
+                id,
+                name: "charts__bar",
+                tool: "bar",
+                title: "Bar chart",
+                server: "Charts",
+                app: "ui://charts/bar.html",
+                arguments: args,
+                ...extra,
+            }),
         approval: (...ids) =>
             next("approval_required", {
                 calls: ids.map((id) => ({
@@ -178,6 +189,7 @@ describe("a streamed turn", () => {
                         arguments: {query: "call_a"},
                         round: 1,
                         icon: null,
+                        app: null,
                         status: "error",
                         durationMs: 30000,
                         result: {
@@ -204,6 +216,7 @@ describe("a streamed turn", () => {
                         arguments: {query: "call_b"},
                         round: 1,
                         icon: null,
+                        app: null,
                         status: "done",
                         durationMs: 120,
                         result: {
@@ -970,5 +983,107 @@ describe("a turn waiting for a sign-in", () => {
             null,
             "a reload forgets what was clicked: the card asks again"
         );
+    });
+});
+
+describe("a tool rendered by an app", () => {
+    const APP = "ui://charts/bar.html";
+
+    test("streamed arguments open a preparing block that the tool_call then runs, once", () => {
+        const e = sequence();
+        let state = play(asked("Chart my sales"), [e.start(), e.round(1)]);
+        state = play(state, [e.input("c1", {title: "Sal"})]);
+        assert.deepEqual(
+            tools(state).map((b) => [b.id, b.status, b.app, b.arguments, b.expanded]),
+            [["c1", "preparing", APP, {title: "Sal"}, true]]
+        );
+        assert.equal(state.status, "thinking");
+        state = play(state, [e.input("c1", {title: "Sales", values: [1]})]);
+        assert.deepEqual(tools(state)[0].arguments, {title: "Sales", values: [1]});
+
+        state = play(state, [
+            e.call("c1", "bar", {app: APP, arguments: {title: "Sales", values: [1, 2]}}),
+        ]);
+        assert.equal(tools(state).length, 1);
+        assert.deepEqual(
+            [tools(state)[0].status, tools(state)[0].arguments, tools(state)[0].key],
+            ["running", {title: "Sales", values: [1, 2]}, "1:c1"]
+        );
+        assert.equal(state.status, "running_tools");
+
+        state = play(state, [e.result("c1")]);
+        assert.equal(tools(state)[0].status, "done");
+    });
+
+    test("a block the user collapsed while it was prepared stays collapsed when it runs", () => {
+        const e = sequence();
+        let state = play(asked("Chart"), [e.start(), e.input("c1", {})]);
+        state = toggleTool(state, "1:c1");
+        state = play(state, [e.call("c1", "bar", {app: APP})]);
+        assert.equal(tools(state)[0].expanded, false);
+    });
+
+    test("a tool_input after its tool_call changes nothing", () => {
+        const e = sequence();
+        const state = play(asked("Chart"), [
+            e.start(),
+            e.call("c1", "bar", {app: APP, arguments: {title: "Final"}}),
+            e.input("c1", {title: "Fin"}),
+        ]);
+        assert.deepEqual(tools(state)[0].arguments, {title: "Final"});
+        assert.equal(tools(state)[0].status, "running");
+    });
+
+    test("a tool without an app has no app and starts collapsed", () => {
+        const e = sequence();
+        const state = play(asked("Go"), [e.start(), e.call("a", "find_leads")]);
+        assert.deepEqual([tools(state)[0].app, tools(state)[0].expanded], [null, false]);
+    });
+
+    test("stopping while the model still writes a call's arguments ends that block too", () => {
+        const e = sequence();
+        const state = stopped(play(asked("Chart"), [e.start(), e.round(1), e.input("c1", {})]));
+        assert.deepEqual(
+            [tools(state)[0].status, tools(state)[0].result.interrupted],
+            ["error", "stopped"]
+        );
+    });
+
+    test("a message an app sent names the app, live and when the conversation is reopened", () => {
+        const live = userMessage(initialChatState(), "Show May", {
+            callId: "c1",
+            title: "Bar chart",
+        });
+        assert.deepEqual(live.messages.at(-1), {
+            role: "user",
+            text: "Show May",
+            app: {callId: "c1", title: "Bar chart"},
+        });
+        const reloaded = fromHistory(
+            [
+                {role: "user", text: "Chart", seq: 0},
+                {role: "user", text: "Show May", seq: 0, app: {call_id: "c1", title: "Bar chart"}},
+            ],
+            []
+        );
+        assert.deepEqual(
+            reloaded.messages.map((m) => m.app ?? null),
+            [null, {callId: "c1", title: "Bar chart"}]
+        );
+    });
+
+    test("a reopened conversation shows the app's block as the stream did", () => {
+        const e = sequence();
+        const events = [
+            e.start(),
+            e.round(1),
+            e.input("c1", {title: "S"}),
+            e.call("c1", "bar", {app: APP}),
+            e.result("c1"),
+            e.done(1),
+        ];
+        const live = play(asked("Chart"), events);
+        const reloaded = fromHistory([{role: "user", text: "Chart", seq: 0}], events);
+        assert.deepEqual(reloaded.messages, live.messages);
     });
 });

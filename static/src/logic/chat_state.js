@@ -34,6 +34,11 @@ import {FAILED_CALL_STATUS} from "./turn_protocol.js";
  * not replaced, when the turn resumes after an approval, a sign-in or a confirmation. Tool blocks
  * carry `key`, unique in the conversation (call ids are only unique within a turn), for t-key and
  * toggleTool.
+ *
+ * A tool whose server renders it as an app (`app`, its ui:// URI) may have its block before its
+ * tool_call: `tool_input` events carry the arguments the model has streamed so far, and the block
+ * shows as "preparing" until the tool_call makes it run with the complete arguments. A user
+ * message an app sent carries `app` ({ callId, title }): the call whose app sent it.
  */
 
 const STREAMING = new Set(["thinking", "running_tools"]);
@@ -61,10 +66,12 @@ export function eventFromSse(message) {
     return {type: message.event, ...message.data, seq: message.id};
 }
 
-export function userMessage(state, text) {
+/** `app`: { callId, title } when an app sent the message in the user's name. */
+export function userMessage(state, text, app = null) {
+    const message = app ? {role: "user", text, app} : {role: "user", text};
     return {
         ...state,
-        messages: [...state.messages, {role: "user", text}],
+        messages: [...state.messages, message],
         status: "thinking",
         round: 0,
         pendingApproval: null,
@@ -89,7 +96,7 @@ export function reduce(state, event) {
 
 /**
  * Rebuild the view of a stored conversation. `messages`: its user messages as { role: "user", text,
- * seq }, where `seq` places the message before every event whose seq is greater (the message's own
+ * seq, app? } (app: { call_id, title } when an app sent it), where `seq` places the message before every event whose seq is greater (the message's own
  * sequence number, or that of the last event before it); messages of other roles are ignored, the
  * events carry everything else. `events`: the persisted events in order.
  */
@@ -99,14 +106,19 @@ export function fromHistory(messages, events) {
     let next = 0;
     for (const event of events) {
         for (; next < users.length && users[next].seq < event.seq; next++) {
-            state = userMessage(state, users[next].text);
+            state = storedUserMessage(state, users[next]);
         }
         state = reduce(state, event);
     }
     for (; next < users.length; next++) {
-        state = userMessage(state, users[next].text);
+        state = storedUserMessage(state, users[next]);
     }
     return state;
+}
+
+function storedUserMessage(state, message) {
+    const app = message.app ? {callId: message.app.call_id, title: message.app.title} : null;
+    return userMessage(state, message.text, app);
 }
 
 /** The user asked to stop one running call (the server answers with its CANCELLED result). */
@@ -226,11 +238,34 @@ const HANDLERS = {
         return {...state, messages};
     },
 
+    tool_input(state, event) {
+        const messages = appendToAnswer(state.messages, (parts, index) => {
+            const block = parts.find((part) => part.kind === "tool" && part.id === event.id);
+            if (!block) {
+                return [...parts, {...toolBlock(event, index), status: "preparing"}];
+            }
+            // a tool_input that comes after the call's tool_call is stale
+            const update = (part) =>
+                part === block && part.status === "preparing"
+                    ? {...part, arguments: event.arguments}
+                    : part;
+            return parts.map(update);
+        });
+        return {...state, messages};
+    },
+
     tool_call(state, event) {
-        const messages = appendToAnswer(state.messages, (parts, index) => [
-            ...parts,
-            toolBlock(event, index),
-        ]);
+        const messages = appendToAnswer(state.messages, (parts, index) => {
+            const prepared = parts.find(
+                (part) =>
+                    part.kind === "tool" && part.id === event.id && part.status === "preparing"
+            );
+            if (!prepared) {
+                return [...parts, toolBlock(event, index)];
+            }
+            const started = {...toolBlock(event, index), expanded: prepared.expanded};
+            return parts.map((part) => (part === prepared ? started : part));
+        });
         return {...state, messages, status: "running_tools"};
     },
 
@@ -363,12 +398,14 @@ function toolBlock(event, messageIndex) {
         title: event.title,
         server: event.server,
         arguments: event.arguments,
-        round: event.round,
+        round: event.round ?? null,
         icon: event.icon ?? null,
+        app: event.app ?? null,
         status: "running",
         durationMs: null,
         result: null,
-        expanded: false,
+        // an app is what the call shows: it is open from the start
+        expanded: Boolean(event.app),
         progress: null,
         logs: [],
         cancelling: false,
@@ -399,11 +436,12 @@ function withResult(part, event) {
     };
 }
 
-/** Calls still running when the turn ends are marked with why (`interrupted`: "stopped" by the
- * user, or ended by an "error"); the widget words it in the user's language. */
+/** Calls still running (or still being prepared by the model) when the turn ends are marked with
+ * why (`interrupted`: "stopped" by the user, or ended by an "error"); the widget words it in the
+ * user's language. */
 function interruptRunning(messages, interrupted) {
     return mapCurrentTools(messages, (part) =>
-        part.status === "running"
+        part.status === "running" || part.status === "preparing"
             ? {
                   ...part,
                   status: "error",

@@ -32,6 +32,7 @@ import {PromptSource} from "../composer/prompt_source";
 import {ResourceSource} from "../composer/resource_source";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
+import {AppMessages} from "./app_messages";
 import {CallRequests} from "./call_requests";
 import {PauseDialogs} from "./pause_dialogs";
 import {SignInCard} from "../sign_in_card/sign_in_card";
@@ -85,6 +86,7 @@ export class ChatAction extends Component {
         this.promptSource = new PromptSource(() => this.conversationParams());
         this.prompts = useState(this.promptSource.state);
         this.resourceSource = new ResourceSource(() => this.conversationParams());
+        this.appMessages = new AppMessages(this);
         this.turns = new TurnStream({
             chat: () => this.state.chat,
             apply: (event) => this.apply(event),
@@ -389,25 +391,25 @@ export class ChatAction extends Component {
         return params;
     }
 
-    /** `requestKey`: the name of a message sent again in place of one that may have been stored. */
-    async send(text, {requestKey = newRequestKey()} = {}) {
+    /** `requestKey`: the name of a message sent again in place of one that may have been stored;
+     * `app`: { callId, title } of the app that sends the message in the user's name. */
+    async send(text, {requestKey = newRequestKey(), app = null} = {}) {
         if (!text.trim() || !this.canSend) {
             return;
         }
         const before = this.state.chat;
         this.stickToBottom = true;
-        this.setChat(userMessage(before, text));
+        this.setChat(userMessage(before, text, app));
         let storedIn = null;
         const refused = (error) => {
             storedIn = error.code === ALREADY_RECEIVED ? error.conversation_id : null;
             return Boolean(storedIn);
         };
-        await this.turns.run(
-            "message",
-            STREAM_URL,
-            {...this.conversationParams(), message: text, request_key: requestKey},
-            {before, refused}
-        );
+        const body = {...this.conversationParams(), message: text, request_key: requestKey};
+        if (app) {
+            body.app_call_id = app.callId;
+        }
+        await this.turns.run("message", STREAM_URL, body, {before, refused});
         if (storedIn && this.alive) {
             await this.openConversation(storedIn, {push: storedIn !== before.conversationId});
         }

@@ -1,11 +1,13 @@
 /** @odoo-module */
 import {Component, markup} from "@odoo/owl";
+import {_t} from "@web/core/l10n/translation";
 
 import {renderMarkdown} from "@ai_mcp/logic/markdown";
 import {ToolBlock} from "../tool_block/tool_block";
 
 /**
- * The conversation's messages (chat_state.js `messages`): the user's as plain text, the
+ * The conversation's messages (chat_state.js `messages`): the user's as plain text (with the app
+ * that sent it, when an app did), the
  * assistant's answers as their parts in stream order, text as safe markdown and tool calls as
  * ToolBlocks. renderMarkdown escapes every character of the model's text, so its output is the
  * only HTML marked safe here.
@@ -20,10 +22,16 @@ export class MessageList extends Component {
         onCancelTool: {type: Function, optional: true},
         onAnswerTool: {type: Function, optional: true},
         onOpenResource: {type: Function, optional: true},
+        conversationId: {type: [Number, {value: null}], optional: true},
+        onAppMessage: {type: Function, optional: true},
     };
 
     markdown(text) {
         return markup(renderMarkdown(text));
+    }
+
+    viaApp(message) {
+        return _t("via %(app)s", {app: message.app.title || _t("an app")});
     }
 
     partKey(part, index) {

@@ -3,10 +3,12 @@ import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
 import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/logic/chat_view";
+import {AppFrame} from "../app_frame/app_frame";
 import {ElicitationCard} from "../elicitation_card/elicitation_card";
 import {ToolResult} from "../tool_result/tool_result";
 
 const STATUS_ICONS = {
+    preparing: "fa fa-pencil text-muted",
     running: "fa fa-circle-o-notch fa-spin text-primary",
     waiting: "fa fa-pause-circle-o text-muted",
     pending_approval: "fa fa-hand-paper-o text-warning",
@@ -26,11 +28,13 @@ const INTERRUPTED = {
  * One tool call of an answer (a "tool" part of chat_state.js): a header with the tool's title,
  * server, status and duration that expands to the arguments and the result. While the call runs
  * it shows the server's progress and a stop control; the server's log messages are listed in the
- * expanded block.
+ * expanded block. A call rendered by an app shows the app (AppFrame) below its arguments, from
+ * the moment the model starts writing them; the app stays loaded, hidden, while the block is
+ * collapsed for a moment.
  */
 export class ToolBlock extends Component {
     static template = "ai_mcp.ToolBlock";
-    static components = {ElicitationCard, ToolResult};
+    static components = {AppFrame, ElicitationCard, ToolResult};
     static props = {
         block: Object,
         paused: {type: Boolean, optional: true},
@@ -38,6 +42,8 @@ export class ToolBlock extends Component {
         onCancel: {type: Function, optional: true},
         onAnswer: {type: Function, optional: true},
         onOpenResource: {type: Function, optional: true},
+        conversationId: {type: [Number, {value: null}], optional: true},
+        onAppMessage: {type: Function, optional: true},
     };
 
     /** The shown status: a call that was not started because its round waits for an approval is
@@ -54,6 +60,7 @@ export class ToolBlock extends Component {
 
     get statusLabel() {
         const labels = {
+            preparing: _t("Preparing"),
             running: _t("Running"),
             waiting: _t("Waiting"),
             pending_approval: _t("Awaiting approval"),

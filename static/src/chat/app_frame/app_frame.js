@@ -1,0 +1,314 @@
+/** @odoo-module */
+import {Component, onMounted, onWillUnmount, toRaw, useEffect, useRef, useState} from "@odoo/owl";
+import {cookie} from "@web/core/browser/cookie";
+import {_t} from "@web/core/l10n/translation";
+import {user} from "@web/core/user";
+import {useService} from "@web/core/utils/hooks";
+
+import {
+    clampHeight,
+    hostCapabilities,
+    hostContext,
+    shouldTearDown,
+    styleVariables,
+    TEARDOWN_AFTER_MS,
+} from "@ai_mcp/logic/app_host";
+import {AppRequests} from "./app_requests";
+import {AppSession, loadBridge} from "./app_session";
+
+/** The frame runs the sandbox page with an opaque origin: never allow-same-origin. */
+const SANDBOX =
+    "allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals";
+/** The fullscreen overlay's header, in pixels (app_frame.scss). */
+const HEADER_HEIGHT = 48;
+const FIRST_HEIGHT = 200;
+/** How long an app may take to answer ui/initialize once its page loads, in milliseconds. */
+const START_LIMIT_MS = 30_000;
+
+/**
+ * The MCP app of a tool call, in the call's block: a frame on the Odoo server's sandbox page, into
+ * which the page loads the app's HTML, and the bridge (app_session.js) through which the app hears
+ * of its call and asks the host for things (app_requests.js). It opens when its block is first
+ * expanded, from what the server stored for the call, so a reopened conversation shows its apps
+ * without calling any tool again; it is torn down when its block stays collapsed for a minute (and
+ * shown again on expanding), when the chat leaves the conversation, and when the page goes away.
+ *
+ * Fullscreen is the same element styled over the window: the frame is never moved in the
+ * document, which would reload the app.
+ *
+ * data-state: loading, ready, error (`.o_ai_mcp_app_error` says why) or closed.
+ */
+export class AppFrame extends Component {
+    static template = "ai_mcp.AppFrame";
+    static props = {
+        block: Object,
+        conversationId: {type: [Number, {value: null}], optional: true},
+        onAppMessage: {type: Function, optional: true},
+    };
+
+    setup() {
+        this.dialog = useService("dialog");
+        this.state = useState({
+            phase: "closed", // loading, ready, error or closed
+            error: null,
+            closedByApp: false,
+            displayMode: "inline",
+            height: FIRST_HEIGHT,
+            toolTitle: null,
+            prefersBorder: false,
+        });
+        this.rootRef = useRef("root");
+        this.holderRef = useRef("holder");
+        this.alive = true;
+        this.info = null; // the /ai_mcp/app/open answer, kept out of the state: it is posted to
+        // the frame, and a reactive proxy cannot be
+        this.session = null;
+        this.frame = null;
+        this.inlineWidth = 0;
+        this.generation = 0;
+        this.collapsedSince = null;
+        this.teardownTimer = null;
+        this.startTimer = null;
+        this.requests = new AppRequests({
+            dialog: this.dialog,
+            params: () => ({
+                conversation_id: this.props.conversationId,
+                call_id: this.props.block.id,
+            }),
+            title: () => this.title,
+            sendMessage: (text) => this.sendMessage(text),
+        });
+        const onPageHide = () => this.close("page closed", {wait: 0});
+        const onKey = (event) => {
+            if (event.key === "Escape" && this.state.displayMode === "fullscreen") {
+                this.setDisplayMode("inline");
+            }
+        };
+        const onResize = () => {
+            if (this.props.block.expanded) {
+                this.session?.setContext(this.context());
+            }
+        };
+        onMounted(() => {
+            window.addEventListener("pagehide", onPageHide);
+            window.addEventListener("keydown", onKey);
+            window.addEventListener("resize", onResize);
+        });
+        useEffect(
+            () => this.follow(),
+            () => {
+                const block = this.props.block;
+                return [block.expanded, block.status, block.arguments, block.result];
+            }
+        );
+        onWillUnmount(() => {
+            this.alive = false;
+            window.removeEventListener("pagehide", onPageHide);
+            window.removeEventListener("keydown", onKey);
+            window.removeEventListener("resize", onResize);
+            this.close("conversation closed", {wait: 0});
+        });
+    }
+
+    get title() {
+        const block = this.props.block;
+        return this.state.toolTitle || block.title || block.tool || _t("App");
+    }
+
+    get fullscreen() {
+        return this.state.displayMode === "fullscreen";
+    }
+
+    get holderStyle() {
+        return this.fullscreen ? "" : `height: ${this.state.height}px`;
+    }
+
+    /** The block changed: open or tear down the app as it is shown or hidden, tell it the news. */
+    follow() {
+        const block = this.props.block;
+        if (!block.expanded && this.state.closedByApp) {
+            this.state.closedByApp = false; // expanding it again shows it again
+        }
+        if (block.expanded) {
+            this.collapsedSince = null;
+            clearTimeout(this.teardownTimer);
+            const closed = this.state.phase === "closed" && !this.state.closedByApp;
+            if (closed && this.props.conversationId) {
+                this.start();
+            }
+        } else if (this.session && this.collapsedSince === null) {
+            this.collapsedSince = Date.now();
+            clearTimeout(this.teardownTimer);
+            this.teardownTimer = setTimeout(() => this.tearDownIfHidden(), TEARDOWN_AFTER_MS + 1);
+        }
+        this.session?.sync();
+    }
+
+    tearDownIfHidden() {
+        if (shouldTearDown(this.collapsedSince, Date.now())) {
+            this.close("hidden");
+        }
+    }
+
+    // -- opening and closing -------------------------------------------------------------------
+
+    async start() {
+        const generation = ++this.generation;
+        Object.assign(this.state, {phase: "loading", error: null, closedByApp: false});
+        let info;
+        try {
+            [info] = await Promise.all([this.requests.open(), loadBridge()]);
+        } catch (error) {
+            this.fail(
+                generation,
+                _t("The app could not be opened: %(error)s", {error: error.message})
+            );
+            return;
+        }
+        if (generation !== this.generation) {
+            return;
+        }
+        if (info?.error) {
+            this.fail(generation, info.error.message || info.error.code);
+            return;
+        }
+        this.info = info;
+        this.state.toolTitle = info.tool?.title || info.tool?.name || null;
+        this.state.prefersBorder = info.prefers_border === true;
+        const frame = document.createElement("iframe");
+        frame.className = "o_ai_mcp_app_frame";
+        frame.setAttribute("sandbox", SANDBOX);
+        if (info.allow) {
+            frame.setAttribute("allow", info.allow);
+        }
+        frame.title = this.title;
+        this.holderRef.el.replaceChildren(frame);
+        this.frame = frame;
+        this.session = new AppSession({
+            info,
+            requests: this.requests,
+            context: this.context(),
+            capabilities: hostCapabilities({permissions: info.permissions, csp: info.csp}),
+            view: {
+                block: () => toRaw(this.props.block),
+                displayMode: () => this.state.displayMode,
+                setDisplayMode: (mode) => this.setDisplayMode(mode),
+                ready: () => this.ready(generation),
+                resize: (height) => this.resize(height),
+                closeRequested: () => this.close("requested by the app", {byApp: true}),
+            },
+        });
+        try {
+            await this.session.connect(frame.contentWindow);
+        } catch (error) {
+            this.fail(
+                generation,
+                _t("The app could not be opened: %(error)s", {error: error.message})
+            );
+            return;
+        }
+        // the page announces itself once loaded: the bridge listens before it loads
+        frame.src = info.sandbox_url;
+        this.startTimer = setTimeout(() => {
+            if (generation === this.generation && this.state.phase === "loading") {
+                this.fail(
+                    generation,
+                    _t("The app did not start within %(seconds)s seconds.", {
+                        seconds: START_LIMIT_MS / 1000,
+                    })
+                );
+            }
+        }, START_LIMIT_MS);
+    }
+
+    ready(generation) {
+        if (generation === this.generation) {
+            clearTimeout(this.startTimer);
+            this.state.phase = "ready";
+        }
+    }
+
+    fail(generation, message) {
+        if (generation !== this.generation || !this.alive) {
+            return;
+        }
+        this.session?.teardown("error", {wait: 0});
+        this.session = null;
+        this.removeFrame();
+        Object.assign(this.state, {phase: "error", error: message, displayMode: "inline"});
+    }
+
+    /** Tears the app down (waiting a moment for it to clean up, unless `wait` is 0) and removes
+     * its frame. */
+    async close(reason, {wait, byApp = false} = {}) {
+        const session = this.session;
+        const generation = ++this.generation;
+        this.session = null;
+        this.collapsedSince = null;
+        clearTimeout(this.teardownTimer);
+        clearTimeout(this.startTimer);
+        if (session) {
+            await session.teardown(reason, wait === undefined ? {} : {wait});
+        }
+        if (generation === this.generation && this.alive) {
+            this.removeFrame();
+            Object.assign(this.state, {phase: "closed", closedByApp: byApp, displayMode: "inline"});
+        }
+    }
+
+    removeFrame() {
+        this.frame?.remove();
+        this.frame = null;
+    }
+
+    retry() {
+        this.start();
+    }
+
+    // -- what the app asks of its container ------------------------------------------------------
+
+    context() {
+        const root = this.rootRef.el;
+        if (root && !root.classList.contains("o_ai_mcp_app_fullscreen")) {
+            this.inlineWidth = root.clientWidth; // the chat column's width, measured while inline
+        }
+        return hostContext({
+            colorScheme: cookie.get("color_scheme"),
+            lang: user.lang,
+            timeZone: user.tz || Intl.DateTimeFormat().resolvedOptions().timeZone,
+            displayMode: this.state.displayMode,
+            inlineWidth: this.inlineWidth,
+            viewport: {width: window.innerWidth, height: window.innerHeight},
+            headerHeight: HEADER_HEIGHT,
+            styles: styleVariables((name) =>
+                getComputedStyle(document.body).getPropertyValue(name)
+            ),
+            tool: this.info?.tool ?? null,
+        });
+    }
+
+    setDisplayMode(mode) {
+        if (mode !== this.state.displayMode) {
+            this.state.displayMode = mode;
+            this.session?.setContext(this.context());
+        }
+    }
+
+    resize(height) {
+        const clamped = clampHeight(height);
+        if (clamped !== null) {
+            this.state.height = clamped;
+        }
+    }
+
+    /** A ui/message: the chat sends it as the user's, naming the app; null when sent, else why not. */
+    async sendMessage(text) {
+        if (!this.props.onAppMessage) {
+            return _t("This chat cannot take messages from apps.");
+        }
+        if (this.fullscreen) {
+            this.setDisplayMode("inline"); // the user sees the message and its answer
+        }
+        return this.props.onAppMessage({callId: this.props.block.id, title: this.title, text});
+    }
+}
