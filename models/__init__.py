@@ -1,6 +1,7 @@
 from . import ai_secret_mixin
 from . import cloud_service
 from . import mcp_server
+from . import mcp_server_app
 from . import mcp_server_spec
 from . import mcp_server_sync
 from . import mcp_server_oauth

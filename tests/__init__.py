@@ -28,3 +28,4 @@ from . import test_chat_resources
 from . import test_oauth_sign_in
 from . import test_call_requests
 from . import test_oauth_refresh
+from . import test_app_permissions
