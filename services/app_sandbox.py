@@ -149,6 +149,8 @@ class SandboxPolicy(BaseModel):
 
     csp: AppCsp = AppCsp()
     permissions: tuple[str, ...] = ()
+    # (directive, domain) of each declared domain left out, for the log
+    dropped: tuple[tuple[str, str], ...] = ()
 
     def content_security_policy(self) -> str:
         """The app's CSP. No source is 'self': the sandbox page is served from Odoo's URL, and
@@ -178,24 +180,19 @@ class SandboxPolicy(BaseModel):
         return "; ".join(ALLOW_NAMES[name] for name in self.permissions)
 
 
-def sandbox_policy(app: AppResource, granted: Iterable[str], own_origins: Iterable[str], server: str) -> SandboxPolicy:
-    """What `app` of `server` runs under: its declared domains that are plain origins other than
-    Odoo's (`own_origins`: Odoo's URLs), and the permissions `granted` to it (those it asked for
-    that its server allows). A dropped domain is logged with the server and the app."""
+def sandbox_policy(app: AppResource, granted: Iterable[str], own_origins: Iterable[str]) -> SandboxPolicy:
+    """What `app` runs under: its declared domains that are plain origins other than Odoo's
+    (`own_origins`: Odoo's URLs), and the permissions `granted` to it (those it asked for that its
+    server allows)."""
     own = [origin for origin in (_origin(url) for url in own_origins) if origin]
+    dropped: list[tuple[str, str]] = []
 
     def kept(domains: tuple[str, ...], directive: str) -> tuple[str, ...]:
         result = []
         for domain in domains:
             source = checked_source(domain, own)
             if source is None:
-                _logger.warning(
-                    "MCP App domain dropped: server=%s app=%s directive=%s domain=%r",
-                    server,
-                    app.uri,
-                    directive,
-                    domain,
-                )
+                dropped.append((directive, domain))
             elif source not in result:
                 result.append(source)
         return tuple(result)
@@ -209,7 +206,16 @@ def sandbox_policy(app: AppResource, granted: Iterable[str], own_origins: Iterab
             base_uri_domains=kept(app.csp.base_uri_domains, "base-uri"),
         ),
         permissions=tuple(name for name in app.permissions if name in granted),
+        dropped=tuple(dropped),
     )
+
+
+def log_dropped(policy: SandboxPolicy, app: AppResource, server: str) -> None:
+    """Say in the log which declared domains of `app` of `server` its policy left out, and where."""
+    for directive, domain in policy.dropped:
+        _logger.warning(
+            "MCP App domain dropped: server=%s app=%s directive=%s domain=%r", server, app.uri, directive, domain
+        )
 
 
 def checked_source(domain: str, own: Sequence[tuple[str, str, int]]) -> str | None:

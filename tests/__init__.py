@@ -29,3 +29,4 @@ from . import test_oauth_sign_in
 from . import test_call_requests
 from . import test_oauth_refresh
 from . import test_app_permissions
+from . import test_app_open

@@ -15,7 +15,7 @@ from conftest import ManualClock, http_spec
 from mcp import types as mcp_types
 
 from services.app_results import call_tool_result
-from services.app_sandbox import MAX_APP_HTML, AppCache, AppCsp, AppResource, app_resource, sandbox_policy
+from services.app_sandbox import MAX_APP_HTML, AppCache, AppCsp, AppResource, app_resource, log_dropped, sandbox_policy
 from services.errors import McpError
 from services.hub import McpHub
 from services.server_spec import build_server_spec
@@ -92,7 +92,7 @@ def test_what_is_not_an_app_is_refused_naming_the_uri_and_the_type() -> None:
 
 
 def test_the_csp_of_an_app_that_declares_nothing_reaches_nowhere_and_never_self() -> None:
-    policy = sandbox_policy(AppResource(uri="ui://a", html=""), [], ODOO, "S")
+    policy = sandbox_policy(AppResource(uri="ui://a", html=""), [], ODOO)
     assert policy.content_security_policy() == (
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
         "font-src data:; media-src data: blob:; connect-src 'none'; frame-src 'none'; object-src 'none'; "
@@ -112,7 +112,7 @@ def test_declared_domains_go_where_they_are_declared_for() -> None:
             base_uri_domains=("https://base.example.com",),
         ),
     )
-    csp = sandbox_policy(app, [], ODOO, "S").content_security_policy()
+    csp = sandbox_policy(app, [], ODOO).content_security_policy()
     assert "script-src 'unsafe-inline' https://cdn.example.com;" in csp
     assert "img-src data: blob: https://cdn.example.com;" in csp
     assert "font-src data: https://cdn.example.com;" in csp
@@ -146,11 +146,13 @@ def test_declared_domains_go_where_they_are_declared_for() -> None:
 )
 def test_anything_but_a_plain_origin_is_dropped_and_logged(domain: str, caplog: pytest.LogCaptureFixture) -> None:
     app = AppResource(uri="ui://board/app.html", html="", csp=AppCsp(connect_domains=(domain,)))
-    with caplog.at_level(logging.WARNING, logger="services.app_sandbox"):
-        policy = sandbox_policy(app, [], ODOO, "Board server")
+    policy = sandbox_policy(app, [], ODOO)
     assert policy.csp.connect_domains == ()
     assert "connect-src 'none'" in policy.content_security_policy()
-    assert "server=Board server app=ui://board/app.html directive=connect" in caplog.text
+    assert policy.dropped == (("connect", domain),)
+    with caplog.at_level(logging.WARNING, logger="services.app_sandbox"):
+        log_dropped(policy, app, "Board server")
+    assert f"server=Board server app=ui://board/app.html directive=connect domain={domain!r}" in caplog.text
 
 
 @pytest.mark.parametrize(
@@ -166,7 +168,7 @@ def test_anything_but_a_plain_origin_is_dropped_and_logged(domain: str, caplog: 
 )
 def test_no_source_may_reach_odoo(domain: str) -> None:
     app = AppResource(uri="ui://a", html="", csp=AppCsp(connect_domains=(domain,), resource_domains=(domain,)))
-    policy = sandbox_policy(app, [], ODOO, "S")
+    policy = sandbox_policy(app, [], ODOO)
     assert policy.csp == AppCsp()
 
 
@@ -178,12 +180,12 @@ def test_other_ports_schemes_and_hosts_of_odoos_neighbourhood_are_kept() -> None
         "http://localhost:3000",
     )
     app = AppResource(uri="ui://a", html="", csp=AppCsp(connect_domains=(*kept, "HTTPS://CDN.example.com/")))
-    assert sandbox_policy(app, [], ODOO, "S").csp.connect_domains == (*kept, "https://cdn.example.com")
+    assert sandbox_policy(app, [], ODOO).csp.connect_domains == (*kept, "https://cdn.example.com")
 
 
 def test_an_app_gets_the_permissions_it_asked_for_that_were_granted() -> None:
     app = AppResource(uri="ui://a", html="", permissions=("camera", "microphone", "clipboardWrite"))
-    policy = sandbox_policy(app, ["clipboardWrite", "geolocation", "camera"], ODOO, "S")
+    policy = sandbox_policy(app, ["clipboardWrite", "geolocation", "camera"], ODOO)
     assert policy.permissions == ("camera", "clipboardWrite")
     assert policy.allow() == "camera; clipboard-write"
 
