@@ -20,6 +20,7 @@ from . import ai_conversation_prompt
 from . import ai_conversation_resource
 from . import ai_conversation_app
 from . import ai_conversation_app_call
+from . import ai_conversation_app_context
 from . import ai_message
 from . import ai_conversation_event
 from . import discuss_channel

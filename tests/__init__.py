@@ -31,3 +31,4 @@ from . import test_oauth_refresh
 from . import test_app_permissions
 from . import test_app_open
 from . import test_app_call_tool
+from . import test_app_context
