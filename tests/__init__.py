@@ -32,3 +32,4 @@ from . import test_app_permissions
 from . import test_app_open
 from . import test_app_call_tool
 from . import test_app_context
+from . import test_app_sandbox_browser
