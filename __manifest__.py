@@ -44,6 +44,7 @@
         "views/ai_tool_call_views.xml",
         "views/ai_tool_preset_views.xml",
         "views/mcp_server_preset_views.xml",
+        "views/app_sandbox_templates.xml",
     ],
     "assets": {
         "web.assets_backend": [

@@ -1,3 +1,4 @@
 from . import chat
 from . import hub_stats
 from . import oauth
+from . import app

@@ -34,8 +34,9 @@ class ChatController(http.Controller):
 
     @http.route("/ai_mcp/chat/stream", type="http", auth="user", methods=["POST"], csrf=False)
     def chat_stream(self, **_query):
-        """{assistant_id, conversation_id?, cloud_service_id?, message, request_key?} -> the turn's
-        events. A start sent again with the same request_key after all is refused ALREADY_RECEIVED."""
+        """{assistant_id, conversation_id?, cloud_service_id?, message, request_key?, app_call_id?} ->
+        the turn's events. A start sent again with the same request_key after all is refused
+        ALREADY_RECEIVED. `app_call_id`: the call whose app sends the message (ui/message)."""
         try:
             self._check_csrf()
             body = self._json_body()
@@ -45,6 +46,7 @@ class ChatController(http.Controller):
                 conversation_id=body.get("conversation_id"),
                 cloud_service_id=body.get("cloud_service_id"),
                 request_key=body.get("request_key"),
+                app_call_id=body.get("app_call_id"),
             )
         except ChatRefused as refusal:
             return _refuse(refusal)

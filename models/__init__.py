@@ -1,6 +1,7 @@
 from . import ai_secret_mixin
 from . import cloud_service
 from . import mcp_server
+from . import mcp_server_app
 from . import mcp_server_spec
 from . import mcp_server_sync
 from . import mcp_server_oauth
@@ -17,6 +18,9 @@ from . import ai_conversation_call
 from . import ai_conversation_server
 from . import ai_conversation_prompt
 from . import ai_conversation_resource
+from . import ai_conversation_app
+from . import ai_conversation_app_call
+from . import ai_conversation_app_context
 from . import ai_message
 from . import ai_conversation_event
 from . import discuss_channel

@@ -171,7 +171,7 @@ class AiConversation(models.Model):
         events = self.env["ai.conversation.event"].sudo().search([("conversation_id", "=", self.id)], order="seq")
         return {
             "conversation": self._chat_summary(),
-            "messages": [{"role": "user", "text": m.content or "", "seq": m.seq} for m in users],
+            "messages": [_history_message(m) for m in users],
             "events": events._wire(),
         }
 
@@ -217,12 +217,20 @@ class AiConversation(models.Model):
 
     @api.model
     def _chat_send(
-        self, assistant_id, message, conversation_id=None, cloud_service_id=None, channel=None, request_key=None
+        self,
+        assistant_id,
+        message,
+        conversation_id=None,
+        cloud_service_id=None,
+        channel=None,
+        request_key=None,
+        app_call_id=None,
     ):
         """Claims the conversation (a new one when none is given) for a turn answering `message`,
         stores the message, and returns the ChatTurn to run. Raises ChatRefused; ALREADY_RECEIVED,
         naming the conversation, when a message named `request_key` was stored before (a start
-        sent again by a browser that could not tell it had been)."""
+        sent again by a browser that could not tell it had been). `app_call_id`: the call of the
+        conversation whose app sends the message in the user's name."""
         user = self.env.user
         assistant = self._usable_assistant(assistant_id)
         text = message.strip() if isinstance(message, str) else ""
@@ -231,6 +239,8 @@ class AiConversation(models.Model):
         if len(text) > MAX_MESSAGE_CHARS:
             raise ChatRefused.invalid(_("The message is too long (at most %s characters).", MAX_MESSAGE_CHARS))
         self._refuse_received_again(request_key)
+        if app_call_id is not None and not conversation_id:
+            raise ChatRefused.invalid(self.env._("This message names an app that is not in this conversation."))
         if conversation_id:
             conversation = self._chat_own(conversation_id)
             if conversation.assistant_id != assistant:
@@ -248,6 +258,7 @@ class AiConversation(models.Model):
                     "channel_id": channel.id if channel else False,
                 }
             )
+        origin = conversation._app_message_values(app_call_id) if app_call_id is not None else {}
         last_seq = conversation._claim((ConversationState.IDLE,))
         self.env["ai.message"].sudo().create(
             {
@@ -256,6 +267,7 @@ class AiConversation(models.Model):
                 "content": text,
                 "seq": last_seq,
                 "request_key": request_key or False,
+                **origin,
             }
         )
         history = conversation._llm_history(resuming=False)
@@ -350,6 +362,13 @@ class AiConversation(models.Model):
         if not cloud_service_id:
             return self.env["cloud.service"]
         return self._untrusted_record("cloud.service", cloud_service_id, lambda s: s._user_may_use(self.env.user))
+
+
+def _history_message(message):
+    shown = {"role": "user", "text": message.content or "", "seq": message.seq}
+    if message.app_call_id:
+        shown["app"] = {"call_id": message.app_call_id, "title": message.app_title or ""}
+    return shown
 
 
 def _shorten(text):

@@ -82,6 +82,7 @@ class AiConversation(models.Model):
                 sign_in_links=links,
                 declined=frozenset(server._server_key() for server in (declined or ()) if server.exists()),
                 spent=spent,
+                app_contexts=self._app_contexts(),
             )
         except AiMcpError as exc:
             failure = exc

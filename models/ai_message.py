@@ -35,6 +35,9 @@ class AiMessage(models.Model):
     # nothing was stored (a full pool, a proxy that lost the node) carries the same name, and is
     # recognised when it was stored after all instead of being answered twice.
     request_key = fields.Char(index="btree_not_null", copy=False, help="The browser's name for this user message.")
+    # a message the interactive app of a call sent in the user's name
+    app_call_id = fields.Char(string="App Call", help="The call whose app sent this message in the user's name.")
+    app_title = fields.Char(string="App", help="The title of the app that sent this message.")
 
     # -- assistant replies -----------------------------------------------------------------------
     tool_calls = fields.Json(help="The calls the model asked for: [{id, name, arguments}].")
@@ -53,6 +56,10 @@ class AiMessage(models.Model):
     # the user's answer to the question the call's server asked ({elicitation, action, content}),
     # written by whichever worker received it and taken by the worker running the turn
     elicitation_answer = fields.Json(copy=False, groups="base.group_system")
+    # kept on the call's row, not the conversation's: a running turn updates that row all along
+    app_context = fields.Json(
+        copy=False, help="What the call's interactive app last told the model: {title, text, at}."
+    )
 
     @api.depends("role", "tool_name", "seq")
     def _compute_display_name(self):

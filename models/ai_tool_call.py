@@ -1,9 +1,11 @@
-"""Audit and usage of tool calls: one row per tool result a chat turn stored.
+"""Audit and usage of tool calls: one row per tool result a chat turn stored, and per call an app
+made.
 
-Rows are written by the chat runner only (as superuser, in the transaction that stores the
-tool_result event) and removed by the retention cron; nobody edits them. They keep who, where,
-which tool, how long, how it ended and the size of the arguments, never the arguments themselves
-(they may carry secrets the user typed or a preset filled in).
+Rows are written by the chat runner (as superuser, in the transaction that stores the tool_result
+event) and by the app host (ai_conversation_app_call.py), and removed by the retention cron;
+nobody edits them. They keep who, where, which tool, how long, how it ended and the size of the
+arguments, never the arguments themselves (they may carry secrets the user typed or a preset
+filled in).
 """
 
 import json
@@ -53,7 +55,19 @@ class AiToolCall(models.Model):
     tool_id = fields.Many2one("mcp.tool", string="Tool", readonly=True, index=True, ondelete="set null")
     server_name = fields.Char(readonly=True)
     tool_name = fields.Char(string="Tool Name", readonly=True, index=True)
-    call_id = fields.Char(string="Call ID", readonly=True, help="The id the model gave the call.")
+    call_id = fields.Char(
+        string="Call ID",
+        readonly=True,
+        help="The id the model gave the call; for a call an app made, the id of the call that shows the app.",
+    )
+    origin = fields.Selection(
+        [("model", "Model"), ("app", "App")],
+        default="model",
+        required=True,
+        readonly=True,
+        index=True,
+        help="Who asked for the call: the model, or the interactive app of an earlier call (as the user used it).",
+    )
 
     # -- the outcome -------------------------------------------------------------------------------
     status = fields.Selection(STATUSES, required=True, readonly=True, index=True)
@@ -129,6 +143,7 @@ class AiToolCall(models.Model):
             **self._audit_target(conversation_id, server_name, tool_name, {} if known is None else known),
             "date": fields.Datetime.now(),
             "call_id": event.id,
+            "origin": "model",
             "status": status,
             "error_code": event.error_code or False,
             "duration_ms": max(0, int(event.duration_ms or 0)),
@@ -201,9 +216,30 @@ class AiToolCall(models.Model):
             servers.setdefault(server.name, []).append(server.id)
         return servers
 
+    @api.model
+    def _record_app_call(self, conversation, server, tool_name, call_id, arguments, status, error_code, duration_ms):
+        """Log a call the app of call `call_id` of `conversation` made to `tool_name` of `server`."""
+        tool = server.tool_ids.filtered(lambda t: t.name == tool_name)[:1]
+        values = {
+            "user_id": self.env.uid,
+            "assistant_id": conversation.assistant_id.id,
+            "cloud_service_id": conversation.cloud_service_id.id or False,
+            "conversation_id": conversation.id,
+            "server_id": server.id,
+            "tool_id": tool.id or False,
+            "server_name": server.name,
+            "tool_name": tool_name,
+            "call_id": call_id,
+            "origin": "app",
+            "status": status,
+            "error_code": error_code or False,
+            "duration_ms": max(0, int(duration_ms)),
+            "argument_bytes": argument_bytes(arguments),
+        }
+        return self.sudo().create(values)
+
     # -- retention -------------------------------------------------------------------------------
 
-    @api.model
     @api.model
     def _counts_by(self, field, ids):
         """{record id: calls the current user may read} of the records `ids` of `field` (server_id,

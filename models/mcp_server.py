@@ -187,26 +187,6 @@ class McpServer(models.Model):
         "to Odoo's log. Empty: whatever the server sends.",
     )
 
-    # -- MCP Apps --------------------------------------------------------------------------------
-    apps_enabled = fields.Boolean(
-        string="Apps",
-        default=True,
-        help="Show the interactive apps of this server's tools in the chat. Off: the server is not told that the "
-        "chat can show apps, and its tools answer as text only.",
-    )
-    app_allow_camera = fields.Boolean(
-        string="Camera", help="An app of this server that asks for the camera may ask the user for it."
-    )
-    app_allow_microphone = fields.Boolean(
-        string="Microphone", help="An app of this server that asks for the microphone may ask the user for it."
-    )
-    app_allow_geolocation = fields.Boolean(
-        string="Location", help="An app of this server that asks for the user's location may ask the user for it."
-    )
-    app_allow_clipboard_write = fields.Boolean(
-        string="Clipboard", default=True, help="An app of this server that asks to write to the clipboard may do so."
-    )
-
     # -- tools -----------------------------------------------------------------------------------
     tool_ids = fields.One2many("mcp.tool", "server_id", string="Tools")
     tool_count = fields.Integer(compute="_compute_tool_count")

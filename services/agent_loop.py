@@ -21,6 +21,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
+from .app_context import AppContext, prompt_section
 from .call_clock import TurnBudget
 from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError
 from .events import (
@@ -113,6 +114,8 @@ class TurnRequest(BaseModel):
     # seconds of the turn's time limit its earlier runs used, for a resumption after an approval
     # or a sign-in (the pause event's turn_ms): the user's time is never counted
     spent: float = Field(0.0, ge=0)
+    # what the apps shown in the conversation last told the model (app_context.py)
+    app_contexts: tuple[AppContext, ...] = ()
 
 
 async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | None = None) -> AsyncIterator[Event]:
@@ -297,7 +300,7 @@ class _Turn:
         return self._chat_offering
 
     def _system_prompt(self, with_tools: bool) -> str:
-        prompt = self.settings.system_prompt
+        prompt = "\n\n".join(filter(None, [self.settings.system_prompt, prompt_section(self.request.app_contexts)]))
         if self.settings.prompted_tools and with_tools and self.bound.tools:
             described = describe_tools(
                 [

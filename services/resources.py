@@ -13,6 +13,7 @@ import uritemplate
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict
 
+from .app_sandbox import AppResource, app_resource
 from .errors import ErrorCode, McpError
 from .mcp_session import McpSession
 from .tool_result import DISPLAY_BINARY_LIMIT, DISPLAY_TEXT_LIMIT, ResourcePart, truncate
@@ -100,6 +101,13 @@ async def read_resource(session: McpSession, uri: str) -> list[ResourcePart]:
     if not result.contents:
         raise McpError(ErrorCode.MCP_PROTOCOL_ERROR, f"{session.spec.name} returned nothing for {uri}.")
     return [_part(content) for content in result.contents]
+
+
+async def read_app(session: McpSession, uri: str) -> AppResource:
+    """The MCP App `uri` (a ui:// resource) whole, with what its `_meta.ui` asks for: not capped as
+    a resource shown in the chat is, and refused when it is not an app's HTML."""
+    result = await session.send(session.client.read_resource(uri))
+    return app_resource(result, uri, session.spec.name)
 
 
 def _part(content: mcp_types.TextResourceContents | mcp_types.BlobResourceContents) -> ResourcePart:

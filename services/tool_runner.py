@@ -69,16 +69,23 @@ def failed(call: ToolCallEvent, code: ErrorCode, message: str, duration_ms: int 
 
 def check_arguments(tool: BoundTool, call: ToolCallEvent) -> ToolResultEvent | None:
     """Validate against the tool's input schema before anything leaves the process."""
-    validator = _validator(json.dumps(tool.info.input_schema, sort_keys=True))
-    if validator is None:
+    problems = argument_problems(tool.info.input_schema, tool.arguments(call.arguments))
+    if not problems:
         return None
-    errors = sorted(validator.iter_errors(tool.arguments(call.arguments)), key=lambda e: list(e.absolute_path))
-    if not errors:
-        return None
-    details = "; ".join(f"{_path(e)}: {e.message}" for e in errors[:5])
+    details = "; ".join(problems)
     return failed(
         call, ErrorCode.MCP_INVALID_PARAMS, f"Invalid arguments for {call.name}: {details}. Fix them and call again."
     )
+
+
+def argument_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """What is wrong with `arguments` for a tool of input schema `schema`, naming each field
+    (e.g. "arguments.city: 5 is not of type 'string'"), the first five; none when they fit."""
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    if validator is None:
+        return []
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    return [f"{_path(e)}: {e.message}" for e in errors[:5]]
 
 
 @functools.lru_cache(maxsize=2048)

@@ -28,3 +28,8 @@ from . import test_chat_resources
 from . import test_oauth_sign_in
 from . import test_call_requests
 from . import test_oauth_refresh
+from . import test_app_permissions
+from . import test_app_open
+from . import test_app_call_tool
+from . import test_app_context
+from . import test_app_sandbox_browser

@@ -242,3 +242,12 @@ def test_every_server_has_call_limits_after_the_update(upgraded) -> None:
     for server in after["records"]["mcp.server"]:
         for name in ("call_time_cap", "question_timeout"):
             assert server[name] == was[server["id"]].get(name, 600.0), (server["name"], name)
+
+
+def test_tool_calls_audited_before_apps_are_the_models(upgraded) -> None:
+    """Audit rows made before an app could call a tool are the model's calls after the update."""
+    before, after, _log = upgraded
+    was = {call["id"]: call for call in before["records"]["ai.tool.call"]}
+    assert was, "no tool call to compare"
+    for call in after["records"]["ai.tool.call"]:
+        assert call["origin"] == was[call["id"]].get("origin", "model"), call["id"]

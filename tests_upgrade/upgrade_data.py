@@ -276,19 +276,30 @@ def make_conversations(env, users, servers, tools, assistants):
             "tool_calls": [{"id": "c1", "name": "search", "arguments": {"q": "42"}}],
         }
     )
-    Message.create(
-        {
-            "conversation_id": done.id,
-            "role": "tool",
-            "content": "order 42: shipped",
-            "tool_call_id": "c1",
-            "tool_name": "search",
-            "server_name": "Bearer",
-            "arguments": {"q": "42"},
-            "status": "done",
-            "duration_ms": 12,
-        }
-    )
+    found = {
+        "conversation_id": done.id,
+        "role": "tool",
+        "content": "order 42: shipped",
+        "tool_call_id": "c1",
+        "tool_name": "search",
+        "server_name": "Bearer",
+        "arguments": {"q": "42"},
+        "status": "done",
+        "duration_ms": 12,
+    }
+    if has(env, "ai.message", "app_context"):
+        found["app_context"] = {"title": "Orders", "text": "order 42 selected", "at": "2031-05-04T03:02:01+00:00"}
+    Message.create(found)
+    if has(env, "ai.message", "app_call_id"):
+        Message.create(
+            {
+                "conversation_id": done.id,
+                "role": "user",
+                "content": "Show order 42's invoice",
+                "app_call_id": "c1",
+                "app_title": "Orders",
+            }
+        )
     Message.create(
         {
             "conversation_id": done.id,
@@ -317,6 +328,21 @@ def make_conversations(env, users, servers, tools, assistants):
             "duration_ms": 12,
         }
     )
+    if has(env, "ai.tool.call", "origin"):
+        # a call the app of call c1 made
+        Call.create(
+            {
+                **audit,
+                "conversation_id": done.id,
+                "tool_id": tools["search"].id,
+                "server_name": "Bearer",
+                "tool_name": "search",
+                "call_id": "c1",
+                "origin": "app",
+                "status": "ok",
+                "duration_ms": 4,
+            }
+        )
 
     # paused: the model asked for a call that needs the user's approval, and one was denied before
     paused = Conversation.create({"assistant_id": helper.id, "user_id": owner.id, "name": "Clean-up"})

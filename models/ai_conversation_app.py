@@ -1,0 +1,216 @@
+"""The interactive apps (MCP Apps) of a conversation's tool calls: what the chat needs to show the
+app of a call (its HTML, the policy it runs under, the call's arguments and result), and the
+resources it reads from its server.
+
+An app belongs to a call of the conversation: the stored tool_call event names its ui:// resource,
+its tool and its server. The server must still be one the conversation may use, with its apps on,
+and the tool must still show that app; otherwise the app is refused, and the call's result stays
+in the chat as text. What an app calls and tells the model: ai_conversation_app_call.py and
+ai_conversation_app_context.py.
+"""
+
+import functools
+import json
+import logging
+from typing import NamedTuple
+from urllib.parse import urlencode
+
+from markupsafe import Markup
+
+from odoo import models
+from odoo.tools import file_open
+
+from ..exceptions import ChatRefused
+from ..hub_process import process_hub
+from ..services.app_results import call_tool_result, resource_contents
+from ..services.app_sandbox import AppCache, log_dropped, sandbox_policy
+from ..services.errors import AiMcpError, ErrorCode
+from ..services.events import FAILED_CALL_STATUS, parse_event
+from .ai_conversation_server import mcp_refusal
+
+_logger = logging.getLogger(__name__)
+
+SANDBOX_PATH = "/ai_mcp/app/sandbox"
+# the apps this process read lately (services/app_sandbox.py)
+APP_CACHE = AppCache()
+
+
+class AppCall(NamedTuple):
+    """A call of the conversation that shows an app: its tool_call event's payload, its server
+    (sudo, one the conversation may use) and its tool."""
+
+    payload: dict
+    server: models.Model
+    tool: models.Model
+
+    @property
+    def uri(self):
+        return self.payload["app"]
+
+    @property
+    def title(self):
+        return self.payload.get("title") or self.tool.title or self.tool.name
+
+
+class AiConversation(models.Model):
+    _inherit = "ai.conversation"
+
+    # -- what the chat asks ----------------------------------------------------------------------
+
+    def _app_open(self, call_id, own_origins=()):
+        """What the chat shows the app of call `call_id` with: {uri, server, server_id, tool, html,
+        csp (the domains granted), permissions (granted), allow, prefers_border, sandbox_url,
+        arguments, result (the call's CallToolResult once it finished, else None), cancelled}.
+        `own_origins`: the URLs Odoo is reached at besides web.base.url. Raises ChatRefused."""
+        self.ensure_one()
+        call = self._app_call(call_id)
+        app, policy = self._app_policy(call, own_origins)
+        tool = call.tool
+        result, cancelled = self._app_call_result(call_id)
+        return {
+            "uri": app.uri,
+            "server": call.server.name,
+            "server_id": call.server.id,
+            "tool": {
+                "name": tool.name,
+                "title": call.title,
+                "description": tool.description or "",
+                "inputSchema": json.loads(tool.input_schema) if tool.input_schema else {"type": "object"},
+            },
+            "html": app.html,
+            "csp": _csp_json(policy.csp),
+            "permissions": {name: {} for name in policy.permissions},
+            "allow": policy.allow(),
+            "prefers_border": app.prefers_border,
+            "sandbox_url": f"{SANDBOX_PATH}?{urlencode({'conversation_id': self.id, 'call_id': call_id})}",
+            "arguments": call.payload.get("arguments") or {},
+            "result": result,
+            "cancelled": cancelled,
+        }
+
+    def _app_sandbox_page(self, call_id, own_origins=()):
+        """(HTML, CSP) of the page call `call_id`'s app is shown in: the sandbox proxy, told the
+        app's CSP and permissions. Raises ChatRefused."""
+        self.ensure_one()
+        _app, policy = self._app_policy(self._app_call(call_id), own_origins)
+        csp = policy.content_security_policy()
+        page = self.env["ir.qweb"]._render(
+            "ai_mcp.app_sandbox_page", {"csp": csp, "allow": policy.allow(), "script": _proxy_script()}
+        )
+        return f"<!DOCTYPE html>\n{page}", csp
+
+    def _app_read_resource(self, call_id, uri):
+        """{contents: [{uri, mimeType, text | blob}]}: a resource of the server of call `call_id`'s
+        app, read for that app. Raises ChatRefused."""
+        self.ensure_one()
+        call = self._app_call(call_id)
+        if not isinstance(uri, str) or not uri.strip():
+            raise ChatRefused.invalid(self.env._("Name the resource to read (its URI)."))
+        server = call.server
+        try:
+            hub = process_hub()
+            parts = hub.run(hub.aread_resource(server._server_spec(), uri, server._oauth_tokens_for(self.env.user)))
+        except AiMcpError as exc:
+            raise mcp_refusal(exc, server) from None
+        return {"contents": [resource_contents(part) for part in parts]}
+
+    # -- the call and its app --------------------------------------------------------------------
+
+    def _app_call(self, call_id):
+        """The AppCall of call `call_id`. Raises ChatRefused: NOT_FOUND for a call the conversation
+        does not have, APP_UNAVAILABLE when it shows no app (any more), SERVER_GONE when its server
+        is no longer one the conversation may use."""
+        payload = self._app_call_payload(call_id)
+        if payload is None:
+            raise ChatRefused.not_found()
+        if not payload.get("app"):
+            raise ChatRefused(ErrorCode.APP_UNAVAILABLE, self.env._("This tool call has no app."))
+        server = (
+            self.assistant_id.with_env(self.env)
+            ._usable_servers(self.cloud_service_id)
+            .filtered(lambda s: s.name == payload.get("server"))[:1]
+        )
+        if not server:
+            raise ChatRefused(
+                ErrorCode.SERVER_GONE, self.env._("The server of this app is no longer available to you.")
+            )
+        if not server.apps_enabled:
+            raise ChatRefused(
+                ErrorCode.APP_UNAVAILABLE,
+                self.env._("The apps of %s are turned off; its results show as text.", server.name),
+            )
+        tool = server.tool_ids.filtered(lambda t: t.name == payload.get("tool"))[:1]
+        if not tool or tool.app_uri != payload["app"]:
+            raise ChatRefused(
+                ErrorCode.APP_UNAVAILABLE,
+                self.env._(
+                    "%(tool)s of %(server)s no longer shows this app.", tool=payload.get("tool"), server=server.name
+                ),
+            )
+        return AppCall(payload, server, tool)
+
+    def _app_call_payload(self, call_id):
+        """The payload of the tool_call event of call `call_id` in this conversation, or None."""
+        if not isinstance(call_id, str) or not call_id:
+            return None
+        self.env["ai.conversation.event"].flush_model()
+        self.env.cr.execute(
+            "SELECT payload FROM ai_conversation_event WHERE conversation_id = %s AND type = 'tool_call'"
+            " AND payload->>'id' = %s ORDER BY seq DESC LIMIT 1",
+            (self.id, call_id),
+        )
+        row = self.env.cr.fetchone()
+        return row[0] if row else None
+
+    def _app_call_result(self, call_id):
+        """(CallToolResult JSON of the stored result of call `call_id`, or None while it runs;
+        whether the call was cancelled or denied rather than run)."""
+        self.env["ai.conversation.event"].flush_model()
+        self.env.cr.execute(
+            "SELECT payload FROM ai_conversation_event WHERE conversation_id = %s AND type = 'tool_result'"
+            " AND payload->>'id' = %s ORDER BY seq DESC LIMIT 1",
+            (self.id, call_id),
+        )
+        row = self.env.cr.fetchone()
+        if not row:
+            return None, False
+        event = parse_event(row[0])
+        return call_tool_result(event.content, not event.ok), event.error_code in FAILED_CALL_STATUS
+
+    def _app_policy(self, call, own_origins):
+        """(AppResource, SandboxPolicy) of `call`'s app, read (or taken from the cache) with the
+        current user's grant. Raises ChatRefused."""
+        server = call.server
+        try:
+            spec = server._server_spec()
+            key = APP_CACHE.key(spec, call.uri)
+            app = APP_CACHE.get(key)
+            fresh = app is None
+            if fresh:
+                hub = process_hub()
+                app = hub.run(hub.aread_app(spec, call.uri, server._oauth_tokens_for(self.env.user)))
+                APP_CACHE.put(key, app)
+        except AiMcpError as exc:
+            _logger.info("MCP App not shown: server=%s app=%s error=%s", server.name, call.uri, exc)
+            raise mcp_refusal(exc, server) from None
+        origins = [self.env["ir.config_parameter"].sudo().get_param("web.base.url") or "", *own_origins]
+        policy = sandbox_policy(app, server._app_permissions_granted(app.permissions), origins)
+        if fresh:  # once per read, not each time the app is shown
+            log_dropped(policy, app, server.name)
+        return app, policy
+
+
+@functools.cache
+def _proxy_script():
+    with file_open("ai_mcp/static/src/app_sandbox/sandbox_proxy.js") as script:
+        return Markup(script.read())  # noqa: S704 - the addon's own script, not user input
+
+
+def _csp_json(csp):
+    """The granted domains as `_meta.ui.csp` names them."""
+    return {
+        "connectDomains": list(csp.connect_domains),
+        "resourceDomains": list(csp.resource_domains),
+        "frameDomains": list(csp.frame_domains),
+        "baseUriDomains": list(csp.base_uri_domains),
+    }

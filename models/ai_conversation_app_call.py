@@ -1,0 +1,155 @@
+"""The tools an MCP App calls (tools/call from the app, through the chat): only tools of the app's
+own server that the conversation's assistant may use and whose server lets apps call them, with
+arguments checked against their schema, after the user's approval where the tool needs one. Each
+call is audited (ai.tool.call, origin "app")."""
+
+import logging
+import time
+
+from odoo import models
+
+from ..exceptions import ChatRefused
+from ..hub_process import process_hub
+from ..notify import error_text
+from ..services.app_results import call_tool_result
+from ..services.errors import AiMcpError, ErrorCode
+from ..services.tool_runner import argument_problems
+
+_logger = logging.getLogger(__name__)
+
+
+class AiConversation(models.Model):
+    _inherit = "ai.conversation"
+
+    def _app_call_tool(self, call_id, name, arguments=None, approved=False):
+        """The CallToolResult JSON {content, structuredContent?, isError} of tool `name` of the
+        server of call `call_id`'s app, called with `arguments` for that app. Raises ChatRefused:
+        APPROVAL_REQUIRED (with the tool and the arguments) for a tool that needs the user's
+        approval when `approved` is not true; the tool's failure (unreachable, timeout...) naming it."""
+        self.ensure_one()
+        call = self._app_call(call_id)
+        if not isinstance(name, str) or not name.strip():
+            raise ChatRefused.invalid(self.env._("Name the tool to call."))
+        arguments = {} if arguments is None else arguments
+        if not isinstance(arguments, dict):
+            raise ChatRefused.invalid(self.env._("Send the tool's arguments as a JSON object."))
+        try:
+            binding = self._app_binding(call, name)
+        except ChatRefused as refusal:
+            self._app_audit(call, name, arguments, "denied", refusal)
+            raise
+        sent = {**arguments, **binding.fixed_arguments}  # a preset wins, as over the model
+        problems = argument_problems(binding.tool.input_schema, sent)
+        if problems:
+            refusal = ChatRefused(
+                ErrorCode.MCP_INVALID_PARAMS,
+                self.env._("Invalid arguments for %(tool)s: %(problems)s", tool=name, problems="; ".join(problems)),
+            )
+            self._app_audit(call, name, arguments, "error", refusal)
+            raise refusal
+        if binding.requires_approval and approved is not True:
+            info = binding.tool
+            raise ChatRefused(
+                ErrorCode.APPROVAL_REQUIRED,
+                self.env._("%s runs only once you allow it.", info.display_title),
+                tool={"name": info.name, "title": info.display_title, "description": info.description},
+                arguments=arguments,
+            )
+        return self._app_run(call, binding, sent)
+
+    def _app_binding(self, call, name):
+        """The ToolBinding of tool `name` of `call`'s server, when its app may call it. Raises
+        ChatRefused saying why not."""
+        server = call.server
+        bindings = self.assistant_id.with_env(self.env)._tool_bindings(
+            self.cloud_service_id.with_env(self.env), conversation=self, audience="app"
+        )
+        key = server._server_key()
+        binding = next((b for b in bindings if b.server.key == key and b.tool.name == name), None)
+        if binding is not None:
+            return binding
+        tool = server.tool_ids.filtered(lambda t: t.name == name)[:1]
+        if not tool:
+            raise ChatRefused(
+                ErrorCode.MCP_TOOL_NOT_FOUND,
+                self.env._(
+                    "%(tool)s is not a tool of %(server)s: an app calls only the tools of its own server.",
+                    tool=name,
+                    server=server.name,
+                ),
+            )
+        if tool.visibility == "model":
+            raise ChatRefused(
+                ErrorCode.TOOL_DENIED,
+                self.env._(
+                    "%(tool)s of %(server)s is for the model only: its apps may not call it.",
+                    tool=name,
+                    server=server.name,
+                ),
+            )
+        raise ChatRefused(
+            ErrorCode.TOOL_DENIED,
+            self.env._(
+                "%(tool)s of %(server)s is not available in this conversation: it is disabled, or changed since "
+                "it was approved.",
+                tool=name,
+                server=server.name,
+            ),
+        )
+
+    def _app_run(self, call, binding, arguments):
+        server = call.server
+        info = binding.tool
+        timeout = min(self.assistant_id.sudo().call_timeout, binding.server.call_timeout)
+        started = time.monotonic()
+        try:
+            hub = process_hub()
+            result = hub.run(
+                hub.acall_tool(
+                    binding.server,
+                    info.name,
+                    arguments,
+                    timeout=timeout,
+                    retry_safe=info.annotations.retry_safe,
+                    tokens=server._oauth_tokens_for(self.env.user),
+                )
+            )
+        except AiMcpError as exc:
+            elapsed = _ms(started)
+            _logger.info(
+                "App tool call failed: server=%s tool=%s app=%s code=%s duration_ms=%d",
+                server.name,
+                info.name,
+                call.uri,
+                exc.code.value,
+                elapsed,
+            )
+            refusal = ChatRefused(
+                exc.code,
+                self.env._("%(tool)s failed: %(error)s", tool=info.display_title, error=error_text(exc, server)),
+            )
+            self._app_audit(call, info.name, arguments, "error", refusal, elapsed)
+            raise refusal from None
+        elapsed = _ms(started)
+        _logger.info(
+            "App tool call: server=%s tool=%s app=%s ok=%s duration_ms=%d",
+            server.name,
+            info.name,
+            call.uri,
+            not result.is_error,
+            elapsed,
+        )
+        error = ErrorCode.MCP_EXECUTION_ERROR.value if result.is_error else None
+        self.env["ai.tool.call"]._record_app_call(
+            self, server, info.name, call.payload["id"], arguments, "error" if error else "ok", error, elapsed
+        )
+        return call_tool_result(result.for_display(), result.is_error)
+
+    def _app_audit(self, call, name, arguments, status, refusal, elapsed=0):
+        self.env["ai.tool.call"]._record_app_call(
+            self, call.server, name, call.payload["id"], arguments, status, refusal.code.value, elapsed
+        )
+
+
+def _ms(started):
+    return int((time.monotonic() - started) * 1000)
