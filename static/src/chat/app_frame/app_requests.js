@@ -77,7 +77,7 @@ export class AppRequests {
     async callTool({name, arguments: args}) {
         const body = {name, arguments: args ?? {}, approved: false};
         let answer = await this.post("/ai_mcp/app/call_tool", body);
-        if (answer?.error?.code === "approval_required") {
+        if (answer?.error?.code === "APPROVAL_REQUIRED") {
             const tool = answer.error.tool || {name};
             const allowed = await this.confirm({
                 title: _t("Allow this tool call?"),
