@@ -9,6 +9,7 @@ import {
     clampHeight,
     hostCapabilities,
     hostContext,
+    isUnsettled,
     shouldTearDown,
     styleVariables,
     TEARDOWN_AFTER_MS,
@@ -24,6 +25,9 @@ const HEADER_HEIGHT = 48;
 const FIRST_HEIGHT = 200;
 /** How long an app may take to answer ui/initialize once its page loads, in milliseconds. */
 const START_LIMIT_MS = 30_000;
+/** How often, and how many times, an app whose call the server has not stored yet is asked for. */
+const OPEN_RETRY_MS = 300;
+const OPEN_RETRIES = 20;
 
 /**
  * The MCP app of a tool call, in the call's block: a frame on the Odoo server's sandbox page, into
@@ -152,13 +156,22 @@ export class AppFrame extends Component {
 
     // -- opening and closing -------------------------------------------------------------------
 
-    async start() {
-        const generation = ++this.generation;
+    async start(attempt = 0) {
+        const generation = attempt ? this.generation : ++this.generation;
         Object.assign(this.state, {phase: "loading", error: null, closedByApp: false});
         let info;
         try {
             [info] = await Promise.all([this.requests.open(), loadBridge()]);
         } catch (error) {
+            if (generation !== this.generation) {
+                return;
+            }
+            // the turn stores a call a moment after the browser hears of it: until then the
+            // server knows no such call, and the app waits for it rather than failing
+            if (isUnsettled(this.props.block.status) && attempt < OPEN_RETRIES) {
+                this.startTimer = setTimeout(() => this.start(attempt + 1), OPEN_RETRY_MS);
+                return;
+            }
             this.fail(
                 generation,
                 _t("The app could not be opened: %(error)s", {error: error.message})
