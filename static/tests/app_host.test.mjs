@@ -18,7 +18,6 @@ import {
     INLINE_MAX_HEIGHT,
     messageText,
     MODEL_CONTEXT_LIMIT,
-    isUnsettled,
     shouldTearDown,
     storedOutcome,
     styleVariables,
@@ -413,19 +412,5 @@ describe("what the app is told when its call is over", () => {
             }),
             {content: [{type: "text", text: "Too slow"}], isError: true}
         );
-    });
-});
-
-describe("an app whose call is not stored yet", () => {
-    test("waits while its call is written, runs or waits for the user", () => {
-        for (const status of ["preparing", "running", "pending_approval", "pending_sign_in"]) {
-            assert.equal(isUnsettled(status), true, status);
-        }
-    });
-
-    test("fails at once when its call has ended", () => {
-        for (const status of ["done", "error", "denied", "cancelled"]) {
-            assert.equal(isUnsettled(status), false, status);
-        }
     });
 });

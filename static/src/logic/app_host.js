@@ -304,12 +304,6 @@ export function messageText(params) {
 
 /** Whether an app whose block has been collapsed since `collapsedSince` (null: it is shown) is to
  * be torn down at `now`. */
-/** Whether a block's call may still be on its way to the server's store: a call the model is
- * writing, or one that runs or waits for the user. */
-export function isUnsettled(status) {
-    return ["preparing", "running", "pending_approval", "pending_sign_in"].includes(status);
-}
-
 export function shouldTearDown(collapsedSince, now, after = TEARDOWN_AFTER_MS) {
     return typeof collapsedSince === "number" && now - collapsedSince > after;
 }

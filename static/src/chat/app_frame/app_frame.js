@@ -9,7 +9,6 @@ import {
     clampHeight,
     hostCapabilities,
     hostContext,
-    isUnsettled,
     shouldTearDown,
     styleVariables,
     TEARDOWN_AFTER_MS,
@@ -166,9 +165,10 @@ export class AppFrame extends Component {
             if (generation !== this.generation) {
                 return;
             }
-            // the turn stores a call a moment after the browser hears of it: until then the
-            // server knows no such call, and the app waits for it rather than failing
-            if (isUnsettled(this.props.block.status) && attempt < OPEN_RETRIES) {
+            // the turn stores a call a moment after the browser hears of it (its events are
+            // committed in batches, the last ones when the answer ends): until then the server
+            // knows no such call, and the app waits for it rather than failing
+            if (attempt < OPEN_RETRIES) {
                 this.startTimer = setTimeout(() => this.start(attempt + 1), OPEN_RETRY_MS);
                 return;
             }
