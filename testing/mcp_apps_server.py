@@ -17,7 +17,8 @@ says it renders apps (the extension, with the app MIME type): others get the sam
 
 The board's (`--board`): `show_board` (for the model and its app) renders ui://board/app.html, which
 declares the domains it reaches (with each `--connect-domain`) and the permissions it asks for; its app
-calls `refresh_board` and `move_task` (app only; destructive) and `archive_board` (app only);
+calls `refresh_board` and `move_task` (app only; destructive), `archive_board` (app only) and
+`rename_board` (app only; it asks the user for the new name);
 `summarize_board` is for the model only. `show_clock` renders an app that declares nothing, and
 `show_broken` one served with the wrong MIME type: a host must refuse to render it.
 
@@ -33,7 +34,8 @@ from typing import Any
 
 from mcp import types
 from mcp.server.apps import Apps, ResourceCsp, ResourcePermissions, client_supports_apps
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
@@ -111,6 +113,7 @@ CLOCK_URI = "ui://clock/app.html"
 BROKEN_URI = "ui://broken/app.html"
 TASKS = {"alpha": ["write the spec", "ship it"]}
 READ_ONLY = types.ToolAnnotations(readOnlyHint=True)
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
 def build_board(name: str, extra_connect: list[str]) -> MCPServer:
@@ -154,6 +157,25 @@ def build_board(name: str, extra_connect: list[str]) -> MCPServer:
     def archive_board(project: str) -> str:
         """Archive the board."""
         return f"archived {project}"
+
+    @apps.tool(resource_uri=BOARD_URI, visibility=["app"], title="Rename board", annotations=READ_ONLY)
+    async def rename_board(project: str, ctx: Context) -> str | types.InputRequiredResult:
+        """Ask the user for the board's new name, then rename it."""
+        question = types.ElicitRequestFormParams(
+            message=f"What should {project} be called?", requested_schema=NAME_FORM
+        )
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # 2026-07-28: the question goes back in the result, the answer comes with the retry
+            answer = (ctx.input_responses or {}).get("name")
+            if ctx.request_state != "name" or not isinstance(answer, types.ElicitResult):
+                return types.InputRequiredResult(
+                    input_requests={"name": types.ElicitRequest(params=question)}, request_state="name"
+                )
+        else:
+            answer = await ctx.session.elicit_form(question.message, NAME_FORM, related_request_id=ctx.request_id)
+        if answer.action != "accept" or not answer.content:
+            return f"{project} not renamed: {answer.action}"
+        return f"renamed {project} to {answer.content['name']}"
 
     @apps.tool(resource_uri=BOARD_URI, visibility=["model"], title="Summarize board", annotations=READ_ONLY)
     def summarize_board(project: str) -> str:
