@@ -153,11 +153,15 @@ class AiConversation(models.Model):
         """The payload of the tool_call event of call `call_id` in this conversation, or None."""
         if not isinstance(call_id, str) or not call_id:
             return None
+        return self._app_call_event(call_id, "tool_call")
+
+    def _app_call_event(self, call_id, event_type):
+        """The payload of the latest `event_type` event of call `call_id` in this conversation, or None."""
         self.env["ai.conversation.event"].flush_model()
         self.env.cr.execute(
-            "SELECT payload FROM ai_conversation_event WHERE conversation_id = %s AND type = 'tool_call'"
+            "SELECT payload FROM ai_conversation_event WHERE conversation_id = %s AND type = %s"
             " AND payload->>'id' = %s ORDER BY seq DESC LIMIT 1",
-            (self.id, call_id),
+            (self.id, event_type, call_id),
         )
         row = self.env.cr.fetchone()
         return row[0] if row else None
@@ -165,16 +169,10 @@ class AiConversation(models.Model):
     def _app_call_result(self, call_id):
         """(CallToolResult JSON of the stored result of call `call_id`, or None while it runs;
         whether the call was cancelled or denied rather than run)."""
-        self.env["ai.conversation.event"].flush_model()
-        self.env.cr.execute(
-            "SELECT payload FROM ai_conversation_event WHERE conversation_id = %s AND type = 'tool_result'"
-            " AND payload->>'id' = %s ORDER BY seq DESC LIMIT 1",
-            (self.id, call_id),
-        )
-        row = self.env.cr.fetchone()
-        if not row:
+        payload = self._app_call_event(call_id, "tool_result")
+        if payload is None:
             return None, False
-        event = parse_event(row[0])
+        event = parse_event(payload)
         return call_tool_result(event.content, not event.ok), event.error_code in FAILED_CALL_STATUS
 
     def _app_policy(self, call, own_origins):

@@ -12,7 +12,9 @@ from ..exceptions import ChatRefused
 from ..hub_process import process_hub
 from ..notify import error_text
 from ..services.app_results import call_tool_result
+from ..services.call_observer import CallObserver
 from ..services.errors import AiMcpError, ErrorCode
+from ..services.tool_result import TextPart
 from ..services.tool_runner import argument_problems
 
 _logger = logging.getLogger(__name__)
@@ -101,6 +103,9 @@ class AiConversation(models.Model):
         server = call.server
         info = binding.tool
         timeout = min(self.assistant_id.sudo().call_timeout, binding.server.call_timeout)
+        # no card shows an app's call, so a question of its server is declined at once instead of
+        # holding the app until the question's time runs out; its progress and logs go nowhere
+        observer = CallObserver(call.payload["id"], _unseen)
         started = time.monotonic()
         try:
             hub = process_hub()
@@ -111,6 +116,7 @@ class AiConversation(models.Model):
                     arguments,
                     timeout=timeout,
                     retry_safe=info.annotations.retry_safe,
+                    observer=observer,
                     tokens=server._oauth_tokens_for(self.env.user),
                 )
             )
@@ -124,9 +130,11 @@ class AiConversation(models.Model):
                 exc.code.value,
                 elapsed,
             )
+            error = error_text(exc, server)
+            if observer.declined:
+                error = f"{error} {self._app_unasked(info, observer.declined)}"
             refusal = ChatRefused(
-                exc.code,
-                self.env._("%(tool)s failed: %(error)s", tool=info.display_title, error=error_text(exc, server)),
+                exc.code, self.env._("%(tool)s failed: %(error)s", tool=info.display_title, error=error)
             )
             self._app_audit(call, info.name, arguments, "error", refusal, elapsed)
             raise refusal from None
@@ -143,12 +151,33 @@ class AiConversation(models.Model):
         self.env["ai.tool.call"]._record_app_call(
             self, server, info.name, call.payload["id"], arguments, "error" if error else "ok", error, elapsed
         )
-        return call_tool_result(result.for_display(), result.is_error)
+        parts = result.for_display()
+        if observer.declined:
+            _logger.info(
+                "App tool call question declined: server=%s tool=%s app=%s questions=%d",
+                server.name,
+                info.name,
+                call.uri,
+                len(observer.declined),
+            )
+            parts.append(TextPart(text=self._app_unasked(info, observer.declined)))
+        return call_tool_result(parts, result.is_error)
+
+    def _app_unasked(self, info, questions):
+        return self.env._(
+            "%(tool)s asked a question that a call made by an app cannot answer, so it was declined: %(question)s",
+            tool=info.display_title,
+            question=" / ".join(questions),
+        )
 
     def _app_audit(self, call, name, arguments, status, refusal, elapsed=0):
         self.env["ai.tool.call"]._record_app_call(
             self, call.server, name, call.payload["id"], arguments, status, refusal.code.value, elapsed
         )
+
+
+def _unseen(_event):
+    """Where an app's call's progress and log messages go: no tool block shows them."""
 
 
 def _ms(started):

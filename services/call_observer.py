@@ -55,6 +55,9 @@ class CallObserver:
         self._clock: CallClock | None = None
         self._lapsed: set[str] = set()
         self.received = 0
+        # the questions declined because nobody could be asked: the caller may tell whoever reads
+        # the result why the tool went without an answer
+        self.declined: list[str] = []
 
     def watch(self, clock: CallClock) -> None:
         """The clock of the call being observed: told of its progress and questions."""
@@ -87,10 +90,11 @@ class CallObserver:
         return True
 
     async def elicit(self, server: str, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
-        """Ask the user and wait for the answer. A call nobody can ask for (no turn behind it), or
-        a page that is not http(s), is declined."""
+        """Ask the user and wait for the answer. A call nobody can ask for (no turn behind it, as an
+        app's), or a page that is not http(s), is declined at once and kept in `declined`."""
         event = _question(self.call_id, server, params)
         if self._questions is None or event is None:
+            self.declined.append(params.message)
             return mcp_types.ElicitResult(action="decline")
         answer: asyncio.Future[mcp_types.ElicitResult] = asyncio.get_running_loop().create_future()
         self._questions[event.elicitation] = answer

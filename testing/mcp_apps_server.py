@@ -1,7 +1,8 @@
-"""A real MCP server with an MCP App (extension io.modelcontextprotocol/ui), built with the mcp SDK's
-MCPServer and its Apps extension: a counter rendered by testing/mcp_apps_counter.html.
+"""A real MCP server with MCP Apps (extension io.modelcontextprotocol/ui), built with the mcp SDK's
+MCPServer and its Apps extension. It serves one of two tool sets: a counter rendered by
+testing/mcp_apps_counter.html (the default), or, with `--board`, a task board.
 
-Tools:
+The counter's tools:
 - `show_counter` {start, script?, odoo?, undeclared?}: sets the count, renders in the app;
 - `counter_add` {amount}: app-only (the model is never offered it);
 - `reset_counter`: a plain tool, without an app (for tests: one an app may not call); destructive,
@@ -14,8 +15,15 @@ writes. The server answers `GET /ping` with "pong" to anyone (CORS `*`), for the
 declared origin. Like a server of the official SDKs, it tells the tools' app only to a client that
 says it renders apps (the extension, with the app MIME type): others get the same tools, text only.
 
+The board's (`--board`): `show_board` (for the model and its app) renders ui://board/app.html, which
+declares the domains it reaches (with each `--connect-domain`) and the permissions it asks for; its app
+calls `refresh_board` and `move_task` (app only; destructive), `archive_board` (app only) and
+`rename_board` (app only; it asks the user for the new name);
+`summarize_board` is for the model only. `show_clock` renders an app that declares nothing, and
+`show_broken` one served with the wrong MIME type: a host must refuse to render it.
+
 Run it as testing/mcp_servers.py's servers are run, with that file's launchers and this `PROGRAM`:
-`HttpServer("streamable-http", program=PROGRAM)`, `server_argv("stdio", program=PROGRAM)`; or by
+`HttpServer("streamable-http", "--board", program=PROGRAM)`, `server_argv("stdio", program=PROGRAM)`; or by
 hand: `python testing/mcp_apps_server.py --transport streamable-http --port 8123`.
 """
 
@@ -26,7 +34,8 @@ from typing import Any
 
 from mcp import types
 from mcp.server.apps import Apps, ResourceCsp, ResourcePermissions, client_supports_apps
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
@@ -98,6 +107,105 @@ def build_server(name: str, declared: str | None, csp: bool = True) -> MCPServer
     return mcp
 
 
+BOARD_URI = "ui://board/app.html"
+BOARD_HTML = "<!doctype html><html><head><title>Board</title></head><body><div id='board'></div></body></html>"
+CLOCK_URI = "ui://clock/app.html"
+BROKEN_URI = "ui://broken/app.html"
+TASKS = {"alpha": ["write the spec", "ship it"]}
+READ_ONLY = types.ToolAnnotations(readOnlyHint=True)
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def build_board(name: str, extra_connect: list[str]) -> MCPServer:
+    """The task board server; `extra_connect`: further origins the board declares it connects to."""
+    apps = Apps()
+    apps.add_html_resource(
+        BOARD_URI,
+        BOARD_HTML,
+        title="Task board",
+        csp=ResourceCsp(
+            connect_domains=["https://api.example.com", "*", "https:", "wss://live.example.com:8443", *extra_connect],
+            resource_domains=["https://cdn.example.com", "'self'", "https://cdn.example.com/lib.js"],
+            frame_domains=["https://*.youtube.com"],
+        ),
+        permissions=ResourcePermissions(camera={}, microphone={}, clipboard_write={}),
+        prefers_border=True,
+    )
+    apps.add_html_resource(CLOCK_URI, "<html><body><p id='clock'>12:00</p></body></html>", title="Clock")
+
+    @apps.tool(resource_uri=BOARD_URI, title="Task board", annotations=READ_ONLY)
+    def show_board(project: str) -> dict[str, Any]:
+        """Show a project's task board."""
+        return {"project": project, "tasks": TASKS.get(project, [])}
+
+    @apps.tool(resource_uri=BOARD_URI, visibility=["app"], title="Refresh board", annotations=READ_ONLY)
+    def refresh_board(project: str) -> dict[str, Any]:
+        """The board's tasks, for its app."""
+        return {"project": project, "tasks": TASKS.get(project, []), "refreshed": True}
+
+    @apps.tool(
+        resource_uri=BOARD_URI,
+        visibility=["app"],
+        title="Move task",
+        annotations=types.ToolAnnotations(destructiveHint=True),
+    )
+    def move_task(task: str, column: str) -> str:
+        """Move a task to another column."""
+        return f"moved {task} to {column}"
+
+    @apps.tool(resource_uri=BOARD_URI, visibility=["app"], title="Archive board", annotations=READ_ONLY)
+    def archive_board(project: str) -> str:
+        """Archive the board."""
+        return f"archived {project}"
+
+    @apps.tool(resource_uri=BOARD_URI, visibility=["app"], title="Rename board", annotations=READ_ONLY)
+    async def rename_board(project: str, ctx: Context) -> str | types.InputRequiredResult:
+        """Ask the user for the board's new name, then rename it."""
+        question = types.ElicitRequestFormParams(
+            message=f"What should {project} be called?", requested_schema=NAME_FORM
+        )
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # 2026-07-28: the question goes back in the result, the answer comes with the retry
+            answer = (ctx.input_responses or {}).get("name")
+            if ctx.request_state != "name" or not isinstance(answer, types.ElicitResult):
+                return types.InputRequiredResult(
+                    input_requests={"name": types.ElicitRequest(params=question)}, request_state="name"
+                )
+        else:
+            answer = await ctx.session.elicit_form(question.message, NAME_FORM, related_request_id=ctx.request_id)
+        if answer.action != "accept" or not answer.content:
+            return f"{project} not renamed: {answer.action}"
+        return f"renamed {project} to {answer.content['name']}"
+
+    @apps.tool(resource_uri=BOARD_URI, visibility=["model"], title="Summarize board", annotations=READ_ONLY)
+    def summarize_board(project: str) -> str:
+        """Summarize the board in a sentence."""
+        return f"{project}: {len(TASKS.get(project, []))} tasks"
+
+    @apps.tool(resource_uri=CLOCK_URI, title="Clock", annotations=READ_ONLY)
+    def show_clock() -> str:
+        """Show the time."""
+        return "12:00"
+
+    mcp = MCPServer(name, log_level="WARNING", extensions=[apps])
+
+    @mcp.resource("board://tasks", name="tasks", mime_type="application/json")
+    def tasks() -> str:
+        return '{"alpha": ["write the spec", "ship it"]}'
+
+    # an app resource under a plain HTML type
+    @mcp.resource(BROKEN_URI, name="broken", mime_type="text/html")
+    def broken() -> str:
+        return "<p>not an app</p>"
+
+    @mcp.tool(title="Broken", annotations=READ_ONLY, meta={"ui": {"resourceUri": BROKEN_URI}})
+    def show_broken() -> str:
+        """Show the broken app."""
+        return "broken"
+
+    return mcp
+
+
 def _apps_for_app_clients(mcp: MCPServer) -> None:
     """tools/list as MCPServer answers it, but with the tools' `_meta.ui` only for a client that
     renders apps: another shows each tool's text, and an app it cannot render would only mislead it."""
@@ -123,15 +231,24 @@ def main() -> None:
     parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--name", default="counter-server")
+    parser.add_argument("--board", action="store_true", help="serve the task board's tools instead of the counter")
     parser.add_argument(
-        "--connect-domain", help="the origin the app declares it connects to (default: this server's, over HTTP)"
+        "--connect-domain",
+        action="append",
+        default=[],
+        help="an origin the app declares it connects to: the counter's only one (default: this server's, over "
+        "HTTP); the board's, repeated, are added to its own",
     )
     parser.add_argument("--no-csp", action="store_true", help="the app's resource declares no origin at all")
     opts = parser.parse_args()
     own = f"http://127.0.0.1:{opts.port}" if opts.transport != "stdio" else None
     sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
-    mcp = build_server(opts.name, opts.connect_domain or own, csp=not opts.no_csp)
+    if opts.board:
+        mcp = build_board(opts.name, opts.connect_domain)
+    else:
+        declared = opts.connect_domain[0] if opts.connect_domain else own
+        mcp = build_server(opts.name, declared, csp=not opts.no_csp)
     if opts.transport == "stdio":
         mcp.run("stdio")
         return

@@ -1,17 +1,14 @@
 """What the MCP Apps tests share: the chat's case with a second, real MCP server whose tools have
-apps (tests/mcp_app_fixture.py), bound to the assistant, and a conversation in which the model
+apps (testing/mcp_apps_server.py's task board), bound to the assistant, and a conversation in which the model
 called `show_board`, whose app the tests then open and use as the widget would."""
 
-import sys
-from pathlib import Path
-
 from odoo.addons.ai_mcp.hub_process import running_hub
+from odoo.addons.ai_mcp.testing.mcp_apps_server import PROGRAM
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .chat_common import ChatCase
 
-FIXTURE = Path(__file__).resolve().parent / "mcp_app_fixture.py"
 # what web.base.url says in these tests: the board declares it, and must never get it
 BASE_URL = "https://erp.example.test"
 
@@ -21,9 +18,8 @@ class AppCase(ChatCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.env["ir.config_parameter"].sudo().set_param("web.base.url", BASE_URL)
-        cls.apps = HttpServer(
-            "streamable-http", "--connect", cls.base_url(), "--connect", BASE_URL, program=(sys.executable, FIXTURE)
-        ).start()
+        connect = ("--connect-domain", cls.base_url(), "--connect-domain", BASE_URL)
+        cls.apps = HttpServer("streamable-http", "--board", *connect, program=PROGRAM).start()
         cls.addClassCleanup(cls.apps.stop)
         cls.board = cls.env["mcp.server"].create({"name": "Board", "scope": "system", "url": cls.apps.url})
         result = cls.board._sync_tools()

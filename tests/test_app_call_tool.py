@@ -107,6 +107,20 @@ class TestAppCallTool(AppCase):
         self.assertTrue(failed["message"].startswith("Refresh board failed: MCP_UNREACHABLE: "), failed["message"])
         self.assertEqual(self.audited(conversation_id).mapped("status"), ["error"])
 
+    def test_a_question_of_the_tool_is_declined_at_once_and_the_app_told_why(self):
+        self.login(self.user)
+        conversation_id = self.show()
+        result = self.call(conversation_id, "rename_board", {"project": "alpha"})
+        self.assertEqual(
+            [part["text"] for part in result["content"]],
+            [
+                "alpha not renamed: decline",
+                "Rename board asked a question that a call made by an app cannot answer, so it was declined: "
+                "What should alpha be called?",
+            ],
+        )
+        self.assertEqual(self.audited(conversation_id).mapped("status"), ["ok"])
+
     def test_another_users_conversation_is_not_found(self):
         self.login(self.user)
         conversation_id = self.show()

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import base64
 import logging
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from conftest import ManualClock, http_spec
@@ -21,9 +19,9 @@ from services.hub import McpHub
 from services.server_spec import build_server_spec
 from services.tool_info import APP_MIME_TYPE
 from services.tool_result import ImagePart, ResourceLinkPart, ResourcePart, StructuredPart, TextPart
+from testing.mcp_apps_server import PROGRAM
 from testing.mcp_servers import HttpServer, serve_http
 
-FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "mcp_app_fixture.py"
 ODOO = ("https://erp.example.com", "http://localhost:8069/")
 BOARD_META = {
     "ui": {
@@ -267,7 +265,7 @@ def test_a_tool_result_is_given_to_an_app_as_mcp_names_it() -> None:
 
 @pytest.fixture(scope="module")
 def apps_server() -> Iterator[HttpServer]:
-    with serve_http("streamable-http", program=(sys.executable, str(FIXTURE))) as server:
+    with serve_http("streamable-http", "--board", program=PROGRAM) as server:
         yield server
 
 

@@ -12,6 +12,7 @@ from conftest import ManualClock, http_spec
 from test_agent_loop import settings, tools_of
 
 from services.agent_loop import TurnRequest, run_turn
+from services.call_observer import CallObserver
 from services.hub import McpHub
 from services.turn_control import TurnControl
 from testing.mcp_servers import HttpServer
@@ -141,3 +142,12 @@ def test_a_tools_inline_icon_is_kept_and_a_remote_one_never(hub: McpHub, notifyi
     tools = {t.name: t for t in hub.run(hub.alist_tools(http_spec(notifying_http, key="icons"))).tools}
     assert tools["ask_preferences"].icon.startswith("data:image/png;base64,iVBOR")
     assert tools["echo"].icon is None
+
+
+def test_a_call_nobody_can_be_asked_for_declines_the_question_at_once(hub: McpHub, notifying_spec: Any) -> None:
+    events: list[Any] = []
+    observer = CallObserver("call_app", events.append)  # as an app's call: no turn to show the question
+    result = hub.run(hub.acall_tool(notifying_spec, "ask_preferences", {}, observer=observer), timeout=30)
+    assert result.text_for_model() == "no answer: decline"
+    assert observer.declined == ["Who are you, and which colour do you like?"]
+    assert not [e for e in events if e.type.startswith("elicitation")]
