@@ -33,3 +33,4 @@ from . import test_app_open
 from . import test_app_call_tool
 from . import test_app_context
 from . import test_app_sandbox_browser
+from . import test_app_tour

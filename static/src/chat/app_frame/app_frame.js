@@ -72,6 +72,7 @@ export class AppFrame extends Component {
         this.collapsedSince = null;
         this.teardownTimer = null;
         this.startTimer = null;
+        this.awaitingCall = false;
         this.requests = new AppRequests({
             dialog: this.dialog,
             params: () => ({
@@ -135,9 +136,17 @@ export class AppFrame extends Component {
         if (block.expanded) {
             this.collapsedSince = null;
             clearTimeout(this.teardownTimer);
-            const closed = this.state.phase === "closed" && !this.state.closedByApp;
+            const closed =
+                (this.state.phase === "closed" || this.awaitingCall) && !this.state.closedByApp;
             if (closed && this.props.conversationId) {
-                this.start();
+                // while the model writes the arguments, the server has no call to open the app of
+                // yet: it stores the call once the arguments are complete
+                this.awaitingCall = block.status === "preparing";
+                if (this.awaitingCall) {
+                    this.state.phase = "loading";
+                } else {
+                    this.start();
+                }
             }
         } else if (this.session && this.collapsedSince === null) {
             this.collapsedSince = Date.now();

@@ -11,6 +11,10 @@ const TEARDOWN_WAIT_MS = 2000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A copy postMessage can send: the block comes from the chat's reactive state, whose nested
+ * objects may be OWL proxies, and a proxy cannot be cloned into another window. */
+const plain = (value) => (value === undefined ? value : JSON.parse(JSON.stringify(value)));
+
 /** The bridge's classes, loaded once for the page. */
 export async function loadBridge() {
     if (!window.McpAppBridge) {
@@ -104,14 +108,14 @@ export class AppSession {
         if (block.status === "preparing") {
             if (block.arguments && block.arguments !== this.sent.partial) {
                 this.sent.partial = block.arguments;
-                this.notify(this.bridge.sendToolInputPartial({arguments: block.arguments}));
+                this.notify(this.bridge.sendToolInputPartial({arguments: plain(block.arguments)}));
             }
             return;
         }
         if (!this.sent.input) {
             this.sent.input = true;
             const args = block.arguments ?? this.info.arguments ?? {};
-            this.notify(this.bridge.sendToolInput({arguments: args}));
+            this.notify(this.bridge.sendToolInput({arguments: plain(args)}));
         }
         if (!this.sent.outcome && block.result) {
             this.sent.outcome = true;
@@ -135,8 +139,8 @@ export class AppSession {
         }
         this.notify(
             outcome.kind === "result"
-                ? this.bridge.sendToolResult(outcome.params)
-                : this.bridge.sendToolCancelled(outcome.params)
+                ? this.bridge.sendToolResult(plain(outcome.params))
+                : this.bridge.sendToolCancelled(plain(outcome.params))
         );
     }
 

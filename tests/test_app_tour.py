@@ -1,0 +1,137 @@
+"""An MCP App in the AI chat, in a real browser (static/tests/tours/ai_mcp_app_tour.js): the counter
+server of testing/mcp_apps_server.py over streamable HTTP, its app rendered by the chat's widget in
+the sandbox page, the agent loop against the scripted LLM.
+
+The model calls `show_counter` with a script its app plays once it has the result: add 1 through
+`counter_add` (app only), call `reset_counter` (disabled for the assistant: refused), probe what
+its sandbox lets through, tell the model "counter is 6", and send the chat a message with what it
+found. The model answers that message; the tour then reloads the page and the app renders again
+from the stored result, without calling the tool again, and plays its script once more.
+
+Odoo skips browser tests silently when websocket-client or Chromium is missing, so the test fails
+instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
+
+import socket
+
+from odoo.tests import HttpCase, new_test_user, tagged
+
+from odoo.addons.ai_mcp.hub_process import running_hub
+from odoo.addons.ai_mcp.testing.mcp_apps_server import PROGRAM
+from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
+from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+
+from .common import require_browser
+
+APP_SAYS = "App says: "
+SCRIPT = "add,forbidden,probe,context,message"
+
+
+def closed_port():
+    """A port nothing listens on: the app's probe of an origin its resource does not declare."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class CounterModel:
+    """Asks for the counter, answers its result briefly, and answers what the app says."""
+
+    def __init__(self, arguments):
+        self.arguments = arguments
+
+    def __call__(self, body):
+        messages = body.get("messages", [])
+        last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")
+        asked = messages[last_user]["content"]
+        if isinstance(asked, list):
+            asked = " ".join(part.get("text", "") for part in asked)
+        if asked.startswith(APP_SAYS):
+            return Turn(text="Got it: " + asked[len(APP_SAYS) :][:40], chunks=3)
+        if any(message.get("role") == "tool" for message in messages[last_user:]):
+            return Turn(text="Here is your counter.", chunks=2)
+        return Turn(tool_calls=(ToolCall("show_counter", self.arguments),), arg_chunks=6)
+
+
+@tagged("post_install", "-at_install")
+class TestAppTour(HttpCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.mcp = HttpServer("streamable-http", program=PROGRAM).start()
+        cls.addClassCleanup(cls.mcp.stop)
+
+    def setUp(self):
+        super().setUp()
+        require_browser(self)
+        arguments = {
+            "start": 5,
+            "script": SCRIPT,
+            "odoo": self.base_url(),
+            "undeclared": f"http://localhost:{closed_port()}",
+        }
+        self.llm = ScriptedLLM(responder=CounterModel(arguments))
+        self.llm.start()
+        self.addCleanup(self.llm.close)
+        env = self.env(context=dict(self.env.context, tracking_disable=True))
+        self.user = new_test_user(env, "app_user", groups="base.group_user,ai_mcp.group_ai_user", name="App User")
+        provider = env["ai.provider"].create(
+            {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted"}
+        )
+        self.server = env["mcp.server"].create(
+            {"name": "Counter server", "scope": "system", "url": self.mcp.url, "apps_enabled": True}
+        )
+        sync = self.server.action_sync_tools()
+        self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
+        tools = {tool.name: tool for tool in self.server.tool_ids}
+        tools["show_counter"].requires_approval = False
+        tools["counter_add"].requires_approval = False
+        self.assistant = env["ai.assistant"].create(
+            {
+                "name": "Counter assistant",
+                "provider_id": provider.id,
+                "mcp_server_ids": [(6, 0, self.server.ids)],
+                "mcp_tool_disabled_ids": [(6, 0, tools["reset_counter"].ids)],
+            }
+        )
+
+    def tearDown(self):
+        hub = running_hub()
+        if hub is not None:
+            hub.run(hub.aclose_server(self.server._server_key()))
+        super().tearDown()
+
+    def test_the_counter_app_runs_in_the_chat_and_renders_again_after_a_reload(self):
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_tour", login=self.user.login, timeout=180)
+
+        # the app played its script twice: once shown, once shown again after the reload
+        audit = self.env["ai.tool.call"].search([("server_id", "=", self.server.id)], order="id")
+        calls = [(call.origin, call.tool_name, call.status) for call in audit]
+        self.assertEqual(
+            calls,
+            [("model", "show_counter", "ok")] + [("app", "counter_add", "ok"), ("app", "reset_counter", "denied")] * 2,
+            "show_counter ran once: the reload shows its stored result; the disabled tool never ran",
+        )
+        self.assertEqual({call.user_id for call in audit}, {self.user})
+
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        self.assertEqual(len(conversation), 1)
+        shown = conversation.message_ids.filtered(lambda m: m.tool_name == "show_counter")
+        via_app = conversation.message_ids.filtered(lambda m: m.role == "user" and m.app_call_id).sorted("seq")
+        self.assertEqual(
+            [m.content[: len(APP_SAYS) + 8] for m in via_app], [APP_SAYS + "count=6;", APP_SAYS + "count=7;"]
+        )
+        self.assertEqual(set(via_app.mapped("app_call_id")), {shown.tool_call_id})
+        self.assertEqual(set(via_app.mapped("app_title")), {"Counter"})
+        self.assertIn("declared=ok", via_app[0].content)
+
+        # the model: the call, the short answer, then each app message, with what the app last told it
+        self.assertEqual(len(self.llm.requests), 4)
+        systems = [self.system_prompt(request) for request in self.llm.requests]
+        self.assertNotIn("counter is", systems[0])
+        self.assertIn("counter is 6", systems[2])
+        self.assertIn("counter is 7", systems[3])
+        self.assertNotIn("counter is 6", systems[3])
+
+    @staticmethod
+    def system_prompt(request):
+        return " ".join(str(m["content"]) for m in request["messages"] if m["role"] == "system")
