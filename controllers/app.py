@@ -31,9 +31,10 @@ PAGE_HEADERS = [
 
 class AppController(http.Controller):
     @http.route("/ai_mcp/app/open", type="json", auth="user")
-    def app_open(self, conversation_id, call_id):
-        """What the chat shows the app of call `call_id` with (ai.conversation._app_open); or {error}."""
-        return _answer(conversation_id, lambda c: c._app_open(call_id, own_origins=_own_origins()))
+    def app_open(self, conversation_id, call_id, writing=None):
+        """What the chat shows the app of call `call_id` with (ai.conversation._app_open; `writing`:
+        the {server, tool, app} of a call the model is still writing); or {error}."""
+        return _answer(conversation_id, lambda c: c._app_open(call_id, own_origins=_own_origins(), writing=writing))
 
     @http.route("/ai_mcp/app/call_tool", type="json", auth="user")
     def app_call_tool(self, conversation_id, call_id, name, arguments=None, approved=False):
@@ -57,11 +58,14 @@ class AppController(http.Controller):
         return _answer(conversation_id, keep)
 
     @http.route("/ai_mcp/app/sandbox", type="http", auth="user", methods=["GET"])
-    def app_sandbox(self, conversation_id=None, call_id=None, **_query):
+    def app_sandbox(self, conversation_id=None, call_id=None, **query):
         """The page the app of call `call_id` is shown in, under its CSP."""
+        writing = {key: query.get(f"writing_{key}") for key in ("server", "tool", "app")}
         try:
             conversation = request.env["ai.conversation"]._chat_own(conversation_id)
-            page, csp = conversation._app_sandbox_page(call_id, own_origins=_own_origins())
+            page, csp = conversation._app_sandbox_page(
+                call_id, own_origins=_own_origins(), writing=writing if any(writing.values()) else None
+            )
         except ChatRefused as refusal:
             _logger.info("MCP App sandbox refused: call=%s code=%s", call_id, refusal.code.value)
             return Response(

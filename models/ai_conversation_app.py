@@ -26,6 +26,7 @@ from ..services.app_results import call_tool_result, resource_contents
 from ..services.app_sandbox import AppCache, log_dropped, sandbox_policy
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import FAILED_CALL_STATUS, parse_event
+from ..turn.states import ConversationState
 from .ai_conversation_server import mcp_refusal
 
 _logger = logging.getLogger(__name__)
@@ -57,13 +58,15 @@ class AiConversation(models.Model):
 
     # -- what the chat asks ----------------------------------------------------------------------
 
-    def _app_open(self, call_id, own_origins=()):
+    def _app_open(self, call_id, own_origins=(), writing=None):
         """What the chat shows the app of call `call_id` with: {uri, server, server_id, tool, html,
         csp (the domains granted), permissions (granted), allow, prefers_border, sandbox_url,
         arguments, result (the call's CallToolResult once it finished, else None), cancelled}.
-        `own_origins`: the URLs Odoo is reached at besides web.base.url. Raises ChatRefused."""
+        `own_origins`: the URLs Odoo is reached at besides web.base.url. `writing`: the
+        {server, tool, app} of a call the model is still writing (see _app_call_payload).
+        Raises ChatRefused."""
         self.ensure_one()
-        call = self._app_call(call_id)
+        call = self._app_call(call_id, writing)
         app, policy = self._app_policy(call, own_origins)
         tool = call.tool
         result, cancelled = self._app_call_result(call_id)
@@ -82,17 +85,17 @@ class AiConversation(models.Model):
             "permissions": {name: {} for name in policy.permissions},
             "allow": policy.allow(),
             "prefers_border": app.prefers_border,
-            "sandbox_url": f"{SANDBOX_PATH}?{urlencode({'conversation_id': self.id, 'call_id': call_id})}",
+            "sandbox_url": f"{SANDBOX_PATH}?{urlencode(_sandbox_query(self.id, call_id, writing))}",
             "arguments": call.payload.get("arguments") or {},
             "result": result,
             "cancelled": cancelled,
         }
 
-    def _app_sandbox_page(self, call_id, own_origins=()):
+    def _app_sandbox_page(self, call_id, own_origins=(), writing=None):
         """(HTML, CSP) of the page call `call_id`'s app is shown in: the sandbox proxy, told the
         app's CSP and permissions. Raises ChatRefused."""
         self.ensure_one()
-        _app, policy = self._app_policy(self._app_call(call_id), own_origins)
+        _app, policy = self._app_policy(self._app_call(call_id, writing), own_origins)
         csp = policy.content_security_policy()
         page = self.env["ir.qweb"]._render(
             "ai_mcp.app_sandbox_page", {"csp": csp, "allow": policy.allow(), "script": _proxy_script()}
@@ -116,11 +119,11 @@ class AiConversation(models.Model):
 
     # -- the call and its app --------------------------------------------------------------------
 
-    def _app_call(self, call_id):
+    def _app_call(self, call_id, writing=None):
         """The AppCall of call `call_id`. Raises ChatRefused: NOT_FOUND for a call the conversation
         does not have, APP_UNAVAILABLE when it shows no app (any more), SERVER_GONE when its server
         is no longer one the conversation may use."""
-        payload = self._app_call_payload(call_id)
+        payload = self._app_call_payload(call_id, writing)
         if payload is None:
             raise ChatRefused.not_found()
         if not payload.get("app"):
@@ -149,11 +152,23 @@ class AiConversation(models.Model):
             )
         return AppCall(payload, server, tool)
 
-    def _app_call_payload(self, call_id):
-        """The payload of the tool_call event of call `call_id` in this conversation, or None."""
+    def _app_call_payload(self, call_id, writing=None):
+        """The payload of the tool_call event of call `call_id` in this conversation, or None.
+
+        A call the model is still writing is not stored yet (its tool_call comes with the whole
+        arguments), yet its app is shown while the arguments grow: while the conversation runs,
+        `writing` ({server, tool, app} of its tool_input events) stands for it, checked like a
+        stored call (a server the conversation may use, a tool that has that app). It opens no
+        more than the user could open by asking for that tool."""
         if not isinstance(call_id, str) or not call_id:
             return None
-        return self._app_call_event(call_id, "tool_call")
+        stored = self._app_call_event(call_id, "tool_call")
+        if stored is not None or self.state != ConversationState.RUNNING or not isinstance(writing, dict):
+            return stored
+        named = {key: writing.get(key) for key in ("server", "tool", "app")}
+        if not all(isinstance(value, str) and value for value in named.values()):
+            return None
+        return {"id": call_id, "title": named["tool"], "arguments": {}, **named}
 
     def _app_call_event(self, call_id, event_type):
         """The payload of the latest `event_type` event of call `call_id` in this conversation, or None."""
@@ -212,3 +227,10 @@ def _csp_json(csp):
         "frameDomains": list(csp.frame_domains),
         "baseUriDomains": list(csp.base_uri_domains),
     }
+
+
+def _sandbox_query(conversation_id, call_id, writing):
+    query = {"conversation_id": conversation_id, "call_id": call_id}
+    if isinstance(writing, dict):
+        query.update({f"writing_{key}": writing.get(key) or "" for key in ("server", "tool", "app")})
+    return query

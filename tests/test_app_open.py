@@ -161,3 +161,25 @@ class TestAppOpen(AppCase):
         # the other server's note is not the board's
         missing = self.app("read_resource", conversation_id, uri="notes://today")["error"]
         self.assertIn("notes://today", missing["message"])
+
+    def test_the_app_of_a_call_still_being_written_opens_while_the_answer_runs(self):
+        self.login(self.user)
+        conversation_id = self.show()
+        conversation = self.env["ai.conversation"].browse(conversation_id)
+        uri = self.board_tools["show_board"].app_uri
+        writing = {"server": "Board", "tool": "show_board", "app": uri}
+        # the call is not stored: only a running answer may be writing it
+        self.assertNotFound(self.app("open", conversation_id, call_id="call_next", writing=writing))
+        conversation.sudo().state = "running"
+        opened = self.app("open", conversation_id, call_id="call_next", writing=writing)
+        self.assertEqual((opened["uri"], opened["arguments"], opened["result"]), (uri, {}, None))
+        self.assertIn("writing_tool=show_board", opened["sandbox_url"])
+        self.assertEqual(self.url_open(opened["sandbox_url"]).status_code, 200)
+        # what it names is checked as a stored call is: a tool that shows no such app, a foreign server
+        other = self.app("open", conversation_id, call_id="call_next", writing={**writing, "app": "ui://other/x.html"})
+        self.assertEqual(other["error"]["message"], "show_board of Board no longer shows this app.")
+        gone = self.app("open", conversation_id, call_id="call_next", writing={**writing, "server": "Elsewhere"})
+        self.assertEqual(gone["error"]["code"], "SERVER_GONE")
+        # once stored, the stored call is what counts
+        stored = self.app("open", conversation_id, writing={**writing, "app": "ui://other/x.html"})
+        self.assertEqual(stored["arguments"], {"project": "alpha"})

@@ -72,7 +72,6 @@ export class AppFrame extends Component {
         this.collapsedSince = null;
         this.teardownTimer = null;
         this.startTimer = null;
-        this.awaitingCall = false;
         this.requests = new AppRequests({
             dialog: this.dialog,
             params: () => ({
@@ -136,17 +135,9 @@ export class AppFrame extends Component {
         if (block.expanded) {
             this.collapsedSince = null;
             clearTimeout(this.teardownTimer);
-            const closed =
-                (this.state.phase === "closed" || this.awaitingCall) && !this.state.closedByApp;
+            const closed = this.state.phase === "closed" && !this.state.closedByApp;
             if (closed && this.props.conversationId) {
-                // while the model writes the arguments, the server has no call to open the app of
-                // yet: it stores the call once the arguments are complete
-                this.awaitingCall = block.status === "preparing";
-                if (this.awaitingCall) {
-                    this.state.phase = "loading";
-                } else {
-                    this.start();
-                }
+                this.start();
             }
         } else if (this.session && this.collapsedSince === null) {
             this.collapsedSince = Date.now();
@@ -154,6 +145,15 @@ export class AppFrame extends Component {
             this.teardownTimer = setTimeout(() => this.tearDownIfHidden(), TEARDOWN_AFTER_MS + 1);
         }
         this.session?.sync();
+    }
+
+    /** What the server opens the app of a call by while the model still writes it (the call is
+     * stored once its arguments are complete): its server, tool and app; null once written. */
+    writing() {
+        const block = this.props.block;
+        return block.status === "preparing"
+            ? {server: block.server, tool: block.tool, app: block.app}
+            : null;
     }
 
     tearDownIfHidden() {
@@ -169,7 +169,7 @@ export class AppFrame extends Component {
         Object.assign(this.state, {phase: "loading", error: null, closedByApp: false});
         let info;
         try {
-            [info] = await Promise.all([this.requests.open(), loadBridge()]);
+            [info] = await Promise.all([this.requests.open(this.writing()), loadBridge()]);
         } catch (error) {
             if (generation !== this.generation) {
                 return;

@@ -69,9 +69,10 @@ export class AppRequests {
         this.host = host;
     }
 
-    /** What the app is and what its call is: the server's /ai_mcp/app/open answer. */
-    open() {
-        return this.post("/ai_mcp/app/open", {});
+    /** What the app is and what its call is: the server's /ai_mcp/app/open answer (`writing`: the
+     * server, tool and app of a call the model still writes, see AppFrame.writing). */
+    open(writing = null) {
+        return this.post("/ai_mcp/app/open", writing ? {writing} : {});
     }
 
     async callTool({name, arguments: args}) {
