@@ -208,8 +208,8 @@ class AiAssistant(models.Model):
             raise config_error_from(exc) from None
 
     def _tool_bindings(self, cloud_service=None, warnings=None, conversation=None, audience="model"):
-        """The tools a turn may offer (`audience` "model"), or an app may call ("app"): usable tools of the assistant's active,
-        connected system servers minus its disabled tools, plus usable tools of the active,
+        """The tools a turn may offer (`audience` "model"), or an app may call ("app"): usable tools
+        of the assistant's active, connected system servers minus its disabled tools, plus usable tools of the active,
         connected user servers of `cloud_service` when the current user owns it or is a member.
         Each carries its parameter preset resolved for the current user, `cloud_service` and
         `conversation` (ai.tool.preset).
