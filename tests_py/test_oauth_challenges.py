@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from services.errors import AuthRequired, ErrorCode
+from services.errors import AuthRequired, ErrorCode, McpError
 from services.hub import McpHub
 from services.oauth_discovery import discover, probe
 from services.oauth_http import GuardedHttp
@@ -114,6 +114,25 @@ def test_a_listing_refused_for_its_scope_is_not_asked_again(guard: GuardedHttp, 
         assert caught.value.step_up
         assert sent(server, "tools/list") == [signed.tokens.access_token.get_secret_value()]
         assert server.provider.refresh_requests == 0
+
+
+def test_a_step_up_for_scopes_already_granted_is_not_asked_of_the_user_again(guard: GuardedHttp, hub: McpHub) -> None:
+    # a server that refuses the admin scope's calls whatever the grant holds: signing in again
+    # would only bring the same grant and the same refusal
+    switches = Switches(refused_methods={"tools/call": 403}, challenge_scope=ADMIN_SCOPE)
+    with OAuthServer(switches=switches) as server:
+        signed = sign_in(server, guard, scope="read admin")
+        with pytest.raises(McpError) as caught:
+            hub.run(hub.acall_tool(oauth_spec(server), "echo", {"text": "hi"}, tokens=signed.source(guard)))
+        assert not isinstance(caught.value, AuthRequired) and caught.value.code is ErrorCode.MCP_AUTH_FAILED
+        assert "holds the permissions it asks for (admin)" in caught.value.message
+        assert len(sent(server, "tools/call")) == 1 and server.provider.refresh_requests == 0
+
+        # a grant without that scope is asked to sign in with it, as before
+        narrow = sign_in(server, guard)
+        with pytest.raises(AuthRequired) as asked:
+            hub.run(hub.acall_tool(oauth_spec(server), "echo", {"text": "hi"}, tokens=narrow.source(guard)))
+        assert asked.value.step_up and asked.value.scope == ADMIN_SCOPE
 
 
 # -- the discovery probe -----------------------------------------------------------------------------
