@@ -98,9 +98,10 @@ class Discovery(BaseModel):
 
 
 # The probe is the request a client of 2026-07-28 opens with, `server/discover` with that revision's
-# header and envelope: a server of that revision only refuses anything else (a `ping`, a request
-# without the header) for that reason before it looks at the token, and its 401 would never be
-# seen. A server of an earlier revision checks the token first, so it answers the probe 401 too.
+# header and envelope. A server of that revision may refuse anything else (a `ping`, which it no
+# longer has, a request without the header) for that alone, before it looks at the token, and its
+# 401 would never be seen. A server of an earlier revision checks the token first: its answer to
+# the probe is a 401 too.
 _PROBE = {
     "jsonrpc": "2.0",
     "id": 0,
