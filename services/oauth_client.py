@@ -298,7 +298,9 @@ async def exchange_code(
             ),
             reauth_on_grant=False,
         )
-    return TokenSet.from_response(token)
+    # an answer without a scope grants the one asked for (RFC 6749 section 5.1): kept, since a
+    # step-up's sign-in asks for it again
+    return TokenSet.from_response({**token, "scope": token.get("scope") or pending.scope})
 
 
 async def refresh(

@@ -103,6 +103,8 @@ class Switches:
     # JSON-RPC method -> 401 (invalid_token) or 403 (insufficient_scope, `challenge_scope`): how
     # the MCP endpoint answers that method whatever the valid token it bears
     refused_methods: dict[str, int] = field(default_factory=dict)
+    # False: token answers leave the scope out, as RFC 6749 (5.1) allows when it is the one asked for
+    token_scope: bool = True
 
 
 @dataclass
@@ -243,7 +245,8 @@ class MemoryProvider:
             self.refresh[refresh] = RefreshToken(
                 token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
             )
-        return OAuthToken(access_token=access, expires_in=lifetime, scope=" ".join(scopes), refresh_token=refresh)
+        scope = " ".join(scopes) if self.switches.token_scope else None
+        return OAuthToken(access_token=access, expires_in=lifetime, scope=scope, refresh_token=refresh)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         if self.switches.refuse_tokens:

@@ -71,6 +71,18 @@ def test_a_step_up_challenge_naming_only_the_missing_scope_is_signed_in_with_bot
         assert any(method == "initialize" for method, _token in server.mcp_requests) is (era == "legacy")
 
 
+def test_a_grant_whose_token_answer_named_no_scope_holds_the_scope_asked_for(guard: GuardedHttp, hub: McpHub) -> None:
+    with OAuthServer(switches=Switches(token_scope=False, challenge_scope=ADMIN_SCOPE)) as server:
+        signed = sign_in(server, guard)
+        asked = parse_qs(urlsplit(signed.authorize_url).query)["scope"]
+        assert [signed.tokens.scope] == asked == ["read"]
+        with pytest.raises(AuthRequired) as caught:
+            hub.run(hub.acall_tool(oauth_spec(server), STEP_UP_TOOL, {}, tokens=signed.source(guard)))
+        wider = sign_in(server, guard, scope=caught.value.scope, granted=signed.tokens.scope)
+        assert parse_qs(urlsplit(wider.authorize_url).query)["scope"] == ["read admin"]
+        assert wider.tokens.scope == "read admin"
+
+
 # -- a refusal at the first request of a 2026-07-28 connection --------------------------------------
 
 
