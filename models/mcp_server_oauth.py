@@ -248,7 +248,9 @@ class McpServer(models.Model):
 
     def _oauth_begin(self, session_id, conversation=None, scope=None):
         """Register with the provider if needed and return the URL to send the browser to; the
-        pending sign-in is bound to the current user and `session_id`. Raises OAuthError."""
+        pending sign-in is bound to the current user and `session_id`. `scope`: a step-up's
+        challenge, asked for with the scope of the grant it widens, which may name only what the
+        refused request lacked. Raises OAuthError."""
         self.ensure_one()
         self._oauth_check_may_sign_in()
         server = self.sudo()
@@ -257,7 +259,12 @@ class McpServer(models.Model):
         discovery = hub.run(discover(server.url, http, sse=server.transport == "sse"))
         registration = server._oauth_register(discovery, http)
         wanted = scope or server.oauth_scopes or None
-        url, pending = hub.run(oauth_client.start_authorization(discovery, registration, http, scope=wanted))
+        grant = self.env["mcp.oauth.token"]._grant_of(server, self.env.user)
+        url, pending = hub.run(
+            oauth_client.start_authorization(
+                discovery, registration, http, scope=wanted, granted=grant.scope if grant else None
+            )
+        )
         owner = self.env.user if self.oauth_token_scope == "user" else None
         self.env["mcp.oauth.pending"]._begin(server, pending, session_id, owner, conversation)
         _logger.info("OAuth sign-in started: server=%s user=%s issuer=%s", server.name, self.env.uid, discovery.issuer)

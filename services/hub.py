@@ -39,6 +39,10 @@ _logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+# a server's refusal of the credentials: asking again with them would be refused again, so only
+# new ones (a refreshed token, a new sign-in: with_token's part) are worth another request
+REFUSALS = frozenset({ErrorCode.MCP_AUTH_REQUIRED, ErrorCode.MCP_AUTH_FAILED})
+
 
 class HubSettings(BaseModel):
     """A process's pool of MCP sessions: how many at most, how long an idle one is kept, how long a
@@ -153,8 +157,8 @@ class McpHub(LoopThread):
         session = await self.pool.acquire(spec)
         try:
             return await session.list_tools()
-        except McpError:
-            if session.alive:
+        except McpError as exc:
+            if session.alive or exc.code in REFUSALS:
                 raise
             # listing is read-only: a dropped connection is worth one fresh attempt
             return await (await self.pool.acquire(spec)).list_tools()

@@ -7,6 +7,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from mcp import types as mcp_types
+
 MANIFEST = Path(__file__).resolve().parent.parent / "__manifest__.py"
 
 
@@ -19,3 +21,7 @@ def manifest() -> dict[str, Any]:
 def addon_version() -> str:
     """The manifest's version, e.g. 18.0.1.3.0."""
     return manifest()["version"]
+
+
+# how the client introduces itself to servers: the addon's name and its manifest version
+CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version=addon_version())

@@ -39,7 +39,7 @@ from .call_observer import CallObserver
 from .clocked_call import CLOCK_TICK, clocked
 from .errors import AuthRequired, ConfigError, ErrorCode, McpError
 from .list_changes import listen_for_changes
-from .manifest import addon_version
+from .manifest import CLIENT_INFO
 from .mcp_failures import (
     SESSION_GONE,
     from_http_status,
@@ -66,8 +66,6 @@ STDERR_LINES = 200
 MAX_LIST_PAGES = 100
 # The call's own clock ends it (clocked_call.py); the SDK's fixed timer must never fire first.
 SDK_TIMER_OFF = 7 * 86400.0
-# how the client introduces itself to servers: the addon's name and its manifest version
-CLIENT_INFO = mcp_types.Implementation(name="odoo-ai_mcp", version=addon_version())
 
 
 class McpSession:
@@ -108,6 +106,8 @@ class McpSession:
         self._refused = False
         # the last HTTP error status a request met: the SDK reports most as a generic error
         self._http_status: int | None = None
+        # a 401/403 met while connecting: the credentials were refused, whatever failed after it
+        self._refused_at_connect: int | None = None
         # how the connection broke, when a request's HTTP exchange did: the SDK only says it closed
         self._broken: httpx2.TransportError | None = None
         # the check that a handshake-era session survived a cancelled call
@@ -267,8 +267,24 @@ class McpSession:
     def _report(self, exc: Exception) -> None:
         assert self._ready is not None
         if not self._ready.done():
-            self.failure = self._auth_required(self._with_stderr(self._mapped(exc)))
+            self.failure = self._auth_required(self._with_stderr(self._connect_failure(exc)))
             self._ready.set_exception(self.failure)
+
+    def _connect_failure(self, exc: Exception) -> McpError:
+        """Why the connection could not be made. A refusal of the credentials met on the way wins
+        over what failed after it: the SDK's auto mode answers any error of its `server/discover`
+        probe, a 401 included, with the `initialize` handshake, which a server of 2026-07-28 only
+        refuses for a reason of its own (no protocol-version header, an unknown method). The user
+        is then asked to sign in, or the token refreshed, as a handshake-era server's 401 does."""
+        if self._refused_at_connect is not None:
+            _logger.info(
+                "MCP connect refused the credentials: server=%s status=%d then=%s",
+                self.spec.label(),
+                self._refused_at_connect,
+                self._mapped(exc),
+            )
+            return from_http_status(self._refused_at_connect, self.spec.name)
+        return self._mapped(exc)
 
     def _mapped(self, exc: BaseException) -> McpError:
         """`exc` as a user reads it, with the HTTP status the SDK reported only generically."""
@@ -305,7 +321,11 @@ class McpSession:
         if response.status_code < 400:
             return
         self._http_status = response.status_code
-        if response.status_code not in (401, 403) or self.spec.auth_type is not AuthType.OAUTH:
+        if response.status_code not in (401, 403):
+            return
+        if self._client is None:
+            self._refused_at_connect = response.status_code
+        if self.spec.auth_type is not AuthType.OAUTH:
             return
         self.challenge = Challenge.from_response(response)
         if self._client is not None:

@@ -192,14 +192,17 @@ async def start_authorization(
     http: GuardedHttp,
     scope: str | None = None,
     now: float | None = None,
+    granted: str | None = None,
 ) -> tuple[str, PendingAuthorization]:
-    """The provider's URL to send the browser to, and what the callback will need."""
+    """The provider's URL to send the browser to, and what the callback will need. `scope`: what
+    to ask for (a step-up's challenge; by default what discovery found); `granted`: the scope of
+    the grant this sign-in replaces, asked for again with it (`widened_scope`)."""
     now = now if now is not None else time.time()
     authorize = discovery.endpoint("authorization_endpoint") or ""
     token_endpoint = discovery.endpoint("token_endpoint") or ""
     await http.check(authorize, "authorization_endpoint")
     await http.check(token_endpoint, "token_endpoint")
-    scope = scope or discovery.scope
+    scope = widened_scope(granted, scope or discovery.scope)
     verifier = generate_token(64)
     async with _oauth_client(registration, http, scope) as client:
         url, state = client.create_authorization_url(
@@ -219,6 +222,16 @@ async def start_authorization(
         expires_at=now + PENDING_LIFETIME,
     )
     return url, pending
+
+
+def widened_scope(granted: str | None, wanted: str | None) -> str | None:
+    """The scope a new sign-in asks for: what the grant it replaces holds plus what is wanted now.
+    A step-up challenge may name only the scope a request lacks; a token granted that alone would
+    lose what the first sign-in allowed, the server would refuse the next request for it, and the
+    user would be asked to sign in again and again (MCP authorization, scope challenge handling:
+    ask for the union)."""
+    scopes = dict.fromkeys([*(granted or "").split(), *(wanted or "").split()])
+    return " ".join(scopes) or None
 
 
 def read_callback(params: dict[str, str], pending: PendingAuthorization, now: float | None = None) -> str:
@@ -285,7 +298,9 @@ async def exchange_code(
             ),
             reauth_on_grant=False,
         )
-    return TokenSet.from_response(token)
+    # an answer without a scope grants the one asked for (RFC 6749 section 5.1): kept, since a
+    # step-up's sign-in asks for it again
+    return TokenSet.from_response({**token, "scope": token.get("scope") or pending.scope})
 
 
 async def refresh(

@@ -20,6 +20,7 @@ import logging
 from urllib.parse import urlsplit
 
 import httpx2
+from mcp import types as mcp_types
 from mcp.client.auth.utils import (
     build_oauth_authorization_server_metadata_discovery_urls,
     build_protected_resource_metadata_discovery_urls,
@@ -34,9 +35,12 @@ from mcp.client.auth.utils import (
 )
 from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
+from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_PROTOCOL_VERSION_HEADER
+from mcp.types.version import LATEST_MODERN_VERSION
 from pydantic import BaseModel, ConfigDict
 
 from .errors import ErrorCode, OAuthError
+from .manifest import CLIENT_INFO
 from .oauth_http import GuardedHttp
 
 _logger = logging.getLogger(__name__)
@@ -93,6 +97,31 @@ class Discovery(BaseModel):
         return str(value) if value else None
 
 
+# The probe is the request a client of 2026-07-28 opens with, `server/discover` with that revision's
+# header and envelope. A server of that revision may refuse anything else (a `ping`, which it no
+# longer has, a request without the header) for that alone, before it looks at the token, and its
+# 401 would never be seen. A server of an earlier revision checks the token first: its answer to
+# the probe is a 401 too.
+_PROBE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    **mcp_types.DiscoverRequest(
+        params=mcp_types.RequestParams(
+            _meta={
+                mcp_types.PROTOCOL_VERSION_META_KEY: LATEST_MODERN_VERSION,
+                mcp_types.CLIENT_INFO_META_KEY: CLIENT_INFO.model_dump(mode="json", exclude_none=True),
+                mcp_types.CLIENT_CAPABILITIES_META_KEY: {},
+            }
+        )
+    ).model_dump(by_alias=True, mode="json", exclude_none=True),
+}
+_PROBE_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    MCP_PROTOCOL_VERSION_HEADER: LATEST_MODERN_VERSION,
+    MCP_METHOD_HEADER: "server/discover",
+}
+
+
 async def probe(server_url: str, http: GuardedHttp, sse: bool = False) -> Challenge | None:
     """Ask the server without a token; its 401 carries where to look. None when it does not refuse."""
     await http.check(server_url, "url")
@@ -101,11 +130,7 @@ async def probe(server_url: str, http: GuardedHttp, sse: bool = False) -> Challe
             if sse:
                 async with client.stream("GET", server_url, headers={"Accept": "text/event-stream"}) as response:
                     return Challenge.from_response(response) if response.status_code in (401, 403) else None
-            response = await client.post(
-                server_url,
-                json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
-                headers={"Accept": "application/json, text/event-stream"},
-            )
+            response = await client.post(server_url, json=_PROBE, headers=_PROBE_HEADERS)
         except httpx2.HTTPError as exc:
             raise OAuthError(
                 ErrorCode.OAUTH_METADATA_NOT_FOUND, f"Cannot reach {server_url}: {exc}", field="url"

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from typing import Protocol, TypeVar
 
 from . import oauth_client
-from .errors import AuthRequired, ErrorCode, OAuthError
+from .errors import AuthRequired, ErrorCode, McpError, OAuthError
 from .oauth_http import GuardedHttp
 from .oauth_models import CLOCK_SKEW, ClientRegistration, TokenSet
 from .server_spec import AuthType, ServerSpec
@@ -182,13 +182,36 @@ async def with_token(
         return await action(_bearing(spec, current))
     except AuthRequired as exc:
         if exc.step_up:
-            raise
+            raise _step_up(spec, current, exc) from None
         _logger.info("OAuth token refused, refreshing once: server=%s owner=%s", spec.label(), spec.token_owner)
         try:
             renewed = await tokens.refresh(current)
         except OAuthError as refused:
             raise _sign_in_again(spec, refused) from None
+    try:
         return await action(_bearing(spec, renewed))
+    except AuthRequired as exc:
+        raise (_step_up(spec, renewed, exc) if exc.step_up else exc) from None
+
+
+def _step_up(spec: ServerSpec, tokens: TokenSet, exc: AuthRequired) -> McpError:
+    """A step-up's sign-in, unless the grant already holds every scope the challenge names: a new
+    sign-in would get the same grant and the same refusal, and the user would be asked again and
+    again, so the refusal is reported as such."""
+    challenged = set((exc.scope or "").split())
+    if not challenged or not challenged <= tokens.scopes():
+        return exc
+    _logger.warning(
+        "OAuth step-up for scopes already granted, not asked again: server=%s owner=%s scope=%s",
+        spec.label(),
+        spec.token_owner,
+        exc.scope,
+    )
+    return McpError(
+        ErrorCode.MCP_AUTH_FAILED,
+        f"{spec.name} refuses this request although the sign-in holds the permissions it asks for "
+        f"({exc.scope}): signing in again would not change that. Ask the server's operator.",
+    )
 
 
 async def _current(spec: ServerSpec, tokens: RefreshingTokens) -> TokenSet:

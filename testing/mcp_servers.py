@@ -692,7 +692,8 @@ async def _json_error(send: Any, status: int, payload: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _header(scope: dict[str, Any], name: bytes) -> str | None:
+def header(scope: dict[str, Any], name: bytes) -> str | None:
+    """The value of the request header `name` (lower case), or None."""
     return next((value.decode("latin-1") for key, value in scope["headers"] if key.lower() == name), None)
 
 
@@ -706,7 +707,7 @@ def modern_only_asgi(app: Any) -> Any:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        requested = _header(scope, b"mcp-protocol-version")
+        requested = header(scope, b"mcp-protocol-version")
         if requested in MODERN_PROTOCOL_VERSIONS:
             await app(scope, receive, send)
             return
@@ -742,7 +743,7 @@ def legacy_only_asgi(app: Any) -> Any:
     to `initialize`."""
 
     async def legacy_only(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        requested = _header(scope, b"mcp-protocol-version") if scope["type"] == "http" else None
+        requested = header(scope, b"mcp-protocol-version") if scope["type"] == "http" else None
         if requested is None or requested in HANDSHAKE_PROTOCOL_VERSIONS:
             await app(scope, receive, send)
             return

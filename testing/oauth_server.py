@@ -13,12 +13,13 @@ revoked behind the client's back) without restarting anything.
 
 What the SDK does not do is added here: client metadata documents (CIMD, the client id is an
 https URL whose document the server fetches), a per-tool scope that answers 403
-insufficient_scope (MCPServer's scopes are for the whole server), and the faults.
+insufficient_scope (MCPServer's scopes are for the whole server), the faults, one protocol
+generation only (`era`), and a log of the JSON-RPC requests the MCP endpoint received with the
+token each bore (`mcp_requests`), so a test counts what reached the server.
 """
 
 from __future__ import annotations
 
-import contextlib
 import html
 import json
 import logging
@@ -49,7 +50,16 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from .mcp_servers import free_port, read_body, replay
+from .mcp_servers import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    MODERN_PROTOCOL_VERSIONS,
+    free_port,
+    header,
+    legacy_only_asgi,
+    modern_only_asgi,
+    read_body,
+    replay,
+)
 
 READ_SCOPE = "read"
 ADMIN_SCOPE = "admin"
@@ -87,6 +97,14 @@ class Switches:
     # (neither protected resource nor authorization server documents, no resource_metadata in its
     # 401): clients fall back to /authorize, /token and /register at its origin
     metadata: bool = True
+    # the scope a call of STEP_UP_TOOL without the admin scope is challenged with: the whole set
+    # it needs, or only the missing one (the client then asks for it and what it was granted)
+    challenge_scope: str = f"{READ_SCOPE} {ADMIN_SCOPE}"
+    # JSON-RPC method -> 401 (invalid_token) or 403 (insufficient_scope, `challenge_scope`): how
+    # the MCP endpoint answers that method whatever the valid token it bears
+    refused_methods: dict[str, int] = field(default_factory=dict)
+    # False: token answers leave the scope out, as RFC 6749 (5.1) allows when it is the one asked for
+    token_scope: bool = True
 
 
 @dataclass
@@ -227,7 +245,8 @@ class MemoryProvider:
             self.refresh[refresh] = RefreshToken(
                 token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
             )
-        return OAuthToken(access_token=access, expires_in=lifetime, scope=" ".join(scopes), refresh_token=refresh)
+        scope = " ".join(scopes) if self.switches.token_scope else None
+        return OAuthToken(access_token=access, expires_in=lifetime, scope=scope, refresh_token=refresh)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         if self.switches.refuse_tokens:
@@ -275,10 +294,16 @@ class OAuthServer:
         switches: Switches | None = None,
         name: str = "oauth-test",
         issuer_slash: bool = True,
+        era: str = "dual",
     ) -> None:
         """`issuer_slash`: the root issuer as mcp 1.x wrote it ("http://127.0.0.1:port/"), or
-        without the slash, as mcp 2.x keeps a root URL given so."""
+        without the slash, as mcp 2.x keeps a root URL given so. `era` (streamable HTTP): "dual"
+        (the SDK's default, either generation as the client opens), "modern" (2026-07-28 only: a
+        request without its MCP-Protocol-Version header is refused before the token is looked at)
+        or "legacy" (the handshake only: a signed-in request at a 2026 revision is refused, so the
+        client falls back to `initialize`)."""
         self.transport = transport
+        self.era = era
         self.switches = switches or Switches()
         self.name = name
         self.port = free_port()
@@ -287,6 +312,8 @@ class OAuthServer:
         self.url = f"{self.base_url}/{'mcp' if transport == 'streamable-http' else 'sse'}"
         self.provider = MemoryProvider(self)
         self.metadata_misses: list[str] = []  # metadata documents asked for while `metadata` is off
+        # (JSON-RPC method, bearer token or "") of each POST to the MCP endpoint, in order
+        self.mcp_requests: list[tuple[str, str]] = []
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -447,7 +474,9 @@ class OAuthServer:
                     scope, receive, send
                 )
             if scope["method"] == "POST" and path in ("/mcp", "/messages/"):
-                return await server._step_up(app, scope, receive, send)
+                return await server._mcp_post(app, scope, receive, send)
+            if path == "/mcp" and server.era == "modern":
+                return await modern_only_asgi(app)(scope, receive, send)
             if scope["method"] == "POST" and path == "/revoke":
                 return await _public_client_revocation(app, scope, receive, send)
             return await app(scope, receive, send)
@@ -472,30 +501,52 @@ class OAuthServer:
 
         await _rewritten(app, scope, receive, send, change)
 
-    async def _step_up(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """A call of STEP_UP_TOOL with a token lacking the admin scope is answered 403
-        insufficient_scope at the HTTP level, as the MCP spec's scope challenge says."""
+    async def _mcp_post(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """A JSON-RPC request to the MCP endpoint: logged, then refused as the era and the switches
+        say (before the SDK's own bearer check where a real server of that era refuses first)."""
         body = await read_body(receive)
-        with contextlib.suppress(ValueError):
+        receive = replay(body, receive)
+        try:
             payload = json.loads(body or b"{}")
-            if (
-                isinstance(payload, dict)
-                and payload.get("method") == "tools/call"
-                and payload.get("params", {}).get("name") == STEP_UP_TOOL
-            ):
-                token = await self.provider.load_access_token(_bearer(scope))
-                if token is not None and ADMIN_SCOPE not in token.scopes:
-                    challenge = (
-                        f'Bearer error="insufficient_scope", scope="{READ_SCOPE} {ADMIN_SCOPE}", '
-                        f'resource_metadata="{self.base_url}/.well-known/oauth-protected-resource/'
-                        f'{self.url.rsplit("/", 1)[1]}", '
-                        'error_description="admin_report needs the admin scope"'
-                    )
-                    response = JSONResponse(
-                        {"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge}
-                    )
-                    return await response(scope, receive, send)
-        await app(scope, replay(body, receive), send)
+        except ValueError:
+            payload = None
+        method = str(payload.get("method", "")) if isinstance(payload, dict) else ""
+        params = payload.get("params") if isinstance(payload, dict) else None
+        bearer = _bearer(scope)
+        self.mcp_requests.append((method, bearer))
+        version = header(scope, b"mcp-protocol-version")
+        if self.era == "modern" and version not in MODERN_PROTOCOL_VERSIONS:
+            return await modern_only_asgi(app)(scope, receive, send)
+        token = await self.provider.load_access_token(bearer) if bearer else None
+        if token is None:
+            return await app(scope, receive, send)  # the SDK's 401
+        if self.era == "legacy" and version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return await legacy_only_asgi(app)(scope, receive, send)
+        refusal = self._refusal(method, params if isinstance(params, dict) else {}, token)
+        await (refusal or app)(scope, receive, send)
+
+    def _refusal(self, method: str, params: dict[str, Any], token: AccessToken) -> Response | None:
+        """The answer to a valid token the server refuses anyway: a method the switches refuse, or
+        a call of STEP_UP_TOOL without the admin scope (403 insufficient_scope at the HTTP level,
+        as the MCP spec's scope challenge says)."""
+        status = self.switches.refused_methods.get(method)
+        if status == 401:
+            challenge = f'Bearer error="invalid_token", resource_metadata="{self._resource_metadata_url()}"'
+            return JSONResponse({"error": "invalid_token"}, status_code=401, headers={"WWW-Authenticate": challenge})
+        step_up = method == "tools/call" and params.get("name") == STEP_UP_TOOL and ADMIN_SCOPE not in token.scopes
+        if status == 403 or step_up:
+            challenge = (
+                f'Bearer error="insufficient_scope", scope="{self.switches.challenge_scope}", '
+                f'resource_metadata="{self._resource_metadata_url()}", '
+                f'error_description="{method} needs the {self.switches.challenge_scope} scope"'
+            )
+            return JSONResponse(
+                {"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge}
+            )
+        return None
+
+    def _resource_metadata_url(self) -> str:
+        return f"{self.base_url}/.well-known/oauth-protected-resource/{self.url.rsplit('/', 1)[1]}"
 
 
 _METADATA_PATHS = (

@@ -184,6 +184,38 @@ class TestOAuthSignIn(ChatCase):
         self.assertEqual([e.data["content"][0]["text"] for e in events if e.event == "tool_result"], ["alice"])
         self.assertEqual(set(self.grants().mapped("user_id.login")), {"oauth_manager", "chat_user", "chat_other"})
 
+    def test_a_step_up_asks_for_the_granted_scope_and_the_challenged_one(self):
+        # the server's challenge names only the scope the call lacks, not the one already granted
+        self.patch(self.oauth.switches, "challenge_scope", "admin")
+        self.synced()
+        self.sign_in(self.user, "alice")
+        self.assertEqual(self.grants().filtered(lambda g: g.user_id == self.user).scope, "read")
+
+        self.llm.queue(Turn(tool_calls=(ToolCall(STEP_UP_TOOL, {}, id="s1"),)))
+        _response, events = self.send("Give me the admin report")
+        self.assertEqual(events[-1].event, "auth_required", [(e.event, e.data) for e in events])
+        card = events[-1].data["servers"][0]
+        self.assertTrue(card["step_up"])
+        conversation_id = events[0].data["conversation_id"]
+
+        # the card's link: the provider is asked for what was granted and what the call needs
+        response = self.opener.get(f"{self.base_url()}{card['url']}", allow_redirects=False, timeout=30)
+        self.assertEqual(response.status_code, 303, response.text)
+        authorize = response.headers["Location"]
+        self.assertEqual(parse_qs(urlsplit(authorize).query)["scope"], ["read admin"])
+        back = self.oauth.consent(authorize, user="alice")
+        self.assertEqual(self.opener.get(back, timeout=30).status_code, 200)
+        self.assertEqual(self.grants().filtered(lambda g: g.user_id == self.user).scope, "read admin")
+
+        # the call goes on, and so do the tools the first sign-in allowed: no sign-in asked again
+        self.llm.queue(Turn(tool_calls=(ToolCall("whoami", {}, id="s2"),)), Turn(text="Here it is."))
+        _response, resumed = self.resume(conversation_id, sign_in={"declined": []})
+        results = [
+            (e.data["id"], e.data["ok"], e.data["content"][0]["text"]) for e in resumed if e.event == "tool_result"
+        ]
+        self.assertEqual(results, [("s1", True, "report for alice with read admin"), ("s2", True, "alice")])
+        self.assertEqual(resumed[-1].event, "done")
+
     def test_declining_answers_without_the_server_and_says_why(self):
         self.synced()
         self.login(self.other)

@@ -77,11 +77,14 @@ def sign_in(
     scope: str | None = None,
     registration: ClientRegistration | None = None,
     metadata_url: str | None = None,
+    granted: str | None = None,
 ) -> SignedIn:
+    """`scope`: what to ask for (a step-up's challenge); `granted`: the scope of the grant a
+    step-up widens."""
     discovery = run(discover(server.url, http, sse=server.transport == "sse"))
     if registration is None:
         registration = run(oauth_client.register(discovery, http, CALLBACK, "Odoo test", metadata_url=metadata_url))
-    url, pending = run(oauth_client.start_authorization(discovery, registration, http, scope=scope))
+    url, pending = run(oauth_client.start_authorization(discovery, registration, http, scope=scope, granted=granted))
     back = server.consent(url, user=user)
     assert back.startswith(CALLBACK), back
     params = dict(parse_qsl(urlsplit(back).query))
