@@ -12,8 +12,10 @@ Odoo skips browser tests silently when websocket-client or Chromium is missing, 
 instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
 
 import socket
+from unittest.mock import patch
 
 from odoo.tests import HttpCase, new_test_user, tagged
+from odoo.tests.common import ChromeBrowser
 
 from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_apps_server import PROGRAM
@@ -31,6 +33,18 @@ def closed_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def prefers_dark():
+    """The browser of the tests started within prefers a dark colour scheme, as its system would."""
+    navigate_to = ChromeBrowser.navigate_to
+
+    def dark_then_navigate(browser, url, wait_stop=False):
+        dark = {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}
+        browser._websocket_request("Emulation.setEmulatedMedia", params=dark)
+        return navigate_to(browser, url, wait_stop=wait_stop)
+
+    return patch.object(ChromeBrowser, "navigate_to", dark_then_navigate)
 
 
 class CounterModel:
@@ -101,7 +115,11 @@ class TestAppTour(HttpCase):
         super().tearDown()
 
     def test_the_counter_app_runs_in_the_chat_and_renders_again_after_a_reload(self):
-        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_tour", login=self.user.login, timeout=180)
+        # the browser prefers dark, the chat is light: the app must be told light, by its frame too
+        with prefers_dark():
+            self.start_tour(
+                "/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_tour", login=self.user.login, timeout=180
+            )
 
         # the app played its script twice: once shown, once shown again after the reload
         audit = self.env["ai.tool.call"].search([("server_id", "=", self.server.id)], order="id")

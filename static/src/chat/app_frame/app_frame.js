@@ -206,6 +206,9 @@ export class AppFrame extends Component {
             frame.setAttribute("allow", info.allow);
         }
         frame.title = this.title;
+        // the app's prefers-color-scheme is the one of its frame's color-scheme (the sandbox page
+        // passes it on): Odoo's, not the browser's, as the theme of its host context says
+        frame.style.colorScheme = this.context().theme;
         this.holderRef.el.replaceChildren(frame);
         this.frame = frame;
         this.session = new AppSession({
