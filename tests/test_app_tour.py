@@ -12,16 +12,15 @@ Odoo skips browser tests silently when websocket-client or Chromium is missing, 
 instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
 
 import socket
-from unittest.mock import patch
 
 from odoo.tests import HttpCase, new_test_user, tagged
-from odoo.tests.common import ChromeBrowser
 
 from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_apps_server import PROGRAM
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
+from .browser import browser_prepared
 from .common import require_browser
 
 APP_SAYS = "App says: "
@@ -33,18 +32,6 @@ def closed_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def prefers_dark():
-    """The browser of the tests started within prefers a dark colour scheme, as its system would."""
-    navigate_to = ChromeBrowser.navigate_to
-
-    def dark_then_navigate(browser, url, wait_stop=False):
-        dark = {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}
-        browser._websocket_request("Emulation.setEmulatedMedia", params=dark)
-        return navigate_to(browser, url, wait_stop=wait_stop)
-
-    return patch.object(ChromeBrowser, "navigate_to", dark_then_navigate)
 
 
 class CounterModel:
@@ -77,7 +64,7 @@ class TestAppTour(HttpCase):
     def setUp(self):
         super().setUp()
         require_browser(self)
-        arguments = {
+        self.arguments = arguments = {
             "start": 5,
             "script": SCRIPT,
             "odoo": self.base_url(),
@@ -116,7 +103,7 @@ class TestAppTour(HttpCase):
 
     def test_the_counter_app_runs_in_the_chat_and_renders_again_after_a_reload(self):
         # the browser prefers dark, the chat is light: the app must be told light, by its frame too
-        with prefers_dark():
+        with browser_prepared(self, prefers="dark"):
             self.start_tour(
                 "/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_tour", login=self.user.login, timeout=180
             )
@@ -149,6 +136,10 @@ class TestAppTour(HttpCase):
         self.assertIn("counter is 6", systems[2])
         self.assertIn("counter is 7", systems[3])
         self.assertNotIn("counter is 6", systems[3])
+
+    def test_the_answer_stays_in_view_below_an_app_that_grows(self):
+        self.arguments.update(start=1, script="grow")
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_scroll_tour", login=self.user.login)
 
     @staticmethod
     def system_prompt(request):
