@@ -66,7 +66,9 @@ class OAuthController(http.Controller):
             status = 400 if exc.code in (ErrorCode.OAUTH_STATE_INVALID, ErrorCode.OAUTH_ACCESS_DENIED) else 502
             return _page(_("Sign-in failed"), oauth_error_text(request.env, exc), status=status)
         if conversation:
-            message = _("You are signed in to %s. You can close this tab: the conversation goes on by itself.", server.name)
+            message = _(
+                "You are signed in to %s. You can close this tab: the conversation goes on by itself.", server.name
+            )
         else:
             message = _("You are signed in to %s. You can close this tab and reload the server's form.", server.name)
         # the tab was opened by the chat: close it where the browser lets a page do so

@@ -30,7 +30,11 @@ style="width: 100vw; height: 100vh">Open</button><script>
 const tell = (method, params) => parent.postMessage({jsonrpc: "2.0", method, params}, "*");
 document.getElementById("open").addEventListener("click", () => {
     let opened;
-    try { opened = window.open("about:blank#from-the-app", "_blank") ? "opened" : "blocked"; } catch (error) { opened = "blocked"; }
+    try {
+        opened = window.open("about:blank#from-the-app", "_blank") ? "opened" : "blocked";
+    } catch (error) {
+        opened = "blocked";
+    }
     tell("probe/result", {opened});
 });
 tell("probe/ready", {});
@@ -82,7 +86,12 @@ class TestAppSandboxBrowser(AppCase):
         conversation_id = self.show()
         url = f"/ai_mcp/app/sandbox?conversation_id={conversation_id}&call_id=call_board"
         expected = {"cookie": "blocked", "page": "blocked", "odoo": "blocked", "csp": True, "origin": "null"}
-        code = CHAT % {"url": json.dumps(url), "html": json.dumps(PROBE), "expected": json.dumps(expected), "click": CLICK}
+        code = CHAT % {
+            "url": json.dumps(url),
+            "html": json.dumps(PROBE),
+            "expected": json.dumps(expected),
+            "click": CLICK,
+        }
         # the browser reports what the CSP refused: that is what this test wants to see
         self.browser_js(
             "/web/health",
@@ -99,7 +108,12 @@ class TestAppSandboxBrowser(AppCase):
         conversation_id = self.show()
         url = f"/ai_mcp/app/sandbox?conversation_id={conversation_id}&call_id=call_board"
         expected = {"opened": "blocked"}
-        code = CHAT % {"url": json.dumps(url), "html": json.dumps(POPUP), "expected": json.dumps(expected), "click": CLICK}
+        code = CHAT % {
+            "url": json.dumps(url),
+            "html": json.dumps(POPUP),
+            "expected": json.dumps(expected),
+            "click": CLICK,
+        }
         pages = []
         stop, console = ChromeBrowser.stop, ChromeBrowser._handle_console
 

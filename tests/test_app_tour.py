@@ -104,9 +104,7 @@ class TestAppTour(HttpCase):
     def test_the_counter_app_runs_in_the_chat_and_renders_again_after_a_reload(self):
         # the browser prefers dark, the chat is light: the app must be told light, by its frame too
         with browser_prepared(self, prefers="dark"):
-            self.start_tour(
-                "/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_tour", login=self.user.login, timeout=180
-            )
+            self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_tour", login=self.user.login, timeout=180)
 
         # the app played its script twice: once shown, once shown again after the reload
         audit = self.env["ai.tool.call"].search([("server_id", "=", self.server.id)], order="id")

@@ -94,7 +94,11 @@ class TestOAuthSignIn(ChatCase):
         back = self.oauth.consent(authorize, user="manager")
         page = self.opener.get(back, timeout=30)
         self.assertEqual(page.status_code, 200)
-        self.assertIn("You can close this tab and reload the server", page.text, "signed in from the form: there is no conversation")
+        self.assertIn(
+            "You can close this tab and reload the server",
+            page.text,
+            "signed in from the form: there is no conversation",
+        )
         self.assertNotIn("conversation", page.text)
         self.assertFalse(self.env["mcp.oauth.pending"].sudo().search_count([]), "a sign-in is used once")
         grant = self.grants()
