@@ -20,8 +20,9 @@ from ..services.errors import ErrorCode
 
 _logger = logging.getLogger(__name__)
 
-# no allow-same-origin: the page's origin is opaque, whatever URL it is served from
-SANDBOX = "sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals"
+# no allow-same-origin: the page's origin is opaque, whatever URL it is served from; no
+# allow-popups: a link leaves an app only through ui/open-link, which the chat confirms first
+SANDBOX = "sandbox allow-scripts allow-forms allow-modals"
 PAGE_HEADERS = [
     ("X-Content-Type-Options", "nosniff"),
     ("Referrer-Policy", "no-referrer"),

@@ -60,12 +60,17 @@ class OAuthController(http.Controller):
         """Back from the provider. The response is a page, never an exception: the transaction
         commits the removal of the pending sign-in, so a state is used once whatever happens."""
         try:
-            server = request.env["mcp.server"]._oauth_finish(params, _session_id())
+            server, conversation = request.env["mcp.server"]._oauth_finish(params, _session_id())
         except AiMcpError as exc:
             _logger.info("OAuth callback refused: user=%s code=%s", request.env.uid, exc.code.value)
             status = 400 if exc.code in (ErrorCode.OAUTH_STATE_INVALID, ErrorCode.OAUTH_ACCESS_DENIED) else 502
             return _page(_("Sign-in failed"), oauth_error_text(request.env, exc), status=status)
-        message = _("You are signed in to %s. You can close this tab: the conversation goes on by itself.", server.name)
+        if conversation:
+            message = _(
+                "You are signed in to %s. You can close this tab: the conversation goes on by itself.", server.name
+            )
+        else:
+            message = _("You are signed in to %s. You can close this tab and reload the server's form.", server.name)
         # the tab was opened by the chat: close it where the browser lets a page do so
         return _page(
             _("Signed in"), message, extra=Markup("<script>setTimeout(function () { window.close(); }, 1500);</script>")

@@ -50,7 +50,9 @@ class AppCall(NamedTuple):
 
     @property
     def title(self):
-        return self.payload.get("title") or self.tool.title or self.tool.name
+        """What the chat calls the app (its dialogs, "via <app>", its full-screen header): its
+        tool's title, else its server's name, never a tool's raw name."""
+        return self.tool.title or self.server.name
 
 
 class AiConversation(models.Model):
@@ -59,7 +61,7 @@ class AiConversation(models.Model):
     # -- what the chat asks ----------------------------------------------------------------------
 
     def _app_open(self, call_id, own_origins=(), writing=None):
-        """What the chat shows the app of call `call_id` with: {uri, server, server_id, tool, html,
+        """What the chat shows the app of call `call_id` with: {uri, title, server, server_id, tool, html,
         csp (the domains granted), permissions (granted), allow, prefers_border, sandbox_url,
         arguments, result (the call's CallToolResult once it finished, else None), cancelled}.
         `own_origins`: the URLs Odoo is reached at besides web.base.url. `writing`: the
@@ -72,11 +74,12 @@ class AiConversation(models.Model):
         result, cancelled = self._app_call_result(call_id)
         return {
             "uri": app.uri,
+            "title": call.title,
             "server": call.server.name,
             "server_id": call.server.id,
             "tool": {
                 "name": tool.name,
-                "title": call.title,
+                "title": tool.title or "",
                 "description": tool.description or "",
                 "inputSchema": json.loads(tool.input_schema) if tool.input_schema else {"type": "object"},
             },
@@ -168,7 +171,7 @@ class AiConversation(models.Model):
         named = {key: writing.get(key) for key in ("server", "tool", "app")}
         if not all(isinstance(value, str) and value for value in named.values()):
             return None
-        return {"id": call_id, "title": named["tool"], "arguments": {}, **named}
+        return {"id": call_id, "arguments": {}, **named}
 
     def _app_call_event(self, call_id, event_type):
         """The payload of the latest `event_type` event of call `call_id` in this conversation, or None."""

@@ -73,4 +73,4 @@ class AiConversation(models.Model):
         payload = self._app_call_payload(app_call_id)
         if not payload or not payload.get("app"):
             raise ChatRefused.invalid(self.env._("This message names an app that is not in this conversation."))
-        return {"app_call_id": app_call_id, "app_title": payload.get("title") or payload.get("tool")}
+        return {"app_call_id": app_call_id, "app_title": self._app_call(app_call_id).title}

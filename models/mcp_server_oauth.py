@@ -308,7 +308,8 @@ class McpServer(models.Model):
     @api.model
     def _oauth_finish(self, params, session_id):
         """The callback: check it answers a sign-in of this user and session, exchange the code,
-        store the grant, tell the user's open tabs. Returns the server. Raises OAuthError."""
+        store the grant, tell the user's open tabs. Returns (the server, the conversation the sign-in
+        was started from: empty when it was started from the server's form). Raises OAuthError."""
         pending, started = self.env["mcp.oauth.pending"]._take(params.get("state"), session_id)
         server = started["server"].sudo()
         code = oauth_client.read_callback(params, pending)
@@ -323,7 +324,7 @@ class McpServer(models.Model):
         server._close_sessions(owner=str(started["owner"].id) if started["owner"] else None)
         self.env.user.partner_id._bus_send("ai_mcp.oauth_signed_in", {"server_id": server.id})
         _logger.info("OAuth sign-in finished: server=%s user=%s scope=%s", server.name, self.env.uid, tokens.scope)
-        return server
+        return server, started["conversation"]
 
     # -- actions ---------------------------------------------------------------------------------
 

@@ -89,6 +89,18 @@ class TestAppContext(AppCase):
             [("Show me the board", None), ("Move ship it to done", {"call_id": "call_board", "title": "Task board"})],
         )
 
+    def test_an_app_whose_tool_has_no_title_is_named_by_its_server_never_by_the_tools_name(self):
+        self.login(self.user)
+        conversation_id = self.show()
+        self.board_tools["show_board"].sudo().title = False
+        opened = self.app("open", conversation_id)
+        self.assertEqual((opened["title"], opened["tool"]["title"]), ("Board", ""))
+        self.llm.queue(Turn(text="Moved."))
+        _response, events = self.send("Move ship it to done", conversation_id=conversation_id, app_call_id="call_board")
+        self.assertEqual(events[-1].event, "done")
+        history = self.jsonrpc(f"/ai_mcp/conversation/{conversation_id}/history")["result"]
+        self.assertEqual(history["messages"][-1]["app"], {"call_id": "call_board", "title": "Board"})
+
     def test_a_message_naming_no_app_of_the_conversation_is_refused(self):
         self.login(self.user)
         conversation_id = self.show("echo", {"text": "hi"}, call_id="call_echo")

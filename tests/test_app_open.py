@@ -65,7 +65,8 @@ class TestAppOpen(AppCase):
         directives = {d.split()[0]: d.split()[1:] for d in csp.split("; ")}
         self.assertEqual(
             directives["sandbox"],
-            ["allow-scripts", "allow-forms", "allow-popups", "allow-popups-to-escape-sandbox", "allow-modals"],
+            ["allow-scripts", "allow-forms", "allow-modals"],
+            "no popups: a link leaves an app only through ui/open-link, which the user confirms",
         )
         self.assertNotIn("allow-same-origin", csp)
         self.assertEqual(directives["frame-ancestors"], ["'self'"])
@@ -174,6 +175,7 @@ class TestAppOpen(AppCase):
         opened = self.app("open", conversation_id, call_id="call_next", writing=writing)
         self.assertEqual((opened["uri"], opened["arguments"], opened["result"]), (uri, {}, None))
         self.assertIn("writing_tool=show_board", opened["sandbox_url"])
+        self.assertEqual(opened["title"], "Task board", "named by its tool's title, as once the call is stored")
         self.assertEqual(self.url_open(opened["sandbox_url"]).status_code, 200)
         # what it names is checked as a stored call is: a tool that shows no such app, a foreign server
         other = self.app("open", conversation_id, call_id="call_next", writing={**writing, "app": "ui://other/x.html"})

@@ -3,8 +3,10 @@ the app it is sent, and passes the app's messages back; the app runs with an opa
 its CSP, and can reach neither Odoo's cookies, nor its page, nor its routes."""
 
 import json
+from unittest.mock import patch
 
 from odoo.tests import tagged
+from odoo.tests.common import ChromeBrowser
 
 from .app_common import AppCase
 
@@ -21,11 +23,30 @@ fetch("/web/webclient/version_info", {method: "POST", headers: {"Content-Type": 
     .then((odoo) => report({cookie, page, odoo, csp, origin: String(window.origin)}));
 </script></body></html>"""
 
+# an app that tries to open a window of its own, past the host's ui/open-link and its confirmation
+# on a click (the browser's popup blocker lets a page open a window on a click only)
+POPUP = """<html><head></head><body style="margin: 0"><button id="open" type="button"
+style="width: 100vw; height: 100vh">Open</button><script>
+const tell = (method, params) => parent.postMessage({jsonrpc: "2.0", method, params}, "*");
+document.getElementById("open").addEventListener("click", () => {
+    let opened;
+    try {
+        opened = window.open("about:blank#from-the-app", "_blank") ? "opened" : "blocked";
+    } catch (error) {
+        opened = "blocked";
+    }
+    tell("probe/result", {opened});
+});
+tell("probe/ready", {});
+</script></body></html>"""
+CLICK = "click the app"
+
 # the chat's side, as the widget does it
 CHAT = """
 (async () => {
     const frame = document.createElement("iframe");
     frame.src = %(url)s;
+    frame.style.cssText = "position: fixed; inset: 0; width: 100vw; height: 100vh; border: 0";
     document.body.appendChild(frame);
     const seen = [];
     const probe = await new Promise((resolve, reject) => {
@@ -40,12 +61,14 @@ CHAT = """
                 frame.contentWindow.postMessage(
                     {jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: ready}, "*"
                 );
+            } else if (event.data.method === "probe/ready") {
+                console.log("%(click)s");
             } else if (event.data.method === "probe/result") {
                 resolve(event.data.params);
             }
         });
     });
-    const expected = {cookie: "blocked", page: "blocked", odoo: "blocked", csp: true, origin: "null"};
+    const expected = %(expected)s;
     const origins = seen.map(([origin]) => origin);
     if (JSON.stringify(probe) !== JSON.stringify(expected) || origins.some((origin) => origin !== "null")) {
         console.error("the app reached too far: " + JSON.stringify({probe, seen}));
@@ -62,7 +85,13 @@ class TestAppSandboxBrowser(AppCase):
         self.login(self.user)
         conversation_id = self.show()
         url = f"/ai_mcp/app/sandbox?conversation_id={conversation_id}&call_id=call_board"
-        code = CHAT % {"url": json.dumps(url), "html": json.dumps(PROBE)}
+        expected = {"cookie": "blocked", "page": "blocked", "odoo": "blocked", "csp": True, "origin": "null"}
+        code = CHAT % {
+            "url": json.dumps(url),
+            "html": json.dumps(PROBE),
+            "expected": json.dumps(expected),
+            "click": CLICK,
+        }
         # the browser reports what the CSP refused: that is what this test wants to see
         self.browser_js(
             "/web/health",
@@ -71,3 +100,44 @@ class TestAppSandboxBrowser(AppCase):
             timeout=90,
             error_checker=lambda message: "Content Security Policy" not in message,
         )
+
+    def test_an_app_cannot_open_a_window_past_the_hosts_confirmation(self):
+        """A link leaves an app only through ui/open-link, which the chat confirms with the user:
+        window.open from the app's frame opens nothing, and the browser has no page but the chat's."""
+        self.login(self.user)
+        conversation_id = self.show()
+        url = f"/ai_mcp/app/sandbox?conversation_id={conversation_id}&call_id=call_board"
+        expected = {"opened": "blocked"}
+        code = CHAT % {
+            "url": json.dumps(url),
+            "html": json.dumps(POPUP),
+            "expected": json.dumps(expected),
+            "click": CLICK,
+        }
+        pages = []
+        stop, console = ChromeBrowser.stop, ChromeBrowser._handle_console
+
+        def click_when_asked(browser, type, args=None, **kw):  # noqa: A002 - the protocol's name
+            # a real click, with the user activation a window.open needs (a script's click has none)
+            if args and browser._from_remoteobject(args[0]) == CLICK:
+                for event in ("mousePressed", "mouseReleased"):
+                    click = {"type": event, "x": 40, "y": 40, "button": "left", "clickCount": 1}
+                    browser._websocket_send("Input.dispatchMouseEvent", params=click)
+            return console(browser, type, args=args, **kw)
+
+        def count_pages_then_stop(browser):
+            pages.extend(t["url"] for t in browser._json_command("") if t["type"] == "page")
+            stop(browser)
+
+        with (
+            patch.object(ChromeBrowser, "_handle_console", click_when_asked),
+            patch.object(ChromeBrowser, "stop", count_pages_then_stop),
+        ):
+            self.browser_js(
+                "/web/health",
+                code,
+                login=self.user.login,
+                timeout=90,
+                error_checker=lambda message: "Blocked opening" not in message,
+            )
+        self.assertEqual(len(pages), 1, f"the app opened a page: {pages}")

@@ -20,6 +20,7 @@ from odoo.addons.ai_mcp.testing.mcp_apps_server import PROGRAM
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
+from .browser import browser_prepared
 from .common import require_browser
 
 APP_SAYS = "App says: "
@@ -63,7 +64,7 @@ class TestAppTour(HttpCase):
     def setUp(self):
         super().setUp()
         require_browser(self)
-        arguments = {
+        self.arguments = arguments = {
             "start": 5,
             "script": SCRIPT,
             "odoo": self.base_url(),
@@ -101,7 +102,9 @@ class TestAppTour(HttpCase):
         super().tearDown()
 
     def test_the_counter_app_runs_in_the_chat_and_renders_again_after_a_reload(self):
-        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_tour", login=self.user.login, timeout=180)
+        # the browser prefers dark, the chat is light: the app must be told light, by its frame too
+        with browser_prepared(self, prefers="dark"):
+            self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_tour", login=self.user.login, timeout=180)
 
         # the app played its script twice: once shown, once shown again after the reload
         audit = self.env["ai.tool.call"].search([("server_id", "=", self.server.id)], order="id")
@@ -131,6 +134,10 @@ class TestAppTour(HttpCase):
         self.assertIn("counter is 6", systems[2])
         self.assertIn("counter is 7", systems[3])
         self.assertNotIn("counter is 6", systems[3])
+
+    def test_the_answer_stays_in_view_below_an_app_that_grows(self):
+        self.arguments.update(start=1, script="grow")
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_scroll_tour", login=self.user.login)
 
     @staticmethod
     def system_prompt(request):

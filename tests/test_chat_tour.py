@@ -20,6 +20,7 @@ from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_servers import DEFAULTS_FORM_UNTOUCHED, HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
+from .browser import browser_prepared
 from .common import require_browser
 
 ECHO_TEXT = "hello from the tour"
@@ -161,7 +162,8 @@ class TestCallProgressTour(_TourCase):
         self.assertEqual(len(progress), 6, "every notification 1.5 s apart is stored")
 
     def test_a_servers_question_is_answered_in_the_chat(self):
-        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_question_tour", login="admin", timeout=120)
+        with browser_prepared(self, axe=True):
+            self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_question_tour", login="admin", timeout=120)
         conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
         asked = conversation.message_ids.filtered(lambda m: m.tool_name == "ask_preferences")
         self.assertEqual((asked.status, asked.content), ("done", "hello Ada, blue"))
@@ -169,6 +171,16 @@ class TestCallProgressTour(_TourCase):
         checked = conversation.message_ids.filtered(lambda m: m.tool_name == "ask_defaults")
         self.assertEqual(checked.status, "done")
         self.assertEqual(json.loads(checked.content), {"action": "accept", "content": DEFAULTS_FORM_UNTOUCHED})
+
+    def test_in_odoos_dark_scheme_questions_and_calls_keep_their_contrast(self):
+        with browser_prepared(self, axe=True):
+            self.start_tour(
+                "/odoo/action-ai_mcp.action_ai_chat",
+                "ai_mcp_question_tour",
+                login="admin",
+                timeout=120,
+                cookies={"color_scheme": "dark"},
+            )
 
 
 def prompt_model(body):
@@ -185,11 +197,22 @@ class TestPromptTour(_TourCase):
     assistant_values = {"name": "Prompt assistant"}
 
     def test_a_slash_prompt_with_an_argument_starts_the_turn(self):
-        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_prompt_tour", login="admin", timeout=120)
+        with browser_prepared(self, axe=True):
+            self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_prompt_tour", login="admin", timeout=120)
         conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
         self.assertEqual(
             conversation.message_ids.filtered(lambda m: m.role == "user").content, "Write a warm greeting for Ada."
         )
+
+    def test_in_odoos_dark_scheme_the_prompts_keep_their_contrast(self):
+        with browser_prepared(self, axe=True):
+            self.start_tour(
+                "/odoo/action-ai_mcp.action_ai_chat",
+                "ai_mcp_prompt_tour",
+                login="admin",
+                timeout=120,
+                cookies={"color_scheme": "dark"},
+            )
 
 
 def resource_model(body):

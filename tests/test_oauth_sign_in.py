@@ -92,7 +92,14 @@ class TestOAuthSignIn(ChatCase):
         self.assertTrue(self.env["mcp.oauth.pending"].sudo().search_count([("user_id", "=", self.manager.id)]))
 
         back = self.oauth.consent(authorize, user="manager")
-        self.assertEqual(self.opener.get(back, timeout=30).status_code, 200)
+        page = self.opener.get(back, timeout=30)
+        self.assertEqual(page.status_code, 200)
+        self.assertIn(
+            "You can close this tab and reload the server",
+            page.text,
+            "signed in from the form: there is no conversation",
+        )
+        self.assertNotIn("conversation", page.text)
         self.assertFalse(self.env["mcp.oauth.pending"].sudo().search_count([]), "a sign-in is used once")
         grant = self.grants()
         self.assertEqual(
@@ -145,6 +152,7 @@ class TestOAuthSignIn(ChatCase):
         session, authorize = self.start_sign_in(self.other, conversation_id=conversation_id)
         response = self.opener.get(self.oauth.consent(authorize, user="bob"), timeout=30)
         self.assertEqual(response.status_code, 200, response.text)
+        self.assertIn("the conversation goes on by itself", response.text)
         self.env.invalidate_all()
         bus = self.env["bus.bus"].sudo().search([("message", "like", "ai_mcp.oauth_signed_in")])
         self.assertIn(

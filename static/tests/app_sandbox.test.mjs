@@ -82,10 +82,7 @@ describe("the sandbox proxy", () => {
         receive(resourceReady("<p>again</p>"), parent, CHAT);
         assert.equal(frames.length, 1);
         const [frame] = frames;
-        assert.equal(
-            frame.attributes.sandbox,
-            "allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals"
-        );
+        assert.equal(frame.attributes.sandbox, "allow-scripts allow-forms allow-modals");
         assert.equal(frame.attributes.allow, "clipboard-write");
         assert.equal(
             frame.srcdoc,

@@ -10,8 +10,8 @@
  */
 (() => {
     const PROXY_METHODS = "ui/notifications/sandbox-";
-    const INNER_SANDBOX =
-        "allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals";
+    // no popups: a link leaves the app only through ui/open-link, which the chat confirms
+    const INNER_SANDBOX = "allow-scripts allow-forms allow-modals";
     const root = document.documentElement;
     const csp = root.dataset.csp || "";
     const allow = root.dataset.allow || "";

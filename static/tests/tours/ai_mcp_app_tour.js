@@ -29,6 +29,8 @@ const FOUND = [
     "odoo=blocked",
     "undeclared=blocked",
     "declared=ok",
+    // the browser prefers dark (tests/test_app_tour.py), the chat is light: so is the app
+    "scheme=light",
 ];
 
 registry.category("web_tour.tours").add("ai_mcp_app_tour", {

@@ -6,6 +6,8 @@
  */
 import {registry} from "@web/core/registry";
 
+import {contrastChecked} from "./contrast";
+
 registry.category("web_tour.tours").add("ai_mcp_prompt_tour", {
     url: "/odoo/action-ai_mcp.action_ai_chat",
     steps: () => [
@@ -30,11 +32,13 @@ registry.category("web_tour.tours").add("ai_mcp_prompt_tour", {
             trigger:
                 '.o_ai_chat_prompt_menu:not(:has([data-prompt="review"])) .o_ai_chat_prompt.active[data-prompt="greeting"]',
         },
+        contrastChecked("the prompts listed, one active"),
         {content: "pick it with Enter", trigger: ".o_ai_chat_composer_input", run: "press Enter"},
         {
             content: "its arguments are asked",
             trigger: '.o_ai_chat_prompt_form:contains("Write a greeting")',
         },
+        contrastChecked("a prompt's arguments"),
         {
             content: "sending without the required one says so",
             trigger: ".o_ai_chat_prompt_form .o_ai_chat_prompt_send",

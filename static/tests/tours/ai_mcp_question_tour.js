@@ -8,6 +8,8 @@
  */
 import {registry} from "@web/core/registry";
 
+import {contrastChecked} from "./contrast";
+
 const ASK = '.o_ai_chat_tool_block[data-tool="ask_preferences"]';
 const REPORT = '.o_ai_chat_tool_block[data-tool="stock_report"]';
 const DEFAULTS = '.o_ai_chat_tool_block[data-tool="ask_defaults"]';
@@ -29,6 +31,7 @@ registry.category("web_tour.tours").add("ai_mcp_question_tour", {
             content: "the server's question shows in its call",
             trigger: `${ASK} .o_ai_chat_question_message:contains("Who are you")`,
         },
+        contrastChecked("a server's question"),
         {
             content: "with the tool's icon",
             trigger: `${ASK} img.o_ai_chat_tool_icon[src^="data:image/png"]`,
@@ -66,6 +69,7 @@ registry.category("web_tour.tours").add("ai_mcp_question_tour", {
             trigger: `${REPORT} .o_ai_chat_json_tree .o_ai_chat_json_key:contains("warehouse")`,
         },
         {trigger: `${REPORT} .o_ai_chat_json_leaf:contains("checked"):contains("true")`},
+        contrastChecked("finished calls, their durations and a result's tree"),
         {trigger: '.o_ai_chat[data-status="idle"] .o_ai_chat_send'},
         // a question whose fields have defaults
         {

@@ -82,6 +82,10 @@ registry.category("web_tour.tours").add("ai_mcp_views_tour", {
         {trigger: '.modal [data-path="mode"] select', run: "select 1"},
         {trigger: '.modal [data-path="verbose"] select', run: "select true"},
         {trigger: '.modal [data-path="limit"] input[placeholder="Default: 10"]'},
+        {
+            content: "an optional group is left out until included",
+            trigger: '.modal [data-path="filters"] .form-check-label:contains("Include")',
+        },
         {trigger: '.modal [data-path="filters"] input.o_schema_form_send', run: "click"},
         {trigger: '.modal [data-path="filters/tag"] input', run: "edit green"},
         {trigger: '.modal [data-path="filters/since"] input.o_schema_form_null', run: "click"},

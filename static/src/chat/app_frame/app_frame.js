@@ -16,9 +16,9 @@ import {
 import {AppRequests} from "./app_requests";
 import {AppSession, loadBridge} from "./app_session";
 
-/** The frame runs the sandbox page with an opaque origin: never allow-same-origin. */
-const SANDBOX =
-    "allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals";
+/** The frame runs the sandbox page with an opaque origin: never allow-same-origin. No popups: a
+ * link leaves an app only through ui/open-link, which the user confirms (app_requests.js). */
+const SANDBOX = "allow-scripts allow-forms allow-modals";
 /** The fullscreen overlay's header, in pixels (app_frame.scss). */
 const HEADER_HEIGHT = 48;
 const FIRST_HEIGHT = 200;
@@ -57,7 +57,7 @@ export class AppFrame extends Component {
             closedByApp: false,
             displayMode: "inline",
             height: FIRST_HEIGHT,
-            toolTitle: null,
+            appTitle: null,
             prefersBorder: false,
         });
         this.rootRef = useRef("root");
@@ -115,7 +115,7 @@ export class AppFrame extends Component {
 
     get title() {
         const block = this.props.block;
-        return this.state.toolTitle || block.title || block.tool || _t("App");
+        return this.state.appTitle || block.title || block.tool || _t("App");
     }
 
     get fullscreen() {
@@ -195,7 +195,9 @@ export class AppFrame extends Component {
             return;
         }
         this.info = info;
-        this.state.toolTitle = info.tool?.title || info.tool?.name || null;
+        // the server names the app (its tool's title, else its server's), as it names it in
+        // "via <app>": a call still being written has no title of its own yet
+        this.state.appTitle = info.title || null;
         this.state.prefersBorder = info.prefers_border === true;
         const frame = document.createElement("iframe");
         frame.className = "o_ai_mcp_app_frame";
@@ -204,6 +206,9 @@ export class AppFrame extends Component {
             frame.setAttribute("allow", info.allow);
         }
         frame.title = this.title;
+        // the app's prefers-color-scheme is the one of its frame's color-scheme (the sandbox page
+        // passes it on): Odoo's, not the browser's, as the theme of its host context says
+        frame.style.colorScheme = this.context().theme;
         this.holderRef.el.replaceChildren(frame);
         this.frame = frame;
         this.session = new AppSession({

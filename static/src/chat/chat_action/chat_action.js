@@ -21,6 +21,7 @@ import {
     toggleTool,
     userMessage,
 } from "@ai_mcp/logic/chat_state";
+import {StickToBottom} from "@ai_mcp/logic/chat_scroll";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
 import {lastUserText, retryPlan} from "@ai_mcp/logic/retry_plan";
 import {newRequestKey} from "@ai_mcp/logic/start_retry";
@@ -107,7 +108,11 @@ export class ChatAction extends Component {
             notify: (message) => this.notification.add(message, {type: "danger"}),
         });
         this.scrollRef = useRef("scroll");
-        this.stickToBottom = true;
+        this.threadRef = useRef("thread");
+        this.stick = null;
+        // an app's frame grows or shrinks without the chat's state changing: the thread's size
+        // says so, as the view's says the window or the composer changed
+        this.resized = new ResizeObserver(() => this.stick?.changed());
         this.signIn = new SignInPause(useService("bus_service"), {
             chat: () => this.state.chat,
             setChat: (chat) => this.setChat(chat),
@@ -117,19 +122,18 @@ export class ChatAction extends Component {
         onWillStart(() => this.load());
         onMounted(() => {
             this.mounted = true;
+            this.stick = new StickToBottom(this.scrollRef.el);
+            this.resized.observe(this.scrollRef.el);
+            this.resized.observe(this.threadRef.el);
             this.afterChange();
         });
         useEffect(
-            () => {
-                const el = this.scrollRef.el;
-                if (el && this.stickToBottom) {
-                    el.scrollTop = el.scrollHeight;
-                }
-            },
+            () => this.stick?.changed(),
             () => [this.state.chat]
         );
         onWillUnmount(() => {
             this.alive = false;
+            this.resized.disconnect();
             this.turns.dispose();
             this.pauses.close();
             this.signIn.dispose();
@@ -204,10 +208,7 @@ export class ChatAction extends Component {
     }
 
     onScroll() {
-        const el = this.scrollRef.el;
-        if (el) {
-            this.stickToBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-        }
+        this.stick?.scrolled();
     }
 
     // -- loading -----------------------------------------------------------------------------------
