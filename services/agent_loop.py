@@ -223,6 +223,9 @@ class _Turn:
             if not calls:
                 yield self._done()
                 return
+            calls = self._answer_unreachable(calls)
+            if not calls:
+                continue
             for call in calls:
                 yield call
             if reply.finish_reason == "length":
@@ -413,6 +416,28 @@ class _Turn:
             "Turn waits for a sign-in: assistant=%s servers=%s", self.settings.name, ",".join(s.server for s in servers)
         )
         return AuthRequiredEvent(servers=servers, calls=[_pending(c) for c in calls], turn_ms=self._turn_ms())
+
+    def _answer_unreachable(self, calls: list[ToolCallEvent]) -> list[ToolCallEvent]:
+        """The calls left to run once those of servers that could not be reached at the turn's
+        start are answered: the model reads why, and the user has the warning of the start, not a
+        failed call (nothing was sent to the server). These calls are not stored, so the history
+        rebuilt from the events later holds neither them nor their answers."""
+        left = []
+        for call in calls:
+            unreachable = self.bound.unreachable_tools.get(call.name)
+            if unreachable is None:
+                left.append(call)
+                continue
+            tool, error = unreachable
+            self._record(
+                failed(
+                    call,
+                    error.code,
+                    f"Not run: {tool.server.name} could not be reached when this answer started ({error.message}), "
+                    "so its tools are unavailable in this answer. Answer without them.",
+                )
+            )
+        return left
 
     def _refusal(self, call: ToolCallEvent, index: int) -> ToolResultEvent | None:
         if index >= self.limits.max_calls_per_round:
