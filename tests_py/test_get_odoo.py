@@ -153,6 +153,21 @@ def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
     assert f"Odoo 18: unpacking {bare_machine['AI_MCP_ODOO_SOURCE']}" in output
     assert f"Odoo 18: ready in {cache}/src" in output
     assert f"Odoo 18: {cache}/src/odoo-bin (Python {cache}/src/.venv/bin/python)" in output
+    # the address is said once Odoo serves it: after the install, before the HTTP server starts
+    db = bare_machine["AI_MCP_DB"]
+    serving = output.index("serving on http://")
+    assert output.index(f"database {db}: installing ai_mcp") < output.index("Example MCP server synced") < serving
+    assert serving < output.index("HTTP service (werkzeug) running")
+    assert output.count("example MCP server") == 1, "the example server is announced once"
+    assert (Path(bare_machine["AI_MCP_CACHE_DIR"]) / "addons" / "ai_mcp").resolve() == ROOT
+    # nothing asks Odoo's IAP service to enrich the demo company at the first login
+    enrich = subprocess.run(
+        ["psql", "-d", db, "-Atqc", "SELECT bool_and(iap_enrich_auto_done) FROM res_company"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert enrich.stdout.strip() == "t", enrich.stderr
     assert turn["error"] is None, turn["error"]
     events = [event for _, event in turn["events"]]
     results = [e.data for e in events if e.event == "tool_result"]
