@@ -181,7 +181,10 @@ class McpSession:
             if self._ready.done() and self.failure is None:
                 self.failure = self._with_stderr(self._mapped(exc))
                 _logger.warning(
-                    "MCP session ended: server=%s error=%s%s", self.spec.label(), self.failure, _output(self.failure)
+                    "MCP session ended: server=%s error=%s%s",
+                    self.spec.label(),
+                    self.failure,
+                    output_lines(self.failure),
                 )
             self._report(exc)
         finally:
@@ -276,13 +279,6 @@ class McpSession:
         assert self._ready is not None
         if not self._ready.done():
             self.failure = self._auth_required(self._with_stderr(self._mapped(exc)))
-            if self.failure.output:
-                _logger.warning(
-                    "MCP stdio server did not start: server=%s error=%s%s",
-                    self.spec.label(),
-                    self.failure,
-                    _output(self.failure),
-                )
             self._ready.set_exception(self.failure)
 
     def _mapped(self, exc: BaseException) -> McpError:
@@ -569,9 +565,17 @@ class McpSession:
         return self._with_stderr(map_jsonrpc_error(exc.error, name))
 
 
-def _output(error: McpError) -> str:
+def output_lines(error: McpError) -> str:
     """A stdio server's output as the log shows it: on lines of its own after the error."""
     return f"; its output:\n{error.output}" if error.output else ""
+
+
+def log_start_failure(spec: ServerSpec, error: McpError) -> None:
+    """A stdio server that could not start, with what it wrote: logged once it was given up on."""
+    if error.output:
+        _logger.warning(
+            "MCP stdio server did not start: server=%s error=%s%s", spec.label(), error, output_lines(error)
+        )
 
 
 def _probe_may_have_ended_it(exc: BaseException) -> bool:
