@@ -82,3 +82,23 @@ class TestStdioServer(AiMcpCase):
             result = server.action_sync_tools()
         self.assertEqual(result["params"]["type"], "danger")
         self.assertIn("Traceback (most recent call last):", result["params"]["message"])
+
+    def test_the_chat_warns_of_an_assistants_server_that_could_not_start(self):
+        server = self.stdio_server("sheet-music", "--crash")
+        provider = self.env["ai.provider"].create(
+            {"name": "P", "base_url": "http://127.0.0.1:9/v1", "api_key": "k", "default_model": "m"}
+        )
+        assistant = self.env["ai.assistant"].create(
+            {"name": "Scores", "provider_id": provider.id, "mcp_server_ids": [(6, 0, server.ids)]}
+        )
+        with mute_logger(SESSION_LOGGER):
+            server.action_test_connection()
+        warnings = []
+        self.assertEqual(assistant._tool_bindings(warnings=warnings), [])
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertTrue(warnings[0].startswith("sheet-music is unavailable, so its tools are left out of this answer:"))
+        self.assertIn("Last output: limits-server v1.0.0", warnings[0])
+        # an app's calls are not the turn's: no notice there
+        app_warnings = []
+        assistant._tool_bindings(warnings=app_warnings, audience="app")
+        self.assertEqual(app_warnings, [])
