@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from .app_context import AppContext, prompt_section
 from .call_clock import TurnBudget
-from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError
+from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
 from .events import (
     ApprovalRequiredEvent,
     AuthRequiredEvent,
@@ -428,15 +428,7 @@ class _Turn:
             if unreachable is None:
                 left.append(call)
                 continue
-            tool, error = unreachable
-            self._record(
-                failed(
-                    call,
-                    error.code,
-                    f"Not run: {tool.server.name} could not be reached when this answer started ({error.message}), "
-                    "so its tools are unavailable in this answer. Answer without them.",
-                )
-            )
+            self._record(_unreachable(call, *unreachable))
         return left
 
     def _refusal(self, call: ToolCallEvent, index: int) -> ToolResultEvent | None:
@@ -460,6 +452,9 @@ class _Turn:
                 f"Not run: the user chose not to sign in to {declined.server.name}, "
                 "so its tools are unavailable in this answer. Answer without them.",
             )
+        unreachable = self.bound.unreachable_tools.get(call.name)
+        if unreachable is not None:  # a call stored before, waiting for its approval
+            return _unreachable(call, *unreachable)
         tool = self.bound.tools.get(call.name)
         if tool is None:
             offered = ", ".join(sorted(self.bound.tools)) or "none"
@@ -472,6 +467,15 @@ class _Turn:
 
     def _record(self, result: ToolResultEvent) -> None:
         self.history.append(HistoryMessage(role="tool", content=result.model_text, tool_call_id=result.id))
+
+
+def _unreachable(call: ToolCallEvent, tool: BoundTool, error: McpError) -> ToolResultEvent:
+    return failed(
+        call,
+        error.code,
+        f"Not run: {tool.server.name} could not be reached when this answer started ({error.message}), "
+        "so its tools are unavailable in this answer. Answer without them.",
+    )
 
 
 def _pending(call: ToolCallEvent) -> PendingCall:

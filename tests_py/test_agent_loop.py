@@ -347,6 +347,28 @@ def test_a_call_of_a_server_that_could_not_start_is_the_warning_not_a_failed_cal
     assert calls == [m.tool_call_id for m in rebuilt if m.role == "tool"] and len(calls) == 1
 
 
+def test_an_approved_call_of_a_server_gone_meanwhile_says_it_could_not_be_reached(
+    hub: McpHub, llm: ScriptedLLM
+) -> None:
+    with serve_http("streamable-http") as server:
+        spec = http_spec(server, key="gone-meanwhile")
+        bindings = tools_of(hub, spec, approval=frozenset({"echo"}))
+        llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "risky"}, id="c1"),)))
+        paused = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="go"))
+        assert paused[-1].type == "approval_required"
+    hub.run(hub.aclose_server("gone-meanwhile"))
+    llm.queue(Turn(text="It is down."))
+    history = history_from_events(persisted(paused), user_message="go")
+    resumed = run(
+        hub,
+        TurnRequest(assistant=settings(llm), tools=bindings, history=history, resume=Resume(approvals={"c1": True})),
+    )
+    assert [e.type for e in resumed if e.type != "text"] == ["start", "warning", "tool_result", "round", "done"]
+    result = next(e for e in resumed if e.type == "tool_result")
+    assert result.id == "c1" and result.error_code == "MCP_UNREACHABLE"
+    assert result.error_message.startswith("Not run: gone-meanwhile could not be reached when this answer started")
+
+
 @pytest.mark.parametrize(
     ("turn", "code"),
     [
