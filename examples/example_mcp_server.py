@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("AI_MCP_EXAMPLE_PORT") or DEFAULT_PORT))
     parser.add_argument("--exit-with-parent", type=int, metavar="PID", help="stop when this process ends")
+    parser.add_argument("--quiet", action="store_true", help="do not say where it serves (its starter does)")
     opts = parser.parse_args(argv)
     if opts.exit_with_parent:
         _exit_with(opts.exit_with_parent)
@@ -257,7 +258,8 @@ def main(argv: list[str] | None = None) -> None:
 
     # the SDK logs a traceback each time a client closes its session; that is not an error here
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.CRITICAL)
-    sys.stderr.write(f"example MCP server on http://{opts.host}:{opts.port}/mcp\n")
+    if not opts.quiet:
+        sys.stderr.write(f"example MCP server on http://{opts.host}:{opts.port}/mcp\n")
     uvicorn.run(build_server().streamable_http_app(host=opts.host), host=opts.host, port=opts.port, log_level="warning")
 
 

@@ -215,7 +215,8 @@ class AiAssistant(models.Model):
         `conversation` (ai.tool.preset).
 
         A server whose configuration cannot be used now (e.g. its URL resolves to a forbidden
-        address) is left out; why is appended to `warnings` when a list is given."""
+        address), or that failed when last connected (a stdio server that could not start, say), is
+        left out; why is appended to `warnings` when a list is given."""
         self.ensure_one()
         bindings = []
         selected = list(self._system_tools()[0])
@@ -251,7 +252,22 @@ class AiAssistant(models.Model):
                         fixed_arguments=presets.arguments.get(tool.id, {}),
                     )
                 )
+        if warnings is not None and audience == "model":
+            warnings.extend(self._failed_servers_notice())
         return bindings
+
+    def _failed_servers_notice(self):
+        """A warning for each of the assistant's system servers whose last connection failed, with
+        its error: their tools are not offered, and the user learns why in the chat."""
+        failed = self.sudo().mcp_server_ids.filtered(lambda s: s.active and s.scope == "system" and s.state == "error")
+        return [
+            _(
+                "%(server)s is unavailable, so its tools are left out of this answer: %(error)s",
+                server=server.name,
+                error=server.last_error or server.last_error_code or _("its last connection failed."),
+            )
+            for server in failed
+        ]
 
     def _usable_servers(self, cloud_service=None):
         """The servers a turn of this assistant may use beyond their tools (prompts): its active,

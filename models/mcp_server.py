@@ -13,13 +13,13 @@ from ..services.env_vars import parse_env_json
 from ..services.errors import AiMcpError, ConfigError, _lt
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
+from ..services.mcp_transport import stderr_tail
 from ..services.server_info import MODERN_PROTOCOL_VERSIONS
 from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 
 _logger = logging.getLogger(__name__)
 
 ALLOW_STDIO_PARAM = "ai_mcp.allow_stdio"
-STDERR_TAIL_LINES = 40
 # a change to one of these makes "connected" stale: the server must be tested again
 CONNECTION_FIELDS = frozenset(
     {
@@ -150,6 +150,11 @@ class McpServer(models.Model):
     )
     env_vars_set = fields.Boolean(string="Environment Set", compute="_compute_secrets_set")
     cwd = fields.Char(string="Working Directory")
+    memory_limit_mb = fields.Integer(
+        string="Memory Limit (MB)",
+        help="The most memory the server process may write to, in megabytes. 0: no limit of its own (Odoo's "
+        "worker memory limit never applies to it).",
+    )
     command_preview = fields.Char(compute="_compute_command_preview", help="The exact command line that will run.")
 
     # -- limits ----------------------------------------------------------------------------------
@@ -309,11 +314,11 @@ class McpServer(models.Model):
             lines = []
             if server.transport == "stdio" and isinstance(server.id, int) and hub is not None:
                 lines = hub.stderr_tail(server._server_key()) if hub.pid == os.getpid() else []
-            server.stderr_tail = "\n".join(lines[-STDERR_TAIL_LINES:]) if lines else server.last_stderr
+            server.stderr_tail = stderr_tail(lines) if lines else server.last_stderr
 
     # -- constraints -----------------------------------------------------------------------------
 
-    @api.constrains("transport", "command", "args", "cwd", "scope")
+    @api.constrains("transport", "command", "args", "cwd", "scope", "memory_limit_mb")
     def _check_transport(self):
         stdio = self.filtered(lambda s: s.transport == "stdio")
         self._check_stdio_allowed(stdio)
@@ -326,6 +331,8 @@ class McpServer(models.Model):
                 raise ValidationError(
                     _("%s: a stdio server needs a command, e.g. npx or /usr/bin/python3.", server.name)
                 )
+            if server.memory_limit_mb < 0:
+                raise ValidationError(_("%s: the memory limit is a number of megabytes, or 0 for none.", server.name))
 
     @api.model
     def _check_stdio_allowed(self, stdio_servers):

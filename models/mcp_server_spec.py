@@ -66,6 +66,7 @@ class McpServer(models.Model):
             args=tuple(server._arg_list()) if transport == "stdio" else (),
             env=env,
             cwd=(server.cwd or None) if transport == "stdio" else None,
+            memory_limit_mb=(server.memory_limit_mb or None) if transport == "stdio" else None,
             public_only=server.scope == "user",
             allowed_hosts=tuple(h.strip() for h in self._allowed_hosts() if h.strip()),
             log_level=server.log_level or None,

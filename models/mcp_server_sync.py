@@ -9,9 +9,9 @@ from odoo.modules import module as odoo_module
 
 from ..hub_process import process_hub
 from ..notify import config_error_text, error_text, notification
-from ..services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode
+from ..services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode, McpError
+from ..services.mcp_transport import stderr_tail
 from ..services.sync import connect_all
-from .mcp_server import STDERR_TAIL_LINES
 
 _logger = logging.getLogger(__name__)
 
@@ -37,20 +37,29 @@ class McpServer(models.Model):
             "server_version": report.server.version,
             "protocol_version": report.server.protocol_version,
             "server_icon": report.server.icon or False,
-            "last_stderr": "\n".join(report.stderr_tail[-STDERR_TAIL_LINES:]) or False,
+            "last_stderr": stderr_tail(report.stderr_tail) or False,
         }
         if synced:
             values["last_sync"] = fields.Datetime.now()
         self.with_context(ai_mcp_keep_state=True).write(values)
 
     def _record_error(self, error):
-        self.with_context(ai_mcp_keep_state=True).write(
-            {
-                "state": "error",
-                "last_error": config_error_text(self, error) if isinstance(error, ConfigError) else error.message,
-                "last_error_code": error.code.value,
-            }
-        )
+        values = {
+            "state": "error",
+            "last_error": config_error_text(self, error) if isinstance(error, ConfigError) else error.message,
+            "last_error_code": error.code.value,
+        }
+        if _output(error):
+            values["last_stderr"] = _output(error)
+        self.with_context(ai_mcp_keep_state=True).write(values)
+
+    def _failure_text(self, error):
+        """What the admin reads of a failed connection: the error, then what a stdio server wrote
+        to its standard error last (the form's Output tab keeps it too)."""
+        text = error_text(error, self)
+        if _output(error):
+            text = f"{text}\n" + _("Its output (stderr):") + f"\n{_output(error)}"
+        return text
 
     def _connect_all(self):
         """{server id: ConnectionReport, or the exception its connection raised} for these
@@ -76,7 +85,7 @@ class McpServer(models.Model):
                 raise report
         except AiMcpError as exc:
             self._record_error(exc)
-            return {"error": error_text(exc, self), "changed": 0}
+            return {"error": self._failure_text(exc), "changed": 0}
         first = not self.last_sync
         counts = self._apply_tools(report.tools, first_sync=first)
         self._record_success(report, synced=True)
@@ -177,7 +186,7 @@ class McpServer(models.Model):
             report = self._connect()
         except AiMcpError as exc:
             self._record_error(exc)
-            return notification(_("Connection to %s failed", self.name), error_text(exc, self), "danger", sticky=True)
+            return notification(_("Connection to %s failed", self.name), self._failure_text(exc), "danger", sticky=True)
         first = not self.last_sync
         if first:
             # the first successful connection discovers the tools, as an admin expects
@@ -212,3 +221,7 @@ class McpServer(models.Model):
             )
         message = _("%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed))
         return notification(_("Tools synced"), message, "warning" if failed else "success")
+
+
+def _output(error):
+    return error.output if isinstance(error, McpError) else None

@@ -25,9 +25,14 @@ _shebang_python() {
     fi
 }
 
+# ai_mcp_cache_dir: the scripts' cache folder (scripts/run's addons link, the Odoo get_odoo makes).
+ai_mcp_cache_dir() {
+    printf '%s\n' "${AI_MCP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ai_mcp}"
+}
+
 # odoo_cache_dir: where get_odoo makes an Odoo 18 (src/ with src/.venv, and its stamp).
 odoo_cache_dir() {
-    printf '%s\n' "${AI_MCP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ai_mcp}/odoo18"
+    printf '%s\n' "$(ai_mcp_cache_dir)/odoo18"
 }
 
 # The folders find_odoo looks into for an odoo-bin, colon-separated.
@@ -685,6 +690,31 @@ odoo_addons_path() {
     else
         printf '%s\n' "$1"
     fi
+}
+
+# install_then_serve DB PORT OPTION ODOO-ARGS...: "${ODOO_CMD[@]}" ODOO-ARGS with OPTION (-i or -u)
+# ai_mcp on DB until that is done (--stop-after-init), then, only when it succeeded, says where it
+# serves and becomes the serving Odoo: the address is printed when the login page answers, not
+# before an install of half a minute. A database it installed (-i) is made quiet first.
+install_then_serve() {
+    local db=$1 port=$2 option=$3 verb=update
+    shift 3
+    if [[ $option == -i ]]; then verb=install; fi
+    "${ODOO_CMD[@]}" "$@" "$option" ai_mcp --stop-after-init || {
+        warn "Odoo could not $verb ai_mcp in database $db (above); not serving"
+        return 1
+    }
+    if [[ $option == -i ]]; then demo_db_quiet "$db"; fi
+    say "serving on http://127.0.0.1:$port (new databases: log in as admin / admin); Ctrl-C stops"
+    exec "${ODOO_CMD[@]}" "$@"
+}
+
+# demo_db_quiet DB: the database scripts/run made calls no outside service by itself. Odoo's
+# partner_autocomplete (installed with mail, through iap_mail) asks Odoo's IAP service to enrich the
+# company at the first login of an administrator; marking it done stops that, and its autocomplete
+# still answers when a user asks for it.
+demo_db_quiet() {
+    psql -d "$1" -qc "UPDATE res_company SET iap_enrich_auto_done = true" </dev/null >/dev/null 2>&1 || true
 }
 
 free_port() {

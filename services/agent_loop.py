@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from .app_context import AppContext, prompt_section
 from .call_clock import TurnBudget
-from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError
+from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
 from .events import (
     ApprovalRequiredEvent,
     AuthRequiredEvent,
@@ -223,6 +223,9 @@ class _Turn:
             if not calls:
                 yield self._done()
                 return
+            calls = self._answer_unreachable(calls)
+            if not calls:
+                continue
             for call in calls:
                 yield call
             if reply.finish_reason == "length":
@@ -414,6 +417,20 @@ class _Turn:
         )
         return AuthRequiredEvent(servers=servers, calls=[_pending(c) for c in calls], turn_ms=self._turn_ms())
 
+    def _answer_unreachable(self, calls: list[ToolCallEvent]) -> list[ToolCallEvent]:
+        """The calls left to run once those of servers that could not be reached at the turn's
+        start are answered: the model reads why, and the user has the warning of the start, not a
+        failed call (nothing was sent to the server). These calls are not stored, so the history
+        rebuilt from the events later holds neither them nor their answers."""
+        left = []
+        for call in calls:
+            unreachable = self.bound.unreachable_tools.get(call.name)
+            if unreachable is None:
+                left.append(call)
+                continue
+            self._record(_unreachable(call, *unreachable))
+        return left
+
     def _refusal(self, call: ToolCallEvent, index: int) -> ToolResultEvent | None:
         if index >= self.limits.max_calls_per_round:
             return failed(
@@ -435,6 +452,9 @@ class _Turn:
                 f"Not run: the user chose not to sign in to {declined.server.name}, "
                 "so its tools are unavailable in this answer. Answer without them.",
             )
+        unreachable = self.bound.unreachable_tools.get(call.name)
+        if unreachable is not None:  # a call stored before, waiting for its approval
+            return _unreachable(call, *unreachable)
         tool = self.bound.tools.get(call.name)
         if tool is None:
             offered = ", ".join(sorted(self.bound.tools)) or "none"
@@ -447,6 +467,15 @@ class _Turn:
 
     def _record(self, result: ToolResultEvent) -> None:
         self.history.append(HistoryMessage(role="tool", content=result.model_text, tool_call_id=result.id))
+
+
+def _unreachable(call: ToolCallEvent, tool: BoundTool, error: McpError) -> ToolResultEvent:
+    return failed(
+        call,
+        error.code,
+        f"Not run: {tool.server.name} could not be reached when this answer started ({error.message}), "
+        "so its tools are unavailable in this answer. Answer without them.",
+    )
 
 
 def _pending(call: ToolCallEvent) -> PendingCall:

@@ -128,7 +128,12 @@ class AiMcpError(Exception):
 
 
 class McpError(AiMcpError):
-    """A failure talking to an MCP server."""
+    """A failure talking to an MCP server. `output`: what a stdio server wrote to its standard
+    error last (a stack trace, say), for the admin and the log; the message names its last line."""
+
+    def __init__(self, code: ErrorCode, message: str | None = None, output: str | None = None) -> None:
+        super().__init__(code, message)
+        self.output = output
 
 
 class LlmError(AiMcpError):

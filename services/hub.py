@@ -25,7 +25,7 @@ from .call_clock import CallClock, CallLimits, Now, TurnBudget
 from .call_observer import CallObserver
 from .errors import ConfigError, ErrorCode, McpError
 from .loop_thread import LoopThread
-from .mcp_session import CLOCK_TICK, McpSession
+from .mcp_session import CLOCK_TICK, McpSession, log_start_failure
 from .oauth_tokens import RefreshingTokens, with_token
 from .prompts import PromptInfo
 from .resources import ResourceListing
@@ -134,7 +134,11 @@ class McpHub(LoopThread):
         started = time.monotonic()
         session = McpSession(spec)
         try:
-            await session.open()
+            try:
+                await session.open()
+            except McpError as exc:
+                log_start_failure(spec, exc)
+                raise
             self.pool.forget_failure(spec.pool_key)
             listing = await session.list_tools()
             assert session.info is not None

@@ -51,7 +51,7 @@ from .mcp_failures import (
     map_exception,
     map_jsonrpc_error,
 )
-from .mcp_transport import McpTransport
+from .mcp_transport import McpTransport, stderr_tail
 from .oauth_discovery import Challenge
 from .server_info import ServerInfo, ToolListing, server_info
 from .server_messages import MCP_LEVELS, ServerMessages
@@ -63,6 +63,8 @@ _logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 STDERR_LINES = 200
+# how long a failed start waits for the rest of the stdio server's standard error
+STDERR_DRAIN_SECONDS = 1.0
 MAX_LIST_PAGES = 100
 # The call's own clock ends it (clocked_call.py); the SDK's fixed timer must never fire first.
 SDK_TIMER_OFF = 7 * 86400.0
@@ -87,6 +89,7 @@ class McpSession:
         self.handshake_only = handshake_only
         self.fingerprint = spec.fingerprint()
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._stderr_closed = asyncio.Event()
         self.info: ServerInfo | None = None
         self.failure: McpError | None = None
         self.last_used = time.monotonic()
@@ -157,7 +160,8 @@ class McpSession:
                     await self._set_log_level(client)
                 except Exception as exc:
                     # tell the waiting callers now: leaving the transport (e.g. its session DELETE
-                    # to a server that stalls) may take long
+                    # to a server that stalls) may take long; a stdio server's last words first
+                    await self._stderr_read()
                     self._report(exc)
                     raise
                 self.info = server_info(client, self.spec.name)
@@ -176,7 +180,12 @@ class McpSession:
         except Exception as exc:  # the transport's failure is this session's end: report it, never raise
             if self._ready.done() and self.failure is None:
                 self.failure = self._with_stderr(self._mapped(exc))
-                _logger.warning("MCP session ended: server=%s error=%s", self.spec.label(), self.failure)
+                _logger.warning(
+                    "MCP session ended: server=%s error=%s%s",
+                    self.spec.label(),
+                    self.failure,
+                    output_lines(self.failure),
+                )
             self._report(exc)
         finally:
             self._client = None
@@ -219,9 +228,11 @@ class McpSession:
         cancels this task rather than a scope around the Client: the transport's task groups
         stay open after the handshake, and a scope must not end before what it holds."""
         await self._guard_address()
+        self._stderr_closed = asyncio.Event()
         transport = McpTransport(
             self.spec,
             self.stderr,
+            self._stderr_closed,
             self._answer_lost,
             self._on_response,
             self._pin,
@@ -366,10 +377,19 @@ class McpSession:
             return contextlib.nullcontext()
         return listen_for_changes(client, self.spec, self.on_list_changed, self.spec.connect_timeout)
 
+    async def _stderr_read(self) -> None:
+        """Wait a moment for a stdio server's standard error to be read to its end: a server that
+        crashed closes it about when its stdout, which failed the connection."""
+        if self.spec.transport is Transport.STDIO:
+            with anyio.move_on_after(STDERR_DRAIN_SECONDS):
+                await self._stderr_closed.wait()
+
     def _with_stderr(self, error: McpError) -> McpError:
+        """A stdio server's error with the tail of its standard error: a crash's reason is seldom
+        on its last line (Node's is its version)."""
         if self.spec.transport is not Transport.STDIO or not self.stderr:
             return error
-        return McpError(error.code, f"{error.message} Last output: {self.stderr[-1]}")
+        return McpError(error.code, f"{error.message} Last output: {self.stderr[-1]}", output=stderr_tail(self.stderr))
 
     def _answer_lost(self, request_id: int | str, error: httpx2.TransportError) -> None:
         """The request `request_id` could not be sent or its response stream broke: the SDK fails
@@ -563,6 +583,19 @@ class McpSession:
                 f"The connection to {name} was lost before it answered ({type(broken).__name__}: {broken}).",
             )
         return self._with_stderr(map_jsonrpc_error(exc.error, name))
+
+
+def output_lines(error: McpError) -> str:
+    """A stdio server's output as the log shows it: on lines of its own after the error."""
+    return f"; its output:\n{error.output}" if error.output else ""
+
+
+def log_start_failure(spec: ServerSpec, error: McpError) -> None:
+    """A stdio server that could not start, with what it wrote: logged once it was given up on."""
+    if error.output:
+        _logger.warning(
+            "MCP stdio server did not start: server=%s error=%s%s", spec.label(), error, output_lines(error)
+        )
 
 
 def _probe_may_have_ended_it(exc: BaseException) -> bool:

@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -36,10 +36,32 @@ _logger = logging.getLogger(__name__)
 # gunicorn 2 s): with httpx's default of 5 s, a call could go out on a connection the server was
 # closing at that moment, and fail.
 HTTP_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=1.0)
+MIB = 1024 * 1024
+# What of a stdio server's standard error is shown with its failure: enough lines for a stack
+# trace (Node's or Python's), and no more than a form and a log line should carry.
+STDERR_TAIL_LINES = 40
+STDERR_TAIL_BYTES = 6000
+
+
+def stderr_tail(lines: Iterable[str]) -> str:
+    """The last lines of `lines`, at most STDERR_TAIL_LINES and STDERR_TAIL_BYTES (UTF-8) joined;
+    a last line longer than that keeps its end."""
+    kept: list[str] = []
+    size = 0
+    for line in reversed(list(lines)[-STDERR_TAIL_LINES:]):
+        encoded = line.encode()
+        if size + len(encoded) + 1 > STDERR_TAIL_BYTES:
+            if not kept:
+                kept.append("…" + encoded[-(STDERR_TAIL_BYTES - 4) :].decode(errors="ignore"))
+            break
+        kept.append(line)
+        size += len(encoded) + 1
+    return "\n".join(reversed(kept))
 
 
 class McpTransport:
-    """How one session reaches its server. `stderr` receives a stdio server's output lines;
+    """How one session reaches its server. `stderr` receives a stdio server's output lines, and
+    `stderr_closed` is set once they are all read;
     `on_answer_lost(request_id, error)` is told when a streamed HTTP answer broke; `on_response`
     sees every HTTP response (an error status, an OAuth server's 401/403); `pin` sends a
     user-given URL's requests to the address that was checked."""
@@ -48,12 +70,14 @@ class McpTransport:
         self,
         spec: ServerSpec,
         stderr: deque[str],
+        stderr_closed: asyncio.Event,
         on_answer_lost: OnBreak,
         on_response: Callable[[httpx2.Response], Awaitable[None]] | None = None,
         pin: AddressPin | None = None,
     ) -> None:
         self.spec = spec
         self.stderr = stderr
+        self.stderr_closed = stderr_closed
         self.on_answer_lost = on_answer_lost
         self.on_response = on_response
         self.pin = pin
@@ -124,6 +148,9 @@ class McpTransport:
         env = self.spec.process_env()
         env.setdefault("PATH", os.environ.get("PATH", os.defpath))
         env[stdio_launcher.KEEP_VAR] = json.dumps(sorted(env))
+        env.pop(stdio_launcher.MEMORY_VAR, None)
+        if self.spec.memory_limit_mb:
+            env[stdio_launcher.MEMORY_VAR] = str(self.spec.memory_limit_mb * MIB)
         params = StdioServerParameters(
             command=sys.executable,
             args=["-I", stdio_launcher.__file__, self.spec.command or "", *self.spec.args],
@@ -164,3 +191,4 @@ class McpTransport:
                 _logger.debug("MCP stderr: server=%s %s", self.spec.name, text)
         finally:
             transport.close()
+            self.stderr_closed.set()

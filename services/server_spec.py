@@ -65,6 +65,8 @@ class ServerSpec(BaseModel):
     args: tuple[str, ...] = ()
     env: dict[str, SecretStr] = Field(default_factory=dict)
     cwd: str | None = None
+    # a stdio server's memory limit (MiB, RLIMIT_DATA); None: the limits of a process of its own
+    memory_limit_mb: int | None = Field(None, ge=1)
     max_tools: int = Field(50, ge=1, le=1000)
     retry: RetryPolicy = RetryPolicy()
     # OAuth with a token per user: whose token `token` is; pooled sessions are kept per owner

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .errors import ErrorCode, McpError
 from .list_cache import ListCache
-from .mcp_session import McpSession
+from .mcp_session import McpSession, log_start_failure
 from .server_spec import ServerSpec
 
 _logger = logging.getLogger(__name__)
@@ -101,6 +101,7 @@ class SessionPool:
                 session = await self._open_with_backoff(spec)
             except McpError as exc:
                 self._mark_down(spec, exc)
+                log_start_failure(spec, exc)
                 raise
             self._down.pop(key, None)
             self._sessions[key] = session

@@ -1,7 +1,8 @@
 """The tools of one turn: the servers' sessions opened together, each tool bound under the name the
 model calls it by, and what is known before the first round about servers that cannot serve now
-(unreachable: a warning; a per-user OAuth server without the user's sign-in: a pause when called;
-declined by the user: not offered, a waiting call answered with why)."""
+(unreachable, a stdio server that could not start included: a warning, its tools not offered and a
+call of one answered with why; a per-user OAuth server without the user's sign-in: a pause when
+called; declined by the user: not offered, a waiting call answered with why)."""
 
 from __future__ import annotations
 
@@ -51,8 +52,9 @@ class SignInLink(BaseModel):
 
 @dataclass
 class TurnTools:
-    """What `bind` found: the tools offered (by model name), those of declined servers, the
-    OpenAI tools bind_tools sends, and the servers that need the user's sign-in first."""
+    """What `bind` found: the tools offered (by model name), those of declined servers and of
+    servers that could not be reached (with why), the OpenAI tools bind_tools sends, and the servers
+    that need the user's sign-in first."""
 
     hub: McpHub
     grants: Mapping[str, RefreshingTokens]
@@ -60,21 +62,30 @@ class TurnTools:
     declined: frozenset[str]
     tools: dict[str, BoundTool] = field(default_factory=dict)
     declined_tools: dict[str, BoundTool] = field(default_factory=dict)
+    unreachable_tools: dict[str, tuple[BoundTool, McpError]] = field(default_factory=dict)
     offered: list[dict[str, Any]] = field(default_factory=list)
     needs_sign_in: dict[str, AuthRequired] = field(default_factory=dict)
 
     async def bind(self, bindings: list[ToolBinding]) -> AsyncIterator[WarningEvent]:
         """Bind `bindings`, yielding a warning for each server or tool left out."""
         sessions: dict[str, McpSession] = {}
+        unreachable: dict[str, McpError] = {}
         async for item in self._open_sessions(bindings):
-            if isinstance(item, WarningEvent):
-                yield item
+            if isinstance(item, tuple):
+                spec, error = item
+                unreachable[spec.key] = error
+                yield WarningEvent(
+                    code=error.code.value,
+                    message=f"{spec.name} is unavailable, so its tools are left out of this answer: {error.message}",
+                )
             else:
                 sessions[item.spec.key] = item
         usable: list[ToolBinding] = []
         for binding in bindings:
             key = binding.server.key
             if key not in sessions and key not in self.needs_sign_in and key not in self.declined:
+                if key in unreachable:
+                    usable.append(binding)
                 continue
             problem = binding.tool.schema_problem()
             if problem:
@@ -100,6 +111,9 @@ class TurnTools:
             if spec.key in self.declined:
                 self.declined_tools[model_name] = tool
                 continue
+            if spec.key in unreachable:
+                self.unreachable_tools[model_name] = (tool, unreachable[spec.key])
+                continue
             self.tools[model_name] = tool
             shown = binding.tool.model_copy(
                 update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)}
@@ -111,9 +125,11 @@ class TurnTools:
         server the turn has a sign-in link for) rather than a failure the model reads."""
         return bool(spec.token_owner) and spec.key in self.sign_in_links
 
-    async def _open_sessions(self, bindings: list[ToolBinding]) -> AsyncIterator[McpSession | WarningEvent]:
-        """Pooled sessions of the turn's servers, connected together; an unreachable one is a
-        warning, a per-user OAuth server without a usable sign-in is noted in needs_sign_in."""
+    async def _open_sessions(
+        self, bindings: list[ToolBinding]
+    ) -> AsyncIterator[McpSession | tuple[ServerSpec, McpError]]:
+        """Pooled sessions of the turn's servers, connected together, and each unreachable one with
+        its error; a per-user OAuth server without a usable sign-in is noted in needs_sign_in."""
         servers = [
             spec for spec in {b.server.key: b.server for b in bindings}.values() if spec.key not in self.declined
         ]
@@ -122,10 +138,7 @@ class TurnTools:
             if isinstance(outcome, AuthRequired) and self.waits_for_sign_in(spec):
                 self.needs_sign_in[spec.key] = outcome
             elif isinstance(outcome, McpError):
-                yield WarningEvent(
-                    code=outcome.code.value,
-                    message=f"{spec.name} is unavailable, so its tools are left out of this answer: {outcome.message}",
-                )
+                yield spec, outcome
             else:
                 yield outcome
 

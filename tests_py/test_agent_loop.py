@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -311,6 +312,61 @@ def test_unreachable_server_is_left_out_with_a_warning(hub: McpHub, llm: Scripte
     assert events[-1].type == "done"
     offered = [t["function"]["name"] for t in llm.requests[0]["tools"]]
     assert len(offered) == len(set(offered)) == len(bindings) - 1
+
+
+def test_a_call_of_a_server_that_could_not_start_is_the_warning_not_a_failed_call(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
+    crashing = build_server_spec(
+        key="sheet",
+        name="sheet-music",
+        transport="stdio",
+        command=sys.executable,
+        args=(str(Path(__file__).resolve().parents[1] / "testing" / "limits_server.py"), "--crash"),
+        retry=FAST_RETRY,
+    )
+    play = ToolInfo(name="play_sheet_music", description="Plays a score.")
+    bindings = [*tools_of(hub, http_spec(tools_server)), ToolBinding(server=crashing, tool=play)]
+    # a model that calls it anyway, as one that saw it called earlier in the conversation may
+    llm.queue(Turn(tool_calls=(ToolCall("play_sheet_music", {}), ToolCall("echo", {"text": "hi"}))), Turn(text="ok"))
+    events = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="Play it"))
+    shown = [e.type for e in events if e.type != "text"]
+    assert shown == ["start", "warning", "round", "tool_call", "tool_result", "round", "done"]
+    warning = events[1]
+    assert warning.code == "MCP_UNREACHABLE" and warning.message.startswith("sheet-music is unavailable")
+    assert [e.tool for e in events if e.type == "tool_call"] == ["echo"]
+    assert "play_sheet_music" not in [t["function"]["name"] for t in llm.requests[0]["tools"]]
+    answers = {m["tool_call_id"]: m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"}
+    asked = next(m for m in llm.requests[1]["messages"] if m.get("tool_calls"))
+    played = next(c["id"] for c in asked["tool_calls"] if c["function"]["name"] == "play_sheet_music")
+    assert answers[played].startswith("Error MCP_UNREACHABLE: Not run: sheet-music could not be reached")
+    assert "Answer without them." in answers[played]
+    # what is stored rebuilds a history the model can take: no call without its answer
+    rebuilt = history_from_events(persisted(events), user_message="Play it")
+    calls = [c.id for m in rebuilt for c in m.tool_calls]
+    assert calls == [m.tool_call_id for m in rebuilt if m.role == "tool"] and len(calls) == 1
+
+
+def test_an_approved_call_of_a_server_gone_meanwhile_says_it_could_not_be_reached(
+    hub: McpHub, llm: ScriptedLLM
+) -> None:
+    with serve_http("streamable-http") as server:
+        spec = http_spec(server, key="gone-meanwhile")
+        bindings = tools_of(hub, spec, approval=frozenset({"echo"}))
+        llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "risky"}, id="c1"),)))
+        paused = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="go"))
+        assert paused[-1].type == "approval_required"
+    hub.run(hub.aclose_server("gone-meanwhile"))
+    llm.queue(Turn(text="It is down."))
+    history = history_from_events(persisted(paused), user_message="go")
+    resumed = run(
+        hub,
+        TurnRequest(assistant=settings(llm), tools=bindings, history=history, resume=Resume(approvals={"c1": True})),
+    )
+    assert [e.type for e in resumed if e.type != "text"] == ["start", "warning", "tool_result", "round", "done"]
+    result = next(e for e in resumed if e.type == "tool_result")
+    assert result.id == "c1" and result.error_code == "MCP_UNREACHABLE"
+    assert result.error_message.startswith("Not run: gone-meanwhile could not be reached when this answer started")
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,11 @@
 the module, serves the login page, and the demo assistant answers with a tool of the example server.
 
 The source is an archive laid out as Odoo's nightly source archive (one top folder, no odoo-bin,
-the addons inside the odoo package), made from the Odoo 18 tree on this machine (all its addons:
-installing base needs every addon's manifest for the module categories). Minutes long: pip installs
-Odoo's requirements into a new venv. Skipped, with the reason, where there is no Odoo 18 tree to make
-it from or no PostgreSQL.
+the addons inside the odoo package), made from the Odoo 18 tree the scripts find (scripts/lib.sh
+find_odoo: ODOO_BIN, /opt/odoo18, or the one .ci/run made in the cache, which is CI's; all its
+addons: installing base needs every addon's manifest for the module categories), or from
+AI_MCP_TEST_ODOO_TREE. Minutes long: pip installs Odoo's requirements into a new venv. Skipped, with
+the reason, where there is no Odoo 18 tree to make it from or no PostgreSQL.
 """
 
 from __future__ import annotations
@@ -26,20 +27,37 @@ from testing.odoo_http import WebClient, wait_until_serving
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 ROOT = Path(__file__).resolve().parents[1]
-ODOO_TREE = Path(os.environ.get("AI_MCP_TEST_ODOO_TREE", "/opt/odoo18"))
 MAKE_TIMEOUT = 1500.0
+
+
+def found_odoo_tree() -> Path | None:
+    """AI_MCP_TEST_ODOO_TREE, else the source tree of the Odoo 18 that find_odoo finds here."""
+    if os.environ.get("AI_MCP_TEST_ODOO_TREE"):
+        return Path(os.environ["AI_MCP_TEST_ODOO_TREE"])
+    found = subprocess.run(
+        ["bash", "-c", f'source "{ROOT}/scripts/lib.sh" && find_odoo && printf %s "$ODOO_ROOT"'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return Path(found.stdout) if found.returncode == 0 and found.stdout else None
+
+
+ODOO_TREE = found_odoo_tree()
 
 pytestmark = [
     pytest.mark.timeout(MAKE_TIMEOUT + 300),
     pytest.mark.skipif(
-        not (ODOO_TREE / "odoo" / "release.py").is_file(),
-        reason=f"no Odoo 18 tree at {ODOO_TREE} to make an archive from",
+        ODOO_TREE is None or not (ODOO_TREE / "odoo" / "release.py").is_file(),
+        reason=f"no Odoo 18 source tree to make an archive from (found: {ODOO_TREE or 'none'})",
     ),
     pytest.mark.skipif(shutil.which("pg_isready") is None, reason="no PostgreSQL (pg_isready) on this machine"),
 ]
 
 
 def nightly_archive(tree: Path, into: Path) -> Path:
+    """`tree` (either layout) as Odoo's nightly archive lays it out."""
     top = "odoo-18.0.post20261122"
     archive = into / "odoo_18.0.latest.tar"
     with tarfile.open(archive, "w") as tar:
@@ -50,7 +68,8 @@ def nightly_archive(tree: Path, into: Path) -> Path:
                     arcname=f"{top}/{name}",
                     filter=lambda info: None if "__pycache__" in info.name else info,
                 )
-        for addon in sorted((tree / "addons").iterdir()):
+        # a git checkout's addons; a tree made from the nightly archive has them inside odoo/ already
+        for addon in sorted((tree / "addons").iterdir()) if (tree / "addons").is_dir() else ():
             tar.add(
                 addon,
                 arcname=f"{top}/odoo/addons/{addon.name}",
@@ -77,7 +96,7 @@ def bare_machine(tmp_path: Path) -> Iterator[dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if k not in {"ODOO_BIN", "ODOO_PYTHON"}}
     env.update(
         {
-            "AI_MCP_ODOO_SOURCE": str(nightly_archive(ODOO_TREE, tmp_path)),
+            "AI_MCP_ODOO_SOURCE": str(nightly_archive(ODOO_TREE or Path(), tmp_path)),
             "AI_MCP_CACHE_DIR": str(cache),
             # the README's "no Odoo": folders without one, so what scripts/run makes is found only because it made it
             "AI_MCP_ODOO_SEARCH": str(tmp_path / "no-odoo-here"),
@@ -134,6 +153,21 @@ def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
     assert f"Odoo 18: unpacking {bare_machine['AI_MCP_ODOO_SOURCE']}" in output
     assert f"Odoo 18: ready in {cache}/src" in output
     assert f"Odoo 18: {cache}/src/odoo-bin (Python {cache}/src/.venv/bin/python)" in output
+    # the address is said once Odoo serves it: after the install, before the HTTP server starts
+    db = bare_machine["AI_MCP_DB"]
+    serving = output.index("serving on http://")
+    assert output.index(f"database {db}: installing ai_mcp") < output.index("Example MCP server synced") < serving
+    assert serving < output.index("HTTP service (werkzeug) running")
+    assert output.count("example MCP server") == 1, "the example server is announced once"
+    assert (Path(bare_machine["AI_MCP_CACHE_DIR"]) / "addons" / "ai_mcp").resolve() == ROOT
+    # nothing asks Odoo's IAP service to enrich the demo company at the first login
+    enrich = subprocess.run(
+        ["psql", "-d", db, "-Atqc", "SELECT bool_and(iap_enrich_auto_done) FROM res_company"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert enrich.stdout.strip() == "t", enrich.stderr
     assert turn["error"] is None, turn["error"]
     events = [event for _, event in turn["events"]]
     results = [e.data for e in events if e.event == "tool_result"]

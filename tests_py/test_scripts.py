@@ -280,6 +280,59 @@ def test_too_few_postgresql_connections_for_the_workers_is_said_with_the_fix() -
     assert "ALTER SYSTEM SET max_connections" in result.stderr
 
 
+# -- scripts/run's start -----------------------------------------------------------------------
+
+
+def test_the_cache_folder_is_ai_mcp_cache_dir_for_the_addons_link_too(tmp_path: Path) -> None:
+    assert found(bash("ai_mcp_cache_dir", {"AI_MCP_CACHE_DIR": str(tmp_path)})) == str(tmp_path)
+    assert found(bash("ai_mcp_cache_dir", {"XDG_CACHE_HOME": str(tmp_path)})) == f"{tmp_path}/ai_mcp"
+    run = (ROOT / "scripts" / "run").read_text()
+    assert "CACHE_DIR=$(ai_mcp_cache_dir)" in run and 'link_addon "$CACHE_DIR/addons"' in run
+
+
+def start(folder: Path, option: str, install_rc: int = 0) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """install_then_serve with a fake Odoo and a fake psql that log each call, in order, to one file."""
+    folder.mkdir(exist_ok=True)
+    calls = folder / "calls"
+    odoo = fake_python(
+        folder / "odoo-python",
+        f'echo "odoo $*" >> {calls}; if [[ "$*" == *--stop-after-init* ]]; then exit {install_rc}; fi',
+    )
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    fake_python(bin_dir / "psql", f'echo "psql $*" >> {calls}')
+    result = bash(
+        f'ODOO_CMD=("{odoo}" odoo-bin); install_then_serve demo 8123 {option} --database=demo --dev=xml',
+        {"PATH": f"{bin_dir}:{os.environ['PATH']}"},
+    )
+    return result, calls.read_text().splitlines() if calls.exists() else []
+
+
+def test_scripts_run_says_where_it_serves_only_once_the_install_is_done(tmp_path: Path) -> None:
+    result, calls = start(tmp_path / "new", "-i")
+    assert result.returncode == 0, result.stderr
+    install, quiet, serve = calls
+    assert install == "odoo odoo-bin --database=demo --dev=xml -i ai_mcp --stop-after-init"
+    assert quiet.startswith("psql -d demo") and "iap_enrich_auto_done = true" in quiet
+    assert serve == "odoo odoo-bin --database=demo --dev=xml", "it serves without installing again"
+    assert result.stdout.splitlines() == [
+        "serving on http://127.0.0.1:8123 (new databases: log in as admin / admin); Ctrl-C stops"
+    ]
+
+
+def test_an_updated_database_is_left_as_it_is_and_a_failed_install_is_not_served(tmp_path: Path) -> None:
+    result, calls = start(tmp_path / "update", "-u")
+    assert result.returncode == 0, result.stderr
+    assert calls == [
+        "odoo odoo-bin --database=demo --dev=xml -u ai_mcp --stop-after-init",
+        "odoo odoo-bin --database=demo --dev=xml",
+    ], "an existing database keeps its settings: no psql"
+    result, calls = start(tmp_path / "failed", "-i", install_rc=1)
+    assert result.returncode != 0 and "serving on" not in result.stdout
+    assert calls == ["odoo odoo-bin --database=demo --dev=xml -i ai_mcp --stop-after-init"]
+    assert "could not install ai_mcp in database demo" in result.stderr
+
+
 # -- a test run without Odoo -------------------------------------------------------------------
 
 
