@@ -149,3 +149,29 @@ def test_a_null_for_an_optional_property_that_does_not_allow_it_is_left_out(
     assert "arguments.name: None is not of type 'string'" in results["c2"].error_message
     schema = listed(hub, probes)["optional_flags"].input_schema
     assert without_null_optionals(schema, {"name": "a", "verbose": None, "note": None}) == {"name": "a", "note": None}
+
+
+def test_a_tool_langchain_cannot_convert_is_left_out_and_the_turn_goes_on(
+    hub: McpHub, llm: ScriptedLLM, probes: HttpServer
+) -> None:
+    """A reference that resolves (a plain-name anchor) but that LangChain's conversion refuses."""
+    spec = http_spec(probes, key="probes", name="Probes")
+    anchored = {
+        "type": "object",
+        "$defs": {"Color": {"$anchor": "color", "type": "string", "enum": ["red", "green"]}},
+        "properties": {"color": {"$ref": "#color"}},
+        "required": ["color"],
+    }
+    tools = [
+        b.model_copy(update={"tool": b.tool.model_copy(update={"input_schema": anchored})})
+        if b.tool.name == "local_ref"
+        else b
+        for b in only(hub, spec, "local_ref") + only(hub, spec, "echo")
+    ]
+    llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "hi"}, id="c1"),)), Turn(text="Done."))
+    events = run(hub, TurnRequest(assistant=settings(llm), tools=tools, user_message="Echo"))
+    assert events[-1].type == "done", [e.data() for e in events]
+    [warning] = [e.message for e in events if e.type == "warning"]
+    assert warning.startswith("Probes: the tool 'local_ref' is left out because its input schema cannot be offered")
+    assert [tool["function"]["name"] for tool in llm.requests[0]["tools"]] == ["echo"]
+    assert next(e for e in events if e.type == "tool_result").ok
