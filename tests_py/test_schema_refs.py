@@ -175,3 +175,42 @@ def test_a_tool_langchain_cannot_convert_is_left_out_and_the_turn_goes_on(
     assert warning.startswith("Probes: the tool 'local_ref' is left out because its input schema cannot be offered")
     assert [tool["function"]["name"] for tool in llm.requests[0]["tools"]] == ["echo"]
     assert next(e for e in events if e.type == "tool_result").ok
+
+
+COLORS = {"enum": ["red"]}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$id": "https://example.com/tool.json", "$defs": {"C": COLORS}, "properties": {"c": {"$ref": "#/$defs/C"}}},
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "definitions": {"C": COLORS},
+            "properties": {"c": {"$ref": "#/definitions/C"}},
+        },
+        {"properties": {"c": {"$id": "inner", "$defs": {"C": COLORS}, "$ref": "#/$defs/C"}}},
+        {"$defs": {"C": {"$anchor": "colour", **COLORS}}, "properties": {"c": {"$ref": "#colour"}}},
+        {"$defs": {"a/b": COLORS}, "properties": {"c": {"$ref": "#/$defs/a~1b"}}},
+    ],
+)
+def test_references_within_the_schema_resolve(schema: dict[str, Any]) -> None:
+    assert argument_problems({"type": "object", **schema}, {"c": "blue"}) == [
+        "arguments.c: 'blue' is not one of ['red']"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("ref", "reason"),
+    [
+        ("#/$defs/missing", "has the reference '#/$defs/missing' (at properties.c), which points at nothing in it"),
+        (
+            "other.json",
+            "refers to 'other.json' (at properties.c), outside itself, and schema references are never fetched",
+        ),
+    ],
+)
+def test_a_reference_that_resolves_to_nothing_within_the_schema_is_named(ref: str, reason: str) -> None:
+    with pytest.raises(SchemaProblem) as raised:
+        argument_problems({"type": "object", "properties": {"c": {"$ref": ref}}}, {"c": "blue"})
+    assert raised.value.reason == reason
