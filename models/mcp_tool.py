@@ -50,13 +50,13 @@ class McpTool(models.Model):
     input_schema = fields.Text(readonly=True, help="JSON Schema of the arguments.")
     output_schema = fields.Text(readonly=True, help="JSON Schema of the structured result, if any.")
     input_schema_pretty = fields.Text(string="Input Schema (formatted)", compute="_compute_schema_pretty")
+    output_schema_pretty = fields.Text(string="Output Schema (formatted)", compute="_compute_schema_pretty")
     schema_problem = fields.Char(
         string="Schema problem",
         compute="_compute_schema_problem",
-        help="Why the tool's input schema cannot be used as it is: the tool is given to no model, and an app's "
-        "call to it is refused, until its server fixes the schema.",
+        help="Why no model is given this tool: its input schema cannot be used as it is (invalid, or referring "
+        "outside itself, which is never fetched) until its server fixes it.",
     )
-    output_schema_pretty = fields.Text(string="Output Schema (formatted)", compute="_compute_schema_pretty")
 
     # -- annotations (hints from the server: untrusted, they only pick defaults) ------------------
     read_only_hint = fields.Boolean(string="Read-only", readonly=True)

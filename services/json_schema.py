@@ -43,7 +43,7 @@ def _refuse(uri: str) -> Resource:
     raise NoSuchResource(ref=uri)
 
 
-NO_RETRIEVAL: Registry = Registry(retrieve=_refuse)  # type: ignore[call-arg]
+NO_RETRIEVAL: Registry[Any] = Registry(retrieve=_refuse)
 
 
 def validator(schema: Mapping[str, Any]) -> Validator:
