@@ -14,8 +14,9 @@ from ..notify import error_text
 from ..services.app_results import call_tool_result
 from ..services.call_observer import CallObserver
 from ..services.errors import AiMcpError, ErrorCode
+from ..services.json_schema import SchemaProblem
 from ..services.tool_result import TextPart
-from ..services.tool_runner import argument_problems
+from ..services.tool_runner import argument_problems, without_null_optionals
 
 _logger = logging.getLogger(__name__)
 
@@ -40,8 +41,18 @@ class AiConversation(models.Model):
         except ChatRefused as refusal:
             self._app_audit(call, name, arguments, "denied", refusal)
             raise
-        sent = {**arguments, **binding.fixed_arguments}  # a preset wins, as over the model
-        problems = argument_problems(binding.tool.input_schema, sent)
+        # a preset wins, and a null for an optional property that does not allow one is left out, as on
+        # the model's calls
+        sent = without_null_optionals(binding.tool.input_schema, {**arguments, **binding.fixed_arguments})
+        try:
+            problems = argument_problems(binding.tool.input_schema, sent)
+        except SchemaProblem as exc:
+            refusal = ChatRefused(
+                exc.code,
+                self.env._("%(tool)s cannot be called: its input schema %(reason)s.", tool=name, reason=exc.reason),
+            )
+            self._app_audit(call, name, arguments, "error", refusal)
+            raise refusal from None
         if problems:
             refusal = ChatRefused(
                 ErrorCode.MCP_INVALID_PARAMS,

@@ -51,6 +51,12 @@ class McpTool(models.Model):
     output_schema = fields.Text(readonly=True, help="JSON Schema of the structured result, if any.")
     input_schema_pretty = fields.Text(string="Input Schema (formatted)", compute="_compute_schema_pretty")
     output_schema_pretty = fields.Text(string="Output Schema (formatted)", compute="_compute_schema_pretty")
+    schema_problem = fields.Char(
+        string="Schema problem",
+        compute="_compute_schema_problem",
+        help="Why no model is given this tool: its input schema cannot be used as it is (invalid, or referring "
+        "outside itself, which is never fetched) until its server fixes it.",
+    )
 
     # -- annotations (hints from the server: untrusted, they only pick defaults) ------------------
     read_only_hint = fields.Boolean(string="Read-only", readonly=True)
@@ -100,6 +106,12 @@ class McpTool(models.Model):
         for tool in self:
             tool.input_schema_pretty = _pretty(tool.input_schema)
             tool.output_schema_pretty = _pretty(tool.output_schema)
+
+    @api.depends("input_schema")
+    def _compute_schema_problem(self):
+        for tool in self:
+            schema = json.loads(tool.input_schema) if tool.input_schema else {"type": "object"}
+            tool.schema_problem = ToolInfo(name=tool.name or "", input_schema=schema).schema_problem() or False
 
     @api.depends("content_hash", "approved_hash")
     def _compute_review_state(self):

@@ -21,11 +21,12 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-import jsonschema
 from mcp import types as mcp_types
 
+from . import json_schema
 from .call_clock import CallClock, spoken_duration
 from .events import ElicitationDoneEvent, ElicitationRequiredEvent, ToolLogEvent, ToolProgressEvent
+from .json_schema import SchemaProblem
 
 PROGRESS_INTERVAL = 0.5
 MAX_LOG_EVENTS = 20
@@ -186,8 +187,7 @@ def elicitation_errors(schema: dict[str, Any], content: Any) -> list[str]:
     if not isinstance(content, dict):
         return ["The answer must be an object of the form's fields."]
     try:
-        validator = jsonschema.Draft202012Validator(schema)
-        errors = sorted(validator.iter_errors(content), key=lambda e: list(e.absolute_path))
-    except jsonschema.SchemaError as exc:
-        return [f"The server's form is not a valid schema: {exc.message}"]
+        errors = json_schema.errors(json_schema.validator(schema), content)
+    except SchemaProblem as exc:
+        return [f"The server's form cannot be checked: its schema {exc.reason}."]
     return [f"{'.'.join(str(p) for p in error.absolute_path) or 'answer'}: {error.message}" for error in errors[:10]]

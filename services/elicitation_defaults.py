@@ -14,8 +14,8 @@ import copy
 import logging
 from typing import Any
 
-import jsonschema
-from referencing.exceptions import Unresolvable
+from . import json_schema
+from .json_schema import SchemaProblem
 
 _logger = logging.getLogger(__name__)
 
@@ -40,10 +40,8 @@ def apply_defaults(schema: Any, content: Any) -> Any:
 
 def _accepts(schema: dict[str, Any], name: str, value: Any) -> bool:
     """Whether property `name` of `schema` accepts `value` ($refs resolved against the whole schema)."""
-    field = schema["properties"][name]
     try:
-        jsonschema.Draft202012Validator.check_schema(field)
-        return jsonschema.Draft202012Validator(schema).evolve(schema=field).is_valid(value)
-    except (jsonschema.SchemaError, Unresolvable) as exc:
-        _logger.info("Elicitation default not applied: field=%s error=%s", name, exc)
+        return json_schema.accepts(schema, schema["properties"][name], value)
+    except SchemaProblem as exc:
+        _logger.info("Elicitation default not applied: field=%s error=%s", name, exc.reason)
         return False

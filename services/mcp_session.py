@@ -450,11 +450,16 @@ class McpSession:
             warnings_.append(
                 f"{self.spec.name} offers {len(tools)} tools; only the first {self.spec.max_tools} are kept."
             )
+        kept = [normalize_tool(t) for t in tools[: self.spec.max_tools]]
+        for info in kept:
+            problem = info.schema_problem()
+            if problem:
+                warnings_.append(
+                    f"{self.spec.name}: the tool {info.name!r} is left out of every answer because {problem}."
+                )
         for message in warnings_:
             _logger.warning("MCP tools/list: server=%s %s", self.spec.label(), message)
-        return ToolListing(
-            tools=[normalize_tool(t) for t in tools[: self.spec.max_tools]], total=len(tools), warnings=warnings_
-        )
+        return ToolListing(tools=kept, total=len(tools), warnings=warnings_)
 
     async def call_tool(
         self,

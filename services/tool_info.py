@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from typing import Any, Literal
 
-import jsonschema
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
 
+from . import json_schema
 from .icons import display_icon
+from .json_schema import SchemaProblem
 
 APP_MIME_TYPE = "text/html;profile=mcp-app"
 UI_EXTENSION = "io.modelcontextprotocol/ui"
@@ -64,7 +64,7 @@ class ToolInfo(BaseModel):
     def schema_problem(self) -> str | None:
         """Why this tool's input schema cannot be offered to a model, if it cannot: one bad schema
         makes the provider refuse the whole request."""
-        return _schema_problem(json.dumps(self.input_schema, sort_keys=True))
+        return _schema_problem(self.input_schema)
 
     def content_hash(self) -> str:
         """Digest of what the model is told about the tool: a change means a new review (rug-pull guard)."""
@@ -77,17 +77,13 @@ class ToolInfo(BaseModel):
         return hashlib.sha256(raw.encode()).hexdigest()
 
 
-@functools.lru_cache(maxsize=2048)
-def _schema_problem(schema_json: str) -> str | None:
-    # checking against the meta-schema is slow; tools keep their schema across turns
-    schema = json.loads(schema_json)
+def _schema_problem(schema: dict[str, Any]) -> str | None:
     if schema.get("type") != "object":
         return f"its input schema has type {schema.get('type')!r}; a tool's arguments must be an object"
-    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        return f"its input schema is invalid: {exc.message}"
+        json_schema.validator(schema)
+    except SchemaProblem as exc:
+        return f"its input schema {exc.reason}"
     return None
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -14,11 +12,13 @@ from typing import Any
 import jsonschema
 from mcp import types as mcp_types
 
+from . import json_schema
 from .call_clock import TurnBudget
 from .call_observer import CallEvent, CallObserver, Questions
 from .errors import AiMcpError, AuthRequired, ErrorCode
 from .events import ToolCallEvent, ToolResultEvent
 from .hub import McpHub
+from .json_schema import InvalidSchema, SchemaProblem
 from .oauth_tokens import RefreshingTokens
 from .server_spec import ServerSpec
 from .tool_info import ToolInfo
@@ -43,8 +43,9 @@ class BoundTool:
     grant: RefreshingTokens | None = None
 
     def arguments(self, sent: Mapping[str, Any]) -> dict[str, Any]:
-        """What the tool receives: the preset wins over the model."""
-        return {**sent, **self.fixed_arguments}
+        """What the tool receives: the preset wins over the model; a null the schema does not
+        allow for an optional property is left out."""
+        return without_null_optionals(self.info.input_schema, {**sent, **self.fixed_arguments})
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,10 @@ def failed(call: ToolCallEvent, code: ErrorCode, message: str, duration_ms: int 
 
 def check_arguments(tool: BoundTool, call: ToolCallEvent) -> ToolResultEvent | None:
     """Validate against the tool's input schema before anything leaves the process."""
-    problems = argument_problems(tool.info.input_schema, tool.arguments(call.arguments))
+    try:
+        problems = argument_problems(tool.info.input_schema, tool.arguments(call.arguments))
+    except SchemaProblem as exc:
+        return failed(call, exc.code, f"{call.name} cannot be called: its input schema {exc.reason}.")
     if not problems:
         return None
     details = "; ".join(problems)
@@ -80,26 +84,38 @@ def check_arguments(tool: BoundTool, call: ToolCallEvent) -> ToolResultEvent | N
 
 def argument_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """What is wrong with `arguments` for a tool of input schema `schema`, naming each field
-    (e.g. "arguments.city: 5 is not of type 'string'"), the first five; none when they fit."""
-    validator = _validator(json.dumps(schema, sort_keys=True))
-    if validator is None:
-        return []
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    return [f"{_path(e)}: {e.message}" for e in errors[:5]]
-
-
-@functools.lru_cache(maxsize=2048)
-def _validator(schema_json: str) -> jsonschema.protocols.Validator | None:
-    """Checking a schema against its meta-schema costs far more than validating arguments: once per schema."""
-    schema = json.loads(schema_json)
-    validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    (e.g. "arguments.city: 5 is not of type 'string'"), the first five; none when they fit, or
+    when the schema is not a valid one (a server's odd schema is its own to enforce). Raises
+    SchemaProblem for a schema whose references cannot be resolved within it."""
     try:
-        validator_cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        # A server's odd schema is its own to enforce; ours is only a courtesy check.
-        _logger.info("Tool schema not checkable, arguments passed as sent: error=%s", exc.message)
-        return None
-    return validator_cls(schema)
+        checker = json_schema.validator(schema)
+    except InvalidSchema as exc:
+        _logger.info("Tool schema not checkable, arguments passed as sent: error=%s", exc.reason)
+        return []
+    return [f"{_path(e)}: {e.message}" for e in json_schema.errors(checker, arguments)[:5]]
+
+
+def without_null_optionals(schema: dict[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """`arguments` without the nulls given for optional properties that do not allow null: a
+    caller (a model, above all) that writes `null` for "not given" means the property left out,
+    which is what the server receives rather than a refusal that costs a round."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return dict(arguments)
+    required = schema.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    return {
+        name: value
+        for name, value in arguments.items()
+        if value is not None or name in required or name not in properties or _allows_null(schema, name)
+    }
+
+
+def _allows_null(schema: dict[str, Any], name: str) -> bool:
+    try:
+        return json_schema.accepts(schema, schema["properties"][name], None)
+    except SchemaProblem:
+        return True  # kept as sent, for the check to report
 
 
 def _path(error: jsonschema.ValidationError) -> str:

@@ -89,10 +89,7 @@ class TurnTools:
                 continue
             problem = binding.tool.schema_problem()
             if problem:
-                yield WarningEvent(
-                    code=ErrorCode.MCP_PROTOCOL_ERROR.value,
-                    message=f"{binding.server.name}: the tool {binding.tool.name!r} is left out because {problem}.",
-                )
+                yield _left_out(binding, problem)
             else:
                 usable.append(binding)
         # declined servers keep their names, so that a call waiting for the sign-in still matches
@@ -114,11 +111,17 @@ class TurnTools:
             if spec.key in unreachable:
                 self.unreachable_tools[model_name] = (tool, unreachable[spec.key])
                 continue
-            self.tools[model_name] = tool
             shown = binding.tool.model_copy(
                 update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)}
             )
-            self.offered.append(_offered_tool(shown, model_name))
+            try:
+                offered = _offered_tool(shown, model_name)
+            except (ValueError, KeyError) as exc:
+                # LangChain's dereferencing refuses what the schema check let through (e.g. an anchor)
+                yield _left_out(binding, f"its input schema cannot be offered to a model: {exc}")
+                continue
+            self.tools[model_name] = tool
+            self.offered.append(offered)
 
     def waits_for_sign_in(self, spec: ServerSpec) -> bool:
         """Whether a refusal of `spec` is for the user to answer by signing in (a per-user OAuth
@@ -152,6 +155,13 @@ class TurnTools:
             return await self.hub.pool.acquire(spec)
         except McpError as exc:
             return exc
+
+
+def _left_out(binding: ToolBinding, problem: str) -> WarningEvent:
+    return WarningEvent(
+        code=ErrorCode.MCP_PROTOCOL_ERROR.value,
+        message=f"{binding.server.name}: the tool {binding.tool.name!r} is left out because {problem}.",
+    )
 
 
 # Turning a tool into what bind_tools sends walks and dereferences its whole schema: about half a

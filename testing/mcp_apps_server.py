@@ -20,7 +20,9 @@ declares the domains it reaches (with each `--connect-domain`) and the permissio
 calls `refresh_board` and `move_task` (app only; destructive), `archive_board` (app only) and
 `rename_board` (app only; it asks the user for the new name);
 `summarize_board` is for the model only. `show_clock` renders an app that declares nothing, and
-`show_broken` one served with the wrong MIME type: a host must refuse to render it.
+`show_broken` one served with the wrong MIME type: a host must refuse to render it. With
+`--schema-probes URL`, also the app-only `filter_board` (its argument's schema is a `$ref` to URL) and
+`list_tasks` (an optional boolean).
 
 Run it as testing/mcp_servers.py's servers are run, with that file's launchers and this `PROGRAM`:
 `HttpServer("streamable-http", "--board", program=PROGRAM)`, `server_argv("stdio", program=PROGRAM)`; or by
@@ -116,8 +118,9 @@ READ_ONLY = types.ToolAnnotations(readOnlyHint=True)
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
-def build_board(name: str, extra_connect: list[str]) -> MCPServer:
-    """The task board server; `extra_connect`: further origins the board declares it connects to."""
+def build_board(name: str, extra_connect: list[str], schema_probes: str = "") -> MCPServer:
+    """The task board server; `extra_connect`: further origins the board declares it connects to;
+    `schema_probes`: a URL for the app-only `filter_board` to refer to (see _board_schema_probes)."""
     apps = Apps()
     apps.add_html_resource(
         BOARD_URI,
@@ -187,7 +190,14 @@ def build_board(name: str, extra_connect: list[str]) -> MCPServer:
         """Show the time."""
         return "12:00"
 
+    if schema_probes:
+        _board_schema_probes(apps)
     mcp = MCPServer(name, log_level="WARNING", extensions=[apps])
+    if schema_probes:
+        # the listed schema, in place of the one MCPServer derives (it still checks a call's
+        # arguments against the signature)
+        filter_schema = {"type": "object", "properties": {"status": {"$ref": schema_probes}}, "required": ["status"]}
+        mcp._tool_manager.get_tool("filter_board").parameters = filter_schema
 
     @mcp.resource("board://tasks", name="tasks", mime_type="application/json")
     def tasks() -> str:
@@ -204,6 +214,22 @@ def build_board(name: str, extra_connect: list[str]) -> MCPServer:
         return "broken"
 
     return mcp
+
+
+def _board_schema_probes(apps: Apps) -> None:
+    """App-only tools whose schemas probe how a host reads them: `filter_board`, whose argument's
+    schema is a `$ref` to another address (a host must not fetch it), and `list_tasks`, with an
+    optional boolean that does not allow null."""
+
+    @apps.tool(resource_uri=BOARD_URI, visibility=["app"], title="Filter board", annotations=READ_ONLY)
+    def filter_board(status: str) -> str:
+        """The tasks of a status."""
+        return f"tasks {status}"
+
+    @apps.tool(resource_uri=BOARD_URI, visibility=["app"], title="List tasks", annotations=READ_ONLY)
+    def list_tasks(project: str, verbose: bool = False) -> str:
+        """The board's tasks, with details when `verbose`."""
+        return f"{project}: verbose={verbose}"
 
 
 def _apps_for_app_clients(mcp: MCPServer) -> None:
@@ -240,12 +266,15 @@ def main() -> None:
         "HTTP); the board's, repeated, are added to its own",
     )
     parser.add_argument("--no-csp", action="store_true", help="the app's resource declares no origin at all")
+    parser.add_argument(
+        "--schema-probes", default="", metavar="URL", help="the board's schema probes, whose remote $ref is URL"
+    )
     opts = parser.parse_args()
     own = f"http://127.0.0.1:{opts.port}" if opts.transport != "stdio" else None
     sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
     sys.stderr.flush()
     if opts.board:
-        mcp = build_board(opts.name, opts.connect_domain)
+        mcp = build_board(opts.name, opts.connect_domain, opts.schema_probes)
     else:
         declared = opts.connect_domain[0] if opts.connect_domain else own
         mcp = build_server(opts.name, declared, csp=not opts.no_csp)

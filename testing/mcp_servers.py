@@ -127,9 +127,11 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
     stateless: bool = False,
     cache_ttl_ms: int | None = None,
     cache_scope: str = "private",
+    schema_probes: str = "",
 ) -> MCPServer:
     """The test server. `cache_ttl_ms` (mcp 2.x): caching hints on tools/list, prompts/list and
-    resources/list (`ttlMs`, `cacheScope`), which reach clients of 2026-07-28."""
+    resources/list (`ttlMs`, `cacheScope`), which reach clients of 2026-07-28. `schema_probes`: a URL
+    the schema probes' remote `$ref` points at (see _schema_probes)."""
     if MCP2:
         hints = None
         if cache_ttl_ms is not None:
@@ -231,10 +233,62 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
 
     for i in range(tool_count):
         mcp.add_tool(_numbered(i), name=f"tool_{i:03d}", description=f"Numbered tool {i}")
+    if schema_probes:
+        _schema_probes(mcp, schema_probes)
 
     if page_size or bad_tools or notifying:
         _list_tools(mcp, page_size, bad_tools)
     return mcp
+
+
+def _schema_probes(mcp: MCPServer, ref_url: str) -> None:
+    """Tools whose schemas probe how a client reads them: `ref_probe` (an argument whose schema is a
+    `$ref` to `ref_url`: a client must not fetch it), `local_ref` (a `$ref` to the schema's own
+    `$defs`, which resolves), `ask_ref` (a question whose field is a `$ref` to `ref_url`) and
+    `optional_flags` (an optional boolean, which does not allow null, and an optional nullable text)."""
+
+    @mcp.tool()
+    def ref_probe(p: str) -> str:
+        """Echo p; its listed schema refers elsewhere."""
+        return f"ref_probe got {p}"
+
+    @mcp.tool()
+    def local_ref(color: str) -> str:
+        """Paint in a colour of the schema's own definitions."""
+        return f"painted {color}"
+
+    @mcp.tool()
+    def optional_flags(name: str, verbose: bool = False, note: str | None = None) -> str:
+        """Say which arguments arrived."""
+        return json.dumps({"name": name, "verbose": verbose, "note": note}, sort_keys=True)
+
+    form = {"type": "object", "properties": {"code": {"$ref": ref_url}}, "required": ["code"]}
+
+    @mcp.tool()
+    async def ask_ref(ctx: Context) -> Asking:
+        """Ask a form whose field refers elsewhere, then say what came back."""
+        question = "Which code?"
+        if _modern(ctx):
+            answer = _answer(ctx, "code")
+            if answer is None:
+                return _ask("code", types.ElicitRequestFormParams(message=question, requested_schema=form))
+        else:
+            answer = await ctx.session.elicit_form(question, form, related_request_id=ctx.request_id)
+        return json.dumps({"action": answer.action, "content": answer.content}, sort_keys=True)
+
+    # the listed schemas, in place of the ones MCPServer derives from the signatures (it still
+    # checks a call's arguments against the signature)
+    listed = {
+        "ref_probe": {"type": "object", "properties": {"p": {"$ref": ref_url}}, "required": ["p"]},
+        "local_ref": {
+            "type": "object",
+            "$defs": {"Color": {"type": "string", "enum": ["red", "green"]}},
+            "properties": {"color": {"$ref": "#/$defs/Color"}},
+            "required": ["color"],
+        },
+    }
+    for tool_name, schema in listed.items():
+        mcp._tool_manager.get_tool(tool_name).parameters = schema
 
 
 def _prompts(mcp: MCPServer) -> None:
@@ -781,6 +835,9 @@ def main() -> None:
         dest="bad_tools",
         help="tools/list also gives a tool whose arguments are not an object (against the protocol)",
     )
+    parser.add_argument(
+        "--schema-probes", default="", metavar="URL", help="also the schema probes, whose remote $ref is URL"
+    )
     parser.add_argument("--notifying", action="store_true", help="also the tools progress, chatty and grow")
     parser.add_argument("--prompts", action="store_true", help="also the prompts daily_summary, greeting and review")
     parser.add_argument("--resources", action="store_true", help="also resources, a template, link_note and embed_dot")
@@ -815,6 +872,7 @@ def main() -> None:
         opts.stateless,
         opts.cache_ttl_ms,
         opts.cache_scope,
+        opts.schema_probes,
     )
     if MCP2:
         _serve_era_on_streams(mcp, era)

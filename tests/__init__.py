@@ -35,3 +35,4 @@ from . import test_app_context
 from . import test_app_sandbox_browser
 from . import test_app_tour
 from . import test_stdio_server
+from . import test_schema_refs

@@ -14,12 +14,15 @@ BASE_URL = "https://erp.example.test"
 
 
 class AppCase(ChatCase):
+    # further arguments of the board server (testing/mcp_apps_server.py)
+    board_args = ()
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         cls.env["ir.config_parameter"].sudo().set_param("web.base.url", BASE_URL)
         connect = ("--connect-domain", cls.base_url(), "--connect-domain", BASE_URL)
-        cls.apps = HttpServer("streamable-http", "--board", *connect, program=PROGRAM).start()
+        cls.apps = HttpServer("streamable-http", "--board", *connect, *cls.board_args, program=PROGRAM).start()
         cls.addClassCleanup(cls.apps.stop)
         cls.board = cls.env["mcp.server"].create({"name": "Board", "scope": "system", "url": cls.apps.url})
         result = cls.board._sync_tools()

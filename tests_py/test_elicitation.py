@@ -25,12 +25,15 @@ def ask_and_answer(
     spec: Any,
     calls: tuple[ToolCall, ...],
     answer: Callable[[Any], tuple[str, dict | None] | None],
+    tools: list[Any] | None = None,
     **limits: Any,
 ) -> list[Any]:
-    """A turn calling `calls`; every elicitation_required gets `answer(event)` through a TurnControl."""
+    """A turn calling `calls`; every elicitation_required gets `answer(event)` through a TurnControl.
+    `tools`: the bindings offered (by default every tool of `spec`)."""
     llm.queue(Turn(tool_calls=calls), Turn(text="Thanks."))
     control = TurnControl()
-    request = TurnRequest(assistant=settings(llm, **limits), tools=tools_of(hub, spec), user_message="go")
+    tools = tools_of(hub, spec) if tools is None else tools
+    request = TurnRequest(assistant=settings(llm, **limits), tools=tools, user_message="go")
     events = []
     for event in hub.iterate(lambda: run_turn(request, hub, control), idle_every=0.1):
         if event is None:

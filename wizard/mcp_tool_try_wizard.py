@@ -8,7 +8,6 @@ import logging
 import re
 import time
 
-import jsonschema
 from markupsafe import Markup
 
 from odoo import _, api, fields, models
@@ -16,6 +15,7 @@ from odoo.exceptions import UserError
 
 from ..hub_process import process_hub
 from ..services.errors import ADVICE, AiMcpError, ErrorCode
+from ..services.json_schema import SchemaProblem
 from ..services.tool_result import (
     AudioPart,
     ImagePart,
@@ -26,6 +26,7 @@ from ..services.tool_result import (
     ToolResult,
     truncate,
 )
+from ..services.tool_runner import argument_problems, without_null_optionals
 
 _logger = logging.getLogger(__name__)
 
@@ -83,7 +84,18 @@ class McpToolTryWizard(models.TransientModel):
         # the wizard may have been created by RPC with any tool: call only one the user may read
         tool.check_access("read")
         server = tool.server_id
-        problems = _schema_problems(_schema_of(tool), arguments)
+        schema = _schema_of(tool)
+        # as on the model's calls: a null for an optional property that does not allow one is left out
+        arguments = without_null_optionals(schema, arguments)
+        try:
+            problems = argument_problems(schema, arguments)
+        except SchemaProblem as exc:
+            self._show_error(
+                exc.code,
+                _("%(tool)s cannot be called: its input schema %(reason)s.", tool=tool.name, reason=exc.reason),
+                0,
+            )
+            return self._reopen()
         if problems:
             self._show_error(
                 ErrorCode.MCP_INVALID_PARAMS,
@@ -191,20 +203,6 @@ def _schema_of(tool):
         except ValueError:
             schema = None
     return schema if isinstance(schema, dict) else {"type": "object"}
-
-
-def _schema_problems(schema, arguments):
-    """The same check the agent loop makes before a call (services/tool_runner.check_arguments)."""
-    try:
-        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        validator_cls.check_schema(schema)
-    except jsonschema.SchemaError:
-        return []
-    errors = sorted(validator_cls(schema).iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    return [
-        "arguments" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path) + f": {e.message}"
-        for e in errors[:5]
-    ]
 
 
 # -- rendering a result, every value escaped -------------------------------------------------------

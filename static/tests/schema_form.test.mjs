@@ -363,6 +363,26 @@ describe("collect: values from the inputs", () => {
         );
     });
 
+    test("a null for an optional field that does not allow one is read as not given", () => {
+        const flags = {
+            type: "object",
+            properties: {
+                name: {type: "string"},
+                verbose: {type: "boolean"},
+                note: {type: ["string", "null"]},
+            },
+            required: ["name"],
+        };
+        const result = roundTrip(flags, {name: "a", verbose: null, note: null});
+        assert.deepEqual(result.errors, []);
+        assert.deepEqual(result.value, {name: "a", note: null});
+        assert.deepEqual(
+            roundTrip(flags, {name: null}).errors.map((e) => [e.path, e.code]),
+            [[["name"], "type"]],
+            "a required field's null is still refused"
+        );
+    });
+
     test("unknown keys are kept through a round trip", () => {
         assert.deepEqual(roundTrip(ADD, {a: 1, b: 2, c: [true]}).value, {a: 1, b: 2, c: [true]});
         assert.equal(

@@ -38,6 +38,12 @@ export function stateFromValue(desc, value) {
         state.isNull = true;
         return fillEmpty(desc, state);
     }
+    if (value === null && !desc.required && validate(desc.schema, null, desc.root).length) {
+        // a null for an optional field that does not allow one means "not given", as the server
+        // side reads it before a call (tool_runner.without_null_optionals)
+        state.present = false;
+        return fillEmpty(desc, state);
+    }
     switch (desc.kind) {
         case "string":
             if (typeof value !== "string") {
