@@ -34,3 +34,4 @@ from . import test_app_call_tool
 from . import test_app_context
 from . import test_app_sandbox_browser
 from . import test_app_tour
+from . import test_approvals
