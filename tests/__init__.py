@@ -35,3 +35,4 @@ from . import test_app_context
 from . import test_app_sandbox_browser
 from . import test_app_tour
 from . import test_approvals
+from . import test_app_approval_tour
