@@ -93,7 +93,8 @@ registry.category("web_tour.tours").add("ai_mcp_app_refetch_tour", {
         ...ask("Show me the cohort chart"),
         {
             content: "the model's call asks first: allow it for this conversation",
-            trigger: '.o_ai_chat_approval_dialog [data-tool="show_cohort"] .o_ai_chat_allow_conversation',
+            trigger:
+                '.o_ai_chat_approval_dialog [data-tool="show_cohort"] .o_ai_chat_allow_conversation',
             run: "click",
         },
         {
@@ -117,7 +118,8 @@ registry.category("web_tour.tours").add("ai_mcp_app_refetch_tour", {
         },
         {
             content: "revoke the chart's tool",
-            trigger: '.o_ai_chat_remembered_item[data-tool="show_cohort"] .o_ai_chat_remembered_revoke',
+            trigger:
+                '.o_ai_chat_remembered_item[data-tool="show_cohort"] .o_ai_chat_remembered_revoke',
             run: "click",
         },
         {content: "none is left", trigger: ".o_ai_chat_remembered_none"},

@@ -24,8 +24,11 @@ export class AppApprovalDialog extends Component {
         this.title = _t("Allow this tool call?");
     }
 
-    get toolTitle() {
-        return this.props.tool.title || this.props.tool.name;
+    get question() {
+        return _t("%(app)s wants to call %(tool)s.", {
+            app: this.props.app,
+            tool: this.props.tool.title || this.props.tool.name,
+        });
     }
 
     choose(choice) {

@@ -24,7 +24,9 @@ export class RememberedApprovals extends Component {
     }
 
     async revoke(approval) {
-        this.show(await rpc("/ai_mcp/chat/approvals/revoke", {...this.params(), approval_id: approval.id}));
+        this.show(
+            await rpc("/ai_mcp/chat/approvals/revoke", {...this.params(), approval_id: approval.id})
+        );
     }
 
     show(approvals) {
