@@ -6,7 +6,8 @@ Both apps are testing/mcp_apps_approvals.html.
   a host asks before running it): three calls at once, then one every `interval_ms`, `polls` in
   all (tool input), then it tells the chat how many ran and how many it had waiting at once.
 - `show_cohort` {metric} (for the model and its app; no annotation): a chart whose app calls
-  `show_cohort` again for another metric, as an app re-fetches its data, and tells the chat.
+  `show_cohort` for another metric as soon as it has the arguments (while the model's call may
+  still wait for the user's approval), as an app fetches its own data, and tells the chat.
 
 Run it as testing/mcp_servers.py's servers are run, with that file's launchers and this `PROGRAM`:
 `HttpServer("streamable-http", program=PROGRAM)`; or by hand:

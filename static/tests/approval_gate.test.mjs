@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {ApprovalGate, approvedParam} from "../src/logic/approval_gate.js";
+import {
+    ApprovalGate,
+    approvedParam,
+    modelAsks,
+    pendingTools,
+    RETRY,
+} from "../src/logic/approval_gate.js";
 
 /** A question the test answers when it wants: {ask, asked, answer(choice)}. */
 function question() {
@@ -93,5 +99,61 @@ describe("an app's calls that need approval", () => {
             ["once", "app", "conversation", "deny", "forever", undefined].map(approvedParam),
             ["once", "app", "conversation", false, false, false]
         );
+    });
+
+    test("a question the user answered elsewhere is released: its calls are sent again", async () => {
+        const gate = new ApprovalGate();
+        const user = question();
+        const waiting = [gate.ticket(), gate.ticket()].map((ticket) =>
+            gate.decide("get-cohort-data", ticket, user.ask)
+        );
+        await Promise.resolve();
+        assert.equal(gate.release("poll"), false, "no question about another tool");
+        assert.equal(gate.release("get-cohort-data"), true);
+        assert.deepEqual(await Promise.all(waiting), [RETRY, RETRY]);
+        user.answer("deny"); // the dialog closed by the release answers nothing any more
+        assert.equal(
+            gate.answered("get-cohort-data", 1),
+            null,
+            "a release is no answer to remember"
+        );
+        const again = question();
+        const next = gate.decide("get-cohort-data", gate.ticket(), again.ask);
+        await Promise.resolve();
+        assert.equal(again.asked.length, 1, "still needing approval after the retry, it asks");
+        again.answer("once");
+        assert.equal(await next, "once");
+    });
+});
+
+describe("an app's call of a tool the model's call of waits for", () => {
+    const calls = [
+        {id: "a", server: "Cohort", tool: "get-cohort-data"},
+        {id: "b", server: "Cohort", tool: "get-cohort-data"},
+        {id: "c", server: "Monitor", tool: "get-system-info"},
+    ];
+
+    test("waits for the model's question while the turn waits for it", () => {
+        const waiting = {status: "awaiting_approval", pendingApproval: calls};
+        assert.equal(modelAsks(waiting, "Cohort", "get-cohort-data"), true);
+        assert.equal(modelAsks(waiting, "Other server", "get-cohort-data"), false);
+        assert.equal(modelAsks(waiting, "Cohort", "poll"), false);
+        assert.equal(
+            modelAsks(
+                {status: "running_tools", pendingApproval: null},
+                "Cohort",
+                "get-cohort-data"
+            ),
+            false
+        );
+        assert.equal(modelAsks(null, "Cohort", "get-cohort-data"), false);
+    });
+
+    test("is released, with every app call of the answered tools, once the answer is sent", () => {
+        assert.deepEqual(pendingTools(calls), [
+            {server: "Cohort", tool: "get-cohort-data"},
+            {server: "Monitor", tool: "get-system-info"},
+        ]);
+        assert.deepEqual(pendingTools(null), []);
     });
 });

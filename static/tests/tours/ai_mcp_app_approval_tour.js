@@ -5,9 +5,10 @@
  * - a dashboard polls its app-only tool, three calls at once then one by one: one dialog asks,
  *   "Allow for this app in this conversation" lets every poll run, no other dialog is left, and
  *   after a reload it polls again without asking;
- * - a chart re-fetches with the tool the model called: the model's call is allowed for this
- *   conversation, so the app's call runs without asking, also after a reload; the header lists the
- *   approval, and the user revokes it there.
+ * - a chart fetches its data with the tool the model called while that call waits for approval:
+ *   the app's call waits for the model's question instead of asking over it; that call is allowed
+ *   for this conversation, so the app's call runs without asking, and after a reload the app
+ *   fetches again without asking; the header lists the approval, and the user revokes it there.
  */
 import {registry} from "@web/core/registry";
 
@@ -92,7 +93,17 @@ registry.category("web_tour.tours").add("ai_mcp_app_refetch_tour", {
     steps: () => [
         ...ask("Show me the cohort chart"),
         {
-            content: "the model's call asks first: allow it for this conversation",
+            content: "the model's call asks",
+            trigger: '.o_ai_chat_approval_dialog [data-tool="show_cohort"]',
+        },
+        {
+            content:
+                "its app, shown meanwhile, waits for that answer about its own fetch with the same tool",
+            trigger: '.o_ai_mcp_app_waiting:contains("Cohort data")',
+        },
+        {content: "instead of asking over it", trigger: `body:not(:has(${APP_DIALOG}))`},
+        {
+            content: "allow the model's call for this conversation",
             trigger:
                 '.o_ai_chat_approval_dialog [data-tool="show_cohort"] .o_ai_chat_allow_conversation',
             run: "click",
@@ -102,9 +113,13 @@ registry.category("web_tour.tours").add("ai_mcp_app_refetch_tour", {
             trigger: ".o_ai_chat_approval_send:enabled",
             run: "click",
         },
+        {
+            content: "the app waits no more",
+            trigger: "body:not(:has(.o_ai_mcp_app_waiting))",
+        },
         ...appReady("show_cohort"),
         {
-            content: "the app re-fetched without asking",
+            content: "the app's fetch ran without asking again",
             trigger: `${VIA_APP} .o_ai_chat_bubble:contains("refetch=ok metric=revenue")`,
         },
         ...answered(1),

@@ -7,6 +7,7 @@ import {
     useEffect,
     useRef,
     useState,
+    useSubEnv,
 } from "@odoo/owl";
 import {router} from "@web/core/browser/router";
 import {_t} from "@web/core/l10n/translation";
@@ -21,6 +22,7 @@ import {
     toggleTool,
     userMessage,
 } from "@ai_mcp/logic/chat_state";
+import {modelAsks, pendingTools, TOOL_ANSWERED} from "@ai_mcp/logic/approval_gate";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
 import {lastUserText, retryPlan} from "@ai_mcp/logic/retry_plan";
 import {newRequestKey} from "@ai_mcp/logic/start_retry";
@@ -81,6 +83,9 @@ export class ChatAction extends Component {
             listOpen: false, // small screens: the conversation list shown over the chat
         });
         this.alive = true;
+        this.answeredOnResume = null; // the tools of the calls the last approval answer was about
+        // an app asks about a tool only when the model's call of it is not waiting for an answer
+        useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
         this.mounted = false;
         this.pauses = new PauseDialogs(this.dialog, (answer) => this.resume(answer));
         this.promptSource = new PromptSource(() => this.conversationParams());
@@ -330,6 +335,15 @@ export class ChatAction extends Component {
 
     apply(event) {
         this.setChat(reduce(this.state.chat, event));
+        if (event.type === "start" && this.answeredOnResume) {
+            // the answer is stored (and remembered, if it was for the conversation): the apps'
+            // calls waiting for these tools are sent again
+            const {conversationId, tools} = this.answeredOnResume;
+            this.answeredOnResume = null;
+            for (const {server, tool} of tools) {
+                this.env.bus.trigger(TOOL_ANSWERED, {conversationId, server, tool, app: null});
+            }
+        }
     }
 
     fail(error) {
@@ -440,6 +454,8 @@ export class ChatAction extends Component {
             return;
         }
         this.stickToBottom = true;
+        const answered = answer.approvals ? pendingTools(this.state.chat.pendingApproval) : [];
+        this.answeredOnResume = answered.length ? {conversationId, tools: answered} : null;
         let taken = false;
         const refused = (error) => (taken = elsewhere && RESUMED_ELSEWHERE.has(error.code));
         await this.turns.run(
