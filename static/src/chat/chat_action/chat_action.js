@@ -22,7 +22,7 @@ import {
     toggleTool,
     userMessage,
 } from "@ai_mcp/logic/chat_state";
-import {modelAsks, pendingTools, TOOL_ANSWERED} from "@ai_mcp/logic/approval_gate";
+import {modelAsks} from "@ai_mcp/logic/approval_gate";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
 import {lastUserText, retryPlan} from "@ai_mcp/logic/retry_plan";
 import {newRequestKey} from "@ai_mcp/logic/start_retry";
@@ -34,6 +34,7 @@ import {PromptSource} from "../composer/prompt_source";
 import {ResourceSource} from "../composer/resource_source";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
+import {AppApprovals} from "./app_approvals";
 import {AppMessages} from "./app_messages";
 import {CallRequests} from "./call_requests";
 import {PauseDialogs} from "./pause_dialogs";
@@ -83,7 +84,7 @@ export class ChatAction extends Component {
             listOpen: false, // small screens: the conversation list shown over the chat
         });
         this.alive = true;
-        this.answeredOnResume = null; // the tools of the calls the last approval answer was about
+        this.appApprovals = new AppApprovals(this.env.bus);
         // an app asks about a tool only when the model's call of it is not waiting for an answer
         useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
         this.mounted = false;
@@ -335,15 +336,7 @@ export class ChatAction extends Component {
 
     apply(event) {
         this.setChat(reduce(this.state.chat, event));
-        if (event.type === "start" && this.answeredOnResume) {
-            // the answer is stored (and remembered, if it was for the conversation): the apps'
-            // calls waiting for these tools are sent again
-            const {conversationId, tools} = this.answeredOnResume;
-            this.answeredOnResume = null;
-            for (const {server, tool} of tools) {
-                this.env.bus.trigger(TOOL_ANSWERED, {conversationId, server, tool, app: null});
-            }
-        }
+        this.appApprovals.applied(event);
     }
 
     fail(error) {
@@ -454,8 +447,7 @@ export class ChatAction extends Component {
             return;
         }
         this.stickToBottom = true;
-        const answered = answer.approvals ? pendingTools(this.state.chat.pendingApproval) : [];
-        this.answeredOnResume = answered.length ? {conversationId, tools: answered} : null;
+        this.appApprovals.answering(this.state.chat, conversationId, answer.approvals);
         let taken = false;
         const refused = (error) => (taken = elsewhere && RESUMED_ELSEWHERE.has(error.code));
         await this.turns.run(
