@@ -184,6 +184,24 @@ class ChatController(http.Controller):
                 raise NotFound() from None
             return refusal.as_dict()
 
+    @http.route("/ai_mcp/chat/approvals", type="json", auth="user")
+    def chat_approvals(self, conversation_id):
+        """The tool approvals the user remembered in their conversation: [{id, tool, title, server, scope, app}]."""
+        try:
+            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
+        except ChatRefused:
+            raise NotFound() from None
+        return conversation._chat_approvals()
+
+    @http.route("/ai_mcp/chat/approvals/revoke", type="json", auth="user")
+    def chat_approvals_revoke(self, conversation_id, approval_id):
+        """Forget one remembered approval of the user's conversation: its tool asks again. The list left."""
+        try:
+            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
+        except ChatRefused:
+            raise NotFound() from None
+        return conversation._chat_revoke_approval(approval_id)
+
     @http.route("/ai_mcp/assistant/<int:assistant_id>/discuss", type="json", auth="user")
     def assistant_discuss(self, assistant_id):
         """The user's Discuss chat with the assistant (created when needed): {channel_id}."""

@@ -21,6 +21,7 @@ from . import ai_conversation_resource
 from . import ai_conversation_app
 from . import ai_conversation_app_call
 from . import ai_conversation_app_context
+from . import ai_conversation_approval
 from . import ai_message
 from . import ai_conversation_event
 from . import discuss_channel

@@ -16,6 +16,7 @@ from ..services.limits import (
 )
 from ..services.server_spec import config_error_from
 from ..services.tool_names import ToolNameMap, ToolRef
+from .ai_conversation_approval import approval_of
 
 _logger = logging.getLogger(__name__)
 
@@ -227,6 +228,8 @@ class AiAssistant(models.Model):
                     selected.extend((None, tool) for tool in tools if tool.review_state == "approved")
             elif warnings is not None:
                 warnings.append(_("You may not use the tools of %s; its servers are left out.", service.name))
+        # the approvals the user remembered in the conversation (an app's own: ai_conversation_app_call.py)
+        remembered = self.env["ai.conversation.approval"]._remembered(conversation) if conversation else {}
         presets = self.env["ai.tool.preset"]._for_turn(
             self, [tool.id for _ref, tool in selected], cloud_service, conversation, warnings
         )
@@ -244,11 +247,13 @@ class AiAssistant(models.Model):
                     if warnings is not None:
                         warnings.append(_("%(server)s is left out: %(error)s", server=server.name, error=exc.message))
             if specs[server.id] is not None:
+                approval = approval_of(tool, remembered, audience)
                 bindings.append(
                     ToolBinding(
                         server=specs[server.id],
                         tool=tool._tool_info(),
-                        requires_approval=tool.requires_approval,
+                        requires_approval=approval is None,
+                        approval=approval,
                         fixed_arguments=presets.arguments.get(tool.id, {}),
                     )
                 )

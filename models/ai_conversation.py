@@ -15,6 +15,9 @@ from ..turn.states import ConversationState
 
 _logger = logging.getLogger(__name__)
 
+# what an approval may answer besides true and false
+APPROVAL_ANSWERS = ("once", "conversation")
+
 MAX_MESSAGE_CHARS = 32000
 REQUEST_KEY = re.compile(r"[A-Za-z0-9_-]{8,64}")
 TITLE_CHARS = 60
@@ -300,15 +303,19 @@ class AiConversation(models.Model):
 
     def _chat_resume(self, approvals=None, go_on=None, sign_in=None):
         """Claims a paused conversation and returns the ChatTurn that carries on with the user's
-        answer: `approvals` {call_id: bool} after approval_required, `go_on` after confirm_continue,
+        answer: `approvals` {call_id: true or "once" (allow), "conversation" (allow, and every later call
+        of that tool in this conversation), false (deny)} after approval_required, `go_on` after confirm_continue,
         `sign_in` {declined: [server ids]} after auth_required (the servers the user goes on without)."""
         self.ensure_one()
         self._usable_assistant(self.assistant_id.id)  # the user may have lost access meanwhile
         declined_ids = []
         if self.state == ConversationState.AWAITING_APPROVAL:
-            if not isinstance(approvals, dict) or not all(isinstance(v, bool) for v in approvals.values()):
-                raise ChatRefused.invalid(_("Answer the approval with {call id: true or false}."))
-            resume = Resume(approvals={str(k): v for k, v in approvals.items()})
+            if not isinstance(approvals, dict) or not all(
+                isinstance(v, bool) or v in APPROVAL_ANSWERS for v in approvals.values()
+            ):
+                raise ChatRefused.invalid(_('Answer the approval with {call id: true, "conversation" or false}.'))
+            approvals = {str(k): v for k, v in approvals.items()}
+            resume = Resume(approvals={k: v is not False for k, v in approvals.items()})
         elif self.state == ConversationState.AWAITING_CONFIRMATION:
             if not isinstance(go_on, bool):
                 raise ChatRefused.invalid(_("Answer with go_on: true to continue, false to get an answer now."))
@@ -332,9 +339,59 @@ class AiConversation(models.Model):
             else 0.0
         )
         last_seq = self._claim((self.state,))
+        if resume.approvals:
+            self._approve_pending(approvals)
         history = self._llm_history(resuming=True)
         declined = self.env["mcp.server"].sudo().browse(declined_ids)
         return self._prepare_turn(last_seq, history, resume=resume, declined=declined, spent=spent)
+
+    def _approve_pending(self, approvals):
+        """Note how each allowed pending call runs, and remember the tools allowed for the
+        conversation: the turn binds its tools after this, so its later calls of them run at once."""
+        messages = (
+            self.env["ai.message"]
+            .sudo()
+            .search(
+                [
+                    ("conversation_id", "=", self.id),
+                    ("role", "=", "tool"),
+                    ("tool_call_id", "in", self._pending_call_ids()),
+                ]
+            )
+        )
+        known = {}
+        for message in messages:
+            answer = approvals.get(message.tool_call_id, False)
+            if answer is False:
+                continue
+            how = "conversation" if answer == "conversation" else "once"
+            message.approval = how
+            if how == "conversation":
+                target = self.env["ai.tool.call"]._audit_target(self.id, message.server_name, message.tool_name, known)
+                tool = self.env["mcp.tool"].sudo().browse(target["tool_id"])
+                if tool:
+                    self.env["ai.conversation.approval"]._remember(self, tool, "conversation")
+
+    def _chat_approvals(self):
+        """The tool approvals the current user remembered in this conversation, for the chat."""
+        self.ensure_one()
+        return self.env["ai.conversation.approval"].with_user(self.env.user)._for_chat(self)
+
+    def _chat_revoke_approval(self, approval_id):
+        """Forget the remembered approval `approval_id` of this conversation (a stale id changes
+        nothing); the approvals left."""
+        self.ensure_one()
+        Approval = self.env["ai.conversation.approval"].with_user(self.env.user)
+        remembered = Approval.search([("id", "=", self._sent_id(approval_id)), ("conversation_id", "=", self.id)])
+        if remembered:
+            _logger.info(
+                "Tool approval revoked: conversation=%s tool=%s scope=%s",
+                self.id,
+                remembered.tool_id.sudo().name,
+                remembered.scope,
+            )
+            remembered.unlink()
+        return self._chat_approvals()
 
     def _turn_spent(self):
         """Seconds of the answer's time limit its runs before the pause used: the pause event says

@@ -1,7 +1,8 @@
 """The tools an MCP App calls (tools/call from the app, through the chat): only tools of the app's
 own server that the conversation's assistant may use and whose server lets apps call them, with
-arguments checked against their schema, after the user's approval where the tool needs one. Each
-call is audited (ai.tool.call, origin "app")."""
+arguments checked against their schema, after the user's approval where the tool needs one (given
+for this call, or remembered for the conversation or for this app). Each call is audited
+(ai.tool.call, origin "app", with how it was allowed)."""
 
 import logging
 import time
@@ -17,6 +18,10 @@ from ..services.errors import AiMcpError, ErrorCode
 from ..services.json_schema import SchemaProblem
 from ..services.tool_result import TextPart
 from ..services.tool_runner import argument_problems, without_null_optionals
+from .ai_conversation_approval import approval_of
+
+# what an app's call may send as `approved`: allowed for this call, or remembered
+APPROVED_ANSWERS = {True: "once", "once": "once", "conversation": "conversation", "app": "app"}
 
 _logger = logging.getLogger(__name__)
 
@@ -26,9 +31,12 @@ class AiConversation(models.Model):
 
     def _app_call_tool(self, call_id, name, arguments=None, approved=False):
         """The CallToolResult JSON {content, structuredContent?, isError} of tool `name` of the
-        server of call `call_id`'s app, called with `arguments` for that app. Raises ChatRefused:
-        APPROVAL_REQUIRED (with the tool and the arguments) for a tool that needs the user's
-        approval when `approved` is not true; the tool's failure (unreachable, timeout...) naming it."""
+        server of call `call_id`'s app, called with `arguments` for that app. `approved`: the
+        user's answer to APPROVAL_REQUIRED: true or "once" (this call), "conversation" or "app"
+        (this call, and later calls of the tool in the conversation, by anyone or by this app:
+        remembered), false (not asked yet). Raises ChatRefused: APPROVAL_REQUIRED (with the tool
+        and the arguments) for a tool that needs the user's approval when none was given or
+        remembered; the tool's failure (unreachable, timeout...) naming it."""
         self.ensure_one()
         call = self._app_call(call_id)
         if not isinstance(name, str) or not name.strip():
@@ -36,6 +44,8 @@ class AiConversation(models.Model):
         arguments = {} if arguments is None else arguments
         if not isinstance(arguments, dict):
             raise ChatRefused.invalid(self.env._("Send the tool's arguments as a JSON object."))
+        if approved is not False and (not isinstance(approved, (bool, str)) or approved not in APPROVED_ANSWERS):
+            raise ChatRefused.invalid(self.env._('Answer the approval with true, "conversation", "app" or false.'))
         try:
             binding = self._app_binding(call, name)
         except ChatRefused as refusal:
@@ -60,7 +70,19 @@ class AiConversation(models.Model):
             )
             self._app_audit(call, name, arguments, "error", refusal)
             raise refusal
-        if binding.requires_approval and approved is not True:
+        approval = self._app_approval(call, binding, arguments, approved)
+        return self._app_run(call, binding, sent, approval)
+
+    def _app_approval(self, call, binding, arguments, approved):
+        """How the app's call of `binding`'s tool runs (ai_conversation_approval.APPROVALS),
+        remembering the user's answer `approved` when it is for more than this call. Raises
+        APPROVAL_REQUIRED when the user must be asked."""
+        tool = call.server.tool_ids.filtered(lambda t: t.name == binding.tool.name)[:1]
+        Approval = self.env["ai.conversation.approval"]
+        approval = approval_of(tool, Approval._remembered(self), "app", call.uri)
+        if approval is not None:
+            return approval
+        if approved is False:
             info = binding.tool
             raise ChatRefused(
                 ErrorCode.APPROVAL_REQUIRED,
@@ -68,7 +90,10 @@ class AiConversation(models.Model):
                 tool={"name": info.name, "title": info.display_title, "description": info.description},
                 arguments=arguments,
             )
-        return self._app_run(call, binding, sent)
+        approval = APPROVED_ANSWERS[approved]
+        if approval != "once":
+            Approval._remember(self, tool, approval, call.uri)
+        return approval
 
     def _app_binding(self, call, name):
         """The ToolBinding of tool `name` of `call`'s server, when its app may call it. Raises
@@ -110,7 +135,7 @@ class AiConversation(models.Model):
             ),
         )
 
-    def _app_run(self, call, binding, arguments):
+    def _app_run(self, call, binding, arguments, approval):
         server = call.server
         info = binding.tool
         timeout = min(self.assistant_id.sudo().call_timeout, binding.server.call_timeout)
@@ -147,7 +172,7 @@ class AiConversation(models.Model):
             refusal = ChatRefused(
                 exc.code, self.env._("%(tool)s failed: %(error)s", tool=info.display_title, error=error)
             )
-            self._app_audit(call, info.name, arguments, "error", refusal, elapsed)
+            self._app_audit(call, info.name, arguments, "error", refusal, elapsed, approval)
             raise refusal from None
         elapsed = _ms(started)
         _logger.info(
@@ -160,7 +185,15 @@ class AiConversation(models.Model):
         )
         error = ErrorCode.MCP_EXECUTION_ERROR.value if result.is_error else None
         self.env["ai.tool.call"]._record_app_call(
-            self, server, info.name, call.payload["id"], arguments, "error" if error else "ok", error, elapsed
+            self,
+            server,
+            info.name,
+            call.payload["id"],
+            arguments,
+            "error" if error else "ok",
+            error,
+            elapsed,
+            approval,
         )
         parts = result.for_display()
         if observer.declined:
@@ -181,9 +214,9 @@ class AiConversation(models.Model):
             question=" / ".join(questions),
         )
 
-    def _app_audit(self, call, name, arguments, status, refusal, elapsed=0):
+    def _app_audit(self, call, name, arguments, status, refusal, elapsed=0, approval=None):
         self.env["ai.tool.call"]._record_app_call(
-            self, call.server, name, call.payload["id"], arguments, status, refusal.code.value, elapsed
+            self, call.server, name, call.payload["id"], arguments, status, refusal.code.value, elapsed, approval
         )
 
 

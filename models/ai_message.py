@@ -1,6 +1,7 @@
 from odoo import api, fields, models
 
 from ..turn.states import MessageStatus
+from .ai_conversation_approval import APPROVALS
 
 MESSAGE_STATUSES = [
     (MessageStatus.RUNNING, "Running"),
@@ -52,6 +53,9 @@ class AiMessage(models.Model):
     status = fields.Selection(MESSAGE_STATUSES)
     duration_ms = fields.Integer(string="Duration (ms)")
     error_code = fields.Char()
+    approval = fields.Selection(
+        APPROVALS, help="How the call came to run: allowed by the user (once, or remembered), or without asking."
+    )
     note = fields.Char(help="What happened to the call besides its result, e.g. its server's question left unanswered.")
     # the user's answer to the question the call's server asked ({elicitation, action, content}),
     # written by whichever worker received it and taken by the worker running the turn

@@ -17,6 +17,7 @@ from odoo.modules import module as odoo_module
 
 from ..services.errors import ErrorCode
 from ..turn.sql_rows import insert_row
+from .ai_conversation_approval import APPROVALS
 
 _logger = logging.getLogger(__name__)
 
@@ -69,6 +70,22 @@ class AiToolCall(models.Model):
         help="Who asked for the call: the model, or the interactive app of an earlier call (as the user used it).",
     )
 
+    # -- who allowed it, and how --------------------------------------------------------------------
+    approval = fields.Selection(
+        APPROVALS,
+        readonly=True,
+        index="btree_not_null",
+        help="How the call came to run: allowed by the user for this call only, remembered for the conversation "
+        "or for the app, or run without asking (approval not required, or the tool checked read-only).",
+    )
+    approved_by_id = fields.Many2one(
+        "res.users",
+        string="Allowed By",
+        readonly=True,
+        ondelete="set null",
+        help="The user who allowed the call (or the tool, for the conversation or the app); empty when none was asked.",
+    )
+
     # -- the outcome -------------------------------------------------------------------------------
     status = fields.Selection(STATUSES, required=True, readonly=True, index=True)
     error_code = fields.Char(readonly=True, index="btree_not_null")
@@ -112,7 +129,7 @@ class AiToolCall(models.Model):
         ai.message of its call (empty when the call was not stored). Called by the chat runner in
         the transaction that stores the event. A failure here is logged and never ends the turn.
 
-        `call` (server name, tool name, arguments), when the caller still holds them from the
+        `call` (server name, tool name, arguments, approval), when the caller still holds them from the
         tool_call event, spares reading them back from `message`. `known` is a dict the caller
         keeps for the turn: the conversation, its servers and each tool are looked up once per
         turn, not once per result (a running turn's conversation and assistant do not move)."""
@@ -128,19 +145,21 @@ class AiToolCall(models.Model):
     def _values_from_result(self, conversation_id, message, event, call=None, known=None):
         if call is None:
             call = (
-                ((message.server_name or ""), (message.tool_name or ""), message.arguments)
+                ((message.server_name or ""), (message.tool_name or ""), message.arguments, message.approval)
                 if message
-                else ("", "", None)
+                else ("", "", None, None)
             )
-        server_name, tool_name, arguments = call
+        server_name, tool_name, arguments, approval = call
         if event.ok:
             status = "ok"
         elif event.error_code == ErrorCode.TOOL_DENIED.value:
             status = "denied"
         else:
             status = "error"
+        target = self._audit_target(conversation_id, server_name, tool_name, {} if known is None else known)
         return {
-            **self._audit_target(conversation_id, server_name, tool_name, {} if known is None else known),
+            **target,
+            **approval_values(None if status == "denied" else approval, target["user_id"]),
             "date": fields.Datetime.now(),
             "call_id": event.id,
             "origin": "model",
@@ -217,8 +236,11 @@ class AiToolCall(models.Model):
         return servers
 
     @api.model
-    def _record_app_call(self, conversation, server, tool_name, call_id, arguments, status, error_code, duration_ms):
-        """Log a call the app of call `call_id` of `conversation` made to `tool_name` of `server`."""
+    def _record_app_call(
+        self, conversation, server, tool_name, call_id, arguments, status, error_code, duration_ms, approval=None
+    ):
+        """Log a call the app of call `call_id` of `conversation` made to `tool_name` of `server`,
+        which ran as `approval` says (None: it did not run)."""
         tool = server.tool_ids.filtered(lambda t: t.name == tool_name)[:1]
         values = {
             "user_id": self.env.uid,
@@ -235,6 +257,7 @@ class AiToolCall(models.Model):
             "error_code": error_code or False,
             "duration_ms": max(0, int(duration_ms)),
             "argument_bytes": argument_bytes(arguments),
+            **approval_values(approval, self.env.uid),
         }
         return self.sudo().create(values)
 
@@ -308,3 +331,10 @@ def argument_bytes(arguments):
         return len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
     except (TypeError, ValueError):
         return 0
+
+
+def approval_values(approval, user_id):
+    """The audit's approval columns of a call that ran as `approval` says, for the user `user_id`:
+    who allowed it is that user whenever they were asked (now, or when they remembered it)."""
+    asked = approval in ("once", "conversation", "app")
+    return {"approval": approval or False, "approved_by_id": user_id if asked else False}

@@ -13,6 +13,8 @@ TURN_FIELDS = [
     "enabled",
     "review_state",
     "requires_approval",
+    "marked_read_only",
+    "app_approval_free",
     "input_schema",
     "output_schema",
     "read_only_hint",
@@ -42,8 +44,19 @@ class McpTool(models.Model):
     # -- the admin's choices (kept across syncs) -------------------------------------------------
     enabled = fields.Boolean(default=True, help="Disabled tools are never given to a model.")
     requires_approval = fields.Boolean(
-        help="The user must allow each call before it runs. On by default unless the server marks the tool "
-        "read-only or explicitly non-destructive.",
+        help="The user must allow each call before it runs (once, or for the rest of the conversation). On by "
+        "default unless the server marks the tool read-only or explicitly non-destructive.",
+    )
+    marked_read_only = fields.Boolean(
+        string="Read-only (checked)",
+        help="An administrator checked that this tool only reads: no call of it asks for approval, whoever makes "
+        "it, and the audit says it ran as read-only. The server's own read-only hint only picks the default of "
+        "Requires Approval.",
+    )
+    app_approval_free = fields.Boolean(
+        string="Apps Call Without Asking",
+        help="The calls its server's apps make (an app polling for fresh data, say) run without asking, even "
+        "when the model's calls need approval.",
     )
 
     # -- schemas ---------------------------------------------------------------------------------
@@ -59,7 +72,7 @@ class McpTool(models.Model):
     )
 
     # -- annotations (hints from the server: untrusted, they only pick defaults) ------------------
-    read_only_hint = fields.Boolean(string="Read-only", readonly=True)
+    read_only_hint = fields.Boolean(string="Read-only Hint", readonly=True)
     destructive_hint = fields.Boolean(string="Destructive", readonly=True)
     idempotent_hint = fields.Boolean(string="Idempotent", readonly=True)
     open_world_hint = fields.Boolean(string="Open World", readonly=True)

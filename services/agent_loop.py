@@ -339,6 +339,7 @@ class _Turn:
             arguments=arguments if isinstance(arguments, dict) else {"value": arguments},
             round=self.round,
             requires_approval=bool(tool and tool.requires_approval),
+            approval=tool.approval if tool and not tool.requires_approval else None,
             icon=tool.info.icon if tool else None,
             app=tool.info.app_uri if tool and tool.server.apps else None,
         )
@@ -353,7 +354,10 @@ class _Turn:
             refusal = self._refusal(call, index)
             if refusal is None:
                 tool = self.bound.tools[call.name]
-                if tool.requires_approval and approvals is not None and not approvals.get(call.id, False):
+                # a denial stands even when the tool was allowed for the conversation since it was asked
+                if approvals is not None and (
+                    approvals.get(call.id) is False or (tool.requires_approval and call.id not in approvals)
+                ):
                     refusal = failed(call, ErrorCode.TOOL_DENIED, "Not run: this call was denied by the user.")
                 else:
                     runnable.append((call, tool))

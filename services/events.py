@@ -64,6 +64,8 @@ class ToolCallEvent(_Event):
     arguments: dict[str, Any]
     round: int
     requires_approval: bool = False
+    # why it runs without asking: "read_only", "not_required", "conversation" (remembered)
+    approval: str | None = None
     icon: str | None = None  # the tool's, else its server's (a data URI: services/icons.py)
     app: str | None = None  # the ui:// resource of the tool's MCP App, when its server's apps are shown
 

@@ -41,6 +41,8 @@ class BoundTool:
     fixed_arguments: Mapping[str, Any] = field(default_factory=dict)
     # an OAuth server's grant for the turn's user (or the shared one); None for other servers
     grant: RefreshingTokens | None = None
+    # why its calls run without asking (ToolBinding.approval)
+    approval: str | None = None
 
     def arguments(self, sent: Mapping[str, Any]) -> dict[str, Any]:
         """What the tool receives: the preset wins over the model; a null the schema does not

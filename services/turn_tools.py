@@ -37,6 +37,9 @@ class ToolBinding(BaseModel):
     server: ServerSpec
     tool: ToolInfo
     requires_approval: bool = False
+    # why its calls run without asking ("read_only", "not_required", "conversation": remembered
+    # by the user), for the audit; None when they ask
+    approval: str | None = None
     # resolved preset arguments: hidden from the model, merged over what it sends
     fixed_arguments: dict[str, Any] = Field(default_factory=dict)
 
@@ -104,6 +107,7 @@ class TurnTools:
                 binding.requires_approval,
                 binding.fixed_arguments,
                 self.grants.get(spec.key),
+                binding.approval,
             )
             if spec.key in self.declined:
                 self.declined_tools[model_name] = tool

@@ -39,8 +39,8 @@ class MessageLog:
         self.reply_logged: dict[str, Any] | None = None  # what the reply's message holds
         self.tool_messages: dict[str, int] = {}
         self.running: set[str] = set()
-        # what each call of this run was stored with: (server, tool, arguments), for its audit row
-        self.tool_calls: dict[str, tuple[str, str, Any]] = {}
+        # what each call of this run was stored with: (server, tool, arguments, approval), for its audit row
+        self.tool_calls: dict[str, tuple[str, str, Any, str | None]] = {}
         self.audit_known: dict[Any, Any] = dict(audit_known)
 
     def apply(self, env, seq: int, event: Event) -> tuple[Event, StateChange | None]:
@@ -88,10 +88,11 @@ class MessageLog:
                 "server_name": event.server,
                 "arguments": event.arguments or None,
                 "status": MessageStatus.RUNNING,
+                "approval": event.approval or False,
             },
         )
         self.running.add(event.id)
-        self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None)
+        self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None, event.approval)
         return event, None
 
     def _tool_result(self, env, seq, event):

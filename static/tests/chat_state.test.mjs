@@ -31,7 +31,7 @@ describe("a streamed turn", () => {
             e.text("Let me "),
             e.text("look."),
             e.call("call_a", "find_leads"),
-            e.call("call_b", "weather"),
+            e.call("call_b", "weather", {approval: "conversation"}), // allowed for the conversation earlier
             e.result("call_b", {ms: 120}), // the second call finishes first
             e.result("call_a", {ok: false, code: "MCP_TIMEOUT", ms: 30000}),
             e.round(2),
@@ -77,6 +77,7 @@ describe("a streamed turn", () => {
                         round: 1,
                         icon: null,
                         app: null,
+                        approval: null,
                         status: "error",
                         durationMs: 30000,
                         result: {
@@ -104,6 +105,7 @@ describe("a streamed turn", () => {
                         round: 1,
                         icon: null,
                         app: null,
+                        approval: "conversation",
                         status: "done",
                         durationMs: 120,
                         result: {

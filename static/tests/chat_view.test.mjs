@@ -229,6 +229,12 @@ describe("approvals", () => {
         assert.equal(allDecided(calls, {a: true}), false);
         assert.equal(allDecided(calls, {a: true, b: false}), true);
         assert.deepEqual(approvalsFor(calls, {a: true, b: false, c: true}), {a: true, b: false});
+        assert.equal(allDecided(calls, {a: "conversation", b: false}), true);
+        assert.deepEqual(
+            approvalsFor(calls, {a: "conversation", b: true}),
+            {a: "conversation", b: true},
+            "allowed for the rest of the conversation"
+        );
         assert.deepEqual(
             approvalsFor(calls, {a: "yes"}),
             {a: false, b: false},

@@ -401,6 +401,8 @@ function toolBlock(event, messageIndex) {
         round: event.round ?? null,
         icon: event.icon ?? null,
         app: event.app ?? null,
+        // why it ran without asking: "conversation" when the user allowed its tool for the conversation
+        approval: event.approval ?? null,
         status: "running",
         durationMs: null,
         result: null,

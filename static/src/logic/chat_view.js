@@ -289,15 +289,23 @@ export function base64Bytes(data) {
     return Math.max(0, Math.floor((clean.length * 3) / 4) - padding);
 }
 
-/** Every pending call has an answer (true or false) in `decisions`. */
+/** A pending call's answer: allowed once (true), allowed for the rest of the conversation
+ * ("conversation": its tool's later calls, the model's and its apps', run without asking), or denied. */
+const CALL_ANSWERS = [true, "conversation", false];
+
+/** Every pending call has an answer (CALL_ANSWERS) in `decisions`. */
 export function allDecided(calls, decisions) {
-    return (calls ?? []).every((call) => typeof decisions?.[call.id] === "boolean");
+    return (calls ?? []).every((call) => CALL_ANSWERS.includes(decisions?.[call.id]));
 }
 
-/** The `approvals` of POST /ai_mcp/chat/resume: one boolean per pending call; no answer is a denial. */
+/** The `approvals` of POST /ai_mcp/chat/resume: one answer per pending call (true,
+ * "conversation" or false); no answer, or one it does not know, is a denial. */
 export function approvalsFor(calls, decisions) {
     return Object.fromEntries(
-        (calls ?? []).map((call) => [call.id, decisions?.[call.id] === true])
+        (calls ?? []).map((call) => {
+            const answer = decisions?.[call.id];
+            return [call.id, CALL_ANSWERS.includes(answer) ? answer : false];
+        })
     );
 }
 

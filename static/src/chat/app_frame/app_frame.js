@@ -3,7 +3,7 @@ import {Component, onMounted, onWillUnmount, toRaw, useEffect, useRef, useState}
 import {cookie} from "@web/core/browser/cookie";
 import {_t} from "@web/core/l10n/translation";
 import {user} from "@web/core/user";
-import {useService} from "@web/core/utils/hooks";
+import {useBus, useService} from "@web/core/utils/hooks";
 
 import {
     clampHeight,
@@ -13,6 +13,7 @@ import {
     styleVariables,
     TEARDOWN_AFTER_MS,
 } from "@ai_mcp/logic/app_host";
+import {TOOL_ANSWERED} from "@ai_mcp/logic/approval_gate";
 import {AppRequests} from "./app_requests";
 import {AppSession, loadBridge} from "./app_session";
 
@@ -59,6 +60,7 @@ export class AppFrame extends Component {
             height: FIRST_HEIGHT,
             appTitle: null,
             prefersBorder: false,
+            waitingFor: [], // titles of the tools whose calls wait for the model's approval question
         });
         this.rootRef = useRef("root");
         this.holderRef = useRef("holder");
@@ -80,6 +82,26 @@ export class AppFrame extends Component {
             }),
             title: () => this.title,
             sendMessage: (text) => this.sendMessage(text),
+            modelAsks: (tool) => Boolean(this.env.aiMcpModelAsks?.(this.props.block.server, tool)),
+            waiting: (titles) => (this.state.waitingFor = titles),
+            allowed: ({tool, scope}) =>
+                this.env.bus.trigger(TOOL_ANSWERED, {
+                    conversationId: this.props.conversationId,
+                    server: this.props.block.server,
+                    tool,
+                    app: scope === "app" ? this.props.block.app : null,
+                }),
+        });
+        // the user answered about a tool elsewhere (the model's call, another app): a question about it is moot
+        useBus(this.env.bus, TOOL_ANSWERED, ({detail}) => {
+            const block = this.props.block;
+            if (
+                detail.conversationId === this.props.conversationId &&
+                detail.server === block.server &&
+                (!detail.app || detail.app === block.app)
+            ) {
+                this.requests.release(detail.tool);
+            }
         });
         const onPageHide = () => this.close("page closed", {wait: 0});
         const onKey = (event) => {
@@ -116,6 +138,15 @@ export class AppFrame extends Component {
     get title() {
         const block = this.props.block;
         return this.state.appTitle || block.title || block.tool || _t("App");
+    }
+
+    get waitingText() {
+        return _t(
+            "The app waits for your answer about %(tools)s, asked for the assistant's call.",
+            {
+                tools: this.state.waitingFor.join(", "),
+            }
+        );
     }
 
     get fullscreen() {

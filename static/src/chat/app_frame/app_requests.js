@@ -7,7 +7,10 @@ import {humanSize} from "@web/core/utils/binary";
 import {escape} from "@web/core/utils/strings";
 
 import {checkDownload, checkModelContext, checkOpenLink, messageText} from "@ai_mcp/logic/app_host";
+import {ApprovalGate, approvedParam, RETRY} from "@ai_mcp/logic/approval_gate";
 import {prettyJson} from "@ai_mcp/logic/chat_view";
+
+import {AppApprovalDialog} from "../app_approval_dialog/app_approval_dialog";
 
 const SHOWN_ARGUMENTS = 2000;
 /** How long a saved file's data stays in memory: the browser reads it when the download starts,
@@ -59,14 +62,34 @@ function refuse(error) {
  * What an app asks of the host, each request answered for the bridge (app_session.js): the server's
  * tools and resources and the model context through the Odoo server's app routes (which check
  * every call against the conversation and the app's server), links, downloads and messages after
- * the checks of logic/app_host.js, with the user's consent where the request leaves the chat.
+ * the checks of logic/app_host.js, with the user's consent where the request leaves the chat. The
+ * calls of one tool waiting for the user's approval share one dialog (logic/approval_gate.js),
+ * which closes by itself when the user allows the tool elsewhere meanwhile (`release`).
  *
  * `host`: { dialog, params() -> { conversation_id, call_id }, title() -> the app's name,
- *           sendMessage(text) -> null when sent, else why not }
+ *           sendMessage(text) -> null when sent, else why not,
+ *           modelAsks(tool) -> whether the model's call of `tool` waits for the user's approval,
+ *           waiting(titles) -> the tools whose calls wait for that question, to show,
+ *           allowed({tool, scope}) -> the user allowed `tool` for the conversation or this app, and
+ *           the server remembers it: other apps waiting for it may go on }
  */
 export class AppRequests {
     constructor(host) {
         this.host = host;
+        this.approvals = new ApprovalGate();
+        this.dialogs = new Map(); // tool -> closes its open approval dialog
+        this.behindModel = new Map(); // tool -> its title, while its calls wait for the model's question
+    }
+
+    /** The user allowed `tool` elsewhere: the calls waiting for its dialog are sent again. */
+    release(tool) {
+        if (this.approvals.release(tool)) {
+            this.dialogs.get(tool)?.();
+            this.dialogs.delete(tool);
+        }
+        if (this.behindModel.delete(tool)) {
+            this.host.waiting([...this.behindModel.values()]);
+        }
     }
 
     /** What the app is and what its call is: the server's /ai_mcp/app/open answer (`writing`: the
@@ -77,29 +100,65 @@ export class AppRequests {
 
     async callTool({name, arguments: args}) {
         const body = {name, arguments: args ?? {}, approved: false};
+        let ticket = this.approvals.ticket();
         let answer = await this.post("/ai_mcp/app/call_tool", body);
-        if (answer?.error?.code === "APPROVAL_REQUIRED") {
+        while (answer?.error?.code === "APPROVAL_REQUIRED") {
             const tool = answer.error.tool || {name};
-            const allowed = await this.confirm({
-                title: _t("Allow this tool call?"),
-                body: _t("%(app)s wants to call %(tool)s.\n\nArguments:\n%(arguments)s", {
-                    app: this.host.title(),
-                    tool: tool.title || tool.name,
-                    arguments: prettyJson(answer.error.arguments ?? args ?? {}).slice(
-                        0,
-                        SHOWN_ARGUMENTS
-                    ),
-                }),
-                confirmLabel: _t("Allow"),
-                cancelLabel: _t("Deny"),
-            });
-            if (!allowed) {
+            const shown = answer.error.arguments ?? args ?? {};
+            // the model's call of the tool is being asked about: its answer is released to this
+            // call (the chat action), which then runs or asks
+            const choice = await this.approvals.decide(name, ticket, () =>
+                this.host.modelAsks(name)
+                    ? this.waitBehindModel(name, tool)
+                    : this.askApproval(name, tool, shown)
+            );
+            if (choice === RETRY) {
+                ticket = this.approvals.ticket();
+                answer = await this.post("/ai_mcp/app/call_tool", body);
+                continue;
+            }
+            const approved = approvedParam(choice);
+            if (!approved) {
                 const text = _t("The user declined the call to %(tool)s.", {tool: tool.name});
                 return {content: [{type: "text", text}], isError: true};
             }
-            answer = await this.post("/ai_mcp/app/call_tool", {...body, approved: true});
+            answer = await this.post("/ai_mcp/app/call_tool", {...body, approved});
+            if (approved !== "once" && !answer?.error) {
+                this.host.allowed({tool: name, scope: approved});
+            }
+            break;
         }
         return this.answer(answer);
+    }
+
+    /** A question only a release ends: the model's question about the tool is answered. */
+    waitBehindModel(name, tool) {
+        this.behindModel.set(name, tool.title || tool.name);
+        this.host.waiting([...this.behindModel.values()]);
+        return new Promise((resolve) => this.dialogs.set(name, () => resolve("deny")));
+    }
+
+    /** The user's choice (logic/approval_gate.js APP_CHOICES) about the app calling `tool`;
+     * closing the dialog denies. */
+    askApproval(name, tool, args) {
+        return new Promise((resolve) => {
+            const close = this.host.dialog.add(
+                AppApprovalDialog,
+                {
+                    app: this.host.title(),
+                    tool,
+                    arguments: prettyJson(args).slice(0, SHOWN_ARGUMENTS),
+                    choose: resolve,
+                },
+                {
+                    onClose: () => {
+                        this.dialogs.delete(name);
+                        resolve("deny");
+                    },
+                }
+            );
+            this.dialogs.set(name, close);
+        });
     }
 
     async readResource({uri}) {

@@ -7,8 +7,9 @@ import {allDecided, approvalsFor, prettyJson} from "@ai_mcp/logic/chat_view";
 
 /**
  * The calls the assistant wants to make with tools that require approval (approval_required's
- * `calls`), each with its arguments, to allow or deny one by one. Closing the dialog without
- * sending decides nothing: the turn keeps waiting and the dialog can be opened again.
+ * `calls`), each with its arguments, to allow once, allow for the rest of the conversation, or
+ * deny, one by one. Closing the dialog without sending decides nothing: the turn keeps waiting and
+ * the dialog can be opened again.
  */
 export class ApprovalDialog extends Component {
     static template = "ai_mcp.ApprovalDialog";
@@ -28,8 +29,9 @@ export class ApprovalDialog extends Component {
         return prettyJson(call.arguments ?? {});
     }
 
-    decide(call, allowed) {
-        this.decisions[call.id] = allowed;
+    /** `answer`: true (once), "conversation" or false (chat_view.js approvalsFor). */
+    decide(call, answer) {
+        this.decisions[call.id] = answer;
     }
 
     decideAll(allowed) {

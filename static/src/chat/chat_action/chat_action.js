@@ -7,6 +7,7 @@ import {
     useEffect,
     useRef,
     useState,
+    useSubEnv,
 } from "@odoo/owl";
 import {router} from "@web/core/browser/router";
 import {_t} from "@web/core/l10n/translation";
@@ -22,6 +23,7 @@ import {
     userMessage,
 } from "@ai_mcp/logic/chat_state";
 import {StickToBottom} from "@ai_mcp/logic/chat_scroll";
+import {modelAsks} from "@ai_mcp/logic/approval_gate";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
 import {lastUserText, retryPlan} from "@ai_mcp/logic/retry_plan";
 import {newRequestKey} from "@ai_mcp/logic/start_retry";
@@ -33,6 +35,7 @@ import {PromptSource} from "../composer/prompt_source";
 import {ResourceSource} from "../composer/resource_source";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
+import {AppApprovals} from "./app_approvals";
 import {AppMessages} from "./app_messages";
 import {CallRequests} from "./call_requests";
 import {PauseDialogs} from "./pause_dialogs";
@@ -82,6 +85,9 @@ export class ChatAction extends Component {
             listOpen: false, // small screens: the conversation list shown over the chat
         });
         this.alive = true;
+        this.appApprovals = new AppApprovals(this.env.bus);
+        // an app asks about a tool only when the model's call of it is not waiting for an answer
+        useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
         this.mounted = false;
         this.pauses = new PauseDialogs(this.dialog, (answer) => this.resume(answer));
         this.promptSource = new PromptSource(() => this.conversationParams());
@@ -331,6 +337,7 @@ export class ChatAction extends Component {
 
     apply(event) {
         this.setChat(reduce(this.state.chat, event));
+        this.appApprovals.applied(event);
     }
 
     fail(error) {
@@ -441,6 +448,7 @@ export class ChatAction extends Component {
             return;
         }
         this.stickToBottom = true;
+        this.appApprovals.answering(this.state.chat, conversationId, answer.approvals);
         let taken = false;
         const refused = (error) => (taken = elsewhere && RESUMED_ELSEWHERE.has(error.code));
         await this.turns.run(

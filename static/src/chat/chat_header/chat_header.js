@@ -2,14 +2,18 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
+import {RememberedApprovals} from "../remembered_approvals/remembered_approvals";
+
 /**
  * The conversation's title with the assistant picker and, for users who have cloud services, the
  * cloud-service picker (whose servers add tools to the conversation). Both are fixed once the
- * conversation has started.
+ * conversation has started. A started conversation lists the tools the user allowed in it.
  */
 export class ChatHeader extends Component {
     static template = "ai_mcp.ChatHeader";
+    static components = {RememberedApprovals};
     static props = {
+        conversationId: {type: [Number, {value: null}], optional: true},
         title: String,
         assistants: Array,
         assistantId: {type: [Number, {value: null}], optional: true},
