@@ -42,7 +42,7 @@ from .events import (
 from .hub import McpHub
 from .limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
 from .llm_stream import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
-from .oauth_tokens import RefreshingTokens
+from .oauth import RefreshingTokens
 from .presets import schema_without
 from .prompted_tools import describe_tools, parse_reply
 from .tool_input_stream import ToolInputStream

@@ -26,7 +26,7 @@ from .call_observer import CallObserver
 from .errors import ConfigError, ErrorCode, McpError
 from .loop_thread import LoopThread
 from .mcp_session import CLOCK_TICK, McpSession, log_start_failure
-from .oauth_tokens import RefreshingTokens, with_token
+from .oauth import RefreshingTokens, with_token
 from .prompts import PromptInfo
 from .resources import ResourceListing
 from .server_info import ServerInfo, ToolListing

@@ -52,7 +52,7 @@ from .mcp_failures import (
     map_jsonrpc_error,
 )
 from .mcp_transport import McpTransport, stderr_tail
-from .oauth_discovery import Challenge
+from .oauth import Challenge
 from .server_info import ServerInfo, ToolListing, server_info
 from .server_messages import MCP_LEVELS, ServerMessages
 from .server_spec import AuthType, ServerSpec, Transport

@@ -19,7 +19,7 @@ from .errors import AiMcpError, AuthRequired, ErrorCode
 from .events import ToolCallEvent, ToolResultEvent
 from .hub import McpHub
 from .json_schema import InvalidSchema, SchemaProblem
-from .oauth_tokens import RefreshingTokens
+from .oauth import RefreshingTokens
 from .server_spec import ServerSpec
 from .tool_info import ToolInfo
 from .tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart

@@ -21,7 +21,7 @@ from .errors import AuthRequired, ErrorCode, McpError
 from .events import WarningEvent
 from .hub import McpHub
 from .mcp_session import McpSession
-from .oauth_tokens import RefreshingTokens, with_token
+from .oauth import RefreshingTokens, with_token
 from .presets import schema_without
 from .server_spec import AuthType, ServerSpec
 from .tool_info import ToolInfo

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from .address_pin import checked_pin
-from .errors import ConfigError, ErrorCode, OAuthError
+from ..address_pin import checked_pin
+from ..errors import ConfigError, ErrorCode, OAuthError
 
 _logger = logging.getLogger(__name__)
 

@@ -39,9 +39,9 @@ from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_PROTOCOL_VERSION_HEADER
 from mcp.types.version import LATEST_MODERN_VERSION
 from pydantic import BaseModel, ConfigDict
 
-from .errors import ErrorCode, OAuthError
-from .manifest import CLIENT_INFO
-from .oauth_http import GuardedHttp
+from ..errors import ErrorCode, OAuthError
+from ..manifest import CLIENT_INFO
+from .http import GuardedHttp
 
 _logger = logging.getLogger(__name__)
 

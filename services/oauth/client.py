@@ -34,10 +34,10 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import OAuthClientMetadata
 from pydantic import SecretStr
 
-from .errors import ErrorCode, OAuthError
-from .oauth_discovery import Discovery
-from .oauth_http import GuardedHttp
-from .oauth_models import PENDING_LIFETIME, ClientRegistration, PendingAuthorization, RegistrationKind, TokenSet
+from ..errors import ErrorCode, OAuthError
+from .discovery import Discovery
+from .http import GuardedHttp
+from .models import PENDING_LIFETIME, ClientRegistration, PendingAuthorization, RegistrationKind, TokenSet
 
 _logger = logging.getLogger(__name__)
 

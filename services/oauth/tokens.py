@@ -25,11 +25,11 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from typing import Protocol, TypeVar
 
-from . import oauth_client
-from .errors import AuthRequired, ErrorCode, McpError, OAuthError
-from .oauth_http import GuardedHttp
-from .oauth_models import CLOCK_SKEW, ClientRegistration, TokenSet
-from .server_spec import AuthType, ServerSpec
+from ..errors import AuthRequired, ErrorCode, McpError, OAuthError
+from ..server_spec import AuthType, ServerSpec
+from . import client as oauth_client
+from .http import GuardedHttp
+from .models import CLOCK_SKEW, ClientRegistration, TokenSet
 
 _logger = logging.getLogger(__name__)
 
