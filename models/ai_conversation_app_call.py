@@ -11,7 +11,7 @@ from odoo import models
 from ..exceptions import ChatRefused
 from ..hub_process import process_hub
 from ..notify import error_text
-from ..services.app_results import call_tool_result
+from ..services.apps import call_tool_result
 from ..services.call_observer import CallObserver
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.json_schema import SchemaProblem

@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
-from .app_context import AppContext, prompt_section
+from .apps import AppContext, prompt_section
 from .call_clock import TurnBudget
 from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
 from .events import (

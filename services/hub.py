@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import prompts, resources
-from .app_sandbox import AppResource
+from .apps import AppResource
 from .call_clock import CallClock, CallLimits, Now, TurnBudget
 from .call_observer import CallObserver
 from .errors import ConfigError, ErrorCode, McpError
@@ -249,7 +249,7 @@ class McpHub(LoopThread):
         return await with_token(spec, tokens, reading)
 
     async def aread_app(self, spec: ServerSpec, uri: str, tokens: RefreshingTokens | None = None) -> AppResource:
-        """The MCP App `uri` of the server (services/app_sandbox.py)."""
+        """The MCP App `uri` of the server (services/apps/sandbox.py)."""
 
         async def reading(bearing: ServerSpec) -> AppResource:
             return await resources.read_app(await self.pool.acquire(bearing), uri)

@@ -13,7 +13,7 @@ import uritemplate
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict
 
-from .app_sandbox import AppResource, app_resource
+from .apps import AppResource, app_resource
 from .errors import ErrorCode, McpError
 from .mcp_session import McpSession
 from .tool_result import DISPLAY_BINARY_LIMIT, DISPLAY_TEXT_LIMIT, ResourcePart, truncate

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict
 
-from .errors import ErrorCode, McpError
-from .server_spec import ServerSpec
-from .tool_info import APP_MIME_TYPE
+from ..errors import ErrorCode, McpError
+from ..server_spec import ServerSpec
+from ..tool_info import APP_MIME_TYPE
 
 _logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .tool_result import AudioPart, ImagePart, Part, ResourceLinkPart, ResourcePart, StructuredPart, TextPart
+from ..tool_result import AudioPart, ImagePart, Part, ResourceLinkPart, ResourcePart, StructuredPart, TextPart
 
 
 def call_tool_result(parts: Iterable[Part], is_error: bool) -> dict[str, Any]:
