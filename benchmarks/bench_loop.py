@@ -67,8 +67,8 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from benchmarks.raw_session import RawSession  # noqa: E402
 from services.agent_loop import AssistantSettings, LoopLimits, ToolBinding, TurnRequest, run_turn  # noqa: E402
 from services.events import DoneEvent, Event, ToolResultEvent  # noqa: E402
-from services.hub import McpHub  # noqa: E402
 from services.llm_stream import LlmSettings  # noqa: E402
+from services.mcp import McpHub  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
 from services.tool_info import ToolInfo  # noqa: E402
 from testing.mcp_servers import serve_http  # noqa: E402

@@ -12,9 +12,9 @@ from ..exceptions import ChatRefused
 from ..hub_process import process_hub
 from ..notify import error_text
 from ..services.apps import call_tool_result
-from ..services.call_observer import CallObserver
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.json_schema import SchemaProblem
+from ..services.mcp import CallObserver
 from ..services.tool_result import TextPart
 from ..services.tool_runner import argument_problems, without_null_optionals
 

@@ -39,9 +39,9 @@ from .events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from .hub import McpHub
 from .limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
 from .llm_stream import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
+from .mcp import McpHub
 from .oauth import RefreshingTokens
 from .presets import schema_without
 from .prompted_tools import describe_tools, parse_reply

@@ -14,11 +14,10 @@ from mcp import types as mcp_types
 
 from . import json_schema
 from .call_clock import TurnBudget
-from .call_observer import CallEvent, CallObserver, Questions
 from .errors import AiMcpError, AuthRequired, ErrorCode
 from .events import ToolCallEvent, ToolResultEvent
-from .hub import McpHub
 from .json_schema import InvalidSchema, SchemaProblem
+from .mcp import CallEvent, CallObserver, McpHub, Questions
 from .oauth import RefreshingTokens
 from .server_spec import ServerSpec
 from .tool_info import ToolInfo

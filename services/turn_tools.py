@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import AuthRequired, ErrorCode, McpError
 from .events import WarningEvent
-from .hub import McpHub
-from .mcp_session import McpSession
+from .mcp import McpHub, McpSession
 from .oauth import RefreshingTokens, with_token
 from .presets import schema_without
 from .server_spec import AuthType, ServerSpec

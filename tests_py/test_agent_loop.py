@@ -14,8 +14,8 @@ from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 
 from services.agent_loop import AssistantSettings, LoopLimits, Resume, ToolBinding, TurnRequest, run_turn
 from services.events import RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent, parse_event
-from services.hub import McpHub
 from services.llm_stream import LlmSettings
+from services.mcp import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from services.tool_info import ToolInfo
 from services.transcript import HistoryMessage, HistoryToolCall, history_from_events

@@ -15,7 +15,7 @@ from mcp import types as mcp_types
 from services.apps import AppCache, AppResource, app_resource, call_tool_result, log_dropped, sandbox_policy
 from services.apps.sandbox import MAX_APP_HTML, AppCsp
 from services.errors import McpError
-from services.hub import McpHub
+from services.mcp import McpHub
 from services.server_spec import build_server_spec
 from services.tool_info import APP_MIME_TYPE
 from services.tool_result import ImagePart, ResourceLinkPart, ResourcePart, StructuredPart, TextPart

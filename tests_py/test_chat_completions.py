@@ -10,8 +10,8 @@ from test_agent_loop import kinds, run, settings, tools_of
 
 from services.agent_loop import TurnRequest
 from services.chat_completions import PlainChatCompletions
-from services.hub import McpHub
 from services.llm_stream import LlmSettings, make_chat_model
+from services.mcp import McpHub
 from services.transcript import HistoryMessage, HistoryToolCall
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn

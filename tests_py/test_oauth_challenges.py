@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from services.errors import AuthRequired, ErrorCode, McpError
-from services.hub import McpHub
+from services.mcp import McpHub
 from services.oauth import GuardedHttp, discover
 from services.oauth.discovery import probe
 from services.server_spec import ServerSpec, build_server_spec

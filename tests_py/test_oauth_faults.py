@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from services.errors import AuthRequired, ErrorCode, OAuthError
-from services.hub import McpHub
+from services.mcp import McpHub
 from services.oauth import GuardedHttp, discover, oauth_allowed_hosts
 from services.oauth import client as oauth_client
 from services.server_spec import build_server_spec

@@ -10,7 +10,7 @@ import pytest
 from mcp.shared.auth import OAuthClientInformationFull
 
 from services.errors import AuthRequired, ErrorCode, OAuthError
-from services.hub import McpHub
+from services.mcp import McpHub
 from services.oauth import ClientRegistration, GuardedHttp, discover
 from services.oauth import client as oauth_client
 from services.oauth.models import RegistrationKind

@@ -15,7 +15,7 @@ from test_agent_loop import settings
 
 from services.agent_loop import Resume, SignInLink, ToolBinding, TurnRequest, run_turn
 from services.events import AuthRequiredEvent, parse_event
-from services.hub import McpHub
+from services.mcp import McpHub
 from services.oauth import GuardedHttp, RefreshingTokens
 from services.server_spec import ServerSpec, build_server_spec
 from services.transcript import history_from_events

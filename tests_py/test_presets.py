@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from services.agent_loop import AssistantSettings, ToolBinding, TurnRequest, run_turn
 from services.errors import ConfigError
-from services.hub import McpHub
 from services.llm_stream import LlmSettings
+from services.mcp import McpHub
 from services.presets import KNOWN_VARIABLES, resolve_preset, schema_without, validate_preset, variables_in
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn

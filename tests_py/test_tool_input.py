@@ -14,8 +14,8 @@ from test_agent_loop import kinds, persisted, settings
 
 from services.agent_loop import ToolBinding, TurnRequest, run_turn
 from services.events import ToolInputEvent
-from services.hub import McpHub
 from services.llm_stream import ToolCallDelta
+from services.mcp import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from services.tool_info import ToolInfo
 from services.tool_input_stream import TOOL_INPUT_INTERVAL, ToolInputStream

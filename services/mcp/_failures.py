@@ -11,7 +11,7 @@ from mcp import MCPError as SdkMcpError
 from mcp import types as mcp_types
 from pydantic import ValidationError
 
-from .errors import ErrorCode, McpError
+from ..errors import ErrorCode, McpError
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .errors import ConfigError
-from .server_spec import AuthType, ServerSpec, Transport, build_server_spec
+from ..errors import ConfigError
+from ..server_spec import AuthType, ServerSpec, Transport, build_server_spec
 
 # Every spelling of the transport seen in those clients' files.
 _TRANSPORTS = {

@@ -14,9 +14,9 @@ import logging
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from .call_clock import CallClock, Limit, spoken_duration
+from ..call_clock import CallClock, Limit, spoken_duration
+from ..errors import ErrorCode, McpError
 from .call_observer import CallObserver
-from .errors import ErrorCode, McpError
 
 _logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -9,8 +9,8 @@ from mcp import Client
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
-from .icons import display_icon
-from .tool_info import ToolInfo
+from ..icons import display_icon
+from ..tool_info import ToolInfo
 
 
 class ServerInfo(BaseModel):

@@ -33,14 +33,16 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from .address_pin import AddressPin, checked_pin
-from .call_clock import CallClock, CallLimits
-from .call_observer import CallObserver
-from .clocked_call import CLOCK_TICK, clocked
-from .errors import AuthRequired, ConfigError, ErrorCode, McpError
-from .list_changes import listen_for_changes
-from .manifest import CLIENT_INFO
-from .mcp_failures import (
+from ..address_pin import AddressPin, checked_pin
+from ..call_clock import CallClock, CallLimits
+from ..errors import AuthRequired, ConfigError, ErrorCode, McpError
+from ..manifest import CLIENT_INFO
+from ..oauth import Challenge
+from ..server_spec import AuthType, ServerSpec, Transport
+from ..tool_info import APP_MIME_TYPE, UI_EXTENSION, normalize_tool
+from ..tool_result import ToolResult, normalize_result
+from ._clocked_call import CLOCK_TICK, clocked
+from ._failures import (
     SESSION_GONE,
     from_http_status,
     invalid_answer,
@@ -51,13 +53,11 @@ from .mcp_failures import (
     map_exception,
     map_jsonrpc_error,
 )
-from .mcp_transport import McpTransport, stderr_tail
-from .oauth import Challenge
+from ._list_changes import listen_for_changes
+from ._server_messages import MCP_LEVELS, ServerMessages
+from .call_observer import CallObserver
 from .server_info import ServerInfo, ToolListing, server_info
-from .server_messages import MCP_LEVELS, ServerMessages
-from .server_spec import AuthType, ServerSpec, Transport
-from .tool_info import APP_MIME_TYPE, UI_EXTENSION, normalize_tool
-from .tool_result import ToolResult, normalize_result
+from .transport import McpTransport, stderr_tail
 
 _logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -14,8 +14,8 @@ import copy
 import logging
 from typing import Any
 
-from . import json_schema
-from .json_schema import SchemaProblem
+from .. import json_schema
+from ..json_schema import SchemaProblem
 
 _logger = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from typing import Any
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict
 
-from .errors import ErrorCode, McpError
-from .mcp_session import McpSession
+from ..errors import ErrorCode, McpError
+from .session import McpSession
 
 MAX_PROMPTS = 200
 

@@ -24,7 +24,7 @@ from mcp.client.subscriptions import (
     ToolsListChanged,
 )
 
-from .server_spec import ServerSpec
+from ..server_spec import ServerSpec
 
 _logger = logging.getLogger(__name__)
 

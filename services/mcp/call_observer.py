@@ -23,10 +23,10 @@ from urllib.parse import urlsplit
 
 from mcp import types as mcp_types
 
-from . import json_schema
-from .call_clock import CallClock, spoken_duration
-from .events import ElicitationDoneEvent, ElicitationRequiredEvent, ToolLogEvent, ToolProgressEvent
-from .json_schema import SchemaProblem
+from .. import json_schema
+from ..call_clock import CallClock, spoken_duration
+from ..events import ElicitationDoneEvent, ElicitationRequiredEvent, ToolLogEvent, ToolProgressEvent
+from ..json_schema import SchemaProblem
 
 PROGRESS_INTERVAL = 0.5
 MAX_LOG_EVENTS = 20

@@ -2,7 +2,7 @@
 
 What can be asked of an MCP server (test a connection, list and call tools, prompts, resources) is
 a coroutine here, run on the pooled session of the server. The loop and its thread, and the way
-Odoo's threads reach them, are services/loop_thread.py's. A forked worker never uses the hub it
+Odoo's threads reach them, are services/mcp/_loop_thread.py's. A forked worker never uses the hub it
 inherited from its parent; `get_hub()` makes its own.
 """
 
@@ -19,21 +19,21 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..apps import AppResource
+from ..call_clock import CallClock, CallLimits, Now, TurnBudget
+from ..errors import ConfigError, ErrorCode, McpError
+from ..oauth import RefreshingTokens, with_token
+from ..server_spec import ServerSpec
+from ..tool_info import ToolInfo
+from ..tool_result import ResourcePart, ToolResult
 from . import prompts, resources
-from .apps import AppResource
-from .call_clock import CallClock, CallLimits, Now, TurnBudget
+from ._loop_thread import LoopThread
+from ._pool import SessionPool
 from .call_observer import CallObserver
-from .errors import ConfigError, ErrorCode, McpError
-from .loop_thread import LoopThread
-from .mcp_session import CLOCK_TICK, McpSession, log_start_failure
-from .oauth import RefreshingTokens, with_token
 from .prompts import PromptInfo
 from .resources import ResourceListing
 from .server_info import ServerInfo, ToolListing
-from .server_spec import ServerSpec
-from .session_pool import SessionPool
-from .tool_info import ToolInfo
-from .tool_result import ResourcePart, ToolResult
+from .session import CLOCK_TICK, McpSession, log_start_failure
 
 _logger = logging.getLogger(__name__)
 

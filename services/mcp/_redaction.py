@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .server_spec import ServerSpec
+    from ..server_spec import ServerSpec
 
 REDACTED = "***"
 _ALWAYS_SECRET = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"})

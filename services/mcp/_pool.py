@@ -8,10 +8,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import ErrorCode, McpError
-from .list_cache import ListCache
-from .mcp_session import McpSession, log_start_failure
-from .server_spec import ServerSpec
+from ..errors import ErrorCode, McpError
+from ..server_spec import ServerSpec
+from ._list_cache import ListCache
+from .session import McpSession, log_start_failure
 
 _logger = logging.getLogger(__name__)
 

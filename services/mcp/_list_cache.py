@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from mcp.client.caching import CacheConfig, InMemoryResponseCacheStore
 
-from .server_spec import ServerSpec, Transport
+from ..server_spec import ServerSpec, Transport
 
 MAX_ENTRIES = 4096
 

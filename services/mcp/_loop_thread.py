@@ -20,7 +20,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
-from .errors import AiMcpError, ErrorCode, McpError
+from ..errors import AiMcpError, ErrorCode, McpError
 
 _logger = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ from typing import Any
 from mcp import types as mcp_types
 from mcp.client import ClientRequestContext
 
+from ..server_spec import ServerSpec
+from ._list_changes import LIST_CHANGES
 from .call_observer import CallObserver
-from .list_changes import LIST_CHANGES
-from .server_spec import ServerSpec
 
 _logger = logging.getLogger(__name__)
 

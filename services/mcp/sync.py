@@ -11,9 +11,9 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from .errors import AiMcpError
+from ..errors import AiMcpError
+from ..server_spec import ServerSpec
 from .hub import ConnectionReport, McpHub
-from .server_spec import ServerSpec
 
 _logger = logging.getLogger(__name__)
 

@@ -22,11 +22,11 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from . import stdio_launcher
-from .address_pin import AddressPin
-from .http_stream_watch import OnBreak, StreamBreakWatch
-from .redaction import redact_env, redact_headers
-from .server_spec import ServerSpec, Transport
+from ..address_pin import AddressPin
+from ..server_spec import ServerSpec, Transport
+from . import _stdio_launcher as stdio_launcher
+from ._http_stream_watch import OnBreak, StreamBreakWatch
+from ._redaction import redact_env, redact_headers
 
 _logger = logging.getLogger(__name__)
 

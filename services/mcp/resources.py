@@ -13,10 +13,10 @@ import uritemplate
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict
 
-from .apps import AppResource, app_resource
-from .errors import ErrorCode, McpError
-from .mcp_session import McpSession
-from .tool_result import DISPLAY_BINARY_LIMIT, DISPLAY_TEXT_LIMIT, ResourcePart, truncate
+from ..apps import AppResource, app_resource
+from ..errors import ErrorCode, McpError
+from ..tool_result import DISPLAY_BINARY_LIMIT, DISPLAY_TEXT_LIMIT, ResourcePart, truncate
+from .session import McpSession
 
 MAX_RESOURCES = 200
 
