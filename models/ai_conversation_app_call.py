@@ -14,9 +14,9 @@ from ..notify import error_text
 from ..services.apps import call_tool_result
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.json_schema import SchemaProblem
+from ..services.loop import argument_problems, without_null_optionals
 from ..services.mcp import CallObserver
 from ..services.tool_result import TextPart
-from ..services.tool_runner import argument_problems, without_null_optionals
 
 _logger = logging.getLogger(__name__)
 

@@ -12,14 +12,13 @@ import pytest
 from conftest import ManualClock, http_spec
 from test_agent_loop import settings, tools_of
 
-from services.agent_loop import TurnRequest, run_turn
 from services.errors import ErrorCode, McpError
 from services.events import ToolLogEvent, ToolProgressEvent
+from services.loop import TurnControl, TurnRequest, run_turn
+from services.loop.tool_runner import CANCELLED_BY_USER
 from services.mcp import CallObserver, McpHub
 from services.mcp.call_observer import MAX_LOG_EVENTS
 from services.server_spec import ServerSpec
-from services.tool_runner import CANCELLED_BY_USER
-from services.turn_control import TurnControl
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 

@@ -12,16 +12,16 @@ from typing import Any
 import jsonschema
 from mcp import types as mcp_types
 
-from . import json_schema
-from .call_clock import TurnBudget
-from .errors import AiMcpError, AuthRequired, ErrorCode
-from .events import ToolCallEvent, ToolResultEvent
-from .json_schema import InvalidSchema, SchemaProblem
-from .mcp import CallEvent, CallObserver, McpHub, Questions
-from .oauth import RefreshingTokens
-from .server_spec import ServerSpec
-from .tool_info import ToolInfo
-from .tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart
+from .. import json_schema
+from ..call_clock import TurnBudget
+from ..errors import AiMcpError, AuthRequired, ErrorCode
+from ..events import ToolCallEvent, ToolResultEvent
+from ..json_schema import InvalidSchema, SchemaProblem
+from ..mcp import CallEvent, CallObserver, McpHub, Questions
+from ..oauth import RefreshingTokens
+from ..server_spec import ServerSpec
+from ..tool_info import ToolInfo
+from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart
 
 _logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from .events import Event, RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent
+from ..events import Event, RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent
 
 
 class HistoryToolCall(BaseModel):

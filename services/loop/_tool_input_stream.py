@@ -14,10 +14,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .call_clock import Now
-from .events import ToolInputEvent
+from ..call_clock import Now
+from ..events import ToolInputEvent
+from ._partial_json import partial_object
 from .llm_stream import ToolCallDelta
-from .partial_json import partial_object
 from .tool_runner import BoundTool
 
 TOOL_INPUT_INTERVAL = 0.1

@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 KNOWN_VARIABLES = frozenset(

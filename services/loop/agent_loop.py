@@ -21,10 +21,10 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
-from .apps import AppContext, prompt_section
-from .call_clock import TurnBudget
-from .errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
-from .events import (
+from ..apps import AppContext, prompt_section
+from ..call_clock import TurnBudget
+from ..errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
+from ..events import (
     ApprovalRequiredEvent,
     AuthRequiredEvent,
     ConfirmContinueEvent,
@@ -39,14 +39,14 @@ from .events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from .limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
+from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
+from ..mcp import McpHub
+from ..oauth import RefreshingTokens
+from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
+from ._prompted_tools import describe_tools, parse_reply
+from ._tool_input_stream import ToolInputStream
 from .llm_stream import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
-from .mcp import McpHub
-from .oauth import RefreshingTokens
 from .presets import schema_without
-from .prompted_tools import describe_tools, parse_reply
-from .tool_input_stream import ToolInputStream
-from .tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (
     HistoryMessage,

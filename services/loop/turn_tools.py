@@ -17,13 +17,13 @@ from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import AuthRequired, ErrorCode, McpError
-from .events import WarningEvent
-from .mcp import McpHub, McpSession
-from .oauth import RefreshingTokens, with_token
+from ..errors import AuthRequired, ErrorCode, McpError
+from ..events import WarningEvent
+from ..mcp import McpHub, McpSession
+from ..oauth import RefreshingTokens, with_token
+from ..server_spec import AuthType, ServerSpec
+from ..tool_info import ToolInfo
 from .presets import schema_without
-from .server_spec import AuthType, ServerSpec
-from .tool_info import ToolInfo
 from .tool_names import ToolNameMap, ToolRef
 from .tool_runner import BoundTool
 

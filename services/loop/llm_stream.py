@@ -17,9 +17,9 @@ from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from .chat_completions import post_payloads_as_they_are
-from .errors import ErrorCode, LlmError
-from .limits import TEMPERATURE
+from ..errors import ErrorCode, LlmError
+from ..limits import TEMPERATURE
+from ._chat_completions import post_payloads_as_they_are
 
 _logger = logging.getLogger(__name__)
 
