@@ -16,8 +16,8 @@ the one that writes a turn's heartbeats and the one that judges them are often n
 
 from odoo.tools import config
 
-from .services.hub import HubSettings, McpHub, get_hub, running_hub
 from .services.limits import TURN_STALE_AFTER
+from .services.mcp import HubSettings, McpHub, get_hub, running_hub
 
 SECTION = "ai_mcp"
 STALE_OPTION = "turn_stale_after"

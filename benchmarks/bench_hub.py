@@ -50,7 +50,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from benchmarks.raw_session import RawSession  # noqa: E402
-from services.hub import McpHub  # noqa: E402
+from services.mcp import McpHub  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
 from testing.mcp_servers import serve_http, server_argv  # noqa: E402
 

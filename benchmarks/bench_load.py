@@ -161,9 +161,8 @@ class BenchOdoo(OdooServer):
 
 def direct_costs(llm: LlmProcess, servers: list[HttpServer], runs: int) -> list[float]:
     """The same turn through run_turn in this process, read as an Odoo request reads it."""
-    from services.agent_loop import AssistantSettings, LoopLimits, ToolBinding, TurnRequest, run_turn
-    from services.hub import get_hub
-    from services.llm_stream import LlmSettings
+    from services.loop import AssistantSettings, LlmSettings, LoopLimits, ToolBinding, TurnRequest, run_turn
+    from services.mcp import get_hub
     from services.server_spec import build_server_spec
 
     hub = get_hub()

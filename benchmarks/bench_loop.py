@@ -16,7 +16,7 @@ loop never stops to ask "continue?" (that happens when round max_rounds - 1 ende
           thread hand-off is counted; the pooled MCP session is warm. Everything a turn does is in:
           binding tools, building the chat model, converting messages, validating arguments,
           building events.
-          The model request is posted as LangChain built it (services/chat_completions.py), not
+          The model request is posted as LangChain built it (services/loop/_chat_completions.py), not
           walked by openai's create() first: that walk alone cost more than the rest of the loop.
   bare    on the same loop: an `openai.AsyncOpenAI` client created once and a raw
           `mcp.Client` over `streamable_http_client` opened once, driven by hand
@@ -65,10 +65,16 @@ import openai  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from benchmarks.raw_session import RawSession  # noqa: E402
-from services.agent_loop import AssistantSettings, LoopLimits, ToolBinding, TurnRequest, run_turn  # noqa: E402
 from services.events import DoneEvent, Event, ToolResultEvent  # noqa: E402
-from services.hub import McpHub  # noqa: E402
-from services.llm_stream import LlmSettings  # noqa: E402
+from services.loop import (  # noqa: E402
+    AssistantSettings,
+    LlmSettings,
+    LoopLimits,
+    ToolBinding,
+    TurnRequest,
+    run_turn,
+)
+from services.mcp import McpHub  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
 from services.tool_info import ToolInfo  # noqa: E402
 from testing.mcp_servers import serve_http  # noqa: E402

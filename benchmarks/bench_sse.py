@@ -41,9 +41,14 @@ import statistics  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
-from services.agent_loop import AssistantSettings, LoopLimits, TurnRequest, run_turn  # noqa: E402
-from services.hub import get_hub  # noqa: E402
-from services.llm_stream import LlmSettings  # noqa: E402
+from services.loop import (  # noqa: E402
+    AssistantSettings,
+    LlmSettings,
+    LoopLimits,
+    TurnRequest,
+    run_turn,
+)
+from services.mcp import get_hub  # noqa: E402
 from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, Turn  # noqa: E402
 

@@ -7,7 +7,7 @@ numbered ones): five over streamable HTTP (child processes started once) and fiv
 process started by each connection, as every stdio sync does). Measured side by side in one run,
 the order rotating each repetition; the figure is the median over the repetitions:
 
-  ours  the services-level sync the cron calls, for all ten: `services.sync.connect_all(hub, specs)` read
+  ours  the services-level sync the cron calls, for all ten: `services.mcp.sync.connect_all(hub, specs)` read
         from this thread as an Odoo request reads it (connect afresh, initialize, tools/list with
         its pages, normalize each tool, close). mcp.server._cron_sync_all does exactly this, then
         writes the mcp.tool rows; that ORM write is not in this figure.
@@ -40,9 +40,8 @@ from mcp import Client, StdioServerParameters, types  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from services.hub import McpHub  # noqa: E402
+from services.mcp import McpHub, connect_all  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
-from services.sync import connect_all  # noqa: E402
 from testing.mcp_servers import HttpServer, server_argv  # noqa: E402
 
 SERVERS_PER_TRANSPORT = 5

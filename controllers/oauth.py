@@ -1,6 +1,6 @@
 """OAuth sign-in routes: start (redirect to the provider), callback (back from it), and Odoo's
 client metadata document (its client id where providers accept those). HTTP only: the flow is
-in mcp.server (models/mcp_server_oauth.py) and services/oauth_*.py."""
+in mcp.server (models/mcp_server_oauth.py) and services/oauth/."""
 
 import logging
 
@@ -14,8 +14,8 @@ from odoo.http import request
 from ..exceptions import ChatRefused
 from ..models.mcp_server_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, START_PATH
 from ..notify import oauth_error_text
-from ..services import oauth_client
 from ..services.errors import AiMcpError, ErrorCode
+from ..services.oauth import client_metadata
 
 _logger = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class OAuthController(http.Controller):
         client id and no registration is needed."""
         env = request.env(su=True)
         server = env["mcp.server"]
-        document = oauth_client.client_metadata(
+        document = client_metadata(
             server._oauth_url(CALLBACK_PATH),
             server._oauth_client_name(),
             client_uri=server.get_base_url(),

@@ -5,7 +5,6 @@ from pydantic import ValidationError as PydanticValidationError
 from odoo import _, api, fields, models
 from odoo.exceptions import ValidationError
 
-from ..services.agent_loop import AssistantSettings, LoopLimits, ToolBinding
 from ..services.errors import AiMcpError, _lt
 from ..services.limits import (
     MAX_CALLS_PER_ROUND,
@@ -14,8 +13,8 @@ from ..services.limits import (
     TOOL_CALL_TIMEOUT,
     TURN_TIMEOUT,
 )
+from ..services.loop import AssistantSettings, LoopLimits, ToolBinding, ToolNameMap, ToolRef
 from ..services.server_spec import config_error_from
-from ..services.tool_names import ToolNameMap, ToolRef
 from .ai_conversation_approval import approval_of
 
 _logger = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError
 
 from ..exceptions import ChatRefused
-from ..services.agent_loop import Resume
 from ..services.errors import ErrorCode
+from ..services.loop import Resume
 from ..turn.states import ConversationState
 
 _logger = logging.getLogger(__name__)

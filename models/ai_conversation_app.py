@@ -22,8 +22,7 @@ from odoo.tools import file_open
 
 from ..exceptions import ChatRefused
 from ..hub_process import process_hub
-from ..services.app_results import call_tool_result, resource_contents
-from ..services.app_sandbox import AppCache, log_dropped, sandbox_policy
+from ..services.apps import AppCache, call_tool_result, log_dropped, resource_contents, sandbox_policy
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import FAILED_CALL_STATUS, parse_event
 from ..turn.states import ConversationState
@@ -32,7 +31,7 @@ from .ai_conversation_server import mcp_refusal
 _logger = logging.getLogger(__name__)
 
 SANDBOX_PATH = "/ai_mcp/app/sandbox"
-# the apps this process read lately (services/app_sandbox.py)
+# the apps this process read lately (services/apps/sandbox.py)
 APP_CACHE = AppCache()
 
 

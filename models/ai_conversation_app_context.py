@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from odoo import models
 
 from ..exceptions import ChatRefused
-from ..services.app_context import MAX_APPS, MAX_CONTEXT_CHARS, AppContext, context_text
+from ..services.apps import MAX_APPS, MAX_CONTEXT_CHARS, AppContext, context_text
 
 
 class AiConversation(models.Model):

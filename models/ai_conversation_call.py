@@ -7,8 +7,7 @@ the turn, whichever it is, picks it up (turn/call_requests.py) and hands it to t
 from odoo import _, models
 
 from ..exceptions import ChatRefused
-from ..services.call_observer import elicitation_errors
-from ..services.elicitation_defaults import apply_defaults
+from ..services.mcp import apply_defaults, elicitation_errors
 from ..turn.states import MessageStatus
 
 ANSWERS = ("accept", "decline", "cancel")

@@ -12,7 +12,7 @@ from odoo import _, api, models
 from ..exceptions import ChatRefused
 from ..hub_process import process_hub
 from ..services.errors import AiMcpError, ErrorCode
-from ..services.resources import expand
+from ..services.mcp import expand
 from .ai_conversation_server import mcp_refusal
 
 

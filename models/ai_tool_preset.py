@@ -1,7 +1,7 @@
 """Parameter presets: arguments an AI manager fixes per assistant and tool.
 
 A preset is a JSON object of arguments whose values may reference {{variables}}
-(services.presets.KNOWN_VARIABLES). It is checked when saved, resolved for every turn from the
+(services.loop.presets.KNOWN_VARIABLES). It is checked when saved, resolved for every turn from the
 user asking, the conversation's cloud service and the conversation, merged over what the model
 sends (the model cannot override it) and removed from the schema the model sees.
 """
@@ -13,7 +13,7 @@ from odoo import _, api, fields, models
 from odoo.exceptions import ValidationError
 
 from ..services.errors import ConfigError
-from ..services.presets import KNOWN_VARIABLES, resolve_preset, validate_preset, variables_in
+from ..services.loop import KNOWN_VARIABLES, resolve_preset, validate_preset, variables_in
 
 
 class TurnPresets(NamedTuple):
@@ -157,7 +157,7 @@ class AiToolPreset(models.Model):
 
     @api.model
     def _variable_values(self, assistant, cloud_service=None, conversation=None):
-        """{variable: value} for services.presets.KNOWN_VARIABLES, None where this turn has none."""
+        """{variable: value} for services.loop.presets.KNOWN_VARIABLES, None where this turn has none."""
         user = self.env.user
         company = user.sudo().company_id
         service = (cloud_service or self.env["cloud.service"]).sudo()

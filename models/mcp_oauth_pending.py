@@ -10,7 +10,7 @@ from datetime import timedelta
 from odoo import api, fields, models
 
 from ..services.errors import ErrorCode, OAuthError
-from ..services.oauth_models import PENDING_LIFETIME, PendingAuthorization
+from ..services.oauth import PENDING_LIFETIME, PendingAuthorization
 
 
 def digest(value):

@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from odoo import SUPERUSER_ID, api, fields, models
 from odoo.tools import SQL
 
-from ..services.oauth_models import TokenSet
+from ..services.oauth import TokenSet
 
 _logger = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ def _token_values(tokens):
 
 
 class OdooTokenStore:
-    """services.oauth_tokens.TokenStore over mcp.oauth.token. A turn runs outside the request's
+    """services.oauth.tokens.TokenStore over mcp.oauth.token. A turn runs outside the request's
     transaction, often in another thread: every access opens its own cursor, off the hub's loop."""
 
     def __init__(self, registry, server_id, owner_id):

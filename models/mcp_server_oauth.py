@@ -1,7 +1,7 @@
 """mcp.server, signing in with OAuth: the settings an administrator chooses, the sign-in started
 and finished for a user (or for the shared grant), sign-out, and the grants a turn calls with.
 
-The protocol is in services/oauth_*.py; this file only maps records to it. Odoo is the OAuth
+The protocol is in services/oauth/; this file only maps records to it. Odoo is the OAuth
 client: it registers once per server (the registration is a secret of the server, shared by its
 users), and each user, or the server's manager for a shared grant, consents at the provider."""
 
@@ -14,12 +14,20 @@ from odoo.exceptions import AccessError, UserError
 
 from ..hub_process import process_hub
 from ..notify import notification, oauth_error_text
-from ..services import oauth_client
 from ..services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
-from ..services.oauth_discovery import discover
-from ..services.oauth_http import GuardedHttp, oauth_allowed_hosts
-from ..services.oauth_models import ClientRegistration
-from ..services.oauth_tokens import RefreshingTokens
+from ..services.oauth import (
+    ClientRegistration,
+    GuardedHttp,
+    RefreshingTokens,
+    discover,
+    exchange_code,
+    oauth_allowed_hosts,
+    read_callback,
+    register,
+    revoke,
+    same_issuer,
+    start_authorization,
+)
 from .mcp_oauth_token import OdooTokenStore
 
 _logger = logging.getLogger(__name__)
@@ -261,9 +269,7 @@ class McpServer(models.Model):
         wanted = scope or server.oauth_scopes or None
         grant = self.env["mcp.oauth.token"]._grant_of(server, self.env.user)
         url, pending = hub.run(
-            oauth_client.start_authorization(
-                discovery, registration, http, scope=wanted, granted=grant.scope if grant else None
-            )
+            start_authorization(discovery, registration, http, scope=wanted, granted=grant.scope if grant else None)
         )
         owner = self.env.user if self.oauth_token_scope == "user" else None
         self.env["mcp.oauth.pending"]._begin(server, pending, session_id, owner, conversation)
@@ -274,14 +280,14 @@ class McpServer(models.Model):
         data = self._oauth_registration_data()
         if (
             data
-            and oauth_client.same_issuer(data["client"]["issuer"], discovery.issuer)
+            and same_issuer(data["client"]["issuer"], discovery.issuer)
             and data["client"].get("client_id")
             and (not self.oauth_client_id or data["client"]["client_id"] == self.oauth_client_id)
         ):
             return ClientRegistration.model_validate(data["client"])
         hub = process_hub()
         registration = hub.run(
-            oauth_client.register(
+            register(
                 discovery,
                 http,
                 self._oauth_url(CALLBACK_PATH),
@@ -312,14 +318,14 @@ class McpServer(models.Model):
         was started from: empty when it was started from the server's form). Raises OAuthError."""
         pending, started = self.env["mcp.oauth.pending"]._take(params.get("state"), session_id)
         server = started["server"].sudo()
-        code = oauth_client.read_callback(params, pending)
+        code = read_callback(params, pending)
         data = server._oauth_registration_data()
         if data is None:
             raise OAuthError(
                 ErrorCode.OAUTH_STATE_INVALID, _("The server's sign-in settings changed meanwhile; sign in again.")
             )
         registration = ClientRegistration.model_validate(data["client"])
-        tokens = process_hub().run(oauth_client.exchange_code(code, pending, registration, server._oauth_http()))
+        tokens = process_hub().run(exchange_code(code, pending, registration, server._oauth_http()))
         self.env["mcp.oauth.token"]._store(server, started["owner"].id or False, tokens, signed_in_by=self.env.user)
         server._close_sessions(owner=str(started["owner"].id) if started["owner"] else None)
         self.env.user.partner_id._bus_send("ai_mcp.oauth_signed_in", {"server_id": server.id})
@@ -363,7 +369,7 @@ class McpServer(models.Model):
         if data and tokens:
             try:
                 revoked = process_hub().run(
-                    oauth_client.revoke(
+                    revoke(
                         tokens,
                         data.get("revocation_endpoint"),
                         ClientRegistration.model_validate(data["client"]),

@@ -10,8 +10,7 @@ from odoo.modules import module as odoo_module
 from ..hub_process import process_hub
 from ..notify import config_error_text, error_text, notification
 from ..services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode, McpError
-from ..services.mcp_transport import stderr_tail
-from ..services.sync import connect_all
+from ..services.mcp import connect_all, stderr_tail
 
 _logger = logging.getLogger(__name__)
 
@@ -63,7 +62,7 @@ class McpServer(models.Model):
 
     def _connect_all(self):
         """{server id: ConnectionReport, or the exception its connection raised} for these
-        servers, connected concurrently (services/sync.py): a sync of many servers waits about as
+        servers, connected concurrently (services/mcp/sync.py): a sync of many servers waits about as
         long as the slowest, not the sum."""
         outcomes, specs = {}, {}
         for server in self:

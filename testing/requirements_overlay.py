@@ -70,12 +70,13 @@ env = {
 print(json.dumps({"dists": dists, "env": env}))
 """
 
-# run by Odoo's Python from the addon's folder: each module of services/ (which never imports odoo)
+# run by Odoo's Python from the addon's folder: each module of services/ and its wings (never importing odoo)
 _IMPORT_SERVICES = r"""
 import importlib, pathlib, sys, traceback
 sys.path.insert(0, ".")
-for path in sorted(pathlib.Path("services").glob("*.py")):
-    name = "services" if path.stem == "__init__" else "services." + path.stem
+for path in sorted(pathlib.Path("services").rglob("*.py")):
+    parts = path.with_suffix("").parts
+    name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
     try:
         importlib.import_module(name)
     except Exception:

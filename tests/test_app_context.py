@@ -4,7 +4,8 @@ shown in the history)."""
 
 from odoo.tests import tagged
 
-from odoo.addons.ai_mcp.services.app_context import MAX_CONTEXT_CHARS, PROMPT_INTRO
+from odoo.addons.ai_mcp.services.apps import MAX_CONTEXT_CHARS
+from odoo.addons.ai_mcp.services.apps.context import PROMPT_INTRO
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .app_common import AppCase

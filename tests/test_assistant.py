@@ -3,7 +3,7 @@
 from odoo.exceptions import ValidationError
 from odoo.tests import tagged
 
-from odoo.addons.ai_mcp.services.agent_loop import AssistantSettings
+from odoo.addons.ai_mcp.services.loop import AssistantSettings
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, Turn
 
 from .common import AiMcpCase

@@ -10,7 +10,7 @@ import requests
 from odoo.exceptions import ValidationError
 from odoo.tests import tagged
 
-from odoo.addons.ai_mcp.services.tool_runner import CANCELLED_BY_USER
+from odoo.addons.ai_mcp.services.loop.tool_runner import CANCELLED_BY_USER
 from odoo.addons.ai_mcp.testing.mcp_servers import DEFAULTS_FORM_UNTOUCHED
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 from odoo.addons.ai_mcp.turn import pacing

@@ -386,7 +386,7 @@ class TestFaultMatrix(ChatCase):
     def test_mcp_invalid_schemas_and_duplicate_names(self):
         messy = self.env["mcp.server"].create({"name": "Messy", "scope": "system", "url": self.bad_mcp.url})
         self.addCleanup(self._close_session, messy._server_key())
-        with self.assertLogs("odoo.addons.ai_mcp.services.mcp_session", "WARNING") as logged:
+        with self.assertLogs("odoo.addons.ai_mcp.services.mcp.session", "WARNING") as logged:
             result = messy._sync_tools()
         self.assertIn("lists the tool 'echo' twice", logged.output[0])
         self.assertFalse(result.get("error"), result)

@@ -17,10 +17,9 @@ from odoo.tests import TransactionCase, tagged
 
 from odoo.addons.ai_mcp.hub_process import process_hub
 from odoo.addons.ai_mcp.models.mcp_server_oauth import CALLBACK_PATH
-from odoo.addons.ai_mcp.services import oauth_client
 from odoo.addons.ai_mcp.services.errors import ErrorCode, OAuthError
-from odoo.addons.ai_mcp.services.oauth_discovery import discover
-from odoo.addons.ai_mcp.services.oauth_http import GuardedHttp
+from odoo.addons.ai_mcp.services.oauth import GuardedHttp, discover
+from odoo.addons.ai_mcp.services.oauth import client as oauth_client
 from odoo.addons.ai_mcp.testing.oauth_server import OAuthServer, Switches
 
 # a lifetime inside the refresh tolerance (60 s): every holder finds the token expiring

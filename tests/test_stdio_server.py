@@ -12,7 +12,7 @@ from ..hub_process import process_hub
 from .common import AiMcpCase
 
 SERVER = Path(__file__).resolve().parents[1] / "testing" / "limits_server.py"
-SESSION_LOGGER = "odoo.addons.ai_mcp.services.mcp_session"
+SESSION_LOGGER = "odoo.addons.ai_mcp.services.mcp.session"
 MIB = 1024 * 1024
 
 

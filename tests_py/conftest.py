@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from services.hub import McpHub  # noqa: E402
+from services.mcp import McpHub  # noqa: E402
 from services.server_spec import RetryPolicy, ServerSpec, build_server_spec  # noqa: E402
 from testing.mcp_servers import HttpServer, serve_http, server_argv  # noqa: E402
 from testing.scripted_llm import ScriptedLLM  # noqa: E402

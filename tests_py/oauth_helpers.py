@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from services import oauth_client
-from services.oauth_discovery import Discovery, discover
-from services.oauth_http import GuardedHttp
-from services.oauth_models import ClientRegistration, TokenSet
-from services.oauth_tokens import RefreshingTokens, Renewal
+from services.oauth import ClientRegistration, GuardedHttp, RefreshingTokens, TokenSet, discover
+from services.oauth import client as oauth_client
+from services.oauth.discovery import Discovery
+from services.oauth.tokens import Renewal
 from testing.oauth_server import OAuthServer
 
 # Nothing listens there: the test reads the redirect the consent page answers, as a browser would follow it.

@@ -12,14 +12,23 @@ from typing import Any
 import pytest
 from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 
-from services.agent_loop import AssistantSettings, LoopLimits, Resume, ToolBinding, TurnRequest, run_turn
 from services.events import RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent, parse_event
-from services.hub import McpHub
-from services.llm_stream import LlmSettings
+from services.loop import (
+    AssistantSettings,
+    HistoryMessage,
+    LlmSettings,
+    LoopLimits,
+    Resume,
+    ToolBinding,
+    TurnRequest,
+    history_from_events,
+    run_turn,
+)
+from services.loop.transcript import HistoryToolCall
+from services.loop.turn_tools import _offered_tool
+from services.mcp import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from services.tool_info import ToolInfo
-from services.transcript import HistoryMessage, HistoryToolCall, history_from_events
-from services.turn_tools import _offered_tool
 from testing.mcp_servers import HttpServer, free_port, serve_http
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 

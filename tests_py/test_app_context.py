@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.app_context import PROMPT_INTRO, AppContext, context_text, prompt_section
+from services.apps import AppContext, context_text, prompt_section
+from services.apps.context import PROMPT_INTRO
 
 
 def test_an_apps_context_is_its_text_with_other_blocks_named_and_structured_content_as_json() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conftest import FAST_RETRY, http_spec
 
-from services.hub import McpHub
+from services.mcp import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from services.tool_info import APP_MIME_TYPE, ToolInfo, _app_of
 from services.tool_result import StructuredPart, TextPart

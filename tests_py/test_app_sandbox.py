@@ -12,10 +12,10 @@ import pytest
 from conftest import ManualClock, http_spec
 from mcp import types as mcp_types
 
-from services.app_results import call_tool_result
-from services.app_sandbox import MAX_APP_HTML, AppCache, AppCsp, AppResource, app_resource, log_dropped, sandbox_policy
+from services.apps import AppCache, AppResource, app_resource, call_tool_result, log_dropped, sandbox_policy
+from services.apps.sandbox import MAX_APP_HTML, AppCsp
 from services.errors import McpError
-from services.hub import McpHub
+from services.mcp import McpHub
 from services.server_spec import build_server_spec
 from services.tool_info import APP_MIME_TYPE
 from services.tool_result import ImagePart, ResourceLinkPart, ResourcePart, StructuredPart, TextPart
@@ -148,7 +148,7 @@ def test_anything_but_a_plain_origin_is_dropped_and_logged(domain: str, caplog: 
     assert policy.csp.connect_domains == ()
     assert "connect-src 'none'" in policy.content_security_policy()
     assert policy.dropped == (("connect", domain),)
-    with caplog.at_level(logging.WARNING, logger="services.app_sandbox"):
+    with caplog.at_level(logging.WARNING, logger="services.apps.sandbox"):
         log_dropped(policy, app, "Board server")
     assert f"server=Board server app=ui://board/app.html directive=connect domain={domain!r}" in caplog.text
 

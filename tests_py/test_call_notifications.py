@@ -12,14 +12,13 @@ import pytest
 from conftest import ManualClock, http_spec
 from test_agent_loop import settings, tools_of
 
-from services.agent_loop import TurnRequest, run_turn
-from services.call_observer import MAX_LOG_EVENTS, CallObserver
 from services.errors import ErrorCode, McpError
 from services.events import ToolLogEvent, ToolProgressEvent
-from services.hub import McpHub
+from services.loop import TurnControl, TurnRequest, run_turn
+from services.loop.tool_runner import CANCELLED_BY_USER
+from services.mcp import CallObserver, McpHub
+from services.mcp.call_observer import MAX_LOG_EVENTS
 from services.server_spec import ServerSpec
-from services.tool_runner import CANCELLED_BY_USER
-from services.turn_control import TurnControl
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
@@ -124,7 +123,7 @@ def test_the_servers_log_level_setting_filters_what_it_sends(
     hub: McpHub, notifying_http: HttpServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     spec = http_spec(notifying_http, key="warnings-only", log_level="warning")
-    with caplog.at_level("INFO", logger="services.mcp_session"):
+    with caplog.at_level("INFO", logger="services.mcp.session"):
         _, events, _ = call(hub, spec, "chatty", {"count": 4})
     assert [(e.level, e.message) for e in events if isinstance(e, ToolLogEvent)] == [
         ("warning", '{"items": 4, "note": "last one"}')

@@ -8,11 +8,11 @@ import openai
 from conftest import http_spec
 from test_agent_loop import kinds, run, settings, tools_of
 
-from services.agent_loop import TurnRequest
-from services.chat_completions import PlainChatCompletions
-from services.hub import McpHub
-from services.llm_stream import LlmSettings, make_chat_model
-from services.transcript import HistoryMessage, HistoryToolCall
+from services.loop import HistoryMessage, LlmSettings, TurnRequest
+from services.loop._chat_completions import PlainChatCompletions
+from services.loop.llm_stream import make_chat_model
+from services.loop.transcript import HistoryToolCall
+from services.mcp import McpHub
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 

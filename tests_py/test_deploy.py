@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from services.hub import HubSettings
 from services.limits import TURN_STALE_AFTER
+from services.mcp import HubSettings
 from testing.odoo_cluster import (
     NGINX_TEMPLATE,
     NODE_TEMPLATE,

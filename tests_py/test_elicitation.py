@@ -11,10 +11,8 @@ import pytest
 from conftest import ManualClock, http_spec
 from test_agent_loop import settings, tools_of
 
-from services.agent_loop import TurnRequest, run_turn
-from services.call_observer import CallObserver
-from services.hub import McpHub
-from services.turn_control import TurnControl
+from services.loop import TurnControl, TurnRequest, run_turn
+from services.mcp import CallObserver, McpHub
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 

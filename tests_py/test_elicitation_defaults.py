@@ -10,8 +10,7 @@ import pytest
 from conftest import http_spec
 from test_elicitation import ask_and_answer, result_of
 
-from services.elicitation_defaults import apply_defaults
-from services.hub import McpHub
+from services.mcp import McpHub, apply_defaults
 from testing.mcp_servers import DEFAULTS_FORM, DEFAULTS_FORM_UNTOUCHED, HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 
-from services import hub as hub_module
 from services.errors import ConfigError, ErrorCode, McpError
-from services.hub import HubSettings, McpHub, get_hub, running_hub
-from services.mcp_session import CLIENT_INFO
+from services.mcp import HubSettings, McpHub, get_hub, running_hub
+from services.mcp import hub as hub_module
+from services.mcp.session import CLIENT_INFO
 from services.server_spec import build_server_spec
 from services.tool_result import ImagePart, ResourcePart, StructuredPart
 from testing.mcp_servers import HttpServer, free_port, serve_http, server_argv
@@ -282,7 +282,7 @@ def test_open_sessions_are_bounded(http_server: HttpServer) -> None:
 
 def test_connection_refused_is_retried_then_reported(hub: McpHub, caplog: pytest.LogCaptureFixture) -> None:
     spec = build_server_spec(key="down", name="down", url=f"http://127.0.0.1:{free_port()}/mcp", retry=FAST_RETRY)
-    with caplog.at_level(logging.INFO, logger="services.session_pool"):
+    with caplog.at_level(logging.INFO, logger="services.mcp._pool"):
         with pytest.raises(McpError) as info:
             hub.run(hub.acall_tool(spec, "echo", {"text": "x"}))
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
@@ -558,7 +558,7 @@ def test_a_stray_line_of_a_stdio_server_does_not_cost_the_call_or_the_session(hu
 
 
 def test_forbidden_is_an_auth_failure(hub: McpHub) -> None:
-    from services.mcp_failures import from_http_status
+    from services.mcp._failures import from_http_status
 
     assert from_http_status(403, "srv").code is ErrorCode.MCP_AUTH_FAILED
 

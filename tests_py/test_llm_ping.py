@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.errors import ErrorCode, LlmError
-from services.llm_ping import ping
-from services.llm_stream import LlmSettings
+from services.loop import LlmSettings, ping
 from testing.mcp_servers import free_port
 from testing.scripted_llm import ScriptedLLM, Turn
 

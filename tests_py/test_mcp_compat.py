@@ -33,10 +33,9 @@ import httpx2
 import pytest
 from conftest import FAST_RETRY, http_spec
 
-from services.call_observer import CallObserver
 from services.errors import ErrorCode, McpError
 from services.events import ToolProgressEvent
-from services.hub import McpHub
+from services.mcp import CallObserver, McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from services.tool_result import StructuredPart
 from testing import fastmcp4_venv, mcp1_venv, mcp_old_venv

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from services.errors import ConfigError
-from services.mcp_servers_json import ExportedServer, export_mcp_servers, import_mcp_servers
+from services.mcp import import_mcp_servers
+from services.mcp.servers_json import ExportedServer, export_mcp_servers
 from services.server_spec import AuthType, Transport
 
 CLAUDE_DESKTOP = {

@@ -12,9 +12,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from services.errors import AuthRequired, ErrorCode, McpError
-from services.hub import McpHub
-from services.oauth_discovery import discover, probe
-from services.oauth_http import GuardedHttp
+from services.mcp import McpHub
+from services.oauth import GuardedHttp, discover
+from services.oauth.discovery import probe
 from services.server_spec import ServerSpec, build_server_spec
 from testing.oauth_server import ADMIN_SCOPE, STEP_UP_TOOL, OAuthServer, Switches
 from tests_py.oauth_helpers import MemoryStore, run, sign_in

@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from services import oauth_client
 from services.errors import AuthRequired, ErrorCode, OAuthError
-from services.hub import McpHub
-from services.oauth_discovery import discover
-from services.oauth_http import GuardedHttp, oauth_allowed_hosts
+from services.mcp import McpHub
+from services.oauth import GuardedHttp, discover, oauth_allowed_hosts
+from services.oauth import client as oauth_client
 from services.server_spec import build_server_spec
 from testing.mcp_servers import free_port, serve_http
 from testing.oauth_server import OAuthServer, Switches
@@ -264,7 +263,7 @@ def test_the_answer_issuer_check_is_the_sdks(announced: bool | None) -> None:
     from mcp.client.auth.utils import validate_authorization_response_iss
     from mcp.shared.auth import OAuthMetadata
 
-    from services.oauth_models import PendingAuthorization
+    from services.oauth import PendingAuthorization
 
     for issuer in ("https://as.example", "https://as.example/", "https://as.example/tenant"):
         metadata = OAuthMetadata.model_validate(
@@ -317,7 +316,7 @@ def test_a_registration_odoo_cannot_use_is_refused_when_made(guard: GuardedHttp,
 
 
 def test_without_metadata_the_answer_may_name_the_origin_either_way() -> None:
-    from services.oauth_models import PendingAuthorization
+    from services.oauth import PendingAuthorization
 
     pending = PendingAuthorization(
         state="s" * 32,

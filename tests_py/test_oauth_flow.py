@@ -9,12 +9,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from mcp.shared.auth import OAuthClientInformationFull
 
-from services import oauth_client
 from services.errors import AuthRequired, ErrorCode, OAuthError
-from services.hub import McpHub
-from services.oauth_discovery import discover
-from services.oauth_http import GuardedHttp
-from services.oauth_models import ClientRegistration, RegistrationKind
+from services.mcp import McpHub
+from services.oauth import ClientRegistration, GuardedHttp, discover
+from services.oauth import client as oauth_client
+from services.oauth.models import RegistrationKind
 from services.server_spec import ServerSpec, build_server_spec
 from testing.oauth_server import OAuthServer, Switches
 from tests_py.oauth_helpers import CALLBACK, MemoryStore, run, serve_document, sign_in

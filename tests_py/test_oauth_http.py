@@ -14,10 +14,10 @@ import pytest
 from mcp.client.auth.utils import create_client_registration_request, create_oauth_metadata_request
 from mcp.shared.auth import OAuthClientMetadata, OAuthMetadata
 
-from services import oauth_client
 from services.errors import ErrorCode, OAuthError
-from services.oauth_http import GuardedHttp
-from services.oauth_models import ClientRegistration, RegistrationKind, TokenSet
+from services.oauth import ClientRegistration, GuardedHttp, TokenSet
+from services.oauth import client as oauth_client
+from services.oauth.models import RegistrationKind
 
 NAME = "as.pin.test"
 ADDRESS = "127.0.0.7"

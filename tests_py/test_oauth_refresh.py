@@ -11,9 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from services.errors import OAuthError
-from services.oauth_http import GuardedHttp
-from services.oauth_models import TokenSet
-from services.oauth_tokens import Renewal
+from services.oauth import GuardedHttp, TokenSet
+from services.oauth.tokens import Renewal
 from testing.oauth_server import OAuthServer, Switches
 from tests_py.oauth_helpers import MemoryStore, SignedIn, run, sign_in
 

@@ -13,13 +13,11 @@ import pytest
 from conftest import ManualClock
 from test_agent_loop import settings
 
-from services.agent_loop import Resume, SignInLink, ToolBinding, TurnRequest, run_turn
 from services.events import AuthRequiredEvent, parse_event
-from services.hub import McpHub
-from services.oauth_http import GuardedHttp
-from services.oauth_tokens import RefreshingTokens
+from services.loop import Resume, SignInLink, ToolBinding, TurnRequest, history_from_events, run_turn
+from services.mcp import McpHub
+from services.oauth import GuardedHttp, RefreshingTokens
 from services.server_spec import ServerSpec, build_server_spec
-from services.transcript import history_from_events
 from testing.oauth_server import STEP_UP_TOOL, OAuthServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 from tests_py.oauth_helpers import MemoryStore, SignedIn, sign_in

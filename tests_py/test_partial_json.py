@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from services.partial_json import partial_object
+from services.loop._partial_json import partial_object
 
 ARGUMENTS = {
     "title": 'Q3 "report"\n, ok',

@@ -7,11 +7,20 @@ from conftest import http_spec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.agent_loop import AssistantSettings, ToolBinding, TurnRequest, run_turn
 from services.errors import ConfigError
-from services.hub import McpHub
-from services.llm_stream import LlmSettings
-from services.presets import KNOWN_VARIABLES, resolve_preset, schema_without, validate_preset, variables_in
+from services.loop import (
+    KNOWN_VARIABLES,
+    AssistantSettings,
+    LlmSettings,
+    ToolBinding,
+    TurnRequest,
+    resolve_preset,
+    run_turn,
+    validate_preset,
+    variables_in,
+)
+from services.loop.presets import schema_without
+from services.mcp import McpHub
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 

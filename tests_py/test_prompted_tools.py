@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.prompted_tools import ParsedCall, ParsedReply, describe_tools, parse_reply
+from services.loop._prompted_tools import ParsedCall, ParsedReply, describe_tools, parse_reply
 
 KNOWN = {"search", "write_file", "get-time"}
 SEARCH_SCHEMA = {

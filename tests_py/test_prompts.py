@@ -9,8 +9,8 @@ import pytest
 from conftest import http_spec, stdio_spec
 
 from services.errors import ErrorCode, McpError
-from services.hub import McpHub
-from services.prompts import PromptArgument, PromptInfo
+from services.mcp import McpHub
+from services.mcp.prompts import PromptArgument, PromptInfo
 from services.server_spec import ServerSpec
 from testing.mcp_servers import HttpServer, serve_http
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import ManualClock, http_spec, stdio_spec
 from test_elicitation import ask_and_answer, result_of
 
-from services.hub import McpHub
+from services.mcp import McpHub
 from services.server_spec import ServerSpec
 from testing.mcp_servers import HttpServer, serve_http
 from testing.scripted_llm import ScriptedLLM, ToolCall
@@ -152,7 +152,7 @@ def http_spec_of(spec: ServerSpec, **fields: Any) -> ServerSpec:
 
 @pytest.fixture
 def wire(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
-    with caplog.at_level(logging.DEBUG, logger="services.mcp_transport"):
+    with caplog.at_level(logging.DEBUG, logger="services.mcp.transport"):
         yield caplog
 
 

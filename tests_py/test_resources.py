@@ -10,8 +10,7 @@ import pytest
 from conftest import http_spec, stdio_spec
 
 from services.errors import ErrorCode, McpError
-from services.hub import McpHub
-from services.resources import expand
+from services.mcp import McpHub, expand
 from services.server_spec import ServerSpec
 from services.tool_result import DISPLAY_TEXT_LIMIT, ResourceLinkPart, ResourcePart
 from testing.mcp_servers import PNG_1PX, HttpServer, serve_http

@@ -14,12 +14,9 @@ from conftest import http_spec
 from test_agent_loop import run, settings, tools_of
 from test_elicitation import ask_and_answer, result_of
 
-from services.agent_loop import TurnRequest
-from services.call_observer import elicitation_errors
-from services.elicitation_defaults import apply_defaults
-from services.hub import McpHub
 from services.json_schema import SchemaProblem
-from services.tool_runner import argument_problems, without_null_optionals
+from services.loop import TurnRequest, argument_problems, without_null_optionals
+from services.mcp import McpHub, apply_defaults, elicitation_errors
 from testing.canary import SECRET, Canary
 from testing.mcp_servers import HttpServer, serve_http
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn

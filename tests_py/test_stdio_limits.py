@@ -22,8 +22,8 @@ import pytest
 from conftest import FAST_RETRY
 
 from services.errors import ErrorCode, McpError
-from services.hub import McpHub
-from services.mcp_transport import STDERR_TAIL_BYTES, STDERR_TAIL_LINES, stderr_tail
+from services.mcp import McpHub, stderr_tail
+from services.mcp.transport import STDERR_TAIL_BYTES, STDERR_TAIL_LINES
 from services.server_spec import build_server_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ MIB = 1024 * 1024
 # them): it calls the server's tools and prints what they answered.
 HUB_UNDER_ODOO_LIMITS = """
 import json, sys
-from services.hub import get_hub
+from services.mcp.hub import get_hub
 from services.server_spec import build_server_spec
 
 spec = build_server_spec(**json.loads(sys.argv[1]))

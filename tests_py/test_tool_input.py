@@ -12,14 +12,14 @@ import pytest
 from conftest import ManualClock, http_spec
 from test_agent_loop import kinds, persisted, settings
 
-from services.agent_loop import ToolBinding, TurnRequest, run_turn
 from services.events import ToolInputEvent
-from services.hub import McpHub
-from services.llm_stream import ToolCallDelta
+from services.loop import ToolBinding, TurnRequest, run_turn
+from services.loop._tool_input_stream import TOOL_INPUT_INTERVAL, ToolInputStream
+from services.loop.llm_stream import ToolCallDelta
+from services.loop.tool_runner import BoundTool
+from services.mcp import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from services.tool_info import ToolInfo
-from services.tool_input_stream import TOOL_INPUT_INTERVAL, ToolInputStream
-from services.tool_runner import BoundTool
 from testing.mcp_apps_server import APP_URI, PROGRAM
 from testing.mcp_servers import HttpServer, serve_http
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn

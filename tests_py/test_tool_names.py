@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services import tool_names
-from services.tool_names import MODEL_NAME_RE, ToolNameMap, ToolRef
+from services.loop import ToolNameMap, ToolRef, tool_names
+from services.loop.tool_names import MODEL_NAME_RE
 
 
 def _names(refs: list[ToolRef]) -> list[str]:

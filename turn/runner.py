@@ -19,7 +19,7 @@ from typing import Any
 from ..hub_process import process_hub
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import FINAL_TYPES, ErrorEvent, Event, StartEvent, WarningEvent
-from ..services.turn_control import TurnControl
+from ..services.loop import TurnControl
 from . import pacing
 from .writer import TurnWriter
 

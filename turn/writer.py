@@ -16,7 +16,7 @@ from odoo import api, fields
 
 from ..hub_process import turn_stale_after
 from ..services.events import Event
-from ..services.turn_control import TurnControl
+from ..services.loop import TurnControl
 from . import pacing
 from .cursors import call_requests, turn_cursor
 from .message_log import MessageLog

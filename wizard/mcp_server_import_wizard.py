@@ -1,6 +1,6 @@
 """Import MCP servers from the `mcpServers` JSON that Claude Desktop, Cline and Claude Code share.
 
-"Preview" reads every entry on its own (services/mcp_servers_json.import_mcp_servers): one that
+"Preview" reads every entry on its own (services/mcp/servers_json.import_mcp_servers): one that
 cannot be imported gets its error, the others are ready. "Create" makes system servers of the
 selected entries, each in a savepoint so that one refused by the server model's rules (stdio
 not allowed, a bad URL) is reported on its line and the others are still created. Secrets go
@@ -14,7 +14,7 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
 from ..services.errors import ConfigError
-from ..services.mcp_servers_json import import_mcp_servers
+from ..services.mcp import import_mcp_servers
 from ..services.server_spec import AuthType, Transport
 
 

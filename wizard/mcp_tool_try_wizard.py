@@ -16,6 +16,7 @@ from odoo.exceptions import UserError
 from ..hub_process import process_hub
 from ..services.errors import ADVICE, AiMcpError, ErrorCode
 from ..services.json_schema import SchemaProblem
+from ..services.loop import argument_problems, without_null_optionals
 from ..services.tool_result import (
     AudioPart,
     ImagePart,
@@ -26,7 +27,6 @@ from ..services.tool_result import (
     ToolResult,
     truncate,
 )
-from ..services.tool_runner import argument_problems, without_null_optionals
 
 _logger = logging.getLogger(__name__)
 

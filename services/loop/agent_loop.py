@@ -1,0 +1,486 @@
+"""The server-side agent loop: a bounded tool-call loop that streams typed events.
+
+A round is one model call with tools and the calls it asks for. Rounds run until the model answers
+without tools; before the last allowed round the user is asked whether to go on, and a turn out of
+rounds (or told to stop) gets one last call without tools so the user still gets an answer. Pauses
+(approval, "continue?") end the generator: the persisted history is all a later call needs to
+resume, in any process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf
+
+from ..apps import AppContext, prompt_section
+from ..call_clock import TurnBudget
+from ..errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
+from ..events import (
+    ApprovalRequiredEvent,
+    AuthRequiredEvent,
+    ConfirmContinueEvent,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    PendingCall,
+    RoundEvent,
+    SignIn,
+    StartEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
+from ..mcp import McpHub
+from ..oauth import RefreshingTokens
+from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
+from ._prompted_tools import describe_tools, parse_reply
+from ._tool_input_stream import ToolInputStream
+from .llm_stream import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
+from .presets import schema_without
+from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
+from .transcript import (
+    HistoryMessage,
+    HistoryToolCall,
+    last_round_wanted_tools,
+    pending_calls,
+    rounds_used,
+    to_langchain,
+)
+from .turn_control import TurnControl
+from .turn_tools import SignInLink, ToolBinding, TurnTools
+
+_logger = logging.getLogger(__name__)
+
+FINAL_CALL_HINT = "Tool use is over for this answer: answer the user now with what you have."
+
+
+class LoopLimits(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    max_rounds: int = MAX_ROUNDS.field()
+    max_calls_per_round: int = MAX_CALLS_PER_ROUND.field()
+    call_timeout: float = TOOL_CALL_TIMEOUT.field()
+    turn_timeout: float = TURN_TIMEOUT.field()
+    per_server_concurrency: int = Field(4, ge=1, le=64)
+    model_text_limit: int = Field(DEFAULT_MODEL_TEXT_LIMIT, ge=100)
+
+
+class AssistantSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    llm: LlmSettings
+    system_prompt: str = ""
+    limits: LoopLimits = LoopLimits()
+    prompted_tools: bool = False
+
+
+class Resume(BaseModel):
+    """The user's answer to a pause: approval per call id, whether to go on, or that the sign-ins
+    asked for are over (signed in, or declined: TurnRequest.declined)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    approvals: dict[str, bool] = Field(default_factory=dict)
+    go_on: bool | None = None
+    signed_in: bool = False
+
+
+class TurnRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    assistant: AssistantSettings
+    history: list[HistoryMessage] = Field(default_factory=list)
+    tools: list[ToolBinding] = Field(default_factory=list)
+    user_message: str | None = None
+    resume: Resume | None = None
+    conversation_id: int | None = None
+    # per server key, for OAuth servers: the grant calls are made with, and where to sign in when
+    # there is none (a per-user server the user has not signed in to yet)
+    grants: dict[str, InstanceOf[RefreshingTokens]] = Field(default_factory=dict)
+    sign_in_links: dict[str, SignInLink] = Field(default_factory=dict)
+    # keys of the servers the user chose to go on without rather than sign in to
+    declined: frozenset[str] = frozenset()
+    # seconds of the turn's time limit its earlier runs used, for a resumption after an approval
+    # or a sign-in (the pause event's turn_ms): the user's time is never counted
+    spent: float = Field(0.0, ge=0)
+    # what the apps shown in the conversation last told the model (app_context.py)
+    app_contexts: tuple[AppContext, ...] = ()
+
+
+async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | None = None) -> AsyncIterator[Event]:
+    """Events of one turn, or of its resumption. Runs on the hub's loop; closing it cancels
+    the model request and every tool call in flight. `control` lets another thread cancel one
+    call while the turn runs."""
+    turn = _Turn(request, hub)
+    if control is not None:
+        control.attach(asyncio.get_running_loop(), turn.runner.cancel, turn.runner.answer)
+    try:
+        async with contextlib.aclosing(turn.events()) as events:
+            async for event in events:
+                yield event
+    finally:
+        if control is not None:
+            control.detach()
+
+
+class _Turn:
+    def __init__(self, request: TurnRequest, hub: McpHub) -> None:
+        self.request = request
+        self.settings = request.assistant
+        self.limits = request.assistant.limits
+        self.hub = hub
+        self.budget = TurnBudget(self.limits.turn_timeout, hub.now, request.spent)
+        self.history = list(request.history)
+        if request.user_message:
+            self.history.append(HistoryMessage(role="user", content=request.user_message))
+        self.round = rounds_used(self.history)
+        self.usage: Counter[str] = Counter()
+        self.bound = TurnTools(hub, request.grants, request.sign_in_links, request.declined)
+        self.confirmed = False
+        self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
+        self.chat = make_chat_model(self.settings.llm)
+        self._offered: tuple[dict[str, Any], ...] = ()
+        self._chat_offering = self.chat
+        self.runner = ToolRunner(
+            hub,
+            RunLimits(self.limits.call_timeout, self.limits.per_server_concurrency, self.limits.model_text_limit),
+            self.budget,
+        )
+
+    def remaining(self) -> float:
+        return self.budget.remaining()
+
+    def _turn_ms(self) -> int:
+        return int(self.budget.spent() * 1000)
+
+    async def events(self) -> AsyncIterator[Event]:
+        yield StartEvent(
+            conversation_id=self.request.conversation_id,
+            assistant=self.settings.name,
+            max_rounds=self.limits.max_rounds,
+        )
+        try:
+            async for warning in self.bound.bind(self.request.tools):
+                yield warning
+            resume = self.request.resume
+            if resume is not None:
+                async for event in self._resume(resume):
+                    yield event
+                    if isinstance(event, (DoneEvent, ApprovalRequiredEvent, AuthRequiredEvent)):
+                        return
+            async for event in self._rounds():
+                yield event
+        except AiMcpError as exc:
+            _logger.info("Turn ended: assistant=%s code=%s", self.settings.name, exc.code.value)
+            yield ErrorEvent(code=exc.code.value, message=exc.message)
+
+    # -- rounds --------------------------------------------------------------------------------
+
+    async def _rounds(self) -> AsyncIterator[Event]:
+        while True:
+            if self.round >= self.limits.max_rounds:
+                async for event in self._final_answer():
+                    yield event
+                return
+            if (
+                self.round == self.limits.max_rounds - 1
+                and last_round_wanted_tools(self.history)
+                and not self.confirmed
+            ):
+                yield ConfirmContinueEvent(rounds_used=self.round, max_rounds=self.limits.max_rounds)
+                return
+            self.round += 1
+            yield RoundEvent(n=self.round, max=self.limits.max_rounds)
+            reply: ModelReply | None = None
+            inputs = ToolInputStream.of(self.bound.tools, self.hub.now)
+            async for item in self._model_call(with_tools=True, tool_deltas=inputs is not None):
+                if isinstance(item, str):
+                    yield TextEvent(delta=item)
+                elif isinstance(item, ModelReply):
+                    reply = item
+                elif inputs is not None and (event := inputs.feed(item)) is not None:
+                    yield event
+            assert reply is not None
+            calls = self._planned_calls(reply)
+            self.history.append(
+                HistoryMessage(
+                    role="assistant",
+                    content=reply.text,
+                    tool_calls=tuple(HistoryToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in calls),
+                )
+            )
+            if not calls:
+                yield self._done()
+                return
+            calls = self._answer_unreachable(calls)
+            if not calls:
+                continue
+            for call in calls:
+                yield call
+            if reply.finish_reason == "length":
+                # LangChain completes cut-off JSON leniently; running such a call would act on half its arguments.
+                for call in calls:
+                    result = failed(
+                        call,
+                        ErrorCode.LLM_BAD_RESPONSE,
+                        "Not run: the model's output limit cut this call's arguments off. Make a shorter call.",
+                    )
+                    self._record(result)
+                    yield result
+                continue
+            async for event in self._execute(calls, approvals=None):
+                yield event
+                if isinstance(event, (ApprovalRequiredEvent, AuthRequiredEvent)):
+                    return
+
+    async def _resume(self, resume: Resume) -> AsyncIterator[Event]:
+        pending = pending_calls(self.history)
+        if pending:
+            calls = [self._call_event(c.id, c.name, c.arguments) for c in pending]
+            # after a sign-in no approval was asked yet: the calls that need one ask for it now
+            approvals = None if resume.signed_in else resume.approvals
+            async for event in self._execute(calls, approvals=approvals):
+                yield event
+            return
+        if resume.go_on or resume.signed_in:
+            self.confirmed = bool(resume.go_on)
+            return
+        async for event in self._final_answer():
+            yield event
+
+    async def _final_answer(self) -> AsyncIterator[Event]:
+        async for item in self._model_call(with_tools=False):
+            if isinstance(item, ModelReply):
+                self.history.append(HistoryMessage(role="assistant", content=item.text))
+            else:
+                yield TextEvent(delta=item)
+        yield self._done()
+
+    def _done(self) -> DoneEvent:
+        return DoneEvent(usage=dict(self.usage), rounds=self.round)
+
+    async def _model_call(
+        self, with_tools: bool, tool_deltas: bool = False
+    ) -> AsyncIterator[str | ToolCallDelta | ModelReply]:
+        if self.remaining() <= 0:
+            raise LlmError(
+                ErrorCode.LLM_TIMEOUT,
+                f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
+            )
+        native = not self.settings.prompted_tools
+        messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
+        if not with_tools:
+            messages.append(SystemMessage(FINAL_CALL_HINT))
+        tools = self.bound.offered if with_tools and native else []
+        async with contextlib.aclosing(stream_reply(self.chat, messages, self._offering(tools), tool_deltas)) as stream:
+            async for item in stream:
+                if isinstance(item, ModelReply):
+                    self.usage.update(item.usage)
+                elif self.remaining() <= 0:
+                    raise LlmError(
+                        ErrorCode.LLM_TIMEOUT,
+                        f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
+                    )
+                yield item
+
+    def _offering(self, tools: Sequence[dict[str, Any]]) -> Runnable[Any, BaseMessage]:
+        """The chat model bound to `tools`, bound again only when the tools offered changed (a
+        server declined mid-turn, the last round without tools)."""
+        if len(tools) != len(self._offered) or any(a is not b for a, b in zip(tools, self._offered, strict=True)):
+            self._offered = tuple(tools)
+            self._chat_offering = with_tools(self.chat, tools)
+        return self._chat_offering
+
+    def _system_prompt(self, with_tools: bool) -> str:
+        prompt = "\n\n".join(filter(None, [self.settings.system_prompt, prompt_section(self.request.app_contexts)]))
+        if self.settings.prompted_tools and with_tools and self.bound.tools:
+            described = describe_tools(
+                [
+                    (t.model_name, t.info.description, schema_without(t.info.input_schema, t.fixed_arguments))
+                    for t in self.bound.tools.values()
+                ]
+            )
+            prompt = f"{prompt}\n\n{described}".strip()
+        return prompt
+
+    def _planned_calls(self, reply: ModelReply) -> list[ToolCallEvent]:
+        if self.settings.prompted_tools:
+            parsed = parse_reply(reply.text, list(self.bound.tools))
+            return [self._call_event(f"call_{self.round}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
+        calls = [
+            self._call_event(c.get("id") or f"call_{self.round}_{i}", c["name"], c.get("args") or {})
+            for i, c in enumerate(reply.tool_calls)
+        ]
+        for i, bad in enumerate(reply.invalid_tool_calls):
+            call = self._call_event(bad.get("id") or f"bad_{self.round}_{i}", bad.get("name") or "unknown", {})
+            self._invalid_json.add(call.id)
+            calls.append(call)
+        return calls
+
+    def _call_event(self, call_id: str, name: str, arguments: Any) -> ToolCallEvent:
+        tool = self.bound.tools.get(name)
+        return ToolCallEvent(
+            id=call_id,
+            name=name,
+            tool=tool.info.name if tool else name,
+            title=tool.info.display_title if tool else name,
+            server=tool.server.name if tool else "",
+            arguments=arguments if isinstance(arguments, dict) else {"value": arguments},
+            round=self.round,
+            requires_approval=bool(tool and tool.requires_approval),
+            approval=tool.approval if tool and not tool.requires_approval else None,
+            icon=tool.info.icon if tool else None,
+            app=tool.info.app_uri if tool and tool.server.apps else None,
+        )
+
+    # -- execution -----------------------------------------------------------------------------
+
+    async def _execute(self, calls: list[ToolCallEvent], approvals: dict[str, bool] | None) -> AsyncIterator[Event]:
+        """Run a round's calls. approvals=None means none were asked yet: calls that need one pause
+        the turn, as do calls of a server the user must sign in to first."""
+        runnable: list[tuple[ToolCallEvent, BoundTool]] = []
+        for index, call in enumerate(calls):
+            refusal = self._refusal(call, index)
+            if refusal is None:
+                tool = self.bound.tools[call.name]
+                # a denial stands even when the tool was allowed for the conversation since it was asked
+                if approvals is not None and (
+                    approvals.get(call.id) is False or (tool.requires_approval and call.id not in approvals)
+                ):
+                    refusal = failed(call, ErrorCode.TOOL_DENIED, "Not run: this call was denied by the user.")
+                else:
+                    runnable.append((call, tool))
+                    continue
+            self._record(refusal)
+            yield refusal
+        signing = {
+            tool.server.key: self.bound.needs_sign_in[tool.server.key]
+            for _, tool in runnable
+            if tool.server.key in self.bound.needs_sign_in
+        }
+        if signing:
+            # the calls wait together, as for an approval: the round's results reach the model at once
+            yield self._auth_required(signing, [call for call, _ in runnable])
+            return
+        waiting = [call for call, tool in runnable if tool.requires_approval] if approvals is None else []
+        if waiting:
+            yield ApprovalRequiredEvent(calls=[_pending(c) for c in waiting], turn_ms=self._turn_ms())
+            return
+        results: dict[str, ToolResultEvent] = {}
+        async with contextlib.aclosing(self.runner.run(runnable)) as running:
+            async for event in running:
+                if isinstance(event, ToolResultEvent) and self._needs_sign_in_now(event.id, runnable):
+                    continue  # held back: the call runs again once the user has signed in
+                if isinstance(event, ToolResultEvent):
+                    results[event.id] = event
+                yield event
+        for call, _ in runnable:  # the model reads results in the order it asked
+            if call.id in results:
+                self._record(results[call.id])
+        refused = {call.id: tool.server.key for call, tool in runnable if call.id not in results}
+        if refused:
+            signing = {key: self.runner.sign_ins[call_id] for call_id, key in refused.items()}
+            yield self._auth_required(signing, [call for call, _ in runnable if call.id in refused])
+
+    def _needs_sign_in_now(self, call_id: str, runnable: list[tuple[ToolCallEvent, BoundTool]]) -> bool:
+        """A call its per-user OAuth server refused for want of a (wider) sign-in: the user is
+        asked to sign in rather than the model told to give up."""
+        if call_id not in self.runner.sign_ins:
+            return False
+        return self.bound.waits_for_sign_in(next(tool.server for call, tool in runnable if call.id == call_id))
+
+    def _auth_required(self, refusals: dict[str, AuthRequired], calls: list[ToolCallEvent]) -> AuthRequiredEvent:
+        servers = []
+        for key, refusal in refusals.items():
+            link = self.request.sign_in_links[key]
+            query = {"step_up": "1", "scope": refusal.scope or ""} if refusal.step_up else {}
+            url = f"{link.url}&{urlencode(query)}" if query else link.url
+            servers.append(
+                SignIn(
+                    server_id=link.server_id,
+                    server=refusal.server_name,
+                    url=url,
+                    step_up=refusal.step_up,
+                    scope=refusal.scope,
+                    message=refusal.message,
+                )
+            )
+        _logger.info(
+            "Turn waits for a sign-in: assistant=%s servers=%s", self.settings.name, ",".join(s.server for s in servers)
+        )
+        return AuthRequiredEvent(servers=servers, calls=[_pending(c) for c in calls], turn_ms=self._turn_ms())
+
+    def _answer_unreachable(self, calls: list[ToolCallEvent]) -> list[ToolCallEvent]:
+        """The calls left to run once those of servers that could not be reached at the turn's
+        start are answered: the model reads why, and the user has the warning of the start, not a
+        failed call (nothing was sent to the server). These calls are not stored, so the history
+        rebuilt from the events later holds neither them nor their answers."""
+        left = []
+        for call in calls:
+            unreachable = self.bound.unreachable_tools.get(call.name)
+            if unreachable is None:
+                left.append(call)
+                continue
+            self._record(_unreachable(call, *unreachable))
+        return left
+
+    def _refusal(self, call: ToolCallEvent, index: int) -> ToolResultEvent | None:
+        if index >= self.limits.max_calls_per_round:
+            return failed(
+                call,
+                ErrorCode.LIMIT_EXCEEDED,
+                f"Not run: at most {self.limits.max_calls_per_round} tool calls per round. Call it in the next round.",
+            )
+        if call.id in self._invalid_json:
+            return failed(
+                call,
+                ErrorCode.MCP_INVALID_PARAMS,
+                f"The arguments for {call.name} were not valid JSON. Send them as a JSON object.",
+            )
+        declined = self.bound.declined_tools.get(call.name)
+        if declined is not None:
+            return failed(
+                call,
+                ErrorCode.MCP_AUTH_REQUIRED,
+                f"Not run: the user chose not to sign in to {declined.server.name}, "
+                "so its tools are unavailable in this answer. Answer without them.",
+            )
+        unreachable = self.bound.unreachable_tools.get(call.name)
+        if unreachable is not None:  # a call stored before, waiting for its approval
+            return _unreachable(call, *unreachable)
+        tool = self.bound.tools.get(call.name)
+        if tool is None:
+            offered = ", ".join(sorted(self.bound.tools)) or "none"
+            return failed(
+                call,
+                ErrorCode.MCP_TOOL_NOT_FOUND,
+                f"The tool {call.name!r} is not offered in this conversation (offered: {offered}).",
+            )
+        return check_arguments(tool, call)
+
+    def _record(self, result: ToolResultEvent) -> None:
+        self.history.append(HistoryMessage(role="tool", content=result.model_text, tool_call_id=result.id))
+
+
+def _unreachable(call: ToolCallEvent, tool: BoundTool, error: McpError) -> ToolResultEvent:
+    return failed(
+        call,
+        error.code,
+        f"Not run: {tool.server.name} could not be reached when this answer started ({error.message}), "
+        "so its tools are unavailable in this answer. Answer without them.",
+    )
+
+
+def _pending(call: ToolCallEvent) -> PendingCall:
+    return PendingCall(id=call.id, tool=call.tool, title=call.title, server=call.server, arguments=call.arguments)

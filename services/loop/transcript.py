@@ -1,0 +1,117 @@
+"""A conversation as the loop needs it: plain history messages, rebuilt from persisted events.
+
+Nothing about a paused turn lives in memory: the history (with the assistant's pending tool calls
+at its end) is all a process needs to resume it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..events import Event, RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent
+
+
+class HistoryToolCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class HistoryMessage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: tuple[HistoryToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+def history_from_events(events: Iterable[Event], user_message: str | None = None) -> list[HistoryMessage]:
+    """Fold a turn's events, in order, into the messages the model saw."""
+    history: list[HistoryMessage] = [HistoryMessage(role="user", content=user_message)] if user_message else []
+    text: list[str] = []
+    calls: list[HistoryToolCall] = []
+    open_reply = False
+
+    def flush() -> None:
+        nonlocal open_reply
+        if open_reply:
+            history.append(HistoryMessage(role="assistant", content="".join(text), tool_calls=tuple(calls)))
+        text.clear()
+        calls.clear()
+        open_reply = False
+
+    for event in events:
+        if isinstance(event, RoundEvent):
+            flush()
+        elif isinstance(event, TextEvent):
+            open_reply = True
+            text.append(event.delta)
+        elif isinstance(event, ToolCallEvent):
+            open_reply = True
+            calls.append(HistoryToolCall(id=event.id, name=event.name, arguments=event.arguments))
+        elif isinstance(event, ToolResultEvent):
+            flush()
+            history.append(HistoryMessage(role="tool", content=event.model_text, tool_call_id=event.id))
+    flush()
+    return history
+
+
+def rounds_used(history: list[HistoryMessage]) -> int:
+    """Model calls that asked for tools since the user last spoke."""
+    count = 0
+    for message in reversed(history):
+        if message.role == "user":
+            break
+        if message.role == "assistant" and message.tool_calls:
+            count += 1
+    return count
+
+
+def pending_calls(history: list[HistoryMessage]) -> list[HistoryToolCall]:
+    """Tool calls of the last assistant message that have no result yet (a turn paused for approval)."""
+    answered: set[str] = set()
+    for message in reversed(history):
+        if message.role == "tool" and message.tool_call_id:
+            answered.add(message.tool_call_id)
+        elif message.role == "assistant":
+            return [call for call in message.tool_calls if call.id not in answered]
+        else:
+            break
+    return []
+
+
+def last_round_wanted_tools(history: list[HistoryMessage]) -> bool:
+    for message in reversed(history):
+        if message.role == "assistant":
+            return bool(message.tool_calls)
+        if message.role == "user":
+            return False
+    return False
+
+
+def to_langchain(history: list[HistoryMessage], system_prompt: str, native_tools: bool) -> list[BaseMessage]:
+    """The model's view. Without native function calling, calls stay in the assistant's text and
+    results come back as user messages, which every chat model accepts."""
+    messages: list[BaseMessage] = [SystemMessage(system_prompt)] if system_prompt else []
+    names = {call.id: call.name for m in history for call in m.tool_calls}
+    for message in history:
+        if message.role == "user":
+            messages.append(HumanMessage(message.content))
+        elif message.role == "assistant":
+            calls = (
+                [{"id": c.id, "name": c.name, "args": c.arguments} for c in message.tool_calls] if native_tools else []
+            )
+            messages.append(AIMessage(content=message.content, tool_calls=calls))
+        elif native_tools:
+            messages.append(ToolMessage(content=message.content, tool_call_id=message.tool_call_id or ""))
+        else:
+            name = names.get(message.tool_call_id or "", "tool")
+            messages.append(HumanMessage(f"Result of {name} (call {message.tool_call_id}):\n{message.content}"))
+    return messages

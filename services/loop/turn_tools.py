@@ -1,0 +1,197 @@
+"""The tools of one turn: the servers' sessions opened together, each tool bound under the name the
+model calls it by, and what is known before the first round about servers that cannot serve now
+(unreachable, a stdio server that could not start included: a warning, its tools not offered and a
+call of one answered with why; a per-user OAuth server without the user's sign-in: a pause when
+called; declined by the user: not offered, a waiting call answered with why)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.tools import StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import AuthRequired, ErrorCode, McpError
+from ..events import WarningEvent
+from ..mcp import McpHub, McpSession
+from ..oauth import RefreshingTokens, with_token
+from ..server_spec import AuthType, ServerSpec
+from ..tool_info import ToolInfo
+from .presets import schema_without
+from .tool_names import ToolNameMap, ToolRef
+from .tool_runner import BoundTool
+
+
+class ToolBinding(BaseModel):
+    """A tool this turn may offer (the Odoo layer decides which)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: ServerSpec
+    tool: ToolInfo
+    requires_approval: bool = False
+    # why its calls run without asking ("read_only", "not_required", "conversation": remembered
+    # by the user), for the audit; None when they ask
+    approval: str | None = None
+    # resolved preset arguments: hidden from the model, merged over what it sends
+    fixed_arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class SignInLink(BaseModel):
+    """Where the user of this turn signs in to one OAuth server: Odoo's route, opened in a new tab."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server_id: int
+    url: str
+
+
+@dataclass
+class TurnTools:
+    """What `bind` found: the tools offered (by model name), those of declined servers and of
+    servers that could not be reached (with why), the OpenAI tools bind_tools sends, and the servers
+    that need the user's sign-in first."""
+
+    hub: McpHub
+    grants: Mapping[str, RefreshingTokens]
+    sign_in_links: Mapping[str, SignInLink]
+    declined: frozenset[str]
+    tools: dict[str, BoundTool] = field(default_factory=dict)
+    declined_tools: dict[str, BoundTool] = field(default_factory=dict)
+    unreachable_tools: dict[str, tuple[BoundTool, McpError]] = field(default_factory=dict)
+    offered: list[dict[str, Any]] = field(default_factory=list)
+    needs_sign_in: dict[str, AuthRequired] = field(default_factory=dict)
+
+    async def bind(self, bindings: list[ToolBinding]) -> AsyncIterator[WarningEvent]:
+        """Bind `bindings`, yielding a warning for each server or tool left out."""
+        sessions: dict[str, McpSession] = {}
+        unreachable: dict[str, McpError] = {}
+        async for item in self._open_sessions(bindings):
+            if isinstance(item, tuple):
+                spec, error = item
+                unreachable[spec.key] = error
+                yield WarningEvent(
+                    code=error.code.value,
+                    message=f"{spec.name} is unavailable, so its tools are left out of this answer: {error.message}",
+                )
+            else:
+                sessions[item.spec.key] = item
+        usable: list[ToolBinding] = []
+        for binding in bindings:
+            key = binding.server.key
+            if key not in sessions and key not in self.needs_sign_in and key not in self.declined:
+                if key in unreachable:
+                    usable.append(binding)
+                continue
+            problem = binding.tool.schema_problem()
+            if problem:
+                yield _left_out(binding, problem)
+            else:
+                usable.append(binding)
+        # declined servers keep their names, so that a call waiting for the sign-in still matches
+        names = ToolNameMap.build([ToolRef(b.server.key, b.server.name, b.tool.name) for b in usable])
+        for binding in usable:
+            spec = binding.server
+            model_name = names.model_name(ToolRef(spec.key, spec.name, binding.tool.name))
+            tool = BoundTool(
+                model_name,
+                spec,
+                binding.tool,
+                binding.requires_approval,
+                binding.fixed_arguments,
+                self.grants.get(spec.key),
+                binding.approval,
+            )
+            if spec.key in self.declined:
+                self.declined_tools[model_name] = tool
+                continue
+            if spec.key in unreachable:
+                self.unreachable_tools[model_name] = (tool, unreachable[spec.key])
+                continue
+            shown = binding.tool.model_copy(
+                update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)}
+            )
+            try:
+                offered = _offered_tool(shown, model_name)
+            except (ValueError, KeyError) as exc:
+                # LangChain's dereferencing refuses what the schema check let through (e.g. an anchor)
+                yield _left_out(binding, f"its input schema cannot be offered to a model: {exc}")
+                continue
+            self.tools[model_name] = tool
+            self.offered.append(offered)
+
+    def waits_for_sign_in(self, spec: ServerSpec) -> bool:
+        """Whether a refusal of `spec` is for the user to answer by signing in (a per-user OAuth
+        server the turn has a sign-in link for) rather than a failure the model reads."""
+        return bool(spec.token_owner) and spec.key in self.sign_in_links
+
+    async def _open_sessions(
+        self, bindings: list[ToolBinding]
+    ) -> AsyncIterator[McpSession | tuple[ServerSpec, McpError]]:
+        """Pooled sessions of the turn's servers, connected together, and each unreachable one with
+        its error; a per-user OAuth server without a usable sign-in is noted in needs_sign_in."""
+        servers = [
+            spec for spec in {b.server.key: b.server for b in bindings}.values() if spec.key not in self.declined
+        ]
+        outcomes = await asyncio.gather(*(self._connect(spec) for spec in servers))
+        for spec, outcome in zip(servers, outcomes, strict=True):
+            if isinstance(outcome, AuthRequired) and self.waits_for_sign_in(spec):
+                self.needs_sign_in[spec.key] = outcome
+            elif isinstance(outcome, McpError):
+                yield spec, outcome
+            else:
+                yield outcome
+
+    async def _connect(self, spec: ServerSpec) -> McpSession | McpError:
+        try:
+            if spec.auth_type is AuthType.OAUTH:
+                grant = self.grants.get(spec.key)
+                if grant is None:
+                    return AuthRequired(spec.key, spec.name, owner=spec.token_owner)
+                return await with_token(spec, grant, self.hub.pool.acquire)
+            return await self.hub.pool.acquire(spec)
+        except McpError as exc:
+            return exc
+
+
+def _left_out(binding: ToolBinding, problem: str) -> WarningEvent:
+    return WarningEvent(
+        code=ErrorCode.MCP_PROTOCOL_ERROR.value,
+        message=f"{binding.server.name}: the tool {binding.tool.name!r} is left out because {problem}.",
+    )
+
+
+# Turning a tool into what bind_tools sends walks and dereferences its whole schema: about half a
+# millisecond a tool, on every turn, for a result that only changes with what the model is told.
+OFFERED_TOOL_CACHE_SIZE = 2048
+
+
+def _offered_tool(info: ToolInfo, model_name: str) -> dict[str, Any]:
+    """The OpenAI tool bind_tools sends for `info` under `model_name`: a new copy each time, as the
+    request may change what it is given."""
+    told = json.dumps([model_name, info.description, info.input_schema])
+    return json.loads(_offered_tool_json(told))
+
+
+@functools.lru_cache(maxsize=OFFERED_TOOL_CACHE_SIZE)
+def _offered_tool_json(told: str) -> str:
+    """LangChain turns the tool into the OpenAI tool, as bind_tools would: a StructuredTool whose
+    argument schema is the server's input schema as it is, which LangChain dereferences and strips
+    of titles. The StructuredTool itself is never called: the loop executes calls through the hub,
+    which times them, tells the server of a cancel and keeps the error codes and typed parts the
+    events carry."""
+    model_name, description, input_schema = json.loads(told)
+    tool = StructuredTool(
+        name=model_name, description=description or "", args_schema=input_schema, coroutine=_never_called
+    )
+    return json.dumps(convert_to_openai_tool(tool))
+
+
+async def _never_called(**_arguments: Any) -> None:
+    raise NotImplementedError("tools are called through the hub")

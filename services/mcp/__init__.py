@@ -1,0 +1,37 @@
+"""The MCP wing: everything about talking to MCP servers.
+
+The process's hub (one asyncio loop in a thread of its own) and its pool of sessions; a session over
+stdio, SSE or streamable HTTP (the stdio launcher, the transports and their failures); the lists a
+server offers, cached and kept fresh by its change notifications; prompts, resources and the sync
+of every server; the clock and observer of a call (timeouts, progress, logs, elicitation). Odoo's
+records and the agent loop import this face; it knows the shared vocabulary, the OAuth wing (the
+tokens a session sends) and the apps wing (a tool's app resource).
+"""
+
+from .call_observer import CallEvent, CallObserver, Questions, elicitation_errors
+from .elicitation_defaults import apply_defaults
+from .hub import HubSettings, McpHub, get_hub, running_hub
+from .resources import expand
+from .server_info import MODERN_PROTOCOL_VERSIONS
+from .servers_json import import_mcp_servers
+from .session import McpSession
+from .sync import connect_all
+from .transport import stderr_tail
+
+__all__ = [
+    "CallEvent",
+    "CallObserver",
+    "HubSettings",
+    "MODERN_PROTOCOL_VERSIONS",
+    "McpHub",
+    "McpSession",
+    "Questions",
+    "apply_defaults",
+    "connect_all",
+    "elicitation_errors",
+    "expand",
+    "get_hub",
+    "import_mcp_servers",
+    "running_hub",
+    "stderr_tail",
+]

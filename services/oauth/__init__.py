@@ -1,0 +1,33 @@
+"""The OAuth client wing: signing Odoo in to an MCP server's authorization server.
+
+Discovery of the protected resource and its authorization server, dynamic client registration, the
+authorization-code flow with PKCE, token refresh and revocation, all over a guarded HTTP client that
+only reaches public addresses; and the tokens a session sends, refreshed when they expire. Odoo's
+records (mcp.server, mcp.oauth.token) only map to this face.
+"""
+
+from .client import client_metadata, exchange_code, read_callback, register, revoke, same_issuer, start_authorization
+from .discovery import Challenge, discover
+from .http import GuardedHttp, oauth_allowed_hosts
+from .models import ClientRegistration, PENDING_LIFETIME, PendingAuthorization, TokenSet
+from .tokens import RefreshingTokens, with_token
+
+__all__ = [
+    "Challenge",
+    "ClientRegistration",
+    "GuardedHttp",
+    "PENDING_LIFETIME",
+    "PendingAuthorization",
+    "RefreshingTokens",
+    "TokenSet",
+    "client_metadata",
+    "discover",
+    "exchange_code",
+    "oauth_allowed_hosts",
+    "read_callback",
+    "register",
+    "revoke",
+    "same_issuer",
+    "start_authorization",
+    "with_token",
+]
