@@ -264,11 +264,12 @@ class AiAssistant(models.Model):
         """A warning for each of the assistant's system servers whose last connection failed, with
         its error: their tools are not offered, and the user learns why in the chat."""
         failed = self.sudo().mcp_server_ids.filtered(lambda s: s.active and s.scope == "system" and s.state == "error")
+        # self.env._: Odoo's _() finds the language in its caller's frame, which a comprehension hides
         return [
-            _(
+            self.env._(
                 "%(server)s is unavailable, so its tools are left out of this answer: %(error)s",
                 server=server.name,
-                error=server.last_error or server.last_error_code or _("its last connection failed."),
+                error=server.last_error or server.last_error_code or self.env._("its last connection failed."),
             )
             for server in failed
         ]
