@@ -9,6 +9,8 @@ allowed is kept in its audit row (ai.tool.call.approval).
 
 import logging
 
+from psycopg2.errors import SerializationFailure
+
 from odoo import api, fields, models
 from odoo.tools import SQL, create_unique_index
 
@@ -85,15 +87,23 @@ class AiConversationApproval(models.Model):
             "create_uid": self.env.uid,
             "write_uid": self.env.uid,
         }
-        self.env.cr.execute(
-            SQL(
-                "INSERT INTO %s (%s, create_date, write_date) VALUES (%s, now() at time zone 'UTC', "
-                "now() at time zone 'UTC') ON CONFLICT DO NOTHING",
-                SQL.identifier(self._table),
-                SQL(", ").join(map(SQL.identifier, values)),
-                SQL(", ").join(values.values()),
-            )
+        insert = SQL(
+            "INSERT INTO %s (%s, create_date, write_date) VALUES (%s, now() at time zone 'UTC', "
+            "now() at time zone 'UTC') ON CONFLICT DO NOTHING",
+            SQL.identifier(self._table),
+            SQL(", ").join(map(SQL.identifier, values)),
+            SQL(", ").join(values.values()),
         )
+        try:
+            with self.env.cr.savepoint(flush=False):
+                self.env.cr.execute(insert, log_exceptions=False)
+        except SerializationFailure:
+            # An app's waiting calls are sent again together, each remembering the same decision: in
+            # Odoo's REPEATABLE READ the row a concurrent request has just inserted is a conflict
+            # this snapshot cannot see, which PostgreSQL refuses instead of doing nothing. That row
+            # is the one this request would insert: nothing is lost, and the call goes on.
+            _logger.debug("Tool approval already being remembered: conversation=%s tool=%s", conversation.id, tool.name)
+            return
         _logger.info(
             "Tool approval remembered: conversation=%s tool=%s scope=%s app=%s",
             conversation.id,

@@ -38,3 +38,4 @@ from . import test_stdio_server
 from . import test_schema_refs
 from . import test_approvals
 from . import test_app_approval_tour
+from . import test_approval_race
