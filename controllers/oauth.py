@@ -1,6 +1,6 @@
 """OAuth sign-in routes: start (redirect to the provider), callback (back from it), and Odoo's
 client metadata document (its client id where providers accept those). HTTP only: the flow is
-in mcp.server (models/mcp_server_oauth.py) and services/oauth/."""
+in mcp.server (models/server/oauth.py) and services/oauth/."""
 
 import logging
 
@@ -12,7 +12,7 @@ from odoo.exceptions import AccessError, UserError
 from odoo.http import request
 
 from ..exceptions import ChatRefused
-from ..models.mcp_server_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, START_PATH
+from ..models.server.oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, START_PATH
 from ..notify import oauth_error_text
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.oauth import client_metadata

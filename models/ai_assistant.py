@@ -15,7 +15,7 @@ from ..services.limits import (
 )
 from ..services.loop import AssistantSettings, LoopLimits, ToolBinding, ToolNameMap, ToolRef
 from ..services.server_spec import config_error_from
-from .ai_conversation_approval import approval_of
+from .conversation.ai_conversation_approval import approval_of
 
 _logger = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ class AiAssistant(models.Model):
                     selected.extend((None, tool) for tool in tools if tool.review_state == "approved")
             elif warnings is not None:
                 warnings.append(_("You may not use the tools of %s; its servers are left out.", service.name))
-        # the approvals the user remembered in the conversation (an app's own: ai_conversation_app_call.py)
+        # the approvals the user remembered in the conversation (an app's own: conversation/app_call.py)
         remembered = self.env["ai.conversation.approval"]._remembered(conversation) if conversation else {}
         presets = self.env["ai.tool.preset"]._for_turn(
             self, [tool.id for _ref, tool in selected], cloud_service, conversation, warnings

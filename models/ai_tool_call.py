@@ -2,7 +2,7 @@
 made.
 
 Rows are written by the chat runner (as superuser, in the transaction that stores the tool_result
-event) and by the app host (ai_conversation_app_call.py), and removed by the retention cron;
+event) and by the app host (conversation/app_call.py), and removed by the retention cron;
 nobody edits them. They keep who, where, which tool, how long, how it ended and the size of the
 arguments, never the arguments themselves (they may carry secrets the user typed or a preset
 filled in).
@@ -17,7 +17,7 @@ from odoo.modules import module as odoo_module
 
 from ..services.errors import ErrorCode
 from ..turn.sql_rows import insert_row
-from .ai_conversation_approval import APPROVALS
+from .conversation.ai_conversation_approval import APPROVALS
 
 _logger = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from urllib.parse import urlencode
 from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..hub_process import process_hub
-from ..notify import notification, oauth_error_text
-from ..services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
-from ..services.oauth import (
+from ...hub_process import process_hub
+from ...notify import notification, oauth_error_text
+from ...services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
+from ...services.oauth import (
     ClientRegistration,
     GuardedHttp,
     RefreshingTokens,

@@ -1,6 +1,6 @@
 """The AI conversation: its fields, what the chat's routes and Discuss ask of it, and starting or
-resuming a turn. The turn's input (history, tools, the ChatTurn) is in ai_conversation_turn.py,
-claims in ai_conversation_claim.py, the requests about a running call in ai_conversation_call.py."""
+resuming a turn. The turn's input (history, tools, the ChatTurn) is in turn.py,
+claims in claim.py, the requests about a running call in call.py."""
 
 import logging
 import re
@@ -8,10 +8,10 @@ import re
 from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..exceptions import ChatRefused
-from ..services.errors import ErrorCode
-from ..services.loop import Resume
-from ..turn.states import ConversationState
+from ...exceptions import ChatRefused
+from ...services.errors import ErrorCode
+from ...services.loop import Resume
+from ...turn.states import ConversationState
 
 _logger = logging.getLogger(__name__)
 

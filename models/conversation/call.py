@@ -6,9 +6,9 @@ the turn, whichever it is, picks it up (turn/call_requests.py) and hands it to t
 
 from odoo import _, models
 
-from ..exceptions import ChatRefused
-from ..services.mcp import apply_defaults, elicitation_errors
-from ..turn.states import MessageStatus
+from ...exceptions import ChatRefused
+from ...services.mcp import apply_defaults, elicitation_errors
+from ...turn.states import MessageStatus
 
 ANSWERS = ("accept", "decline", "cancel")
 

@@ -15,11 +15,11 @@ import psycopg2.errors
 
 from odoo import _, fields, models
 
-from ..exceptions import ChatRefused
-from ..hub_process import turn_stale_after
-from ..services.errors import ErrorCode
-from ..services.events import ErrorEvent
-from ..turn.states import ConversationState, MessageStatus
+from ...exceptions import ChatRefused
+from ...hub_process import turn_stale_after
+from ...services.errors import ErrorCode
+from ...services.events import ErrorEvent
+from ...turn.states import ConversationState, MessageStatus
 
 _logger = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ retries need nothing of their own.
 
 from odoo import _, api, models
 
-from ..exceptions import ChatRefused
-from ..hub_process import process_hub
-from ..services.errors import AiMcpError, ErrorCode
-from .ai_conversation_server import mcp_refusal
+from ...exceptions import ChatRefused
+from ...hub_process import process_hub
+from ...services.errors import AiMcpError, ErrorCode
+from .servers import mcp_refusal
 
 
 class AiConversation(models.Model):

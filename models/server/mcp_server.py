@@ -7,14 +7,14 @@ from odoo import _, api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import str2bool
 
-from ..hub_process import running_hub
-from ..notify import config_error_text
-from ..services.env_vars import parse_env_json
-from ..services.errors import AiMcpError, ConfigError, _lt
-from ..services.http_validation import check_url, parse_headers_json
-from ..services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
-from ..services.mcp import MODERN_PROTOCOL_VERSIONS, stderr_tail
-from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
+from ...hub_process import running_hub
+from ...notify import config_error_text
+from ...services.env_vars import parse_env_json
+from ...services.errors import AiMcpError, ConfigError, _lt
+from ...services.http_validation import check_url, parse_headers_json
+from ...services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
+from ...services.mcp import MODERN_PROTOCOL_VERSIONS, stderr_tail
+from ...services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 
 _logger = logging.getLogger(__name__)
 

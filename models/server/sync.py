@@ -7,10 +7,10 @@ import logging
 from odoo import _, api, fields, models
 from odoo.modules import module as odoo_module
 
-from ..hub_process import process_hub
-from ..notify import config_error_text, error_text, notification
-from ..services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode, McpError
-from ..services.mcp import connect_all, stderr_tail
+from ...hub_process import process_hub
+from ...notify import config_error_text, error_text, notification
+from ...services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode, McpError
+from ...services.mcp import connect_all, stderr_tail
 
 _logger = logging.getLogger(__name__)
 

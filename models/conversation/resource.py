@@ -1,7 +1,7 @@
 """The resources of a conversation's servers (MCP resources/list, templates, resources/read): opened
 from a tool result's resource link, or attached in the composer as context of the next message.
 
-Which servers: ai_conversation_server.py, as for prompts. A link is read from the server of the
+Which servers: servers.py, as for prompts. A link is read from the server of the
 call that returned it. Contents go back to the browser as they are read (binaries
 base64, within the display caps) and are never stored: an attached text becomes part of the user's
 message, which is what history and replays show.
@@ -9,11 +9,11 @@ message, which is what history and replays show.
 
 from odoo import _, api, models
 
-from ..exceptions import ChatRefused
-from ..hub_process import process_hub
-from ..services.errors import AiMcpError, ErrorCode
-from ..services.mcp import expand
-from .ai_conversation_server import mcp_refusal
+from ...exceptions import ChatRefused
+from ...hub_process import process_hub
+from ...services.errors import AiMcpError, ErrorCode
+from ...services.mcp import expand
+from .servers import mcp_refusal
 
 
 class AiConversation(models.Model):

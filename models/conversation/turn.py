@@ -5,11 +5,11 @@ from functools import partial
 
 from odoo import _, models
 
-from ..hub_process import process_hub
-from ..services.errors import AiMcpError, ErrorCode
-from ..services.events import StartEvent, parse_event
-from ..services.loop import HistoryMessage, SignInLink, TurnControl, TurnRequest, history_from_events, run_turn
-from ..turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
+from ...hub_process import process_hub
+from ...services.errors import AiMcpError, ErrorCode
+from ...services.events import StartEvent, parse_event
+from ...services.loop import HistoryMessage, SignInLink, TurnControl, TurnRequest, history_from_events, run_turn
+from ...turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
 
 # The model is given the last turns only: a long chat must not grow every request without bound.
 HISTORY_TURNS = 30
