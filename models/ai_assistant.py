@@ -1,3 +1,11 @@
+"""ai.assistant: what a user chats with. An assistant names its model (an ai.provider and a
+model name), its system prompt and its limits (tool rounds, calls per round, timeouts), who may
+chat with it (groups), and the system MCP servers (mcp.server) whose tools (mcp.tool) it may use,
+minus the tools it disables. Its conversations (ai.conversation) ask it for the settings of the
+agent loop and for the tools a turn may offer: those of its connected servers, plus the user
+servers of the conversation's cloud service, with their presets (ai.tool.preset) and the
+approvals remembered in the conversation. As a Discuss chat partner: ai_assistant_discuss.py."""
+
 import logging
 
 from pydantic import ValidationError as PydanticValidationError

@@ -1,3 +1,8 @@
+"""ai.provider: an OpenAI-compatible endpoint a model is reached through: its base URL, its
+write-only API key (ai.secret.mixin), its default model and timeout. Assistants (ai.assistant)
+name a provider and optionally a model; the agent loop gets the provider's settings, key
+decrypted, only when a turn calls the model. An administrator tests a provider with one request."""
+
 from pydantic import ValidationError as PydanticValidationError
 
 from odoo import _, api, fields, models

@@ -1,3 +1,10 @@
+"""mcp.tool: one tool an MCP server (mcp.server) offers, as its last sync found it (name,
+description, schemas, the server's hints, its MCP App), with the choices an administrator keeps
+across syncs: enabled, requires approval, checked read-only, free for apps. A tool whose
+description or schemas changed since it was approved is given to no model until reviewed.
+Assistants (ai.assistant) offer the enabled, approved tools of their servers to the model; tool
+calls are audited in ai.tool.call."""
+
 import json
 
 from odoo import _, api, fields, models

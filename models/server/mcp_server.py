@@ -1,3 +1,13 @@
+"""mcp.server: an MCP server Odoo connects to, and how: its transport (streamable HTTP, SSE or a
+stdio process), authentication and write-only secrets (ai.secret.mixin), timeouts, and the outcome
+of its last connection. A system server is configured by AI managers and given to assistants
+(ai.assistant.mcp_server_ids); a user server belongs to a cloud service (cloud.service) and serves
+only that service's conversations. The tools it offers are mcp.tool records.
+
+This file holds the configuration and its checks; the other aspects of the model are the files
+next to it (see this package's __init__.py): the spec the hub connects with, the sync of its
+tools, OAuth sign-in, its MCP Apps' permissions."""
+
 import json
 import logging
 import os
