@@ -12,7 +12,7 @@ import json
 import logging
 from datetime import timedelta
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.modules import module as odoo_module
 
 from ..services.errors import ErrorCode
@@ -119,7 +119,7 @@ class AiToolCall(models.Model):
     @api.depends("tool_name", "server_name")
     def _compute_display_name(self):
         for call in self:
-            call.display_name = " / ".join(filter(None, [call.server_name, call.tool_name])) or _("Tool call")
+            call.display_name = " / ".join(filter(None, [call.server_name, call.tool_name])) or self.env._("Tool call")
 
     # -- written by the chat runner ------------------------------------------------------------------
 

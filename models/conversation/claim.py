@@ -83,7 +83,7 @@ class AiConversation(models.Model):
         seq = last_seq + 1
         error = ErrorEvent(
             code=ErrorCode.CANCELLED.value,
-            message=_("The answer was interrupted: the server stopped while it ran."),
+            message=self.env._("The answer was interrupted: the server stopped while it ran."),
         )
         self.env["ai.conversation.event"].sudo().create(
             {"conversation_id": self.id, "seq": seq, "type": error.type, "payload": error.data()}
