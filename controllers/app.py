@@ -5,7 +5,7 @@ the app is shown in.
 The sandbox page is served from Odoo's URL but in a sandbox without same-origin rights (the CSP
 `sandbox` directive): its origin is opaque, so nothing in it can read Odoo's cookies, DOM or
 session, and its CSP lets it reach only what the app declared. Access checks and the app's policy
-live in the models (ai_conversation_app*.py).
+live in the models (conversation/app*.py).
 """
 
 import logging

@@ -220,16 +220,17 @@ class ChatController(http.Controller):
         if not request.validate_csrf(token):
             _logger.info("AI chat: CSRF token missing or invalid on %s", request.httprequest.path)
             raise ChatRefused(
-                ErrorCode.CSRF_INVALID, _("The session expired or the CSRF token is invalid: reload the page.")
+                ErrorCode.CSRF_INVALID,
+                request.env._("The session expired or the CSRF token is invalid: reload the page."),
             )
 
     def _json_body(self):
         try:
             body = json.loads(request.httprequest.get_data(as_text=True) or "{}")
         except ValueError:
-            raise ChatRefused.invalid(_("The request body must be a JSON object.")) from None
+            raise ChatRefused.invalid(request.env._("The request body must be a JSON object.")) from None
         if not isinstance(body, dict):
-            raise ChatRefused.invalid(_("The request body must be a JSON object."))
+            raise ChatRefused.invalid(request.env._("The request body must be a JSON object."))
         return body
 
     def _stream(self, turn):

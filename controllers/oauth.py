@@ -1,18 +1,18 @@
 """OAuth sign-in routes: start (redirect to the provider), callback (back from it), and Odoo's
 client metadata document (its client id where providers accept those). HTTP only: the flow is
-in mcp.server (models/mcp_server_oauth.py) and services/oauth/."""
+in mcp.server (models/server/oauth.py) and services/oauth/."""
 
 import logging
 
 from markupsafe import Markup, escape
 from werkzeug.utils import redirect
 
-from odoo import _, http
+from odoo import http
 from odoo.exceptions import AccessError, UserError
 from odoo.http import request
 
 from ..exceptions import ChatRefused
-from ..models.mcp_server_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, START_PATH
+from ..models.server.oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, START_PATH
 from ..notify import oauth_error_text
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.oauth import client_metadata
@@ -39,19 +39,21 @@ class OAuthController(http.Controller):
             if conversation_id:
                 conversation = conversation._chat_own(conversation_id)
             if not server:
-                raise UserError(_("No such MCP server."))
+                raise UserError(request.env._("No such MCP server."))
             url = server.with_user(request.env.user)._oauth_begin(
                 _session_id(), conversation=conversation, scope=scope or None
             )
         except (AccessError, UserError) as exc:
-            return _page(_("Cannot sign in"), exc.args[0], status=403)
+            return _page(request.env._("Cannot sign in"), exc.args[0], status=403)
         except ChatRefused as refusal:
-            return _page(_("Cannot sign in"), refusal.message, status=refusal.status)
+            return _page(request.env._("Cannot sign in"), refusal.message, status=refusal.status)
         except AiMcpError as exc:
-            return _page(_("Cannot sign in"), oauth_error_text(request.env, exc), status=502)
+            return _page(request.env._("Cannot sign in"), oauth_error_text(request.env, exc), status=502)
         except ValueError:
             return _page(
-                _("Cannot sign in"), _("The sign-in link is malformed: server_id must be a number."), status=400
+                request.env._("Cannot sign in"),
+                request.env._("The sign-in link is malformed: server_id must be a number."),
+                status=400,
             )
         return redirect(url, code=303, Response=http.Response)
 
@@ -64,16 +66,20 @@ class OAuthController(http.Controller):
         except AiMcpError as exc:
             _logger.info("OAuth callback refused: user=%s code=%s", request.env.uid, exc.code.value)
             status = 400 if exc.code in (ErrorCode.OAUTH_STATE_INVALID, ErrorCode.OAUTH_ACCESS_DENIED) else 502
-            return _page(_("Sign-in failed"), oauth_error_text(request.env, exc), status=status)
+            return _page(request.env._("Sign-in failed"), oauth_error_text(request.env, exc), status=status)
         if conversation:
-            message = _(
+            message = request.env._(
                 "You are signed in to %s. You can close this tab: the conversation goes on by itself.", server.name
             )
         else:
-            message = _("You are signed in to %s. You can close this tab and reload the server's form.", server.name)
+            message = request.env._(
+                "You are signed in to %s. You can close this tab and reload the server's form.", server.name
+            )
         # the tab was opened by the chat: close it where the browser lets a page do so
         return _page(
-            _("Signed in"), message, extra=Markup("<script>setTimeout(function () { window.close(); }, 1500);</script>")
+            request.env._("Signed in"),
+            message,
+            extra=Markup("<script>setTimeout(function () { window.close(); }, 1500);</script>"),
         )
 
     @http.route(CLIENT_METADATA_PATH, type="http", auth="none", methods=["GET"], csrf=False)

@@ -1,8 +1,16 @@
+"""ai.assistant: what a user chats with. An assistant names its model (an ai.provider and a
+model name), its system prompt and its limits (tool rounds, calls per round, timeouts), who may
+chat with it (groups), and the system MCP servers (mcp.server) whose tools (mcp.tool) it may use,
+minus the tools it disables. Its conversations (ai.conversation) ask it for the settings of the
+agent loop and for the tools a turn may offer: those of its connected servers, plus the user
+servers of the conversation's cloud service, with their presets (ai.tool.preset) and the
+approvals remembered in the conversation. As a Discuss chat partner: ai_assistant_discuss.py."""
+
 import logging
 
 from pydantic import ValidationError as PydanticValidationError
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
 from ..services.errors import AiMcpError, _lt
@@ -15,7 +23,7 @@ from ..services.limits import (
 )
 from ..services.loop import AssistantSettings, LoopLimits, ToolBinding, ToolNameMap, ToolRef
 from ..services.server_spec import config_error_from
-from .ai_conversation_approval import approval_of
+from .conversation.ai_conversation_approval import approval_of
 
 _logger = logging.getLogger(__name__)
 
@@ -137,7 +145,7 @@ class AiAssistant(models.Model):
             refs, notes = assistant._system_tools()
             names = ToolNameMap.build([ref for ref, _tool in refs])
             lines = [f"{name}  <- {ref.server_name} / {ref.tool}" for name, ref in names.items()]
-            assistant.tool_preview = "\n".join(lines + notes) or _("No tool: choose connected MCP servers.")
+            assistant.tool_preview = "\n".join(lines + notes) or self.env._("No tool: choose connected MCP servers.")
             assistant.tool_count = len(lines)
 
     def _compute_tool_call_count(self):
@@ -153,7 +161,7 @@ class AiAssistant(models.Model):
             servers = assistant.sudo().with_context(active_test=False).mcp_server_ids
             if len(servers) > MAX_SERVERS:
                 raise ValidationError(
-                    _(
+                    self.env._(
                         "%(assistant)s: at most %(max)s MCP servers per assistant (%(count)s chosen).",
                         assistant=assistant.name,
                         max=MAX_SERVERS,
@@ -162,7 +170,7 @@ class AiAssistant(models.Model):
                 )
             if any(server.scope != "system" for server in servers):
                 raise ValidationError(
-                    _(
+                    self.env._(
                         "%s: assistants use system MCP servers only; user servers come with a cloud service.",
                         assistant.name,
                     )
@@ -226,8 +234,8 @@ class AiAssistant(models.Model):
                 for tools in self.env["mcp.tool"]._enabled_on(self._service_servers(service)).values():
                     selected.extend((None, tool) for tool in tools if tool.review_state == "approved")
             elif warnings is not None:
-                warnings.append(_("You may not use the tools of %s; its servers are left out.", service.name))
-        # the approvals the user remembered in the conversation (an app's own: ai_conversation_app_call.py)
+                warnings.append(self.env._("You may not use the tools of %s; its servers are left out.", service.name))
+        # the approvals the user remembered in the conversation (an app's own: conversation/app_call.py)
         remembered = self.env["ai.conversation.approval"]._remembered(conversation) if conversation else {}
         presets = self.env["ai.tool.preset"]._for_turn(
             self, [tool.id for _ref, tool in selected], cloud_service, conversation, warnings
@@ -244,7 +252,9 @@ class AiAssistant(models.Model):
                     specs[server.id] = None
                     _logger.info("MCP server left out of a turn: server=%s error=%s", server.name, exc)
                     if warnings is not None:
-                        warnings.append(_("%(server)s is left out: %(error)s", server=server.name, error=exc.message))
+                        warnings.append(
+                            self.env._("%(server)s is left out: %(error)s", server=server.name, error=exc.message)
+                        )
             if specs[server.id] is not None:
                 approval = approval_of(tool, remembered, audience)
                 bindings.append(
@@ -302,12 +312,12 @@ class AiAssistant(models.Model):
         notes = []
         for server in servers:
             if server not in offered:
-                notes.append(_("(%s is not connected: test it or sync its tools to offer them.)", server.name))
+                notes.append(self.env._("(%s is not connected: test it or sync its tools to offer them.)", server.name))
                 continue
             for tool in offered[server]:
                 if tool.review_state != "approved":
                     notes.append(
-                        _(
+                        self.env._(
                             "(%(tool)s of %(server)s changed since it was approved: left out until reviewed.)",
                             tool=tool.name,
                             server=server.name,
@@ -325,7 +335,9 @@ class AiAssistant(models.Model):
 
     def action_open_tool_calls(self):
         self.ensure_one()
-        return self.env["ai.tool.call"]._action_for(_("Tool calls of %s", self.name), [("assistant_id", "=", self.id)])
+        return self.env["ai.tool.call"]._action_for(
+            self.env._("Tool calls of %s", self.name), [("assistant_id", "=", self.id)]
+        )
 
 
 def _seen_by(tool, audience):

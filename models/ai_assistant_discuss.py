@@ -1,7 +1,7 @@
 import base64
 import logging
 
-from odoo import _, fields, models
+from odoo import fields, models
 from odoo.exceptions import AccessError
 from odoo.tools import file_open
 
@@ -36,7 +36,7 @@ class AiAssistant(models.Model):
         self.ensure_one()
         assistant = self.sudo()
         if not assistant.partner_id:
-            values = {"name": assistant.name, "comment": _("AI assistant: answers in Discuss chats.")}
+            values = {"name": assistant.name, "comment": self.env._("AI assistant: answers in Discuss chats.")}
             avatar = _avatar()
             if avatar:
                 values["image_1920"] = avatar
@@ -47,7 +47,7 @@ class AiAssistant(models.Model):
         """The current user's Discuss chat with this assistant, created when needed."""
         self.ensure_one()
         if not self._user_may_use():
-            raise AccessError(_("You may not chat with %s.", self.sudo().name))
+            raise AccessError(self.env._("You may not chat with %s.", self.sudo().name))
         partner = self._discuss_partner()
         return self.env["discuss.channel"].channel_get([partner.id])
 
@@ -57,7 +57,7 @@ class AiAssistant(models.Model):
         return {
             "type": "ir.actions.client",
             "tag": "mail.action_discuss",
-            "name": _("Discuss"),
+            "name": self.env._("Discuss"),
             "params": {"active_id": f"discuss.channel_{channel.id}"},
         }
 

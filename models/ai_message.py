@@ -1,7 +1,7 @@
 from odoo import api, fields, models
 
 from ..turn.states import MessageStatus
-from .ai_conversation_approval import APPROVALS
+from .conversation.ai_conversation_approval import APPROVALS
 
 MESSAGE_STATUSES = [
     (MessageStatus.RUNNING, "Running"),

@@ -1,6 +1,11 @@
+"""ai.provider: an OpenAI-compatible endpoint a model is reached through: its base URL, its
+write-only API key (ai.secret.mixin), its default model and timeout. Assistants (ai.assistant)
+name a provider and optionally a model; the agent loop gets the provider's settings, key
+decrypted, only when a turn calls the model. An administrator tests a provider with one request."""
+
 from pydantic import ValidationError as PydanticValidationError
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
 from ..notify import config_error_text, error_text, notification
@@ -52,14 +57,18 @@ class AiProvider(models.Model):
                 check_url(provider.base_url, field="base_url")
             except ConfigError as exc:
                 raise ValidationError(
-                    _("%(provider)s: %(problem)s", provider=provider.name, problem=config_error_text(provider, exc))
+                    self.env._(
+                        "%(provider)s: %(problem)s", provider=provider.name, problem=config_error_text(provider, exc)
+                    )
                 ) from None
 
     @api.constrains("timeout")
     def _check_timeout(self):
         for provider in self:
             if provider.timeout <= 0:
-                raise ValidationError(_("%s: the timeout must be a positive number of seconds.", provider.name))
+                raise ValidationError(
+                    self.env._("%s: the timeout must be a positive number of seconds.", provider.name)
+                )
 
     def _llm_settings(self, model=None, temperature=None):
         """LlmSettings with the key decrypted: only for the code that calls the model."""
@@ -83,11 +92,11 @@ class AiProvider(models.Model):
             latency = ping(settings)
         except AiMcpError as exc:
             return notification(
-                _("%s did not answer", self.name), error_text(exc, self), "danger", sticky=True, reload=False
+                self.env._("%s did not answer", self.name), error_text(exc, self), "danger", sticky=True, reload=False
             )
         return notification(
-            _("%s answered", self.name),
-            _("%(model)s answered in %(latency)s ms.", model=settings.model, latency=latency),
+            self.env._("%s answered", self.name),
+            self.env._("%(model)s answered in %(latency)s ms.", model=settings.model, latency=latency),
             "success",
             reload=False,
         )

@@ -22,7 +22,7 @@ A concrete model declares, per secret field `x`:
 
 from __future__ import annotations
 
-from odoo import _, api, models
+from odoo import api, models
 from odoo.exceptions import ValidationError
 from odoo.tools import SQL
 
@@ -101,7 +101,9 @@ class AiSecretMixin(models.AbstractModel):
         secret = self.env["ir.config_parameter"].sudo().get_param("database.secret")
         if not secret:
             raise ValidationError(
-                _("The database has no secret (system parameter database.secret), so secrets cannot be encrypted.")
+                self.env._(
+                    "The database has no secret (system parameter database.secret), so secrets cannot be encrypted."
+                )
             )
         return SecretBox(secret)
 

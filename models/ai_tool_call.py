@@ -2,7 +2,7 @@
 made.
 
 Rows are written by the chat runner (as superuser, in the transaction that stores the tool_result
-event) and by the app host (ai_conversation_app_call.py), and removed by the retention cron;
+event) and by the app host (conversation/app_call.py), and removed by the retention cron;
 nobody edits them. They keep who, where, which tool, how long, how it ended and the size of the
 arguments, never the arguments themselves (they may carry secrets the user typed or a preset
 filled in).
@@ -12,12 +12,12 @@ import json
 import logging
 from datetime import timedelta
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.modules import module as odoo_module
 
 from ..services.errors import ErrorCode
 from ..turn.sql_rows import insert_row
-from .ai_conversation_approval import APPROVALS
+from .conversation.ai_conversation_approval import APPROVALS
 
 _logger = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class AiToolCall(models.Model):
     @api.depends("tool_name", "server_name")
     def _compute_display_name(self):
         for call in self:
-            call.display_name = " / ".join(filter(None, [call.server_name, call.tool_name])) or _("Tool call")
+            call.display_name = " / ".join(filter(None, [call.server_name, call.tool_name])) or self.env._("Tool call")
 
     # -- written by the chat runner ------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ sends (the model cannot override it) and removed from the schema the model sees.
 import json
 from typing import NamedTuple
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
 from ..services.errors import ConfigError
@@ -79,7 +79,7 @@ class AiToolPreset(models.Model):
             tool = preset.tool_id
             if tool.server_id not in preset.assistant_id.with_context(active_test=False).mcp_server_ids:
                 raise ValidationError(
-                    _(
+                    self.env._(
                         "%(tool)s is not a tool of %(assistant)s: choose a tool of one of its MCP servers.",
                         tool=tool.display_name,
                         assistant=preset.assistant_id.name,
@@ -89,7 +89,7 @@ class AiToolPreset(models.Model):
                 validate_preset(preset._parsed_arguments(), tool_schema(tool))
             except ConfigError as exc:
                 raise ValidationError(
-                    _("Preset of %(tool)s: %(problem)s", tool=tool.display_name, problem=exc.problem)
+                    self.env._("Preset of %(tool)s: %(problem)s", tool=tool.display_name, problem=exc.problem)
                 ) from None
 
     def _parsed_arguments(self):
@@ -132,7 +132,7 @@ class AiToolPreset(models.Model):
                 left_out.add(tool.id)
                 if warnings is not None:
                     warnings.append(
-                        _(
+                        self.env._(
                             "%(tool)s is left out: its preset no longer fits the tool (%(problem)s).",
                             tool=tool.display_name,
                             problem=exc.problem,
@@ -144,7 +144,7 @@ class AiToolPreset(models.Model):
                 left_out.add(tool.id)
                 if warnings is not None:
                     warnings.append(
-                        _(
+                        self.env._(
                             "%(tool)s is left out: its preset needs {{%(variable)s}}, which this "
                             "conversation does not have.",
                             tool=tool.display_name,

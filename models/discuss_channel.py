@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from odoo import _, api, models
+from odoo import api, models
 from odoo.tools import html2plaintext, html_sanitize, plaintext2html
 
 from ..exceptions import ChatRefused
@@ -104,7 +104,9 @@ class DiscussChannel(models.Model):
         self.ensure_one()
         user = self.env.user
         if not assistant.active or not assistant._user_may_use(user):
-            return _("Sorry, you are not allowed to chat with %s. Ask an AI manager for access.", assistant.name)
+            return self.env._(
+                "Sorry, you are not allowed to chat with %s. Ask an AI manager for access.", assistant.name
+            )
         Conversation = self.env["ai.conversation"]
         conversation = Conversation.sudo().search(
             [("channel_id", "=", self.id), ("user_id", "=", user.id), ("assistant_id", "=", assistant.id)],
@@ -117,7 +119,7 @@ class DiscussChannel(models.Model):
             if conversation.state == ConversationState.AWAITING_APPROVAL:
                 answer = _yes_no(text)
                 if answer is None:
-                    return _("Please reply yes to allow the tool calls, or no to deny them.")
+                    return self.env._("Please reply yes to allow the tool calls, or no to deny them.")
                 return conversation._chat_resume(
                     approvals={call_id: answer for call_id in conversation._pending_call_ids()}
                 )
@@ -128,7 +130,7 @@ class DiscussChannel(models.Model):
             if conversation.state == ConversationState.AWAITING_CONFIRMATION:
                 answer = _yes_no(text)
                 if answer is None:
-                    return _("Please reply yes to let me use more tools, or no to get my answer now.")
+                    return self.env._("Please reply yes to let me use more tools, or no to get my answer now.")
                 return conversation._chat_resume(go_on=answer)
             return Conversation._chat_send(assistant.id, text, conversation_id=conversation.id or None, channel=self)
         except ChatRefused as refusal:
@@ -156,7 +158,9 @@ class DiscussChannel(models.Model):
         expandable summary of the tool calls, and the question when the turn waits for the user."""
         _ = self.env._
         if outcome is None:
-            return plaintext2html(_("Sorry, something went wrong while answering; the details are in the server log."))
+            return plaintext2html(
+                self.env._("Sorry, something went wrong while answering; the details are in the server log.")
+            )
         if isinstance(outcome, str):
             return plaintext2html(outcome)
         parts = []
@@ -177,26 +181,29 @@ class DiscussChannel(models.Model):
                 for call in final.calls
             )
             intro = (
-                _("I would like to run this tool:") if len(final.calls) == 1 else _("I would like to run these tools:")
+                self.env._("I would like to run this tool:")
+                if len(final.calls) == 1
+                else self.env._("I would like to run these tools:")
             )
             parts.append(
-                Markup("<p>%s</p><ul>%s</ul><p><b>%s</b></p>") % (intro, items, _("Reply yes to allow, or no to deny."))
+                Markup("<p>%s</p><ul>%s</ul><p><b>%s</b></p>")
+                % (intro, items, self.env._("Reply yes to allow, or no to deny."))
             )
         elif isinstance(final, AuthRequiredEvent):
             base = self.get_base_url().rstrip("/")
             links = Markup("").join(
                 Markup('<li>%s <a href="%s" target="_blank" rel="noopener">%s</a></li>')
-                % (server.message, base + server.url, _("Sign in to %s", server.server))
+                % (server.message, base + server.url, self.env._("Sign in to %s", server.server))
                 for server in final.servers
             )
             parts.append(
                 Markup("<ul>%s</ul><p><b>%s</b></p>")
-                % (links, _("Reply when you have signed in, and I will go on; reply no to go on without it."))
+                % (links, self.env._("Reply when you have signed in, and I will go on; reply no to go on without it."))
             )
         elif isinstance(final, ConfirmContinueEvent):
             parts.append(
                 plaintext2html(
-                    _(
+                    self.env._(
                         "I have used %(used)s of my %(max)s tool rounds. "
                         "Reply yes to let me go on, or no to get my answer now.",
                         used=final.rounds_used,
@@ -207,10 +214,10 @@ class DiscussChannel(models.Model):
         elif isinstance(final, ErrorEvent):
             parts.append(
                 Markup("<p><i>%s</i></p>")
-                % _("I could not finish: %(message)s (%(code)s)", message=final.message, code=final.code)
+                % self.env._("I could not finish: %(message)s (%(code)s)", message=final.message, code=final.code)
             )
         elif not parts:
-            parts.append(plaintext2html(_("I have no answer to that.")))
+            parts.append(plaintext2html(self.env._("I have no answer to that.")))
         for warning in dict.fromkeys(outcome.warnings):
             parts.append(Markup("<p><small><i>%s</i></small></p>") % warning)
         return Markup("").join(parts)
@@ -220,11 +227,11 @@ class DiscussChannel(models.Model):
         items = []
         for call, result in calls:
             if result.ok:
-                status = _("done")
+                status = self.env._("done")
             elif result.error_code == "TOOL_DENIED":
-                status = _("denied")
+                status = self.env._("denied")
             else:
-                status = _("failed: %s", result.error_code or "")
+                status = self.env._("failed: %s", result.error_code or "")
             preview = result.model_text if result.ok else (result.error_message or result.model_text)
             items.append(
                 Markup("<li><b>%s</b> <small>(%s)</small> <code>%s</code> — %s, %s ms<br/><small>%s</small></li>")
@@ -237,7 +244,7 @@ class DiscussChannel(models.Model):
                     _shorten(preview, RESULT_PREVIEW_CHARS),
                 )
             )
-        summary = _("Used 1 tool") if len(calls) == 1 else _("Used %s tools", len(calls))
+        summary = self.env._("Used 1 tool") if len(calls) == 1 else self.env._("Used %s tools", len(calls))
         return Markup("<details><summary>🔧 %s</summary><ul>%s</ul></details>") % (summary, Markup("").join(items))
 
     def _ai_mcp_app_links(self, conversation_id, calls):

@@ -1,6 +1,13 @@
+"""mcp.tool: one tool an MCP server (mcp.server) offers, as its last sync found it (name,
+description, schemas, the server's hints, its MCP App), with the choices an administrator keeps
+across syncs: enabled, requires approval, checked read-only, free for apps. A tool whose
+description or schemas changed since it was approved is given to no model until reviewed.
+Assistants (ai.assistant) offer the enabled, approved tools of their servers to the model; tool
+calls are audited in ai.tool.call."""
+
 import json
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 
 from ..services.tool_info import ToolAnnotations, ToolInfo
 
@@ -223,7 +230,7 @@ class McpTool(models.Model):
                 tool.approved_hash = tool.content_hash
             if pending:
                 server.message_post(
-                    body=_(
+                    body=self.env._(
                         "%(user)s accepted the current description and schemas of: %(tools)s",
                         user=self.env.user.name,
                         tools=", ".join(pending.mapped("name")),
@@ -235,7 +242,7 @@ class McpTool(models.Model):
         self.ensure_one()
         return {
             "type": "ir.actions.act_window",
-            "name": _("Try %s", self.name),
+            "name": self.env._("Try %s", self.name),
             "res_model": "mcp.tool.try.wizard",
             "view_mode": "form",
             "target": "new",

@@ -9,7 +9,7 @@ from odoo.addons.ai_mcp.testing.mcp_servers import free_port, server_argv
 
 from .common import AiMcpCase
 
-SYNC_LOGGER = "odoo.addons.ai_mcp.models.mcp_server_sync"
+SYNC_LOGGER = "odoo.addons.ai_mcp.models.server.sync"
 
 
 @tagged("post_install", "-at_install")

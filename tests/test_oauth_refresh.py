@@ -16,7 +16,7 @@ from odoo.modules.registry import DummyRLock, Registry
 from odoo.tests import TransactionCase, tagged
 
 from odoo.addons.ai_mcp.hub_process import process_hub
-from odoo.addons.ai_mcp.models.mcp_server_oauth import CALLBACK_PATH
+from odoo.addons.ai_mcp.models.server.oauth import CALLBACK_PATH
 from odoo.addons.ai_mcp.services.errors import ErrorCode, OAuthError
 from odoo.addons.ai_mcp.services.oauth import GuardedHttp, discover
 from odoo.addons.ai_mcp.services.oauth import client as oauth_client

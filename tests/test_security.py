@@ -275,7 +275,7 @@ class TestSecurity(AiMcpCase):
         with self.assertRaises(ConfigError) as info:
             server._server_spec()
         self.assertEqual(info.exception.field, "url")
-        with mute_logger("odoo.addons.ai_mcp.models.mcp_server"):
+        with mute_logger("odoo.addons.ai_mcp.models.server.mcp_server"):
             action = server.action_test_connection()
         self.assertEqual(action["params"]["type"], "danger")
         self.assertIn("ai_mcp.allowed_hosts", action["params"]["message"])

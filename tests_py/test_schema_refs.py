@@ -103,7 +103,7 @@ def test_checking_arguments_against_a_schema_that_refers_elsewhere_fetches_nothi
 def test_a_question_that_refers_elsewhere_is_answered_without_fetching_it(
     hub: McpHub, llm: ScriptedLLM, canary: Canary, probes: HttpServer
 ) -> None:
-    """The answer is checked as Odoo checks it (ai_conversation_call: defaults, then the check)."""
+    """The answer is checked as Odoo checks it (models/conversation/call.py: defaults, then the check)."""
     before = canary.hits
     checked: list[list[str]] = []
 

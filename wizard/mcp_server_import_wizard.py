@@ -10,7 +10,7 @@ through the server's write-only fields, and the pasted text is cleared once the 
 import json
 import shlex
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
 from ..services.errors import ConfigError
@@ -61,7 +61,7 @@ class McpServerImportWizard(models.TransientModel):
         self.write(
             {
                 "state": "preview",
-                "error": False if lines else _("The configuration lists no server."),
+                "error": False if lines else self.env._("The configuration lists no server."),
                 "line_ids": [(0, 0, values) for values in lines],
             }
         )
@@ -76,7 +76,7 @@ class McpServerImportWizard(models.TransientModel):
     def action_create(self):
         self.ensure_one()
         if self.state != "preview":
-            raise UserError(_("Preview the servers before creating them."))
+            raise UserError(self.env._("Preview the servers before creating them."))
         try:
             entries = {entry.name: entry for entry in self._entries()}
         except ConfigError as exc:
@@ -85,7 +85,7 @@ class McpServerImportWizard(models.TransientModel):
         for line in self.line_ids.filtered(lambda line: line.status == "ready" and line.selected):
             entry = entries.get(line.name)
             if entry is None or entry.spec is None:
-                line.write({"status": "failed", "error": _("The entry is no longer in the pasted text.")})
+                line.write({"status": "failed", "error": self.env._("The entry is no longer in the pasted text.")})
                 continue
             try:
                 with self.env.cr.savepoint():
@@ -103,7 +103,7 @@ class McpServerImportWizard(models.TransientModel):
         servers = self.line_ids.server_id
         return {
             "type": "ir.actions.act_window",
-            "name": _("Imported MCP servers"),
+            "name": self.env._("Imported MCP servers"),
             "res_model": "mcp.server",
             "view_mode": "list,form",
             "views": [(False, "list"), (False, "form")],
@@ -115,7 +115,7 @@ class McpServerImportWizard(models.TransientModel):
     def _entries(self):
         text = (self.config_text or "").strip()
         if not text:
-            raise ConfigError("mcpServers", _("paste the JSON configuration first"))
+            raise ConfigError("mcpServers", self.env._("paste the JSON configuration first"))
         return import_mcp_servers(text)
 
     def _line_values(self, sequence, entry, existing):
@@ -138,14 +138,15 @@ class McpServerImportWizard(models.TransientModel):
         )
         if entry.name in existing:
             values.update(
-                selected=False, note=_("A server with this name exists already; select the line to add another.")
+                selected=False,
+                note=self.env._("A server with this name exists already; select the line to add another."),
             )
         return values
 
     def _reopen(self):
         return {
             "type": "ir.actions.act_window",
-            "name": _("Import MCP servers"),
+            "name": self.env._("Import MCP servers"),
             "res_model": self._name,
             "res_id": self.id,
             "view_mode": "form",

@@ -10,7 +10,7 @@ import time
 
 from markupsafe import Markup
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.exceptions import UserError
 
 from ..hub_process import process_hub
@@ -78,7 +78,7 @@ class McpToolTryWizard(models.TransientModel):
     def action_call(self):
         self.ensure_one()
         if self.arguments_error:
-            raise UserError(_("Correct the arguments first: %s", self.arguments_error))
+            raise UserError(self.env._("Correct the arguments first: %s", self.arguments_error))
         arguments = self._parsed_arguments()
         tool = self.tool_id
         # the wizard may have been created by RPC with any tool: call only one the user may read
@@ -92,14 +92,16 @@ class McpToolTryWizard(models.TransientModel):
         except SchemaProblem as exc:
             self._show_error(
                 exc.code,
-                _("%(tool)s cannot be called: its input schema %(reason)s.", tool=tool.name, reason=exc.reason),
+                self.env._(
+                    "%(tool)s cannot be called: its input schema %(reason)s.", tool=tool.name, reason=exc.reason
+                ),
                 0,
             )
             return self._reopen()
         if problems:
             self._show_error(
                 ErrorCode.MCP_INVALID_PARAMS,
-                _("The arguments do not match the tool's input schema: %s", "; ".join(problems)),
+                self.env._("The arguments do not match the tool's input schema: %s", "; ".join(problems)),
                 0,
             )
             return self._reopen()
@@ -143,9 +145,9 @@ class McpToolTryWizard(models.TransientModel):
         try:
             arguments = json.loads(text)
         except ValueError as exc:
-            raise UserError(_("The arguments are not valid JSON: %s", exc)) from None
+            raise UserError(self.env._("The arguments are not valid JSON: %s", exc)) from None
         if not isinstance(arguments, dict):
-            raise UserError(_('The arguments must be a JSON object, e.g. {"city": "Paris"}.'))
+            raise UserError(self.env._('The arguments must be a JSON object, e.g. {"city": "Paris"}.'))
         return arguments
 
     def _show_error(self, code, message, duration_ms):
@@ -172,7 +174,8 @@ class McpToolTryWizard(models.TransientModel):
         if result.is_error:
             values.update(
                 result_error_code=ErrorCode.MCP_EXECUTION_ERROR.value,
-                result_error_message=truncate(result.text_for_model(), 2_000) or _("The tool reported an error."),
+                result_error_message=truncate(result.text_for_model(), 2_000)
+                or self.env._("The tool reported an error."),
                 result_advice=ADVICE[ErrorCode.MCP_EXECUTION_ERROR],
             )
         self.write(values)
@@ -180,7 +183,7 @@ class McpToolTryWizard(models.TransientModel):
     def _reopen(self):
         return {
             "type": "ir.actions.act_window",
-            "name": _("Try %s", self.tool_id.display_name),
+            "name": self.env._("Try %s", self.tool_id.display_name),
             "res_model": self._name,
             "res_id": self.id,
             "view_mode": "form",

@@ -9,7 +9,7 @@ import {
     startRetryable,
 } from "../src/logic/start_retry.js";
 
-// the server's check of a request key (models/ai_conversation.py REQUEST_KEY)
+// the server's check of a request key (models/conversation/ai_conversation.py REQUEST_KEY)
 const SERVER_KEY = /^[A-Za-z0-9_-]{8,64}$/;
 
 describe("startRetryable", () => {

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 from odoo import api, fields, models
 
-from ..services.errors import ErrorCode, OAuthError
-from ..services.oauth import PENDING_LIFETIME, PendingAuthorization
+from ...services.errors import ErrorCode, OAuthError
+from ...services.oauth import PENDING_LIFETIME, PendingAuthorization
 
 
 def digest(value):

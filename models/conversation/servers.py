@@ -9,10 +9,10 @@ import logging
 
 from odoo import api, models
 
-from ..exceptions import ChatRefused
-from ..hub_process import process_hub
-from ..notify import error_text
-from ..services.errors import AiMcpError, ErrorCode
+from ...exceptions import ChatRefused
+from ...hub_process import process_hub
+from ...notify import error_text
+from ...services.errors import AiMcpError, ErrorCode
 
 _logger = logging.getLogger(__name__)
 

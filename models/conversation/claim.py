@@ -15,11 +15,11 @@ import psycopg2.errors
 
 from odoo import _, fields, models
 
-from ..exceptions import ChatRefused
-from ..hub_process import turn_stale_after
-from ..services.errors import ErrorCode
-from ..services.events import ErrorEvent
-from ..turn.states import ConversationState, MessageStatus
+from ...exceptions import ChatRefused
+from ...hub_process import turn_stale_after
+from ...services.errors import ErrorCode
+from ...services.events import ErrorEvent
+from ...turn.states import ConversationState, MessageStatus
 
 _logger = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class AiConversation(models.Model):
         seq = last_seq + 1
         error = ErrorEvent(
             code=ErrorCode.CANCELLED.value,
-            message=_("The answer was interrupted: the server stopped while it ran."),
+            message=self.env._("The answer was interrupted: the server stopped while it ran."),
         )
         self.env["ai.conversation.event"].sudo().create(
             {"conversation_id": self.id, "seq": seq, "type": error.type, "payload": error.data()}

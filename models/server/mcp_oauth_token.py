@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from odoo import SUPERUSER_ID, api, fields, models
 from odoo.tools import SQL
 
-from ..services.oauth import TokenSet
+from ...services.oauth import TokenSet
 
 _logger = logging.getLogger(__name__)
 

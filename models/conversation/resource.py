@@ -1,19 +1,19 @@
 """The resources of a conversation's servers (MCP resources/list, templates, resources/read): opened
 from a tool result's resource link, or attached in the composer as context of the next message.
 
-Which servers: ai_conversation_server.py, as for prompts. A link is read from the server of the
+Which servers: servers.py, as for prompts. A link is read from the server of the
 call that returned it. Contents go back to the browser as they are read (binaries
 base64, within the display caps) and are never stored: an attached text becomes part of the user's
 message, which is what history and replays show.
 """
 
-from odoo import _, api, models
+from odoo import api, models
 
-from ..exceptions import ChatRefused
-from ..hub_process import process_hub
-from ..services.errors import AiMcpError, ErrorCode
-from ..services.mcp import expand
-from .ai_conversation_server import mcp_refusal
+from ...exceptions import ChatRefused
+from ...hub_process import process_hub
+from ...services.errors import AiMcpError, ErrorCode
+from ...services.mcp import expand
+from .servers import mcp_refusal
 
 
 class AiConversation(models.Model):
@@ -25,7 +25,7 @@ class AiConversation(models.Model):
         answers, warnings = self._ask_servers(
             self._conversation_servers(assistant_id, cloud_service_id, conversation_id),
             process_hub().alist_resources,
-            _("The resources of %(server)s are not available: %(error)s"),
+            self.env._("The resources of %(server)s are not available: %(error)s"),
         )
         servers = [
             {"server_id": server.id, "server": server.name, **listing.model_dump(mode="json")}
@@ -49,7 +49,7 @@ class AiConversation(models.Model):
         `uri`, or `template` expanded with `arguments`. Raises ChatRefused."""
         server = self._conversation_server(assistant_id, server_id, cloud_service_id, conversation_id)
         if template is not None and not isinstance(arguments or {}, dict):
-            raise ChatRefused.invalid(_("Send the template's values as {name: text}."))
+            raise ChatRefused.invalid(self.env._("Send the template's values as {name: text}."))
         return self._read_resource(server, uri, template, arguments)
 
     def _chat_open_link(self, call_id, uri):
@@ -66,7 +66,7 @@ class AiConversation(models.Model):
         )
         if not server:
             raise ChatRefused(
-                ErrorCode.SERVER_GONE, _("The server that returned this link is no longer available to you.")
+                ErrorCode.SERVER_GONE, self.env._("The server that returned this link is no longer available to you.")
             )
         return self._read_resource(server, uri, None, None)
 
@@ -76,7 +76,7 @@ class AiConversation(models.Model):
             if template is not None:
                 uri = expand(str(template), arguments or {})
             if not isinstance(uri, str) or not uri.strip():
-                raise ChatRefused.invalid(_("Name the resource to read (its URI)."))
+                raise ChatRefused.invalid(self.env._("Name the resource to read (its URI)."))
             hub = process_hub()
             parts = hub.run(hub.aread_resource(server._server_spec(), uri, server._oauth_tokens_for(self.env.user)))
         except AiMcpError as exc:

@@ -4,12 +4,12 @@ The text a prompt renders to is sent by the widget as the user's message, so his
 retries need nothing of their own.
 """
 
-from odoo import _, api, models
+from odoo import api, models
 
-from ..exceptions import ChatRefused
-from ..hub_process import process_hub
-from ..services.errors import AiMcpError, ErrorCode
-from .ai_conversation_server import mcp_refusal
+from ...exceptions import ChatRefused
+from ...hub_process import process_hub
+from ...services.errors import AiMcpError, ErrorCode
+from .servers import mcp_refusal
 
 
 class AiConversation(models.Model):
@@ -21,7 +21,7 @@ class AiConversation(models.Model):
         answers, warnings = self._ask_servers(
             self._conversation_servers(assistant_id, cloud_service_id, conversation_id),
             process_hub().alist_prompts,
-            _("The prompts of %(server)s are not available: %(error)s"),
+            self.env._("The prompts of %(server)s are not available: %(error)s"),
         )
         prompts = [
             {"server_id": server.id, "server": server.name, **prompt.model_dump(mode="json")}
@@ -37,7 +37,7 @@ class AiConversation(models.Model):
         """The text prompt `name` of server `server_id` renders to with `arguments`. Raises ChatRefused."""
         server = self._conversation_server(assistant_id, server_id, cloud_service_id, conversation_id)
         if arguments is not None and not isinstance(arguments, dict):
-            raise ChatRefused.invalid(_("Send the prompt's arguments as {name: text}."))
+            raise ChatRefused.invalid(self.env._("Send the prompt's arguments as {name: text}."))
         try:
             spec, tokens = server._server_spec(), server._oauth_tokens_for(self.env.user)
             hub = process_hub()
@@ -45,7 +45,7 @@ class AiConversation(models.Model):
             if prompt is None:
                 raise ChatRefused(
                     ErrorCode.PROMPT_NOT_FOUND,
-                    _("%(server)s has no prompt %(name)s (any more).", server=server.name, name=name),
+                    self.env._("%(server)s has no prompt %(name)s (any more).", server=server.name, name=name),
                 )
             return hub.run(hub.aget_prompt(spec, prompt, arguments or {}, tokens))
         except AiMcpError as exc:

@@ -5,7 +5,7 @@ or extend it and a module update keeps their changes. Creating a server copies t
 settings into a new system mcp.server and opens it, so the admin adds the token and tests it.
 """
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.exceptions import UserError
 
 from .mcp_server import ALLOW_STDIO_PARAM
@@ -71,12 +71,14 @@ class McpServerPreset(models.Model):
     def _stdio_refusal(self):
         """Why the current user may not create stdio servers, or False (the rules of mcp.server)."""
         if not self.env["mcp.server"]._stdio_enabled():
-            return _(
+            return self.env._(
                 "stdio MCP servers are turned off. A system administrator can allow them with the system parameter %s.",
                 ALLOW_STDIO_PARAM,
             )
         if not self.env.user.has_group("base.group_system"):
-            return _("Only system administrators may add stdio MCP servers: they run programs on the Odoo server.")
+            return self.env._(
+                "Only system administrators may add stdio MCP servers: they run programs on the Odoo server."
+            )
         return False
 
     # -- actions ---------------------------------------------------------------------------------
@@ -106,7 +108,7 @@ class McpServerPreset(models.Model):
                 [
                     self.description,
                     self.setup_notes,
-                    _("Documentation: %s", self.docs_url) if self.docs_url else None,
+                    self.env._("Documentation: %s", self.docs_url) if self.docs_url else None,
                 ],
             )
         )
@@ -129,7 +131,7 @@ class McpServerPreset(models.Model):
         self.ensure_one()
         return {
             "type": "ir.actions.act_window",
-            "name": _("Servers created from %s", self.name),
+            "name": self.env._("Servers created from %s", self.name),
             "res_model": "mcp.server",
             "view_mode": "list,form",
             "domain": [("preset_id", "=", self.id)],

@@ -9,15 +9,15 @@ import time
 
 from odoo import models
 
-from ..exceptions import ChatRefused
-from ..hub_process import process_hub
-from ..notify import error_text
-from ..services.apps import call_tool_result
-from ..services.errors import AiMcpError, ErrorCode
-from ..services.json_schema import SchemaProblem
-from ..services.loop import argument_problems, without_null_optionals
-from ..services.mcp import CallObserver
-from ..services.tool_result import TextPart
+from ...exceptions import ChatRefused
+from ...hub_process import process_hub
+from ...notify import error_text
+from ...services.apps import call_tool_result
+from ...services.errors import AiMcpError, ErrorCode
+from ...services.json_schema import SchemaProblem
+from ...services.loop import argument_problems, without_null_optionals
+from ...services.mcp import CallObserver
+from ...services.tool_result import TextPart
 from .ai_conversation_approval import approval_of
 
 # what an app's call may send as `approved`: allowed for this call, or remembered

@@ -1,20 +1,30 @@
+"""mcp.server: an MCP server Odoo connects to, and how: its transport (streamable HTTP, SSE or a
+stdio process), authentication and write-only secrets (ai.secret.mixin), timeouts, and the outcome
+of its last connection. A system server is configured by AI managers and given to assistants
+(ai.assistant.mcp_server_ids); a user server belongs to a cloud service (cloud.service) and serves
+only that service's conversations. The tools it offers are mcp.tool records.
+
+This file holds the configuration and its checks; the other aspects of the model are the files
+next to it (see this package's __init__.py): the spec the hub connects with, the sync of its
+tools, OAuth sign-in, its MCP Apps' permissions."""
+
 import json
 import logging
 import os
 import shlex
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import str2bool
 
-from ..hub_process import running_hub
-from ..notify import config_error_text
-from ..services.env_vars import parse_env_json
-from ..services.errors import AiMcpError, ConfigError, _lt
-from ..services.http_validation import check_url, parse_headers_json
-from ..services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
-from ..services.mcp import MODERN_PROTOCOL_VERSIONS, stderr_tail
-from ..services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
+from ...hub_process import running_hub
+from ...notify import config_error_text
+from ...services.env_vars import parse_env_json
+from ...services.errors import AiMcpError, ConfigError, _lt
+from ...services.http_validation import check_url, parse_headers_json
+from ...services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
+from ...services.mcp import MODERN_PROTOCOL_VERSIONS, stderr_tail
+from ...services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 
 _logger = logging.getLogger(__name__)
 
@@ -324,14 +334,18 @@ class McpServer(models.Model):
         for server in stdio:
             if server.scope != "system":
                 raise ValidationError(
-                    _("%s: stdio servers run on the Odoo server, so only system servers may use them.", server.name)
+                    self.env._(
+                        "%s: stdio servers run on the Odoo server, so only system servers may use them.", server.name
+                    )
                 )
             if not (server.command or "").strip():
                 raise ValidationError(
-                    _("%s: a stdio server needs a command, e.g. npx or /usr/bin/python3.", server.name)
+                    self.env._("%s: a stdio server needs a command, e.g. npx or /usr/bin/python3.", server.name)
                 )
             if server.memory_limit_mb < 0:
-                raise ValidationError(_("%s: the memory limit is a number of megabytes, or 0 for none.", server.name))
+                raise ValidationError(
+                    self.env._("%s: the memory limit is a number of megabytes, or 0 for none.", server.name)
+                )
 
     @api.model
     def _check_stdio_allowed(self, stdio_servers):
@@ -339,11 +353,13 @@ class McpServer(models.Model):
             return
         if not self.env.su and not self.env.user.has_group("base.group_system"):
             raise AccessError(
-                _("Only system administrators may configure stdio MCP servers: they run programs on the Odoo server.")
+                self.env._(
+                    "Only system administrators may configure stdio MCP servers: they run programs on the Odoo server."
+                )
             )
         if not self._stdio_enabled():
             raise ValidationError(
-                _(
+                self.env._(
                     "stdio MCP servers are turned off. "
                     "A system administrator can allow them with the system parameter %s.",
                     ALLOW_STDIO_PARAM,
@@ -362,7 +378,7 @@ class McpServer(models.Model):
                     check_url(server.url)
             except ConfigError as exc:
                 raise ValidationError(
-                    _("%(server)s: %(problem)s", server=server.name, problem=config_error_text(server, exc))
+                    self.env._("%(server)s: %(problem)s", server=server.name, problem=config_error_text(server, exc))
                 ) from None
 
     @api.constrains("scope", "cloud_service_id", "owner_id")
@@ -370,13 +386,15 @@ class McpServer(models.Model):
         for server in self:
             if server.scope == "user":
                 if not server.cloud_service_id:
-                    raise ValidationError(_("%s: a user server belongs to a cloud service; choose one.", server.name))
+                    raise ValidationError(
+                        self.env._("%s: a user server belongs to a cloud service; choose one.", server.name)
+                    )
                 if server.owner_id != server.cloud_service_id.owner_id:
                     raise ValidationError(
-                        _("%s: a user server is owned by the owner of its cloud service.", server.name)
+                        self.env._("%s: a user server is owned by the owner of its cloud service.", server.name)
                     )
             elif server.cloud_service_id:
-                raise ValidationError(_("%s: only user servers belong to a cloud service.", server.name))
+                raise ValidationError(self.env._("%s: only user servers belong to a cloud service.", server.name))
 
     @api.constrains(*(fname for fname, _limit, _message in LIMITS))
     def _check_timeouts(self):
@@ -418,7 +436,7 @@ class McpServer(models.Model):
             return
         for vals in vals_list:
             if vals.get("scope") == "system":
-                raise AccessError(_("Only AI managers may add or change system MCP servers."))
+                raise AccessError(self.env._("Only AI managers may add or change system MCP servers."))
 
     def _close_sessions(self, owner=None):
         """Drop the pooled sessions of these servers once the transaction is committed: with
@@ -474,7 +492,7 @@ class McpServer(models.Model):
         self.ensure_one()
         return {
             "type": "ir.actions.act_window",
-            "name": _("Tools of %s", self.name),
+            "name": self.env._("Tools of %s", self.name),
             "res_model": "mcp.tool",
             "view_mode": "list,form",
             "domain": [("server_id", "=", self.id)],
@@ -483,4 +501,6 @@ class McpServer(models.Model):
 
     def action_open_tool_calls(self):
         self.ensure_one()
-        return self.env["ai.tool.call"]._action_for(_("Tool calls of %s", self.name), [("server_id", "=", self.id)])
+        return self.env["ai.tool.call"]._action_for(
+            self.env._("Tool calls of %s", self.name), [("server_id", "=", self.id)]
+        )

@@ -6,8 +6,8 @@ from datetime import datetime, timezone
 
 from odoo import models
 
-from ..exceptions import ChatRefused
-from ..services.apps import MAX_APPS, MAX_CONTEXT_CHARS, AppContext, context_text
+from ...exceptions import ChatRefused
+from ...services.apps import MAX_APPS, MAX_CONTEXT_CHARS, AppContext, context_text
 
 
 class AiConversation(models.Model):

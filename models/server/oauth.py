@@ -9,13 +9,13 @@ import json
 import logging
 from urllib.parse import urlencode
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..hub_process import process_hub
-from ..notify import notification, oauth_error_text
-from ..services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
-from ..services.oauth import (
+from ...hub_process import process_hub
+from ...notify import notification, oauth_error_text
+from ...services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
+from ...services.oauth import (
     ClientRegistration,
     GuardedHttp,
     RefreshingTokens,
@@ -116,13 +116,13 @@ class McpServer(models.Model):
             if not grant:
                 server.oauth_status = False
             elif grant.expires_at:
-                server.oauth_status = _(
+                server.oauth_status = self.env._(
                     "%(who)s, until %(when)s",
-                    who=grant.signed_in_by_id.name or _("unknown"),
+                    who=grant.signed_in_by_id.name or self.env._("unknown"),
                     when=fields.Datetime.context_timestamp(self, grant.expires_at).strftime("%Y-%m-%d %H:%M"),
                 )
             else:
-                server.oauth_status = grant.signed_in_by_id.name or _("unknown")
+                server.oauth_status = grant.signed_in_by_id.name or self.env._("unknown")
 
     @api.onchange("auth_type")
     def _onchange_auth_type_oauth(self):
@@ -174,7 +174,9 @@ class McpServer(models.Model):
             if tokens is not None:
                 owner = str(user.id) if self.oauth_token_scope == "user" else None
                 return spec.model_copy(update={"token": tokens.access_token, "token_owner": owner})
-        raise AuthRequired(spec.key, self.name, _("Sign in to %s first (Sign in, on the server's form).", self.name))
+        raise AuthRequired(
+            spec.key, self.name, self.env._("Sign in to %s first (Sign in, on the server's form).", self.name)
+        )
 
     def _oauth_current_tokens(self, user):
         """`user`'s tokens (or the shared ones), refreshed first when about to expire, in this
@@ -235,7 +237,7 @@ class McpServer(models.Model):
         self.ensure_one()
         server = self.sudo()  # a user may sign in to a server whose configuration they cannot read
         if server.auth_type != "oauth":
-            raise UserError(_("%s does not sign in with OAuth: its Authentication is not OAuth.", server.name))
+            raise UserError(self.env._("%s does not sign in with OAuth: its Authentication is not OAuth.", server.name))
         if server.oauth_token_scope == "shared":
             manager = (
                 self.env.user.has_group("ai_mcp.group_ai_manager")
@@ -243,9 +245,11 @@ class McpServer(models.Model):
                 else server.owner_id == self.env.user
             )
             if not manager:
-                raise AccessError(_("Only the manager of %s may sign in for everyone who uses it.", server.name))
+                raise AccessError(
+                    self.env._("Only the manager of %s may sign in for everyone who uses it.", server.name)
+                )
         elif not server._oauth_user_may_use():
-            raise AccessError(_("You may not use %s.", server.name))
+            raise AccessError(self.env._("You may not use %s.", server.name))
 
     def _oauth_user_may_use(self):
         user = self.env.user
@@ -322,7 +326,8 @@ class McpServer(models.Model):
         data = server._oauth_registration_data()
         if data is None:
             raise OAuthError(
-                ErrorCode.OAUTH_STATE_INVALID, _("The server's sign-in settings changed meanwhile; sign in again.")
+                ErrorCode.OAUTH_STATE_INVALID,
+                self.env._("The server's sign-in settings changed meanwhile; sign in again."),
             )
         registration = ClientRegistration.model_validate(data["client"])
         tokens = process_hub().run(exchange_code(code, pending, registration, server._oauth_http()))
@@ -345,7 +350,7 @@ class McpServer(models.Model):
         except AiMcpError as exc:
             _logger.info("OAuth sign-in not started: server=%s code=%s", server.name, exc.code.value)
             return notification(
-                _("Cannot sign in to %s", self.name),
+                self.env._("Cannot sign in to %s", self.name),
                 oauth_error_text(self.env, exc),
                 "danger",
                 sticky=True,

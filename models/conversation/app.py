@@ -5,8 +5,8 @@ resources it reads from its server.
 An app belongs to a call of the conversation: the stored tool_call event names its ui:// resource,
 its tool and its server. The server must still be one the conversation may use, with its apps on,
 and the tool must still show that app; otherwise the app is refused, and the call's result stays
-in the chat as text. What an app calls and tells the model: ai_conversation_app_call.py and
-ai_conversation_app_context.py.
+in the chat as text. What an app calls and tells the model: app_call.py and
+app_context.py.
 """
 
 import functools
@@ -20,13 +20,13 @@ from markupsafe import Markup
 from odoo import models
 from odoo.tools import file_open
 
-from ..exceptions import ChatRefused
-from ..hub_process import process_hub
-from ..services.apps import AppCache, call_tool_result, log_dropped, resource_contents, sandbox_policy
-from ..services.errors import AiMcpError, ErrorCode
-from ..services.events import FAILED_CALL_STATUS, parse_event
-from ..turn.states import ConversationState
-from .ai_conversation_server import mcp_refusal
+from ...exceptions import ChatRefused
+from ...hub_process import process_hub
+from ...services.apps import AppCache, call_tool_result, log_dropped, resource_contents, sandbox_policy
+from ...services.errors import AiMcpError, ErrorCode
+from ...services.events import FAILED_CALL_STATUS, parse_event
+from ...turn.states import ConversationState
+from .servers import mcp_refusal
 
 _logger = logging.getLogger(__name__)
 

@@ -4,11 +4,11 @@ from datetime import timezone
 
 from odoo import models
 
-from ..services.env_vars import parse_env_json
-from ..services.errors import ConfigError, _lt
-from ..services.http_validation import parse_headers_json
-from ..services.server_spec import build_server_spec
-from ..services.url_guard import check_public_url
+from ...services.env_vars import parse_env_json
+from ...services.errors import ConfigError, _lt
+from ...services.http_validation import parse_headers_json
+from ...services.server_spec import build_server_spec
+from ...services.url_guard import check_public_url
 from .mcp_server import ALLOW_STDIO_PARAM
 
 

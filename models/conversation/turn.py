@@ -3,13 +3,13 @@ the tools bound for the current user, and the ChatTurn that runs the loop with t
 
 from functools import partial
 
-from odoo import _, models
+from odoo import models
 
-from ..hub_process import process_hub
-from ..services.errors import AiMcpError, ErrorCode
-from ..services.events import StartEvent, parse_event
-from ..services.loop import HistoryMessage, SignInLink, TurnControl, TurnRequest, history_from_events, run_turn
-from ..turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
+from ...hub_process import process_hub
+from ...services.errors import AiMcpError, ErrorCode
+from ...services.events import StartEvent, parse_event
+from ...services.loop import HistoryMessage, SignInLink, TurnControl, TurnRequest, history_from_events, run_turn
+from ...turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
 
 # The model is given the last turns only: a long chat must not grow every request without bound.
 HISTORY_TURNS = 30
@@ -102,7 +102,9 @@ class AiConversation(models.Model):
             control=control,
             audit_known=self.env["ai.tool.call"]._audit_known(self),
             resuming=resume is not None,
-            stopped_message=_("Stopped: the connection to the browser was closed before the answer was finished."),
+            stopped_message=self.env._(
+                "Stopped: the connection to the browser was closed before the answer was finished."
+            ),
         )
 
     def _sign_in_access(self, bindings):
@@ -125,7 +127,7 @@ class AiConversation(models.Model):
         if not llm.api_key.get_secret_value() and "api.openai.com" in llm.base_url:
             return AiMcpError(
                 ErrorCode.LLM_AUTH_FAILED,
-                _(
+                self.env._(
                     "No model provider is configured: %(provider)s has no API key.",
                     provider=self.assistant_id.sudo().provider_id.name,
                 ),
@@ -134,8 +136,8 @@ class AiConversation(models.Model):
 
     def _provider_hint(self):
         if self.env.user.has_group("ai_mcp.group_ai_manager"):
-            return _("Configure the model provider in %s.", PROVIDER_MENU)
-        return _("Ask an AI manager to configure the model provider in %s.", PROVIDER_MENU)
+            return self.env._("Configure the model provider in %s.", PROVIDER_MENU)
+        return self.env._("Ask an AI manager to configure the model provider in %s.", PROVIDER_MENU)
 
 
 def _close_open_calls(messages):

@@ -1,17 +1,17 @@
 """The AI conversation: its fields, what the chat's routes and Discuss ask of it, and starting or
-resuming a turn. The turn's input (history, tools, the ChatTurn) is in ai_conversation_turn.py,
-claims in ai_conversation_claim.py, the requests about a running call in ai_conversation_call.py."""
+resuming a turn. The turn's input (history, tools, the ChatTurn) is in turn.py,
+claims in claim.py, the requests about a running call in call.py."""
 
 import logging
 import re
 
-from odoo import _, api, fields, models
+from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..exceptions import ChatRefused
-from ..services.errors import ErrorCode
-from ..services.loop import Resume
-from ..turn.states import ConversationState
+from ...exceptions import ChatRefused
+from ...services.errors import ErrorCode
+from ...services.loop import Resume
+from ...turn.states import ConversationState
 
 _logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class AiConversation(models.Model):
     _description = "AI Conversation"
     _order = "write_date desc, id desc"
 
-    name = fields.Char(string="Title", required=True, default=lambda self: _("New conversation"))
+    name = fields.Char(string="Title", required=True, default=lambda self: self.env._("New conversation"))
     active = fields.Boolean(default=True)
     assistant_id = fields.Many2one("ai.assistant", string="Assistant", required=True, ondelete="cascade", index=True)
     user_id = fields.Many2one(
@@ -86,14 +86,14 @@ class AiConversation(models.Model):
 
     def write(self, vals):
         if not self.env.su and RUNNER_FIELDS & set(vals):
-            raise AccessError(_("The state of a conversation changes only by chatting in it."))
+            raise AccessError(self.env._("The state of a conversation changes only by chatting in it."))
         return super().write(vals)
 
     @api.ondelete(at_uninstall=False)
     def _unlink_except_answering(self):
         if any(conversation._turn_is_live() for conversation in self):
             raise UserError(
-                _("A conversation cannot be deleted while it is answering; stop it or wait for the answer.")
+                self.env._("A conversation cannot be deleted while it is answering; stop it or wait for the answer.")
             )
 
     # -- what the HTTP routes and Discuss ask ----------------------------------------------------
@@ -238,9 +238,9 @@ class AiConversation(models.Model):
         assistant = self._usable_assistant(assistant_id)
         text = message.strip() if isinstance(message, str) else ""
         if not text:
-            raise ChatRefused.invalid(_("The message is empty."))
+            raise ChatRefused.invalid(self.env._("The message is empty."))
         if len(text) > MAX_MESSAGE_CHARS:
-            raise ChatRefused.invalid(_("The message is too long (at most %s characters).", MAX_MESSAGE_CHARS))
+            raise ChatRefused.invalid(self.env._("The message is too long (at most %s characters).", MAX_MESSAGE_CHARS))
         self._refuse_received_again(request_key)
         if app_call_id is not None and not conversation_id:
             raise ChatRefused.invalid(self.env._("This message names an app that is not in this conversation."))
@@ -249,7 +249,7 @@ class AiConversation(models.Model):
             if conversation.assistant_id != assistant:
                 raise ChatRefused.not_found()
             if cloud_service_id and int(cloud_service_id) != conversation.cloud_service_id.id:
-                raise ChatRefused.invalid(_("A conversation keeps the cloud service it was started with."))
+                raise ChatRefused.invalid(self.env._("A conversation keeps the cloud service it was started with."))
         else:
             service = self._usable_cloud_service(cloud_service_id)
             conversation = self.sudo().create(
@@ -281,7 +281,7 @@ class AiConversation(models.Model):
         if request_key is None:
             return
         if not isinstance(request_key, str) or not REQUEST_KEY.fullmatch(request_key):
-            raise ChatRefused.invalid(_("request_key must be 8 to 64 letters, digits, '-' or '_'."))
+            raise ChatRefused.invalid(self.env._("request_key must be 8 to 64 letters, digits, '-' or '_'."))
         stored = (
             self.env["ai.message"]
             .sudo()
@@ -297,7 +297,7 @@ class AiConversation(models.Model):
         if stored:
             raise ChatRefused(
                 ErrorCode.ALREADY_RECEIVED,
-                _("This message was received before: its answer is in the conversation."),
+                self.env._("This message was received before: its answer is in the conversation."),
                 conversation_id=stored.conversation_id.id,
             )
 
@@ -313,24 +313,28 @@ class AiConversation(models.Model):
             if not isinstance(approvals, dict) or not all(
                 isinstance(v, bool) or v in APPROVAL_ANSWERS for v in approvals.values()
             ):
-                raise ChatRefused.invalid(_('Answer the approval with {call id: true, "conversation" or false}.'))
+                raise ChatRefused.invalid(
+                    self.env._('Answer the approval with {call id: true, "conversation" or false}.')
+                )
             approvals = {str(k): v for k, v in approvals.items()}
             resume = Resume(approvals={k: v is not False for k, v in approvals.items()})
         elif self.state == ConversationState.AWAITING_CONFIRMATION:
             if not isinstance(go_on, bool):
-                raise ChatRefused.invalid(_("Answer with go_on: true to continue, false to get an answer now."))
+                raise ChatRefused.invalid(
+                    self.env._("Answer with go_on: true to continue, false to get an answer now.")
+                )
             resume = Resume(go_on=go_on)
         elif self.state == ConversationState.AWAITING_AUTH:
             declined_ids = sign_in.get("declined", []) if isinstance(sign_in, dict) else None
             if not isinstance(declined_ids, list) or not all(isinstance(v, int) for v in declined_ids):
                 raise ChatRefused.invalid(
-                    _("Answer the sign-in with {declined: [ids of the servers to go on without]}."),
+                    self.env._("Answer the sign-in with {declined: [ids of the servers to go on without]}."),
                 )
             resume = Resume(signed_in=True)
         elif self.state == ConversationState.RUNNING:
             raise self._busy_refusal(self.state)
         else:
-            raise ChatRefused(ErrorCode.NOT_WAITING, _("This conversation is not waiting for an answer."))
+            raise ChatRefused(ErrorCode.NOT_WAITING, self.env._("This conversation is not waiting for an answer."))
         # after an approval or a sign-in the turn goes on with the time it had left;
         # "continue?" grants a whole limit again
         spent = (

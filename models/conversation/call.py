@@ -4,11 +4,11 @@ Either request may reach any worker. It is stored on the call's message, and the
 the turn, whichever it is, picks it up (turn/call_requests.py) and hands it to the call.
 """
 
-from odoo import _, models
+from odoo import models
 
-from ..exceptions import ChatRefused
-from ..services.mcp import apply_defaults, elicitation_errors
-from ..turn.states import MessageStatus
+from ...exceptions import ChatRefused
+from ...services.mcp import apply_defaults, elicitation_errors
+from ...turn.states import MessageStatus
 
 ANSWERS = ("accept", "decline", "cancel")
 
@@ -29,11 +29,11 @@ class AiConversation(models.Model):
         form content does not fit the requested schema."""
         self.ensure_one()
         if action not in ANSWERS:
-            raise ChatRefused.invalid(_("Answer with accept, decline or cancel."))
+            raise ChatRefused.invalid(self.env._("Answer with accept, decline or cancel."))
         call = self._running_call(call_id)
         question = self._open_question(str(call_id), str(elicitation)) if call else None
         if question is None:
-            return {"answered": False, "errors": [_("This question is closed: its call has ended.")]}
+            return {"answered": False, "errors": [self.env._("This question is closed: its call has ended.")]}
         form = action == "accept" and question.get("mode") == "form"
         schema = question.get("requested_schema") or {}
         # a field left out gets its default, then the whole answer is checked as the server will see it

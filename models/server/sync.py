@@ -7,10 +7,10 @@ import logging
 from odoo import _, api, fields, models
 from odoo.modules import module as odoo_module
 
-from ..hub_process import process_hub
-from ..notify import config_error_text, error_text, notification
-from ..services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode, McpError
-from ..services.mcp import connect_all, stderr_tail
+from ...hub_process import process_hub
+from ...notify import config_error_text, error_text, notification
+from ...services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode, McpError
+from ...services.mcp import connect_all, stderr_tail
 
 _logger = logging.getLogger(__name__)
 
@@ -55,6 +55,8 @@ class McpServer(models.Model):
     def _failure_text(self, error):
         """What the admin reads of a failed connection: the error, then what a stdio server wrote
         to its standard error last (the form's Output tab keeps it too)."""
+        # _() and not self.env._ here and in _sync_tools, _apply_tools: the daily cron runs them in an
+        # environment without a language, where _() falls back to the cron user's and env._ to English
         text = error_text(error, self)
         if _output(error):
             text = f"{text}\n" + _("Its output (stderr):") + f"\n{_output(error)}"
@@ -185,27 +187,29 @@ class McpServer(models.Model):
             report = self._connect()
         except AiMcpError as exc:
             self._record_error(exc)
-            return notification(_("Connection to %s failed", self.name), self._failure_text(exc), "danger", sticky=True)
+            return notification(
+                self.env._("Connection to %s failed", self.name), self._failure_text(exc), "danger", sticky=True
+            )
         first = not self.last_sync
         if first:
             # the first successful connection discovers the tools, as an admin expects
             self._apply_tools(report.tools, first_sync=True)
         self._record_success(report, synced=first)
-        message = _(
+        message = self.env._(
             "%(name)s %(version)s, protocol %(protocol)s: %(count)s tools, answered in %(latency)s ms.",
             name=report.server.name,
             version=report.server.version,
-            protocol=_("%s (stateless)", report.server.protocol_version)
+            protocol=self.env._("%s (stateless)", report.server.protocol_version)
             if report.server.stateless
             else report.server.protocol_version,
             count=report.total_tools,
             latency=report.latency_ms,
         )
         if first:
-            message = f"{message} {_('Tools discovered.')}"
+            message = f"{message} {self.env._('Tools discovered.')}"
         if report.warnings:
             message = f"{message} {' '.join(report.warnings)}"
-        return notification(_("Connected to %s", self.name), message, "success")
+        return notification(self.env._("Connected to %s", self.name), message, "success")
 
     def action_sync_tools(self):
         connected = self._connect_all() if len(self) > 1 else {}
@@ -214,12 +218,17 @@ class McpServer(models.Model):
         if len(self) == 1:
             result = results[0]
             if failed:
-                return notification(_("Sync of %s failed", self.name), result["error"], "danger", sticky=True)
+                return notification(self.env._("Sync of %s failed", self.name), result["error"], "danger", sticky=True)
             return notification(
-                _("Tools of %s synced", self.name), result["summary"], "success", sticky=bool(result["changed"])
+                self.env._("Tools of %s synced", self.name),
+                result["summary"],
+                "success",
+                sticky=bool(result["changed"]),
             )
-        message = _("%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed))
-        return notification(_("Tools synced"), message, "warning" if failed else "success")
+        message = self.env._(
+            "%(ok)s servers synced, %(failed)s failed.", ok=len(results) - len(failed), failed=len(failed)
+        )
+        return notification(self.env._("Tools synced"), message, "warning" if failed else "success")
 
 
 def _output(error):

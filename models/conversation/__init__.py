@@ -1,0 +1,33 @@
+"""ai.conversation, one file per aspect (base model first, then its extensions):
+
+- ai_conversation.py: the model itself: its fields, what the chat's routes and Discuss ask of it,
+  starting or resuming a turn
+- claim.py: which turn holds a conversation, and taking over one whose process died
+- turn.py: what a turn is given: the history rebuilt from the events, the tools bound for the
+  user, the ChatTurn
+- call.py: the user's requests about a running tool call (stop it, answer its server's question)
+- servers.py: the MCP servers a conversation may use beyond the turn's tools, asked for the user
+- prompt.py: the servers' prompts, for the composer's `/` menu
+- resource.py: the servers' resources, opened from a link or attached in the composer
+- app.py: the MCP Apps of the conversation's tool calls: their HTML, policy and resources
+- app_call.py: the tools an MCP App calls through the chat
+- app_context.py: what an app tells the model and says in the user's name
+
+and the conversation's own models:
+
+- ai_conversation_approval.py: `ai.conversation.approval`, approvals remembered in a conversation
+- ai_conversation_event.py: `ai.conversation.event`, the stored events of its turns
+"""
+
+from . import ai_conversation
+from . import claim
+from . import turn
+from . import call
+from . import servers
+from . import prompt
+from . import resource
+from . import app
+from . import app_call
+from . import app_context
+from . import ai_conversation_approval
+from . import ai_conversation_event

@@ -1,0 +1,26 @@
+"""mcp.server, one file per aspect (base model first, then its extensions):
+
+- mcp_server.py: the model itself: connection settings, scope and owner, timeouts, state
+- app.py: what its MCP Apps may do (shown at all, the browser powers an app is granted)
+- spec.py: the spec the hub connects with, built with the secrets decrypted
+- sync.py: connecting, recording the outcome, and syncing its mcp.tool records
+- oauth.py: signing in with OAuth: settings, sign-in and sign-out, the grants a turn calls with
+- list_watch.py: a server that announces a changed tool list is synced again in the background
+
+and the server's own models:
+
+- mcp_oauth_token.py: `mcp.oauth.token`, its OAuth grants (per user or shared)
+- mcp_oauth_pending.py: `mcp.oauth.pending`, sign-ins waiting for their callback
+- mcp_server_preset.py: `mcp.server.preset`, the catalog of well-known servers, and the preset
+  a server was created from
+"""
+
+from . import mcp_server
+from . import app
+from . import spec
+from . import sync
+from . import oauth
+from . import mcp_oauth_token
+from . import mcp_oauth_pending
+from . import mcp_server_preset
+from . import list_watch
