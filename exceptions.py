@@ -2,7 +2,9 @@
 
 `ChatRefused` is raised by the models (ai.conversation and its extensions) when a chat request is
 not served, and turned into an HTTP answer by the controllers. Its code is one of services'
-`ErrorCode` values, so the widget, the logs and the services share one list of codes.
+`ErrorCode` values, so the widget, the logs and the services share one list of codes. Unlike
+services/errors.py (failures met while working: a server, the model, a tool; no Odoo, English), these
+are refusals of the user's request itself, translated, each with its HTTP status.
 """
 
 from typing import Any

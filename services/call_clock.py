@@ -7,6 +7,7 @@ the turn's time. While a question of the call waits for the user, none of these 
 clock stops for every call of the turn), and the question has its own limit instead.
 
 Every reading comes from `now`, a monotonic-time callable, so that tests can drive the clocks.
+These clocks only measure: a live MCP call is cancelled when one runs out by mcp/_call_timeout.py.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Every failure a user can meet carries a stable code (shown in the UI, logged,
 stored on tool-call records) and a message that says what to do about it.
+These never import Odoo and their messages are English; the addon's exceptions.py is the other
+side: `ChatRefused`, a chat request the models refuse, with a translated message and an HTTP status.
 """
 
 from __future__ import annotations

@@ -54,10 +54,6 @@ class ToolInfo(BaseModel):
         return self.visibility != "app"
 
     @property
-    def app_callable(self) -> bool:
-        return self.visibility != "model"
-
-    @property
     def display_title(self) -> str:
         return self.title or self.name
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 MCP1_VERSION = "1.30.0"
-# what testing/mcp_servers.py imports besides the standard library
+# what testing/mcp_servers.py (and its siblings) import besides the standard library
 MCP1_REQUIREMENTS = (f"mcp=={MCP1_VERSION}", "uvicorn", "pydantic")
 INSTALL_TIMEOUT = 600.0
 HERE = Path(__file__).resolve().parent

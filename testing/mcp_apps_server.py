@@ -243,7 +243,7 @@ def _apps_for_app_clients(mcp: MCPServer) -> None:
         return types.ListToolsResult(tools=tools)
 
     # MCPServer has no per-client tool list: its low-level handler is replaced, as
-    # testing/mcp_servers.py replaces it to page the list
+    # testing/mcp_catalogue.py replaces it to page the list
     mcp._lowlevel_server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools)
 
 

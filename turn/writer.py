@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from odoo import api, fields
 
@@ -22,16 +22,25 @@ from .cursors import call_requests, turn_cursor
 from .message_log import MessageLog
 from .states import ConversationState
 
-if TYPE_CHECKING:
-    from .runner import ChatTurn
-
 Row = tuple[int | None, Event]  # None: an UNSTORED_TYPES event, sent without a sequence number
+
+
+class TurnData(Protocol):
+    """What the writer reads of the turn it stores (runner.ChatTurn): plain data, no recordset."""
+
+    registry: Any
+    uid: int
+    context: dict
+    conversation_id: int
+    last_seq: int
+    audit_known: dict[Any, Any]
+    resuming: bool
 
 
 class TurnWriter:
     """Persists a turn's events and what they mean for the conversation and its messages."""
 
-    def __init__(self, turn: ChatTurn) -> None:
+    def __init__(self, turn: TurnData) -> None:
         self.turn = turn
         self.seq = turn.last_seq
         self.pending: list[Row] = []  # not written yet

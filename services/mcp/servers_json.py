@@ -1,4 +1,4 @@
-"""Import and export of the `mcpServers` JSON that Claude Desktop, Cline and Claude Code share.
+"""Import of the `mcpServers` JSON that Claude Desktop, Cline and Claude Code share.
 
 Each entry is read on its own: one that cannot be imported gets an error naming the entry and the
 field, and the others still come through.
@@ -48,14 +48,6 @@ class ImportedServer(BaseModel):
     always_allow: tuple[str, ...] = ()
     ignored_keys: tuple[str, ...] = ()
     error: str | None = None
-
-
-class ExportedServer(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    spec: ServerSpec
-    disabled: bool = False
-    always_allow: tuple[str, ...] = ()
 
 
 def import_mcp_servers(text: str) -> list[ImportedServer]:
@@ -145,32 +137,3 @@ def _string_map(value: Any, field: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise ConfigError(field, 'must be an object of strings, e.g. {"KEY": "value"}')
     return dict(value)
-
-
-def export_mcp_servers(servers: list[ExportedServer]) -> str:
-    """The config other MCP clients read, secrets included: only offer it to whoever may see them."""
-    return json.dumps({"mcpServers": {s.spec.name: _export_entry(s) for s in servers}}, indent=2, ensure_ascii=False)
-
-
-def _export_entry(server: ExportedServer) -> dict[str, Any]:
-    spec = server.spec
-    entry: dict[str, Any] = {}
-    if spec.transport is Transport.STDIO:
-        entry["command"] = spec.command
-        entry["args"] = list(spec.args)
-        if spec.env:
-            entry["env"] = spec.process_env()
-        if spec.cwd:
-            entry["cwd"] = spec.cwd
-    else:
-        entry["type"] = "sse" if spec.transport is Transport.SSE else "streamableHttp"
-        entry["url"] = spec.url
-        headers = spec.http_headers()
-        if headers:
-            entry["headers"] = headers
-    entry["timeout"] = spec.call_timeout
-    if server.disabled:
-        entry["disabled"] = True
-    if server.always_allow:
-        entry["alwaysAllow"] = list(server.always_allow)
-    return entry

@@ -41,7 +41,7 @@ from ..oauth import Challenge
 from ..server_spec import AuthType, ServerSpec, Transport
 from ..tool_info import APP_MIME_TYPE, UI_EXTENSION, normalize_tool
 from ..tool_result import ToolResult, normalize_result
-from ._clocked_call import CLOCK_TICK, clocked
+from ._call_timeout import CLOCK_TICK, clocked
 from ._failures import (
     SESSION_GONE,
     from_http_status,
@@ -66,7 +66,7 @@ STDERR_LINES = 200
 # how long a failed start waits for the rest of the stdio server's standard error
 STDERR_DRAIN_SECONDS = 1.0
 MAX_LIST_PAGES = 100
-# The call's own clock ends it (clocked_call.py); the SDK's fixed timer must never fire first.
+# The call's own clock ends it (_call_timeout.py); the SDK's fixed timer must never fire first.
 SDK_TIMER_OFF = 7 * 86400.0
 
 

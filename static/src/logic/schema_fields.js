@@ -23,7 +23,37 @@ export function compileSchema(schema) {
 }
 
 function compile(schema, ctx) {
-    const desc = {
+    const desc = baseDescriptor(schema, ctx);
+    if (!isPlainObject(schema)) {
+        return {...desc, kind: "json"}; // true, false or nonsense: the validator has the last word
+    }
+    const refs = [...ctx.refs];
+    const effective = followRefs(schema, ctx.root, refs);
+    if (effective === null) {
+        return {...desc, ...annotations(schema), kind: "json"};
+    }
+    Object.assign(desc, annotations(effective));
+    if (ctx.depth > MAX_DEPTH) {
+        return {...desc, kind: "json"};
+    }
+    const childCtx = {...ctx, refs, depth: ctx.depth + 1};
+    if (Array.isArray(effective.type)) {
+        const split = splitNullType(effective);
+        if (split === null) {
+            return {...desc, kind: "json"};
+        }
+        desc.nullable = split.nullable;
+        return compileTyped(split.base, desc, childCtx);
+    }
+    if (Array.isArray(effective.anyOf) || Array.isArray(effective.oneOf)) {
+        return compileChoice(schema, effective, desc, {...ctx, refs});
+    }
+    return compileTyped(effective, desc, childCtx);
+}
+
+// what every descriptor has, before its schema is read
+function baseDescriptor(schema, ctx) {
+    return {
         key: ctx.key,
         required: ctx.required,
         schema,
@@ -34,90 +64,83 @@ function compile(schema, ctx) {
         hasDefault: false,
         default: undefined,
     };
-    if (!isPlainObject(schema)) {
-        return {...desc, kind: "json"}; // true, false or nonsense: the validator has the last word
-    }
+}
+
+/**
+ * The schema with its plain $refs (a $ref with no siblings but annotations) followed, to show the
+ * target's fields; each $ref followed is added to `refs`. null when a $ref cannot be followed (not
+ * found, a cycle, too deep, or a $ref with constraints beside it).
+ */
+function followRefs(schema, root, refs) {
     let effective = schema;
-    const refs = [...ctx.refs];
-    // follow plain $refs (a $ref with no siblings but annotations) to show the target's fields
     while (isPlainObject(effective) && typeof effective.$ref === "string") {
-        const target = resolveRef(effective.$ref, ctx.root);
+        const target = resolveRef(effective.$ref, root);
         if (!isPlainObject(target) || refs.includes(effective.$ref) || refs.length > MAX_DEPTH) {
-            return {...desc, ...annotations(schema), kind: "json"};
+            return null;
         }
         refs.push(effective.$ref);
         const {$ref, ...rest} = effective;
         if (Object.keys(rest).some((k) => !ANNOTATIONS.has(k))) {
-            return {...desc, ...annotations(schema), kind: "json"}; // $ref plus constraints
+            return null;
         }
         effective = {...target, ...rest};
     }
-    Object.assign(desc, annotations(effective));
-    if (ctx.depth > MAX_DEPTH) {
-        return {...desc, kind: "json"};
-    }
+    return effective;
+}
 
-    // T | null, as type: [T, "null"] or pydantic's anyOf: [{...T}, {type: null}]
-    let base = effective;
-    if (Array.isArray(effective.type)) {
-        const types = [...new Set(effective.type)];
-        const others = types.filter((t) => t !== "null");
-        if (others.length === 1) {
-            desc.nullable = types.includes("null");
-            base = {...effective, type: others[0]};
-        } else if (others.length === 0) {
-            base = {...effective, type: "null"};
-        } else {
-            return {...desc, kind: "json"};
-        }
-    } else if (Array.isArray(effective.anyOf) || Array.isArray(effective.oneOf)) {
-        const alternatives = effective.anyOf || effective.oneOf;
-        const oneKind = !(effective.anyOf && effective.oneOf);
-        // a titled choice (MCP elicitation's titled enums): [{const, title}, ...]
-        const titled = oneKind && titledOptions(alternatives);
-        if (titled) {
-            return {...desc, kind: "enum", options: titled};
-        }
-        const other = alternatives.filter((s) => !isNullSchema(s));
-        if (alternatives.length === 2 && other.length === 1 && oneKind) {
-            const {anyOf, oneOf, ...rest} = effective;
-            const inner = compile(other[0], {...ctx, refs});
-            const outer = Object.keys(rest).filter((k) => !ANNOTATIONS.has(k));
-            if (inner.kind !== "json" && outer.length === 0) {
-                return {
-                    ...inner,
-                    ...desc,
-                    kind: inner.kind,
-                    schema,
-                    nullable: true,
-                    label: desc.label || inner.label,
-                    description: desc.description || inner.description,
-                    hasDefault: desc.hasDefault || inner.hasDefault,
-                    default: desc.hasDefault ? desc.default : inner.default,
-                };
-            }
-        }
+// T | null written as type: [T, "null"]: { base: the schema of T, nullable }; null for several types
+function splitNullType(schema) {
+    const types = [...new Set(schema.type)];
+    const others = types.filter((t) => t !== "null");
+    if (others.length === 1) {
+        return {base: {...schema, type: others[0]}, nullable: types.includes("null")};
+    }
+    if (others.length === 0) {
+        return {base: {...schema, type: "null"}, nullable: false};
+    }
+    return null;
+}
+
+// anyOf / oneOf: a titled choice of constants, or T | null as pydantic writes it:
+// anyOf: [{...T}, {type: null}]; anything else is a "json" field
+function compileChoice(schema, effective, desc, ctx) {
+    const alternatives = effective.anyOf || effective.oneOf;
+    const oneKind = !(effective.anyOf && effective.oneOf);
+    // a titled choice (MCP elicitation's titled enums): [{const, title}, ...]
+    const titled = oneKind && titledOptions(alternatives);
+    if (titled) {
+        return {...desc, kind: "enum", options: titled};
+    }
+    const other = alternatives.filter((s) => !isNullSchema(s));
+    if (!(alternatives.length === 2 && other.length === 1 && oneKind)) {
         return {...desc, kind: "json"};
     }
+    const {anyOf, oneOf, ...rest} = effective;
+    const inner = compile(other[0], ctx);
+    const outer = Object.keys(rest).filter((k) => !ANNOTATIONS.has(k));
+    if (inner.kind === "json" || outer.length > 0) {
+        return {...desc, kind: "json"};
+    }
+    return {
+        ...inner,
+        ...desc,
+        kind: inner.kind,
+        schema,
+        nullable: true,
+        label: desc.label || inner.label,
+        description: desc.description || inner.description,
+        hasDefault: desc.hasDefault || inner.hasDefault,
+        default: desc.hasDefault ? desc.default : inner.default,
+    };
+}
+
+// a schema of one type (or an enum, or a const); its children are compiled with `childCtx`
+function compileTyped(base, desc, childCtx) {
     if (COMBINATORS.some((k) => base[k] !== undefined)) {
         return {...desc, kind: "json"};
     }
-    const childCtx = {...ctx, refs, depth: ctx.depth + 1};
     if (Array.isArray(base.enum) || hasOwn(base, "const")) {
-        const values = hasOwn(base, "const") ? [base.const] : base.enum;
-        // enumNames: the labels older JSON Schema tools (and MCP elicitation's legacy form) give
-        const names =
-            Array.isArray(base.enumNames) && base.enumNames.length === values.length
-                ? base.enumNames
-                : null;
-        return {
-            ...desc,
-            kind: "enum",
-            options: values.map((value, i) => ({
-                value,
-                label: typeof names?.[i] === "string" ? names[i] : optionLabel(value),
-            })),
-        };
+        return compileEnum(base, desc);
     }
     switch (base.type) {
         case "string":
@@ -136,21 +159,42 @@ function compile(schema, ctx) {
         case "object":
             return compileObject(base, desc, childCtx);
         case "array":
-            if (Array.isArray(base.items)) {
-                return {...desc, kind: "json"};
-            }
-            return {
-                ...desc,
-                kind: "array",
-                item: compile(base.items === undefined ? true : base.items, {
-                    ...childCtx,
-                    key: null,
-                    required: true,
-                }),
-            };
+            return compileArray(base, desc, childCtx);
         default:
             return {...desc, kind: "json"};
     }
+}
+
+function compileEnum(base, desc) {
+    const values = hasOwn(base, "const") ? [base.const] : base.enum;
+    // enumNames: the labels older JSON Schema tools (and MCP elicitation's legacy form) give
+    const names =
+        Array.isArray(base.enumNames) && base.enumNames.length === values.length
+            ? base.enumNames
+            : null;
+    return {
+        ...desc,
+        kind: "enum",
+        options: values.map((value, i) => ({
+            value,
+            label: typeof names?.[i] === "string" ? names[i] : optionLabel(value),
+        })),
+    };
+}
+
+function compileArray(base, desc, childCtx) {
+    if (Array.isArray(base.items)) {
+        return {...desc, kind: "json"}; // a tuple
+    }
+    return {
+        ...desc,
+        kind: "array",
+        item: compile(base.items === undefined ? true : base.items, {
+            ...childCtx,
+            key: null,
+            required: true,
+        }),
+    };
 }
 
 // keywords that constrain nothing: a schema made of these and a $ref is the $ref's target

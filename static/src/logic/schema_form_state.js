@@ -338,14 +338,6 @@ export function collect(desc, state, path = []) {
 function read(desc, state, path, errors) {
     const before = errors.length;
     const push = (code, params = {}, at = path) => errors.push({path: at, code, params});
-    // an empty number or JSON box: the field is left out, unless the schema requires it
-    const blank = () => {
-        if (desc.required) {
-            push("required");
-            return {present: true};
-        }
-        return {present: false};
-    };
     if (!state) {
         state = initialFormState(desc);
     }
@@ -356,114 +348,149 @@ function read(desc, state, path, errors) {
         push("type", {expected: expectedTypes(desc), value: state.foreign.value});
         return {present: true};
     }
-    let value;
-    if (state.isNull && desc.nullable) {
-        value = null;
-    } else {
-        switch (desc.kind) {
-            case "string":
-                value = state.raw ?? "";
-                break;
-            case "number":
-            case "integer": {
-                const text = String(state.raw ?? "").trim();
-                if (text === "") {
-                    return blank();
-                }
-                value = parseNumber(text);
-                if (value === undefined) {
-                    push("number");
-                    return {present: true};
-                }
-                if (desc.kind === "integer" && !Number.isInteger(value)) {
-                    push("integer");
-                    return {present: true};
-                }
-                break;
-            }
-            case "boolean":
-                if (state.checked === undefined) {
-                    if (desc.required) {
-                        push("required");
-                        return {present: true};
-                    }
-                    return {present: false};
-                }
-                value = Boolean(state.checked);
-                break;
-            case "enum":
-                if (!(state.index >= 0 && state.index < desc.options.length)) {
-                    if (desc.required) {
-                        push("required");
-                        return {present: true};
-                    }
-                    return {present: false};
-                }
-                value = desc.options[state.index].value;
-                break;
-            case "object": {
-                value = {};
-                for (const field of desc.fields) {
-                    const sub = read(
-                        field,
-                        state.fields && hasOwn(state.fields, field.key)
-                            ? state.fields[field.key]
-                            : undefined,
-                        [...path, field.key],
-                        errors
-                    );
-                    if (sub.present && sub.value !== undefined) {
-                        setOwn(value, field.key, sub.value);
-                    }
-                }
-                const extraText = String(state.extraRaw ?? "").trim();
-                if (extraText) {
-                    let extra;
-                    try {
-                        extra = JSON.parse(extraText);
-                    } catch (e) {
-                        push("json", {message: e.message}, [...path, "*"]);
-                    }
-                    if (extra !== undefined && !isPlainObject(extra)) {
-                        push("object", {}, [...path, "*"]);
-                    } else if (extra !== undefined) {
-                        for (const [key, item] of Object.entries(extra)) {
-                            if (desc.fields.some((f) => f.key === key)) {
-                                push("duplicate", {property: key}, [...path, "*"]);
-                            } else {
-                                setOwn(value, key, item);
-                            }
-                        }
-                    }
-                }
-                break;
-            }
-            case "array":
-                value = (state.items || []).map(
-                    (item, i) => read(desc.item, item, [...path, i], errors).value
-                );
-                break;
-            default: {
-                const text = String(state.raw ?? "").trim();
-                if (text === "") {
-                    return blank();
-                }
-                try {
-                    value = JSON.parse(text);
-                } catch (e) {
-                    push("json", {message: e.message});
-                    return {present: true};
-                }
-            }
-        }
+    const field = {path, errors, push};
+    const got = state.isNull && desc.nullable ? {value: null} : readKind(desc, state, field);
+    if (got.stopped) {
+        return {present: got.present};
     }
     if (errors.length === before) {
         // the field's own constraints; its children were checked against theirs already
-        for (const error of validate(desc.schema, value, desc.root, path)) {
+        for (const error of validate(desc.schema, got.value, desc.root, path)) {
             errors.push(error);
         }
     }
-    return {present: true, value};
+    return {present: true, value: got.value};
+}
+
+// Each kind's reader gives { value }, or a result that stops the reading of the field there:
+// { stopped, present } (present: the key is sent, with an error already pushed if it is wrong).
+
+function unreadable() {
+    return {stopped: true, present: true};
+}
+
+// an empty input: the field is left out, unless the schema requires it
+function missing(desc, {push}) {
+    if (desc.required) {
+        push("required");
+        return unreadable();
+    }
+    return {stopped: true, present: false};
+}
+
+function readString(desc, state) {
+    return {value: state.raw ?? ""};
+}
+
+function readNumber(desc, state, field) {
+    const text = String(state.raw ?? "").trim();
+    if (text === "") {
+        return missing(desc, field);
+    }
+    const value = parseNumber(text);
+    if (value === undefined) {
+        field.push("number");
+        return unreadable();
+    }
+    if (desc.kind === "integer" && !Number.isInteger(value)) {
+        field.push("integer");
+        return unreadable();
+    }
+    return {value};
+}
+
+function readBoolean(desc, state, field) {
+    if (state.checked === undefined) {
+        return missing(desc, field);
+    }
+    return {value: Boolean(state.checked)};
+}
+
+function readEnum(desc, state, field) {
+    if (!(state.index >= 0 && state.index < desc.options.length)) {
+        return missing(desc, field);
+    }
+    return {value: desc.options[state.index].value};
+}
+
+function readObject(desc, state, field) {
+    const value = {};
+    for (const sub of desc.fields) {
+        const got = read(
+            sub,
+            state.fields && hasOwn(state.fields, sub.key) ? state.fields[sub.key] : undefined,
+            [...field.path, sub.key],
+            field.errors
+        );
+        if (got.present && got.value !== undefined) {
+            setOwn(value, sub.key, got.value);
+        }
+    }
+    addExtraProperties(desc, state, value, field);
+    return {value};
+}
+
+// the properties the schema does not name, typed as a JSON object in a box of their own
+function addExtraProperties(desc, state, value, {path, push}) {
+    const extraText = String(state.extraRaw ?? "").trim();
+    if (!extraText) {
+        return;
+    }
+    let extra;
+    try {
+        extra = JSON.parse(extraText);
+    } catch (e) {
+        push("json", {message: e.message}, [...path, "*"]);
+        return;
+    }
+    if (!isPlainObject(extra)) {
+        push("object", {}, [...path, "*"]);
+        return;
+    }
+    for (const [key, item] of Object.entries(extra)) {
+        if (desc.fields.some((f) => f.key === key)) {
+            push("duplicate", {property: key}, [...path, "*"]);
+        } else {
+            setOwn(value, key, item);
+        }
+    }
+}
+
+function readArray(desc, state, field) {
+    return {
+        value: (state.items || []).map(
+            (item, i) => read(desc.item, item, [...field.path, i], field.errors).value
+        ),
+    };
+}
+
+// any other schema: the JSON text of the value
+function readJson(desc, state, field) {
+    const text = String(state.raw ?? "").trim();
+    if (text === "") {
+        return missing(desc, field);
+    }
+    try {
+        return {value: JSON.parse(text)};
+    } catch (e) {
+        field.push("json", {message: e.message});
+        return unreadable();
+    }
+}
+
+const READERS = {
+    string: readString,
+    number: readNumber,
+    integer: readNumber,
+    boolean: readBoolean,
+    enum: readEnum,
+    object: readObject,
+    array: readArray,
+};
+
+function readKind(desc, state, field) {
+    const reader = hasOwn(READERS, desc.kind) ? READERS[desc.kind] : readJson;
+    return reader(desc, state, field);
 }
 
 function expectedTypes(desc) {

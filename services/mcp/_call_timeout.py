@@ -1,4 +1,7 @@
-"""A tools/call timed by its CallClock rather than by the SDK's fixed timer.
+"""Ending a tools/call when its CallClock runs out, rather than by the SDK's fixed timer.
+
+call_clock.py only measures (pure, no asyncio, shared with the agent loop); this file acts on a live
+call: it awaits the call, cancels it when a limit is reached and words the timeout for the user.
 
 The SDK's timer can neither be started again by progress nor stopped while a question waits for
 the user; the clock (call_clock.py) does both. The call is awaited in the caller's task and a
