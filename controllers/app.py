@@ -10,13 +10,11 @@ live in the models (conversation/app*.py).
 
 import logging
 
-from werkzeug.exceptions import NotFound
-
 from odoo import http
 from odoo.http import Response, request
 
 from ..exceptions import ChatRefused
-from ..services.errors import ErrorCode
+from .refusals import answer
 
 _logger = logging.getLogger(__name__)
 
@@ -85,14 +83,9 @@ class AppController(http.Controller):
 
 
 def _answer(conversation_id, ask):
-    """What `ask(conversation)` answers for the user's conversation; a refusal as {error}, a
-    conversation that is missing or not theirs (or a call it does not have) as a 404."""
-    try:
-        return ask(request.env["ai.conversation"]._chat_own(conversation_id))
-    except ChatRefused as refusal:
-        if refusal.code is ErrorCode.NOT_FOUND:
-            raise NotFound() from None
-        return refusal.as_dict()
+    """What `ask(conversation)` answers for the user's conversation, its refusals as every JSON
+    route answers them (refusals.py)."""
+    return answer(lambda: ask(request.env["ai.conversation"]._chat_own(conversation_id)))
 
 
 def _own_origins():

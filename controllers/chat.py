@@ -11,14 +11,13 @@ import select
 import socket
 import time
 
-from werkzeug.exceptions import NotFound
-
 from odoo import _, http
 from odoo.http import Response, request
 
 from ..exceptions import ChatRefused
 from ..services.errors import ErrorCode
 from ..services.sse import HEARTBEAT, encode_event
+from .refusals import answer, refused
 
 _logger = logging.getLogger(__name__)
 
@@ -49,7 +48,7 @@ class ChatController(http.Controller):
                 app_call_id=body.get("app_call_id"),
             )
         except ChatRefused as refusal:
-            return _refuse(refusal)
+            return refused(refusal)
         return self._stream(turn)
 
     @http.route("/ai_mcp/chat/resume", type="http", auth="user", methods=["POST"], csrf=False)
@@ -64,7 +63,7 @@ class ChatController(http.Controller):
                 approvals=body.get("approvals"), go_on=body.get("go_on"), sign_in=body.get("sign_in")
             )
         except ChatRefused as refusal:
-            return _refuse(refusal)
+            return refused(refusal)
         return self._stream(turn)
 
     @http.route("/ai_mcp/chat/<int:conversation_id>/events", type="http", auth="user", methods=["GET"])
@@ -74,7 +73,7 @@ class ChatController(http.Controller):
             conversation = request.env["ai.conversation"]._chat_own(conversation_id)
             start = _sequence(after if after not in (None, "") else request.httprequest.headers.get("Last-Event-ID"))
         except ChatRefused as refusal:
-            return _refuse(refusal)
+            return refused(refusal)
         body = b"".join(
             encode_event(kind, payload, seq) for seq, kind, payload in conversation._chat_events_after(start)
         )
@@ -93,15 +92,15 @@ class ChatController(http.Controller):
     @http.route("/ai_mcp/prompts", type="json", auth="user")
     def prompts(self, assistant_id, cloud_service_id=None, conversation_id=None):
         """The prompts of the servers the conversation may use: {prompts, warnings}."""
-        try:
-            return request.env["ai.conversation"]._chat_prompts(assistant_id, cloud_service_id, conversation_id)
-        except ChatRefused:
-            raise NotFound() from None
+        return answer(
+            lambda: request.env["ai.conversation"]._chat_prompts(assistant_id, cloud_service_id, conversation_id)
+        )
 
     @http.route("/ai_mcp/prompts/get", type="json", auth="user")
     def prompt_text(self, assistant_id, server_id, name, arguments=None, cloud_service_id=None, conversation_id=None):
         """{text}: what the prompt renders to, sent next as the user's message; or {error}."""
-        try:
+
+        def render():
             text = request.env["ai.conversation"]._chat_prompt_text(
                 assistant_id,
                 server_id,
@@ -110,19 +109,16 @@ class ChatController(http.Controller):
                 cloud_service_id=cloud_service_id,
                 conversation_id=conversation_id,
             )
-        except ChatRefused as refusal:
-            if refusal.code is ErrorCode.NOT_FOUND:
-                raise NotFound() from None
-            return refusal.as_dict()
-        return {"text": text}
+            return {"text": text}
+
+        return answer(render)
 
     @http.route("/ai_mcp/resources", type="json", auth="user")
     def resources(self, assistant_id, cloud_service_id=None, conversation_id=None):
         """The resources and templates of the servers the conversation may use: {servers, warnings}."""
-        try:
-            return request.env["ai.conversation"]._chat_resources(assistant_id, cloud_service_id, conversation_id)
-        except ChatRefused:
-            raise NotFound() from None
+        return answer(
+            lambda: request.env["ai.conversation"]._chat_resources(assistant_id, cloud_service_id, conversation_id)
+        )
 
     @http.route("/ai_mcp/resources/read", type="json", auth="user")
     def resource_read(
@@ -139,7 +135,8 @@ class ChatController(http.Controller):
         """{uri, server, contents} of a resource: of a server the conversation may use (`server_id`
         with `uri`, or `template` and `arguments`), or a link that call `call_id` returned; or {error}."""
         conversations = request.env["ai.conversation"]
-        try:
+
+        def read():
             if call_id:
                 return conversations._chat_own(conversation_id)._chat_open_link(call_id, uri)
             return conversations._chat_read_resource(
@@ -151,66 +148,53 @@ class ChatController(http.Controller):
                 cloud_service_id=cloud_service_id,
                 conversation_id=conversation_id,
             )
-        except ChatRefused as refusal:
-            if refusal.code is ErrorCode.NOT_FOUND:
-                raise NotFound() from None
-            return refusal.as_dict()
+
+        return answer(read)
 
     @http.route("/ai_mcp/conversation/<int:conversation_id>/history", type="json", auth="user")
     def conversation_history(self, conversation_id):
-        try:
-            return request.env["ai.conversation"]._chat_own(conversation_id)._chat_history()
-        except ChatRefused:
-            raise NotFound() from None
+        return answer(lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_history())
 
     @http.route("/ai_mcp/chat/cancel_call", type="json", auth="user")
     def chat_cancel_call(self, conversation_id, call_id):
         """Stop one running tool call of the user's conversation; the worker running the turn,
         whichever it is, picks the request up from the database. {cancelling: bool}"""
-        try:
-            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
-        except ChatRefused:
-            raise NotFound() from None
-        return {"cancelling": conversation._chat_cancel_call(call_id)}
+        return answer(
+            lambda: {"cancelling": request.env["ai.conversation"]._chat_own(conversation_id)._chat_cancel_call(call_id)}
+        )
 
     @http.route("/ai_mcp/chat/elicitation", type="json", auth="user")
     def chat_elicitation(self, conversation_id, call_id, elicitation, action, content=None):
         """The user's answer to a running call's question: {answered} or {answered: False, errors}."""
-        try:
-            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
-            return conversation._chat_answer_elicitation(call_id, elicitation, action, content)
-        except ChatRefused as refusal:
-            if refusal.status == 404:
-                raise NotFound() from None
-            return refusal.as_dict()
+        return answer(
+            lambda: (
+                request.env["ai.conversation"]
+                ._chat_own(conversation_id)
+                ._chat_answer_elicitation(call_id, elicitation, action, content)
+            )
+        )
 
     @http.route("/ai_mcp/chat/approvals", type="json", auth="user")
     def chat_approvals(self, conversation_id):
         """The tool approvals the user remembered in their conversation: [{id, tool, title, server, scope, app}]."""
-        try:
-            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
-        except ChatRefused:
-            raise NotFound() from None
-        return conversation._chat_approvals()
+        return answer(lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_approvals())
 
     @http.route("/ai_mcp/chat/approvals/revoke", type="json", auth="user")
     def chat_approvals_revoke(self, conversation_id, approval_id):
         """Forget one remembered approval of the user's conversation: its tool asks again. The list left."""
-        try:
-            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
-        except ChatRefused:
-            raise NotFound() from None
-        return conversation._chat_revoke_approval(approval_id)
+        return answer(
+            lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_revoke_approval(approval_id)
+        )
 
     @http.route("/ai_mcp/assistant/<int:assistant_id>/discuss", type="json", auth="user")
     def assistant_discuss(self, assistant_id):
         """The user's Discuss chat with the assistant (created when needed): {channel_id}."""
-        try:
+
+        def chat():
             assistant = request.env["ai.conversation"]._usable_assistant(assistant_id)
-        except ChatRefused:
-            raise NotFound() from None
-        channel = assistant.with_env(request.env)._discuss_chat()
-        return {"channel_id": channel.id}
+            return {"channel_id": assistant.with_env(request.env)._discuss_chat().id}
+
+        return answer(chat)
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -260,10 +244,6 @@ class ChatController(http.Controller):
                 events.close()
 
         return Response(body(), status=200, headers=SSE_HEADERS, content_type=SSE_CONTENT_TYPE, direct_passthrough=True)
-
-
-def _refuse(refusal):
-    return request.make_json_response(refusal.as_dict(), status=refusal.status)
 
 
 def _sequence(value):

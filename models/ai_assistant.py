@@ -216,32 +216,23 @@ class AiAssistant(models.Model):
             raise config_error_from(exc) from None
 
     def _tool_bindings(self, cloud_service=None, warnings=None, conversation=None, audience="model"):
-        """The tools a turn may offer (`audience` "model"), or an app may call ("app"): usable tools
-        of the assistant's active, connected system servers minus its disabled tools, plus usable tools of the active,
-        connected user servers of `cloud_service` when the current user owns it or is a member.
-        Each carries its parameter preset resolved for the current user, `cloud_service` and
-        `conversation` (ai.tool.preset).
+        """The tools a turn may offer (`audience` "model"), or an app may call ("app"): _usable_tools,
+        as the tool's visibility allows. Each carries its parameter preset resolved for the current
+        user, `cloud_service` and `conversation` (ai.tool.preset).
 
         A server whose configuration cannot be used now (e.g. its URL resolves to a forbidden
         address), or that failed when last connected (a stdio server that could not start, say), is
         left out; why is appended to `warnings` when a list is given."""
         self.ensure_one()
         bindings = []
-        selected = list(self._system_tools()[0])
-        if cloud_service:
-            service = cloud_service.sudo()
-            if service._user_may_use(self.env.user):
-                for tools in self.env["mcp.tool"]._enabled_on(self._service_servers(service)).values():
-                    selected.extend((None, tool) for tool in tools if tool.review_state == "approved")
-            elif warnings is not None:
-                warnings.append(self.env._("You may not use the tools of %s; its servers are left out.", service.name))
+        selected = self._usable_tools(cloud_service, warnings)
         # the approvals the user remembered in the conversation (an app's own: conversation/app_call.py)
         remembered = self.env["ai.conversation.approval"]._remembered(conversation) if conversation else {}
         presets = self.env["ai.tool.preset"]._for_turn(
-            self, [tool.id for _ref, tool in selected], cloud_service, conversation, warnings
+            self, [tool.id for tool in selected], cloud_service, conversation, warnings
         )
         specs = {}
-        for _ref, tool in selected:
+        for tool in selected:
             if tool.id in presets.left_out or not _seen_by(tool, audience):
                 continue
             server = tool.server_id
@@ -273,7 +264,7 @@ class AiAssistant(models.Model):
     def _failed_servers_notice(self):
         """A warning for each of the assistant's system servers whose last connection failed, with
         its error: their tools are not offered, and the user learns why in the chat."""
-        failed = self.sudo().mcp_server_ids.filtered(lambda s: s.active and s.scope == "system" and s.state == "error")
+        failed = self._system_servers().filtered(lambda s: s.state == "error")
         # self.env._: Odoo's _() finds the language in its caller's frame, which a comprehension hides
         return [
             self.env._(
@@ -284,33 +275,47 @@ class AiAssistant(models.Model):
             for server in failed
         ]
 
-    def _usable_servers(self, cloud_service=None):
-        """The servers a turn of this assistant may use beyond their tools (prompts): its active,
-        connected system servers, and those of `cloud_service` when the current user may use it,
-        as _tool_bindings takes them."""
+    def _usable_servers(self, cloud_service=None, warnings=None):
+        """The servers whose tools, prompts and resources a turn of this assistant may use: its active,
+        connected system servers, and the active, connected user servers of `cloud_service` when the
+        current user owns it or is a member (else why not is appended to `warnings`, when given)."""
         self.ensure_one()
-        servers = self.sudo().mcp_server_ids.filtered(
-            lambda s: s.active and s.scope == "system" and s.state == "connected"
-        )
-        if cloud_service and cloud_service.sudo()._user_may_use(self.env.user):
-            servers |= self._service_servers(cloud_service.sudo())
+        servers = self._system_servers().filtered(lambda s: s.state == "connected")
+        if cloud_service:
+            service = cloud_service.sudo()
+            if service._user_may_use(self.env.user):
+                servers |= self._service_servers(service)
+            elif warnings is not None:
+                warnings.append(self.env._("You may not use the tools of %s; its servers are left out.", service.name))
         return servers
+
+    def _usable_tools(self, cloud_service=None, warnings=None):
+        """The tools a turn may offer (who may see a tool): those of _offered_tools that did not change
+        since they were approved, by server then name."""
+        offered = self._offered_tools(cloud_service, warnings)
+        return [tool._origin for tools in offered.values() for tool in tools if tool.review_state == "approved"]
+
+    def _offered_tools(self, cloud_service=None, warnings=None):
+        """{server: its enabled tools but the assistant's disabled ones} for each of _usable_servers."""
+        # with active_test, reading the disabled tools would fetch every one of them to drop the archived
+        disabled = self.sudo().with_context(active_test=False).mcp_tool_disabled_ids._origin.ids
+        return self.env["mcp.tool"]._enabled_on(self._usable_servers(cloud_service, warnings), disabled)
+
+    def _system_servers(self):
+        return self.sudo().mcp_server_ids.filtered(lambda s: s.active and s.scope == "system")
 
     @api.model
     def _service_servers(self, service):
         return service.user_mcp_server_ids.filtered(lambda s: s.scope == "user" and s.active and s.state == "connected")
 
     def _system_tools(self):
-        """([(ToolRef, mcp.tool)], notes): the system tools the model is given, and why others are not."""
+        """([(ToolRef, mcp.tool)], notes): the system tools the model is given (_usable_tools with no
+        cloud service), and why the assistant's other servers and tools are not."""
         self.ensure_one()
-        assistant = self.sudo()
-        servers = assistant.mcp_server_ids.filtered(lambda s: s.active and s.scope == "system")
-        # with active_test, reading the disabled tools would fetch every one of them to drop the archived
-        disabled = assistant.with_context(active_test=False).mcp_tool_disabled_ids._origin.ids
-        offered = self.env["mcp.tool"]._enabled_on(servers.filtered(lambda s: s.state == "connected"), disabled)
+        offered = self._offered_tools()
         refs = []
         notes = []
-        for server in servers:
+        for server in self._system_servers():
             if server not in offered:
                 notes.append(self.env._("(%s is not connected: test it or sync its tools to offer them.)", server.name))
                 continue

@@ -9,6 +9,7 @@ import json
 
 from odoo import api, fields, models
 
+from ..selections import TOOL_VISIBILITIES
 from ..services.tool_info import ToolAnnotations, ToolInfo
 
 # what a turn reads of a tool it may offer (ai.assistant._system_tools, _tool_bindings, _tool_info)
@@ -92,7 +93,7 @@ class McpTool(models.Model):
         help="The ui:// resource of the tool's interactive app, shown in the tool's block in the chat.",
     )
     visibility = fields.Selection(
-        [("model_app", "Model and app"), ("model", "Model only"), ("app", "App only")],
+        TOOL_VISIBILITIES,
         default="model_app",
         required=True,
         readonly=True,

@@ -79,6 +79,8 @@ MAX_ROUNDS = Limit(default=5, high=20, low=1, low_included=True)
 MAX_CALLS_PER_ROUND = Limit(default=10, high=100, low=1, low_included=True)
 TOOL_CALL_TIMEOUT = Limit(default=30.0, high=3600)
 TURN_TIMEOUT = Limit(default=120.0, high=7200)
+# calls a turn runs at once on one server
+PER_SERVER_CONCURRENCY = Limit(default=4, high=64, low=1, low_included=True)
 
 # a process's: a running turn renews its heartbeat at least every sixth of this (pacing.py); one
 # silent this long died with its process and is taken over (Odoo's `[ai_mcp] turn_stale_after`)

@@ -14,6 +14,9 @@ from .errors import ConfigError, _lt
 from .http_validation import check_headers, check_url
 from .limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
 
+# the levels of MCP's logging (syslog's severities), least severe first
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
 
 class Transport(str, Enum):
     STREAMABLE_HTTP = "streamable_http"
@@ -75,7 +78,7 @@ class ServerSpec(BaseModel):
     public_only: bool = False
     allowed_hosts: tuple[str, ...] = ()
     # the lowest level of the server's log messages to receive (logging/setLevel); None: the server's default
-    log_level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] | None = None
+    log_level: LogLevel | None = None
     # the client tells the server it renders MCP Apps (its tools may then carry a ui:// app)
     apps: bool = False
     # when its configuration was last saved (epoch seconds; Odoo: the record's write_date, a

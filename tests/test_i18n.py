@@ -62,6 +62,11 @@ class TestTranslations(TransactionCase):
         arch = self.env["mcp.server"].with_context(lang="zh_TW").get_views([(False, "form")])["views"]["form"]["arch"]
         self.assertIn("測試連線", arch)
         self.assertIn("已設定", arch)
+        # selections built from the services' enums (selections.py) keep their translated labels
+        server_fields = self.env["mcp.server"].with_context(lang="zh_TW").fields_get(["auth_type"])
+        self.assertEqual(dict(server_fields["auth_type"]["selection"])["bearer"], "Bearer 權杖")
+        tool_fields = self.env["mcp.tool"].with_context(lang="zh_TW").fields_get(["visibility"])
+        self.assertEqual(dict(tool_fields["visibility"]["selection"])["model"], "僅模型")
         python = code_translations.get_python_translations("ai_mcp", "zh_CN")
         self.assertEqual(python["Connected to %s"], "已连接到 %s")
         web = {m["id"]: m["string"] for m in code_translations.get_web_translations("ai_mcp", "zh_TW")["messages"]}

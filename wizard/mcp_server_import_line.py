@@ -4,6 +4,8 @@ pasted text."""
 
 from odoo import fields, models
 
+from ..selections import TRANSPORTS
+
 
 class McpServerImportLine(models.TransientModel):
     _name = "mcp.server.import.line"
@@ -15,7 +17,7 @@ class McpServerImportLine(models.TransientModel):
     selected = fields.Boolean("Import", default=True, help="Create a server for this entry when you click Create.")
     name = fields.Char(required=True, readonly=True)
     transport = fields.Selection(
-        [("streamable_http", "Streamable HTTP"), ("sse", "SSE"), ("stdio", "stdio")],
+        TRANSPORTS,
         readonly=True,
     )
     target = fields.Char(readonly=True, help="The server's URL, or the command line that starts it.")

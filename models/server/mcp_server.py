@@ -19,6 +19,7 @@ from odoo.tools import str2bool
 
 from ...hub_process import running_hub
 from ...notify import config_error_text
+from ...selections import AUTH_TYPES, LOG_LEVELS, TRANSPORTS
 from ...services.env_vars import parse_env_json
 from ...services.errors import AiMcpError, ConfigError, _lt
 from ...services.http_validation import check_url, parse_headers_json
@@ -107,20 +108,14 @@ class McpServer(models.Model):
 
     # -- transport -------------------------------------------------------------------------------
     transport = fields.Selection(
-        [("streamable_http", "Streamable HTTP"), ("sse", "SSE"), ("stdio", "stdio")],
+        TRANSPORTS,
         default="streamable_http",
         required=True,
         tracking=True,
     )
     url = fields.Char(string="URL", tracking=True, help="The MCP endpoint, e.g. https://mcp.example.com/mcp")
     auth_type = fields.Selection(
-        [
-            ("none", "None"),
-            ("bearer", "Bearer token"),
-            ("api_key", "API key header"),
-            ("headers", "Custom headers"),
-            ("oauth", "OAuth sign-in"),
-        ],
+        AUTH_TYPES,
         string="Authentication",
         default="none",
         required=True,
@@ -185,16 +180,7 @@ class McpServer(models.Model):
         "then it is cancelled, the server is told, and the tool call says so.",
     )
     log_level = fields.Selection(
-        [
-            ("debug", "Debug"),
-            ("info", "Info"),
-            ("notice", "Notice"),
-            ("warning", "Warning"),
-            ("error", "Error"),
-            ("critical", "Critical"),
-            ("alert", "Alert"),
-            ("emergency", "Emergency"),
-        ],
+        LOG_LEVELS,
         string="Server Log Level",
         default="info",
         help="The server's log messages at this level or above are shown in the tool call that sent them and written "

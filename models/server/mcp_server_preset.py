@@ -8,15 +8,8 @@ settings into a new system mcp.server and opens it, so the admin adds the token 
 from odoo import api, fields, models
 from odoo.exceptions import UserError
 
+from ...selections import PRESET_AUTH_TYPES, TRANSPORTS
 from .mcp_server import ALLOW_STDIO_PARAM
-
-TRANSPORTS = [("streamable_http", "Streamable HTTP"), ("sse", "SSE"), ("stdio", "stdio")]
-AUTH_TYPES = [
-    ("none", "None"),
-    ("bearer", "Bearer token"),
-    ("api_key", "API key header"),
-    ("headers", "Custom headers"),
-]
 
 
 class McpServerPreset(models.Model):
@@ -35,7 +28,7 @@ class McpServerPreset(models.Model):
     # -- connection, copied into the server ------------------------------------------------------
     transport = fields.Selection(TRANSPORTS, default="streamable_http", required=True)
     url = fields.Char(string="URL")
-    auth_type = fields.Selection(AUTH_TYPES, string="Authentication", default="none", required=True)
+    auth_type = fields.Selection(PRESET_AUTH_TYPES, string="Authentication", default="none", required=True)
     api_key_header = fields.Char(string="API Key Header")
     command = fields.Char()
     args = fields.Text(string="Arguments", help="One argument per line, as on the server.")

@@ -39,7 +39,7 @@ from ..events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
+from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
 from ..mcp import McpHub
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
@@ -71,7 +71,7 @@ class LoopLimits(BaseModel):
     max_calls_per_round: int = MAX_CALLS_PER_ROUND.field()
     call_timeout: float = TOOL_CALL_TIMEOUT.field()
     turn_timeout: float = TURN_TIMEOUT.field()
-    per_server_concurrency: int = Field(4, ge=1, le=64)
+    per_server_concurrency: int = PER_SERVER_CONCURRENCY.field()
     model_text_limit: int = Field(DEFAULT_MODEL_TEXT_LIMIT, ge=100)
 
 

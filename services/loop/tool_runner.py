@@ -17,6 +17,7 @@ from ..call_clock import TurnBudget
 from ..errors import AiMcpError, AuthRequired, ErrorCode
 from ..events import ToolCallEvent, ToolResultEvent
 from ..json_schema import InvalidSchema, SchemaProblem
+from ..limits import PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT
 from ..mcp import CallEvent, CallObserver, McpHub, Questions
 from ..oauth import RefreshingTokens
 from ..server_spec import ServerSpec
@@ -51,8 +52,8 @@ class BoundTool:
 
 @dataclass(frozen=True)
 class RunLimits:
-    call_timeout: float = 30.0
-    per_server: int = 4
+    call_timeout: float = TOOL_CALL_TIMEOUT.default
+    per_server: int = int(PER_SERVER_CONCURRENCY.default)
     model_text_limit: int = DEFAULT_MODEL_TEXT_LIMIT
 
 

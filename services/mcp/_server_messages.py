@@ -9,19 +9,19 @@ import contextvars
 import itertools
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, get_args
 
 from mcp import types as mcp_types
 from mcp.client import ClientRequestContext
 
-from ..server_spec import ServerSpec
+from ..server_spec import LogLevel, ServerSpec
 from ._list_changes import LIST_CHANGES
 from .call_observer import CallObserver
 
 _logger = logging.getLogger(__name__)
 
 # MCP's syslog levels (RFC 5424), lowest first, and as Python's
-MCP_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+MCP_LEVELS: tuple[str, ...] = get_args(LogLevel)
 LOG_LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,

@@ -1,4 +1,5 @@
 /** @odoo-module */
+import {CallStatus} from "./chat_status.js";
 /**
  * The decisions of the chat's MCP Apps host (static/src/chat/app_frame/) as plain functions with no
  * Odoo import, tested by node (static/tests/app_host.test.mjs): what the host tells an app about
@@ -324,8 +325,8 @@ export function storedOutcome({result, cancelled} = {}) {
 }
 
 const CANCELLED_REASONS = Object.freeze({
-    cancelled: "cancelled by the user",
-    denied: "denied by the user",
+    [CallStatus.CANCELLED]: "cancelled by the user",
+    [CallStatus.DENIED]: "denied by the user",
 });
 const INTERRUPTED_REASONS = Object.freeze({
     stopped: "the user stopped the answer",

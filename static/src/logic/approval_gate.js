@@ -11,6 +11,7 @@
  * conversation): it is released with RETRY, and its calls are sent again as they were, for the
  * server to run them under the remembered approval or ask again.
  */
+import {ChatStatus} from "./chat_status.js";
 
 /** What the user may answer an app's call: this call, every later one of the tool in the
  * conversation (the model's too), those of this app in the conversation, or no. */
@@ -108,7 +109,7 @@ export function pendingTools(calls) {
  * reducer's state): an app's call of the tool waits for that answer. */
 export function modelAsks(chat, server, tool) {
     return (
-        chat?.status === "awaiting_approval" &&
+        chat?.status === ChatStatus.AWAITING_APPROVAL &&
         (chat.pendingApproval ?? []).some((call) => call.server === server && call.tool === tool)
     );
 }

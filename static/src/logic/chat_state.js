@@ -1,4 +1,5 @@
 /** @odoo-module */
+import {CallStatus, ChatStatus, ErrorCode} from "./chat_status.js";
 import {FAILED_CALL_STATUS} from "./turn_protocol.js";
 /**
  * The chat widget's view state, built from the turn's events (docs/events.md).
@@ -41,14 +42,14 @@ import {FAILED_CALL_STATUS} from "./turn_protocol.js";
  * message an app sent carries `app` ({ callId, title }): the call whose app sent it.
  */
 
-const STREAMING = new Set(["thinking", "running_tools"]);
+const STREAMING = new Set([ChatStatus.THINKING, ChatStatus.RUNNING_TOOLS]);
 
 export function initialChatState() {
     return {
         conversationId: null,
         assistant: null,
         messages: [],
-        status: "idle",
+        status: ChatStatus.IDLE,
         round: 0,
         maxRounds: 5,
         pendingApproval: null,
@@ -72,7 +73,7 @@ export function userMessage(state, text, app = null) {
     return {
         ...state,
         messages: [...state.messages, message],
-        status: "thinking",
+        status: ChatStatus.THINKING,
         round: 0,
         pendingApproval: null,
         pendingSignIn: null,
@@ -124,7 +125,7 @@ function storedUserMessage(state, message) {
 /** The user asked to stop one running call (the server answers with its CANCELLED result). */
 export function cancelRequested(state, key) {
     const mark = (part) =>
-        part.key === key && part.status === "running" ? {...part, cancelling: true} : part;
+        part.key === key && part.status === CallStatus.RUNNING ? {...part, cancelling: true} : part;
     return {...state, messages: mapCurrentTools(state.messages, mark)};
 }
 
@@ -148,7 +149,7 @@ export function stopped(state) {
         return state;
     }
     const messages = interruptRunning(state.messages, "stopped");
-    return {...state, status: "idle", messages};
+    return {...state, status: ChatStatus.IDLE, messages};
 }
 
 /**
@@ -174,7 +175,7 @@ export function signInDeclined(state, serverId) {
  * POST /ai_mcp/chat/resume) once every server is signed in or declined; null until then.
  */
 export function signInAnswer(state) {
-    const servers = state.status === "awaiting_auth" ? state.pendingSignIn?.servers : null;
+    const servers = state.status === ChatStatus.AWAITING_AUTH ? state.pendingSignIn?.servers : null;
     if (!servers || servers.some((server) => !server.outcome)) {
         return null;
     }
@@ -186,7 +187,7 @@ export function signInAnswer(state) {
 
 // The latest word wins: a server declined a moment ago and then signed in after all is signed in.
 function updateSignIn(state, serverId, change) {
-    const pending = state.status === "awaiting_auth" ? state.pendingSignIn : null;
+    const pending = state.status === ChatStatus.AWAITING_AUTH ? state.pendingSignIn : null;
     if (!pending?.servers.some((server) => server.serverId === serverId)) {
         return state;
     }
@@ -197,14 +198,14 @@ function updateSignIn(state, serverId, change) {
 }
 
 /** Tool statuses of calls that run only once the user has answered the pause. */
-const WAITING_FOR_USER = new Set(["pending_approval", "pending_sign_in"]);
+const WAITING_FOR_USER = new Set([CallStatus.PENDING_APPROVAL, CallStatus.PENDING_SIGN_IN]);
 
 const HANDLERS = {
     start(state, event) {
         // A start while calls await approval or a sign-in is the resume after the user's answer: the
         // server now runs the allowed calls and answers the denied or declined ones with failed results.
         const release = (part) =>
-            WAITING_FOR_USER.has(part.status) ? {...part, status: "running"} : part;
+            WAITING_FOR_USER.has(part.status) ? {...part, status: CallStatus.RUNNING} : part;
         const paused = state.pendingApproval || state.pendingSignIn;
         const messages = paused ? mapCurrentTools(state.messages, release) : state.messages;
         return {
@@ -222,7 +223,7 @@ const HANDLERS = {
     },
 
     round(state, event) {
-        return {...state, round: event.n, maxRounds: event.max, status: "thinking"};
+        return {...state, round: event.n, maxRounds: event.max, status: ChatStatus.THINKING};
     },
 
     text(state, event) {
@@ -242,11 +243,11 @@ const HANDLERS = {
         const messages = appendToAnswer(state.messages, (parts, index) => {
             const block = parts.find((part) => part.kind === "tool" && part.id === event.id);
             if (!block) {
-                return [...parts, {...toolBlock(event, index), status: "preparing"}];
+                return [...parts, {...toolBlock(event, index), status: CallStatus.PREPARING}];
             }
             // a tool_input that comes after the call's tool_call is stale
             const update = (part) =>
-                part === block && part.status === "preparing"
+                part === block && part.status === CallStatus.PREPARING
                     ? {...part, arguments: event.arguments}
                     : part;
             return parts.map(update);
@@ -258,7 +259,9 @@ const HANDLERS = {
         const messages = appendToAnswer(state.messages, (parts, index) => {
             const prepared = parts.find(
                 (part) =>
-                    part.kind === "tool" && part.id === event.id && part.status === "preparing"
+                    part.kind === "tool" &&
+                    part.id === event.id &&
+                    part.status === CallStatus.PREPARING
             );
             if (!prepared) {
                 return [...parts, toolBlock(event, index)];
@@ -266,7 +269,7 @@ const HANDLERS = {
             const started = {...toolBlock(event, index), expanded: prepared.expanded};
             return parts.map((part) => (part === prepared ? started : part));
         });
-        return {...state, messages, status: "running_tools"};
+        return {...state, messages, status: ChatStatus.RUNNING_TOOLS};
     },
 
     tool_progress(state, event) {
@@ -277,7 +280,7 @@ const HANDLERS = {
             elapsedMs: event.elapsed_ms ?? 0,
         };
         const update = (part) =>
-            part.id === event.id && part.status === "running" ? {...part, progress} : part;
+            part.id === event.id && part.status === CallStatus.RUNNING ? {...part, progress} : part;
         return {...state, messages: mapCurrentTools(state.messages, update)};
     },
 
@@ -299,7 +302,7 @@ const HANDLERS = {
             host: event.host ?? null,
         };
         const update = (part) =>
-            part.id === event.id && part.status === "running" ? {...part, question} : part;
+            part.id === event.id && part.status === CallStatus.RUNNING ? {...part, question} : part;
         return {...state, messages: mapCurrentTools(state.messages, update)};
     },
 
@@ -320,15 +323,20 @@ const HANDLERS = {
     approval_required(state, event) {
         const waiting = new Set(event.calls.map((call) => call.id));
         const messages = mapCurrentTools(state.messages, (part) =>
-            waiting.has(part.id) ? {...part, status: "pending_approval"} : part
+            waiting.has(part.id) ? {...part, status: CallStatus.PENDING_APPROVAL} : part
         );
-        return {...state, messages, pendingApproval: event.calls, status: "awaiting_approval"};
+        return {
+            ...state,
+            messages,
+            pendingApproval: event.calls,
+            status: ChatStatus.AWAITING_APPROVAL,
+        };
     },
 
     auth_required(state, event) {
         const waiting = new Set(event.calls.map((call) => call.id));
         const messages = mapCurrentTools(state.messages, (part) =>
-            waiting.has(part.id) ? {...part, status: "pending_sign_in"} : part
+            waiting.has(part.id) ? {...part, status: CallStatus.PENDING_SIGN_IN} : part
         );
         const servers = event.servers.map((server) => ({
             serverId: server.server_id,
@@ -344,7 +352,7 @@ const HANDLERS = {
             ...state,
             messages,
             pendingSignIn: {servers, calls: event.calls},
-            status: "awaiting_auth",
+            status: ChatStatus.AWAITING_AUTH,
         };
     },
 
@@ -352,7 +360,7 @@ const HANDLERS = {
         return {
             ...state,
             confirm: {roundsUsed: event.rounds_used, maxRounds: event.max_rounds},
-            status: "awaiting_confirmation",
+            status: ChatStatus.AWAITING_CONFIRMATION,
         };
     },
 
@@ -372,14 +380,14 @@ const HANDLERS = {
             ...state,
             messages: interruptRunning(state.messages, "error"),
             error: {code: event.code, message: event.message},
-            status: "error",
+            status: ChatStatus.ERROR,
         };
     },
 
     done(state, event) {
         return {
             ...state,
-            status: "idle",
+            status: ChatStatus.IDLE,
             usage: event.usage ?? null,
             pendingApproval: null,
             pendingSignIn: null,
@@ -403,7 +411,7 @@ function toolBlock(event, messageIndex) {
         app: event.app ?? null,
         // why it ran without asking: "conversation" when the user allowed its tool for the conversation
         approval: event.approval ?? null,
-        status: "running",
+        status: CallStatus.RUNNING,
         durationMs: null,
         result: null,
         // an app is what the call shows: it is open from the start
@@ -417,11 +425,11 @@ function toolBlock(event, messageIndex) {
 }
 
 function withResult(part, event) {
-    let status = "done";
+    let status = CallStatus.DONE;
     if (!event.ok) {
         status = Object.hasOwn(FAILED_CALL_STATUS, event.error_code ?? "")
             ? FAILED_CALL_STATUS[event.error_code]
-            : "error";
+            : CallStatus.ERROR;
     }
     return {
         ...part,
@@ -443,15 +451,15 @@ function withResult(part, event) {
  * user's language. */
 function interruptRunning(messages, interrupted) {
     return mapCurrentTools(messages, (part) =>
-        part.status === "running" || part.status === "preparing"
+        part.status === CallStatus.RUNNING || part.status === CallStatus.PREPARING
             ? {
                   ...part,
-                  status: "error",
+                  status: CallStatus.ERROR,
                   question: null,
                   result: {
                       ok: false,
                       content: [],
-                      errorCode: "CANCELLED",
+                      errorCode: ErrorCode.CANCELLED,
                       errorMessage: null,
                       interrupted,
                   },
@@ -485,6 +493,6 @@ function mapCurrentTools(messages, update) {
 function busyStatus(messages) {
     const last = messages[messages.length - 1];
     const running =
-        last?.role === "assistant" && last.parts.some((part) => part.status === "running");
-    return running ? "running_tools" : "thinking";
+        last?.role === "assistant" && last.parts.some((part) => part.status === CallStatus.RUNNING);
+    return running ? ChatStatus.RUNNING_TOOLS : ChatStatus.THINKING;
 }

@@ -1,4 +1,5 @@
 /** @odoo-module */
+import {ChatStatus} from "./chat_status.js";
 /**
  * What the chat components show of the reducer's state (chat_state.js), as plain functions with no
  * Odoo import, tested by node (static/tests/chat_view.test.mjs). Words the user reads are not made
@@ -311,5 +312,5 @@ export function approvalsFor(calls, decisions) {
 
 /** The reducer status in which the model or tools are working and the stop button applies. */
 export function isStreamingStatus(status) {
-    return status === "thinking" || status === "running_tools";
+    return status === ChatStatus.THINKING || status === ChatStatus.RUNNING_TOOLS;
 }

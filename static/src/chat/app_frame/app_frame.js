@@ -14,6 +14,7 @@ import {
     TEARDOWN_AFTER_MS,
 } from "@ai_mcp/logic/app_host";
 import {TOOL_ANSWERED} from "@ai_mcp/logic/approval_gate";
+import {CallStatus} from "@ai_mcp/logic/chat_status";
 import {AppRequests} from "./app_requests";
 import {AppSession, loadBridge} from "./app_session";
 
@@ -182,7 +183,7 @@ export class AppFrame extends Component {
      * stored once its arguments are complete): its server, tool and app; null once written. */
     writing() {
         const block = this.props.block;
-        return block.status === "preparing"
+        return block.status === CallStatus.PREPARING
             ? {server: block.server, tool: block.tool, app: block.app}
             : null;
     }

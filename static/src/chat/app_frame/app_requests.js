@@ -8,6 +8,7 @@ import {escape} from "@web/core/utils/strings";
 
 import {checkDownload, checkModelContext, checkOpenLink, messageText} from "@ai_mcp/logic/app_host";
 import {ApprovalGate, approvedParam, RETRY} from "@ai_mcp/logic/approval_gate";
+import {ErrorCode} from "@ai_mcp/logic/chat_status";
 import {prettyJson} from "@ai_mcp/logic/chat_view";
 
 import {AppApprovalDialog} from "../app_approval_dialog/app_approval_dialog";
@@ -102,7 +103,7 @@ export class AppRequests {
         const body = {name, arguments: args ?? {}, approved: false};
         let ticket = this.approvals.ticket();
         let answer = await this.post("/ai_mcp/app/call_tool", body);
-        while (answer?.error?.code === "APPROVAL_REQUIRED") {
+        while (answer?.error?.code === ErrorCode.APPROVAL_REQUIRED) {
             const tool = answer.error.tool || {name};
             const shown = answer.error.arguments ?? args ?? {};
             // the model's call of the tool is being asked about: its answer is released to this

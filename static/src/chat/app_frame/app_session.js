@@ -2,6 +2,7 @@
 import {loadJS} from "@web/core/assets";
 
 import {blockOutcome, decideDisplayMode, storedOutcome} from "@ai_mcp/logic/app_host";
+import {CallStatus} from "@ai_mcp/logic/chat_status";
 
 /** The vendored host bridge (static/lib/ext_apps/README.md), loaded the first time an app shows. */
 export const BRIDGE_URL = "/ai_mcp/static/lib/ext_apps/app_bridge.js";
@@ -105,7 +106,7 @@ export class AppSession {
             return;
         }
         const block = this.view.block();
-        if (block.status === "preparing") {
+        if (block.status === CallStatus.PREPARING) {
             if (block.arguments && block.arguments !== this.sent.partial) {
                 this.sent.partial = block.arguments;
                 this.notify(this.bridge.sendToolInputPartial({arguments: plain(block.arguments)}));

@@ -3,6 +3,7 @@ import {_t} from "@web/core/l10n/translation";
 import {rpc} from "@web/core/network/rpc";
 
 import {cancelRequested} from "@ai_mcp/logic/chat_state";
+import {CallStatus} from "@ai_mcp/logic/chat_status";
 
 /**
  * What the user asks about a call that is running: stop it, or answer the question its server
@@ -39,7 +40,7 @@ export class CallRequests {
     /** Stop one running call: the worker running the turn, whichever it is, reads the request. */
     async cancel(key) {
         const {chat, block} = this.block(key);
-        if (!block || block.status !== "running" || !chat.conversationId) {
+        if (!block || block.status !== CallStatus.RUNNING || !chat.conversationId) {
             return;
         }
         this.host.setChat(cancelRequested(chat, key));

@@ -24,6 +24,7 @@ import {
 } from "@ai_mcp/logic/chat_state";
 import {StickToBottom} from "@ai_mcp/logic/chat_scroll";
 import {modelAsks} from "@ai_mcp/logic/approval_gate";
+import {ChatStatus, ConversationState, ErrorCode} from "@ai_mcp/logic/chat_status";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
 import {lastUserText, retryPlan} from "@ai_mcp/logic/retry_plan";
 import {newRequestKey} from "@ai_mcp/logic/start_retry";
@@ -44,11 +45,8 @@ import {SignInPause} from "./sign_in_pause";
 import {StatusLine} from "../status_line/status_line";
 import {TurnStream} from "./turn_stream";
 
-/** The refusal of a message sent again that had been stored after all: its answer is in the
- * conversation the refusal names. */
-const ALREADY_RECEIVED = "ALREADY_RECEIVED";
 /** Refusals of a resume that mean another tab of the user resumed the same conversation first. */
-const RESUMED_ELSEWHERE = new Set(["CONVERSATION_BUSY", "NOT_WAITING"]);
+const RESUMED_ELSEWHERE = new Set([ErrorCode.CONVERSATION_BUSY, ErrorCode.NOT_WAITING]);
 
 /**
  * The "AI Assistant" client action (tag ai_mcp.chat_action). The view state is chat_state.js's,
@@ -175,7 +173,7 @@ export class ChatAction extends Component {
         return (
             Boolean(this.state.assistantId) &&
             !this.state.busy &&
-            ["idle", "error"].includes(this.chat.status)
+            [ChatStatus.IDLE, ChatStatus.ERROR].includes(this.chat.status)
         );
     }
 
@@ -183,13 +181,13 @@ export class ChatAction extends Component {
         if (!this.state.assistants.length) {
             return _t("No assistant is available to you. Ask an administrator for access.");
         }
-        if (this.chat.status === "awaiting_approval") {
+        if (this.chat.status === ChatStatus.AWAITING_APPROVAL) {
             return _t("Allow or deny the pending tool calls first.");
         }
-        if (this.chat.status === "awaiting_confirmation") {
+        if (this.chat.status === ChatStatus.AWAITING_CONFIRMATION) {
             return _t("Tell the assistant whether to go on first.");
         }
-        if (this.chat.status === "awaiting_auth") {
+        if (this.chat.status === ChatStatus.AWAITING_AUTH) {
             return _t("Sign in, or continue without the server, first.");
         }
         return "";
@@ -199,14 +197,17 @@ export class ChatAction extends Component {
         return (
             isStreamingStatus(this.chat.status) ||
             (this.state.busy &&
-                !["error", "awaiting_approval", "awaiting_confirmation", "awaiting_auth"].includes(
-                    this.chat.status
-                ))
+                ![
+                    ChatStatus.ERROR,
+                    ChatStatus.AWAITING_APPROVAL,
+                    ChatStatus.AWAITING_CONFIRMATION,
+                    ChatStatus.AWAITING_AUTH,
+                ].includes(this.chat.status))
         );
     }
 
     get paused() {
-        return ["awaiting_approval", "awaiting_auth"].includes(this.chat.status);
+        return [ChatStatus.AWAITING_APPROVAL, ChatStatus.AWAITING_AUTH].includes(this.chat.status);
     }
 
     get canRetry() {
@@ -274,7 +275,7 @@ export class ChatAction extends Component {
         this.state.assistantId = relationId(conversation.assistant_id) ?? this.state.assistantId;
         this.state.cloudServiceId = relationId(conversation.cloud_service_id);
         this.stickToBottom = true;
-        if (isStreamingStatus(chat.status) && conversation.state !== "running") {
+        if (isStreamingStatus(chat.status) && conversation.state !== ConversationState.RUNNING) {
             // The stored turn never got its last event (the server stopped in the middle of it).
             chat = reduce(chat, {
                 type: "error",
@@ -410,7 +411,7 @@ export class ChatAction extends Component {
         this.setChat(userMessage(before, text, app));
         let storedIn = null;
         const refused = (error) => {
-            storedIn = error.code === ALREADY_RECEIVED ? error.conversation_id : null;
+            storedIn = error.code === ErrorCode.ALREADY_RECEIVED ? error.conversation_id : null;
             return Boolean(storedIn);
         };
         const body = {...this.conversationParams(), message: text, request_key: requestKey};
@@ -475,7 +476,7 @@ export class ChatAction extends Component {
     }
 
     async retry() {
-        const plan = this.state.chat.status === "error" ? this.retryPlan() : null;
+        const plan = this.state.chat.status === ChatStatus.ERROR ? this.retryPlan() : null;
         if (!plan || this.state.busy) {
             return;
         }
@@ -487,7 +488,7 @@ export class ChatAction extends Component {
         if (plan.replaceLast && last?.before) {
             // That message never got an answer: send it again in its place, under the same name in
             // case it was stored after all.
-            this.setChat({...last.before, error: null, status: "idle"});
+            this.setChat({...last.before, error: null, status: ChatStatus.IDLE});
             await this.send(plan.text, {requestKey: last.body.request_key});
             return;
         }

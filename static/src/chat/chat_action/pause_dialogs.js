@@ -2,6 +2,7 @@
 import {ConfirmationDialog} from "@web/core/confirmation_dialog/confirmation_dialog";
 import {_t} from "@web/core/l10n/translation";
 
+import {ChatStatus} from "@ai_mcp/logic/chat_status";
 import {ApprovalDialog} from "../approval_dialog/approval_dialog";
 
 /**
@@ -19,11 +20,11 @@ export class PauseDialogs {
 
     /** Shows what `chat` waits for, unless it was shown already (`again`: show it anyway). */
     show(chat, {again = false} = {}) {
-        if (chat.status === "awaiting_approval" && chat.pendingApproval) {
+        if (chat.status === ChatStatus.AWAITING_APPROVAL && chat.pendingApproval) {
             if (again || this.shown !== chat.pendingApproval) {
                 this.openApproval(chat.pendingApproval);
             }
-        } else if (chat.status === "awaiting_confirmation" && chat.confirm) {
+        } else if (chat.status === ChatStatus.AWAITING_CONFIRMATION && chat.confirm) {
             if (again || this.shown !== chat.confirm) {
                 this.openConfirm(chat.confirm);
             }

@@ -1,5 +1,6 @@
 /** @odoo-module */
 import {signedIn, signInAnswer, signInDeclined, signInOpened} from "@ai_mcp/logic/chat_state";
+import {ChatStatus} from "@ai_mcp/logic/chat_status";
 
 /** The bus notification Odoo's OAuth callback sends to the user who signed in: { server_id }. */
 const SIGNED_IN = "ai_mcp.oauth_signed_in";
@@ -27,7 +28,7 @@ export class SignInPause {
 
     /** The servers to show a card for: none unless the turn waits for sign-ins. */
     servers(chat) {
-        return chat.status === "awaiting_auth" ? chat.pendingSignIn?.servers || [] : [];
+        return chat.status === ChatStatus.AWAITING_AUTH ? chat.pendingSignIn?.servers || [] : [];
     }
 
     open(serverId) {

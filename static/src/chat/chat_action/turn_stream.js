@@ -2,6 +2,7 @@
 import {_t} from "@web/core/l10n/translation";
 
 import {eventFromSse, stopped} from "@ai_mcp/logic/chat_state";
+import {ErrorCode} from "@ai_mcp/logic/chat_status";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
 import {startRetryWait} from "@ai_mcp/logic/start_retry";
 import {FINAL_TYPES} from "@ai_mcp/logic/turn_protocol";
@@ -174,7 +175,8 @@ export class TurnStream {
 
     /** A message sent right after "stop" that finds the turn still being cancelled. */
     busyWait(error) {
-        const busy = error instanceof ChatHttpError && error.error.code === "CONVERSATION_BUSY";
+        const busy =
+            error instanceof ChatHttpError && error.error.code === ErrorCode.CONVERSATION_BUSY;
         return busy && Date.now() - this.stoppedAt < BUSY_RETRY_WINDOW ? BUSY_RETRY_DELAY : null;
     }
 

@@ -2,6 +2,8 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
+import {ChatStatus} from "@ai_mcp/logic/chat_status";
+
 /**
  * The notices under the answer: warnings (discreet: the turn went on), the error that ended the
  * turn with a Retry button, and a reminder when the assistant waits for an approval or for
@@ -21,12 +23,12 @@ export class ChatNotices extends Component {
     };
 
     get pauseText() {
-        if (this.props.status === "awaiting_approval") {
+        if (this.props.status === ChatStatus.AWAITING_APPROVAL) {
             return _t("The assistant waits for your approval of %(count)s tool call(s).", {
                 count: this.props.pendingCount,
             });
         }
-        if (this.props.status === "awaiting_confirmation") {
+        if (this.props.status === ChatStatus.AWAITING_CONFIRMATION) {
             return _t(
                 "The assistant has used %(used)s of %(max)s rounds and asks whether to go on.",
                 {

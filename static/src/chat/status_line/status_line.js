@@ -2,6 +2,7 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
+import {ChatStatus} from "@ai_mcp/logic/chat_status";
 import {START_RETRY_LIMIT} from "@ai_mcp/logic/start_retry";
 
 /** What the assistant is doing while a turn streams: thinking, running tools, and "Round N/M";
@@ -22,7 +23,9 @@ export class StatusLine extends Component {
                 max: START_RETRY_LIMIT,
             });
         }
-        return this.props.status === "running_tools" ? _t("Running tools") : _t("Thinking");
+        return this.props.status === ChatStatus.RUNNING_TOOLS
+            ? _t("Running tools")
+            : _t("Thinking");
     }
 
     get roundLabel() {

@@ -2,6 +2,7 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
+import {CallStatus} from "@ai_mcp/logic/chat_status";
 import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/logic/chat_view";
 import {AppFrame} from "../app_frame/app_frame";
 import {ElicitationCard} from "../elicitation_card/elicitation_card";
@@ -50,7 +51,7 @@ export class ToolBlock extends Component {
      * "waiting", not "running" (the reducer keeps it running: it starts as soon as the turn resumes). */
     get status() {
         const status = this.props.block.status;
-        return status === "running" && this.props.paused ? "waiting" : status;
+        return status === CallStatus.RUNNING && this.props.paused ? "waiting" : status;
     }
 
     get title() {
@@ -70,7 +71,7 @@ export class ToolBlock extends Component {
             denied: _t("Denied"),
             cancelled: _t("Cancelled"),
         };
-        if (this.status === "running" && this.props.block.cancelling) {
+        if (this.status === CallStatus.RUNNING && this.props.block.cancelling) {
             return _t("Stopping…");
         }
         return labels[this.status] || this.status;
@@ -96,7 +97,7 @@ export class ToolBlock extends Component {
     get canStop() {
         return (
             Boolean(this.props.onCancel) &&
-            this.status === "running" &&
+            this.status === CallStatus.RUNNING &&
             !this.props.block.cancelling
         );
     }
@@ -144,7 +145,7 @@ export class ToolBlock extends Component {
 
     get showQuestion() {
         return Boolean(
-            this.props.block.question && this.props.onAnswer && this.status === "running"
+            this.props.block.question && this.props.onAnswer && this.status === CallStatus.RUNNING
         );
     }
 
