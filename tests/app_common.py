@@ -1,13 +1,17 @@
 """What the MCP Apps tests share: the chat's case with a second, real MCP server whose tools have
 apps (testing/mcp_apps_server.py's task board), bound to the assistant, and a conversation in which the model
-called `show_board`, whose app the tests then open and use as the widget would."""
+called `show_board`, whose app the tests then open and use as the widget would; and the set-up of
+a browser tour of an app server's apps."""
+
+from odoo.tests import HttpCase, new_test_user
 
 from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_apps_server import PROGRAM
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
-from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
+from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 from .chat_common import ChatCase
+from .common import require_browser
 
 # what web.base.url says in these tests: the board declares it, and must never get it
 BASE_URL = "https://erp.example.test"
@@ -60,3 +64,57 @@ class AppCase(ChatCase):
 
     def assertNotFound(self, answer):
         self.assertEqual(answer["data"]["name"], "werkzeug.exceptions.NotFound", answer)
+
+
+class AppTourCase(HttpCase):
+    """A browser tour of the apps of an MCP server in the chat: `program` served over streamable
+    HTTP, a scripted model answering with `responder(self)`, an AI user who is not a manager, the
+    server synced with its apps on and an assistant of its tools (`assistant_values` adds to it)."""
+
+    program = PROGRAM
+    server_name = "Apps server"
+    assistant_name = "Apps assistant"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.mcp = HttpServer("streamable-http", program=cls.program).start()
+        cls.addClassCleanup(cls.mcp.stop)
+
+    def responder(self):
+        raise NotImplementedError
+
+    def assistant_values(self):
+        return {}
+
+    def setUp(self):
+        super().setUp()
+        require_browser(self)
+        self.llm = ScriptedLLM(responder=self.responder())
+        self.llm.start()
+        self.addCleanup(self.llm.close)
+        env = self.env(context=dict(self.env.context, tracking_disable=True))
+        self.user = new_test_user(env, "apps_user", groups="base.group_user,ai_mcp.group_ai_user", name="Apps User")
+        provider = env["ai.provider"].create(
+            {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted"}
+        )
+        self.server = env["mcp.server"].create(
+            {"name": self.server_name, "scope": "system", "url": self.mcp.url, "apps_enabled": True}
+        )
+        sync = self.server.action_sync_tools()
+        self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
+        self.tools = {tool.name: tool for tool in self.server.tool_ids}
+        self.assistant = env["ai.assistant"].create(
+            {
+                "name": self.assistant_name,
+                "provider_id": provider.id,
+                "mcp_server_ids": [(6, 0, self.server.ids)],
+                **self.assistant_values(),
+            }
+        )
+
+    def tearDown(self):
+        hub = running_hub()
+        if hub is not None:
+            hub.run(hub.aclose_server(self.server._server_key()))
+        super().tearDown()

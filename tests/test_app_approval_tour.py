@@ -12,14 +12,12 @@ with the apps of testing/mcp_apps_approvals_server.py over streamable HTTP and t
 Odoo skips browser tests silently when websocket-client or Chromium is missing, so the test fails
 instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
 
-from odoo.tests import HttpCase, new_test_user, tagged
+from odoo.tests import tagged
 
-from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_apps_approvals_server import PROGRAM, STATS_URI
-from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
-from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
-from .common import require_browser
+from .app_common import AppTourCase
 
 APP_SAYS = "App says: "
 POLLS = 6
@@ -49,44 +47,20 @@ class AppsModel:
 
 
 @tagged("post_install", "-at_install")
-class TestAppApprovalTour(HttpCase):
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.mcp = HttpServer("streamable-http", program=PROGRAM).start()
-        cls.addClassCleanup(cls.mcp.stop)
+class TestAppApprovalTour(AppTourCase):
+    program = PROGRAM
+    server_name = "Monitor"
+
+    def responder(self):
+        return AppsModel()
 
     def setUp(self):
         super().setUp()
-        require_browser(self)
-        self.llm = ScriptedLLM(responder=AppsModel())
-        self.llm.start()
-        self.addCleanup(self.llm.close)
-        env = self.env(context=dict(self.env.context, tracking_disable=True))
-        self.user = new_test_user(env, "apps_user", groups="base.group_user,ai_mcp.group_ai_user", name="Apps User")
-        provider = env["ai.provider"].create(
-            {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted"}
-        )
-        self.server = env["mcp.server"].create(
-            {"name": "Monitor", "scope": "system", "url": self.mcp.url, "apps_enabled": True}
-        )
-        sync = self.server.action_sync_tools()
-        self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
-        self.tools = {tool.name: tool for tool in self.server.tool_ids}
         # as the official examples come: no read-only annotation, so approval is required
         self.assertEqual(
             {name: tool.requires_approval for name, tool in self.tools.items()},
             {"show_stats": False, "poll_stats": True, "show_cohort": True},
         )
-        env["ai.assistant"].create(
-            {"name": "Apps assistant", "provider_id": provider.id, "mcp_server_ids": [(6, 0, self.server.ids)]}
-        )
-
-    def tearDown(self):
-        hub = running_hub()
-        if hub is not None:
-            hub.run(hub.aclose_server(self.server._server_key()))
-        super().tearDown()
 
     def audit(self, tool):
         rows = self.env["ai.tool.call"].search([("tool_name", "=", tool)], order="id")

@@ -13,15 +13,12 @@ instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
 
 import socket
 
-from odoo.tests import HttpCase, new_test_user, tagged
+from odoo.tests import tagged
 
-from odoo.addons.ai_mcp.hub_process import running_hub
-from odoo.addons.ai_mcp.testing.mcp_apps_server import PROGRAM
-from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
-from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
+from .app_common import AppTourCase
 from .browser import browser_prepared
-from .common import require_browser
 
 APP_SAYS = "App says: "
 SCRIPT = "add,forbidden,probe,context,message"
@@ -54,52 +51,27 @@ class CounterModel:
 
 
 @tagged("post_install", "-at_install")
-class TestAppTour(HttpCase):
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.mcp = HttpServer("streamable-http", program=PROGRAM).start()
-        cls.addClassCleanup(cls.mcp.stop)
+class TestAppTour(AppTourCase):
+    server_name = "Counter server"
+    assistant_name = "Counter assistant"
 
-    def setUp(self):
-        super().setUp()
-        require_browser(self)
-        self.arguments = arguments = {
+    def responder(self):
+        self.arguments = {
             "start": 5,
             "script": SCRIPT,
             "odoo": self.base_url(),
             "undeclared": f"http://localhost:{closed_port()}",
         }
-        self.llm = ScriptedLLM(responder=CounterModel(arguments))
-        self.llm.start()
-        self.addCleanup(self.llm.close)
-        env = self.env(context=dict(self.env.context, tracking_disable=True))
-        self.user = new_test_user(env, "app_user", groups="base.group_user,ai_mcp.group_ai_user", name="App User")
-        provider = env["ai.provider"].create(
-            {"name": "Scripted LLM", "base_url": self.llm.base_url, "api_key": "sk-tour", "default_model": "scripted"}
-        )
-        self.server = env["mcp.server"].create(
-            {"name": "Counter server", "scope": "system", "url": self.mcp.url, "apps_enabled": True}
-        )
-        sync = self.server.action_sync_tools()
-        self.assertEqual(sync["params"]["type"], "success", sync["params"]["message"])
-        tools = {tool.name: tool for tool in self.server.tool_ids}
-        tools["show_counter"].requires_approval = False
-        tools["counter_add"].requires_approval = False
-        self.assistant = env["ai.assistant"].create(
-            {
-                "name": "Counter assistant",
-                "provider_id": provider.id,
-                "mcp_server_ids": [(6, 0, self.server.ids)],
-                "mcp_tool_disabled_ids": [(6, 0, tools["reset_counter"].ids)],
-            }
-        )
+        return CounterModel(self.arguments)
 
-    def tearDown(self):
-        hub = running_hub()
-        if hub is not None:
-            hub.run(hub.aclose_server(self.server._server_key()))
-        super().tearDown()
+    def assistant_values(self):
+        reset = self.server.tool_ids.filtered(lambda tool: tool.name == "reset_counter")
+        return {"mcp_tool_disabled_ids": [(6, 0, reset.ids)]}
+
+    def setUp(self):
+        super().setUp()
+        self.tools["show_counter"].requires_approval = False
+        self.tools["counter_add"].requires_approval = False
 
     def test_the_counter_app_runs_in_the_chat_and_renders_again_after_a_reload(self):
         # the browser prefers dark, the chat is light: the app must be told light, by its frame too
