@@ -23,7 +23,7 @@
         wave says how busy the machine's cores were and what else used them.
         --sizes 25,50,100 runs a wave of each size, one after the other, on each cluster: with
         --gevent-processes 1 and --pace realistic, the turns one chat-stream process takes at once
-        for a given added time per round (the README's sizing table).
+        for a given added time per round (the sizing table of docs/operators.md).
 
 In prefork the chat stream goes to Odoo's gevent worker, as the reverse proxy of the README routes
 it (next to /websocket); other requests go to the HTTP workers. --stream-via http sends the stream

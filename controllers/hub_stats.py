@@ -1,7 +1,7 @@
 """GET /ai_mcp/hub/stats: the MCP session pool of the Odoo process that answers, for AI managers.
 
 Each Odoo process (each prefork HTTP worker, the gevent worker that serves the chat streams behind
-the README's proxy, or the one threaded server) has its own hub and pool (docs/architecture.md, Processes), so
+docs/operators.md's proxy, or the one threaded server) has its own hub and pool (docs/architecture.md, Processes), so
 the answer describes one process: ask the gevent port for the turns' pool, poll the HTTP port a few
 times to see its workers, or scrape each node. A process that has not run a turn yet has no hub, and says so
 without starting one.
