@@ -31,7 +31,9 @@ export class MessageList extends Component {
     }
 
     viaApp(message) {
-        return _t("via %(app)s", {app: message.app.title || _t("an app")});
+        // a _t() within another's arguments is not found by Odoo's string exporter
+        const app = message.app.title || _t("an app");
+        return _t("via %(app)s", {app});
     }
 
     partKey(part, index) {
