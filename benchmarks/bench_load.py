@@ -161,7 +161,14 @@ class BenchOdoo(OdooServer):
 
 def direct_costs(llm: LlmProcess, servers: list[HttpServer], runs: int) -> list[float]:
     """The same turn through run_turn in this process, read as an Odoo request reads it."""
-    from services.loop import AssistantSettings, LlmSettings, LoopLimits, ToolBinding, TurnRequest, run_turn
+    from services.llm import LlmSettings
+    from services.loop import (
+        AssistantSettings,
+        LoopLimits,
+        ToolBinding,
+        TurnRequest,
+        run_turn,
+    )
     from services.mcp import get_hub
     from services.server_spec import build_server_spec
 

@@ -16,7 +16,7 @@ loop never stops to ask "continue?" (that happens when round max_rounds - 1 ende
           thread hand-off is counted; the pooled MCP session is warm. Everything a turn does is in:
           binding tools, building the chat model, converting messages, validating arguments,
           building events.
-          The model request is posted as LangChain built it (services/loop/_chat_completions.py), not
+          The model request is posted as LangChain built it (services/llm/_chat_completions.py), not
           walked by openai's create() first: that walk alone cost more than the rest of the loop.
   bare    on the same loop: an `openai.AsyncOpenAI` client created once and a raw
           `mcp.Client` over `streamable_http_client` opened once, driven by hand
@@ -66,9 +66,9 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from benchmarks.raw_session import RawSession  # noqa: E402
 from services.events import DoneEvent, Event, ToolResultEvent  # noqa: E402
+from services.llm import LlmSettings  # noqa: E402
 from services.loop import (  # noqa: E402
     AssistantSettings,
-    LlmSettings,
     LoopLimits,
     ToolBinding,
     TurnRequest,
@@ -307,7 +307,7 @@ def compare_bodies(ours: list[dict[str, Any]], bare: list[dict[str, Any]]) -> st
 # Where our loop's own time goes, by suspect: (label, file name, function name) as pstats names
 # them. A function that no longer exists reads 0.
 SUSPECTS: tuple[tuple[str, str, str], ...] = (
-    ("ChatOpenAI built per turn (make_chat_model)", "llm_stream.py", "make_chat_model"),
+    ("ChatOpenAI built per turn (make_chat_model)", "stream.py", "make_chat_model"),
     ("langchain tool per turn (_langchain_tool)", "agent_loop.py", "_langchain_tool"),
     ("bind_tools per model call", "base.py", "bind_tools"),
     ("history -> langchain messages (to_langchain)", "transcript.py", "to_langchain"),

@@ -41,9 +41,9 @@ import statistics  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
+from services.llm import LlmSettings  # noqa: E402
 from services.loop import (  # noqa: E402
     AssistantSettings,
-    LlmSettings,
     LoopLimits,
     TurnRequest,
     run_turn,

@@ -11,7 +11,7 @@ from odoo.exceptions import ValidationError
 from ..notify import config_error_text, error_text, notification
 from ..services.errors import AiMcpError, ConfigError
 from ..services.http_validation import check_url
-from ..services.loop import LlmSettings, ping
+from ..services.llm import LlmSettings, ping
 from ..services.server_spec import config_error_from
 
 

@@ -13,10 +13,10 @@ import pytest
 from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 
 from services.events import RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent, parse_event
+from services.llm import LlmSettings
 from services.loop import (
     AssistantSettings,
     HistoryMessage,
-    LlmSettings,
     LoopLimits,
     Resume,
     ToolBinding,

@@ -8,9 +8,13 @@ import openai
 from conftest import http_spec
 from test_agent_loop import kinds, run, settings, tools_of
 
-from services.loop import HistoryMessage, LlmSettings, TurnRequest
-from services.loop._chat_completions import PlainChatCompletions
-from services.loop.llm_stream import make_chat_model
+from services.llm import LlmSettings
+from services.llm._chat_completions import PlainChatCompletions
+from services.llm.stream import make_chat_model
+from services.loop import (
+    HistoryMessage,
+    TurnRequest,
+)
 from services.loop.transcript import HistoryToolCall
 from services.mcp import McpHub
 from testing.mcp_servers import HttpServer

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.errors import ErrorCode, LlmError
-from services.loop import LlmSettings, ping
+from services.llm import LlmSettings, ping
 from testing.mcp_servers import free_port
 from testing.scripted_llm import ScriptedLLM, Turn
 

@@ -8,10 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from services.errors import ConfigError
+from services.llm import LlmSettings
 from services.loop import (
     KNOWN_VARIABLES,
     AssistantSettings,
-    LlmSettings,
     ToolBinding,
     TurnRequest,
     resolve_preset,

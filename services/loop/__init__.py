@@ -2,15 +2,13 @@
 
 The agent loop (rounds of a streamed model reply and the tool calls it asks for, within the turn's
 limits and budget), the tools a turn offers (their names, presets and bindings to MCP servers,
-natively or described in the prompt), the runner that calls them, the model's stream over
-OpenAI-compatible chat completions, the transcript a paused turn resumes from and the control a
-turn is stopped by. Odoo's records and the turn runner import this face; it knows the shared
-vocabulary and the faces of the MCP, OAuth and apps wings.
+natively or described in the prompt), the runner that calls them, the transcript a paused turn
+resumes from and the control a turn is stopped by. Odoo's records and the turn runner import this
+face; it knows the shared vocabulary and the faces of the model (services/llm), MCP, OAuth and
+apps wings.
 """
 
 from .agent_loop import AssistantSettings, LoopLimits, Resume, TurnRequest, run_turn
-from .llm_ping import ping
-from .llm_stream import LlmSettings
 from .presets import KNOWN_VARIABLES, resolve_preset, validate_preset, variables_in
 from .tool_names import ToolNameMap, ToolRef
 from .tool_runner import argument_problems, without_null_optionals
@@ -22,7 +20,6 @@ __all__ = [
     "AssistantSettings",
     "HistoryMessage",
     "KNOWN_VARIABLES",
-    "LlmSettings",
     "LoopLimits",
     "Resume",
     "SignInLink",
@@ -33,7 +30,6 @@ __all__ = [
     "TurnRequest",
     "argument_problems",
     "history_from_events",
-    "ping",
     "resolve_preset",
     "run_turn",
     "validate_preset",

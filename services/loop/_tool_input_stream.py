@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from ..call_clock import Now
 from ..events import ToolInputEvent
+from ..llm import ToolCallDelta
 from ._partial_json import partial_object
-from .llm_stream import ToolCallDelta
 from .tool_runner import BoundTool
 
 TOOL_INPUT_INTERVAL = 0.1

@@ -40,12 +40,12 @@ from ..events import (
     ToolResultEvent,
 )
 from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
+from ..llm import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
 from ..mcp import McpHub
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
-from .llm_stream import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
 from .presets import schema_without
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (

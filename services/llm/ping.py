@@ -7,7 +7,7 @@ import time
 import openai
 
 from ..errors import ErrorCode, LlmError
-from .llm_stream import LlmSettings, map_llm_error
+from .stream import LlmSettings, map_llm_error
 
 PING_MESSAGES = [{"role": "user", "content": "Reply with OK."}]
 

@@ -1,0 +1,22 @@
+"""The model wing: reaching a language model.
+
+The settings a model call is made with, the ChatOpenAI built from them (posting LangChain's payload
+as it is), one streamed reply read into text deltas, tool-call pieces and a final ModelReply,
+provider failures mapped to LLM_* codes, and the one-request provider test. The agent loop
+(services/loop) drives rounds through this face; Odoo's provider records build LlmSettings from it.
+Provider kinds, model capabilities and the APIs a provider speaks belong here, not in the loop.
+"""
+
+from .ping import ping
+from .stream import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, map_llm_error, stream_reply, with_tools
+
+__all__ = [
+    "LlmSettings",
+    "ModelReply",
+    "ToolCallDelta",
+    "make_chat_model",
+    "map_llm_error",
+    "ping",
+    "stream_reply",
+    "with_tools",
+]
