@@ -8,11 +8,16 @@ Provider kinds, model capabilities and the APIs a provider speaks belong here, n
 """
 
 from .ping import ping
-from .stream import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, map_llm_error, stream_reply, with_tools
+from .settings import ApiStyle, LlmSettings, ModelCapabilities, ProviderKind, ReasoningEffort
+from .stream import ModelReply, ToolCallDelta, make_chat_model, map_llm_error, stream_reply, with_tools
 
 __all__ = [
+    "ApiStyle",
     "LlmSettings",
+    "ModelCapabilities",
     "ModelReply",
+    "ProviderKind",
+    "ReasoningEffort",
     "ToolCallDelta",
     "make_chat_model",
     "map_llm_error",

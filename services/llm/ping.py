@@ -7,7 +7,8 @@ import time
 import openai
 
 from ..errors import ErrorCode, LlmError
-from .stream import LlmSettings, map_llm_error
+from .settings import LlmSettings
+from .stream import map_llm_error
 
 PING_MESSAGES = [{"role": "user", "content": "Reply with OK."}]
 

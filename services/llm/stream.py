@@ -15,24 +15,13 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable
 from langchain_openai import ChatOpenAI
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, Field
 
 from ..errors import ErrorCode, LlmError
-from ..limits import TEMPERATURE
 from ._chat_completions import post_payloads_as_they_are
+from .settings import LlmSettings
 
 _logger = logging.getLogger(__name__)
-
-
-class LlmSettings(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    base_url: str
-    api_key: SecretStr = SecretStr("")
-    model: str
-    temperature: float | None = Field(None, ge=TEMPERATURE.low, le=TEMPERATURE.high)
-    timeout: float = Field(60.0, gt=0)
-    max_retries: int = Field(1, ge=0, le=5)
 
 
 class ModelReply(BaseModel):
