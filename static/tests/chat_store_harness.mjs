@@ -148,3 +148,14 @@ export function storeOn(server, {assistantId = 3} = {}) {
 export function settle() {
     return new Promise((resolve) => setTimeout(resolve, 0));
 }
+
+/** Lets the helpers' promises run until `done()` holds; fails, rather than hangs, if it never does. */
+export async function until(done) {
+    for (let turn = 0; turn < 200; turn++) {
+        if (done()) {
+            return;
+        }
+        await settle();
+    }
+    throw new Error("the chat never reached the state the test waits for");
+}
