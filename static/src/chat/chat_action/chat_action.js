@@ -19,6 +19,7 @@ import {useService} from "@web/core/utils/hooks";
 import {toggleTool} from "@ai_mcp/logic/chat_state";
 import {StickToBottom} from "@ai_mcp/logic/chat_scroll";
 import {modelAsks} from "@ai_mcp/logic/approval_gate";
+import {CallRequests} from "@ai_mcp/logic/call_requests";
 import {ChatStatus} from "@ai_mcp/logic/chat_status";
 import {canSend, ChatStore, systemClock} from "@ai_mcp/logic/chat_store";
 import {ChatTurns} from "@ai_mcp/logic/chat_turns";
@@ -31,7 +32,6 @@ import {ResourceSource} from "../composer/resource_source";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
 import {AppMessages} from "./app_messages";
-import {CallRequests} from "./call_requests";
 import {chatWords} from "./chat_words";
 import {PauseDialogs} from "./pause_dialogs";
 import {SignInCard} from "../sign_in_card/sign_in_card";
@@ -80,11 +80,7 @@ export class ChatAction extends Component {
             listOpen: false, // small screens: the conversation list shown over the chat
         });
         this.turns = new ChatTurns(this.store);
-        this.calls = new CallRequests({
-            chat: () => this.store.chat,
-            setChat: (chat) => this.store.replace(chat),
-            notify: (message) => this.notification.add(message, {type: "danger"}),
-        });
+        this.calls = new CallRequests(this.store);
         this.signIn = new SignInPause(this.store.services.busService, {
             chat: () => this.store.chat,
             setChat: (chat) => this.store.replace(chat),

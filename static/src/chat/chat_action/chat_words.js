@@ -32,4 +32,5 @@ export const chatWords = {
     },
     interrupted: () => _t("This answer was interrupted before it finished."),
     notOpened: () => _t("This conversation could not be opened."),
+    notStopped: (error) => _t("The call could not be stopped: %(error)s", {error}),
 };
