@@ -24,6 +24,7 @@ import {ChatStatus} from "@ai_mcp/logic/chat_status";
 import {canSend, ChatStore, systemClock} from "@ai_mcp/logic/chat_store";
 import {ChatTurns} from "@ai_mcp/logic/chat_turns";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
+import {SignInPause} from "@ai_mcp/logic/sign_in_pause";
 import {ChatHeader} from "../chat_header/chat_header";
 import {ChatNotices} from "../chat_notices/chat_notices";
 import {Composer} from "../composer/composer";
@@ -35,7 +36,6 @@ import {AppMessages} from "./app_messages";
 import {chatWords} from "./chat_words";
 import {PauseDialogs} from "./pause_dialogs";
 import {SignInCard} from "../sign_in_card/sign_in_card";
-import {SignInPause} from "./sign_in_pause";
 import {StatusLine} from "../status_line/status_line";
 
 /**
@@ -81,11 +81,7 @@ export class ChatAction extends Component {
         });
         this.turns = new ChatTurns(this.store);
         this.calls = new CallRequests(this.store);
-        this.signIn = new SignInPause(this.store.services.busService, {
-            chat: () => this.store.chat,
-            setChat: (chat) => this.store.replace(chat),
-            resume: (answer, options) => this.turns.resume(answer, options),
-        });
+        this.signIn = new SignInPause(this.store, this.turns);
         this.appMessages = new AppMessages(this);
         this.promptSource = new PromptSource(() => this.store.conversationParams());
         this.prompts = useState(this.promptSource.state);
