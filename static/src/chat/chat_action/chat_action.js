@@ -19,6 +19,7 @@ import {useService} from "@web/core/utils/hooks";
 import {toggleTool} from "@ai_mcp/logic/chat_state";
 import {StickToBottom} from "@ai_mcp/logic/chat_scroll";
 import {modelAsks} from "@ai_mcp/logic/approval_gate";
+import {AppMessages} from "@ai_mcp/logic/app_messages";
 import {CallRequests} from "@ai_mcp/logic/call_requests";
 import {ChatStatus} from "@ai_mcp/logic/chat_status";
 import {canSend, ChatStore, systemClock} from "@ai_mcp/logic/chat_store";
@@ -32,7 +33,6 @@ import {PromptSource} from "../composer/prompt_source";
 import {ResourceSource} from "../composer/resource_source";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
-import {AppMessages} from "./app_messages";
 import {chatWords} from "./chat_words";
 import {PauseDialogs} from "./pause_dialogs";
 import {SignInCard} from "../sign_in_card/sign_in_card";
@@ -82,7 +82,7 @@ export class ChatAction extends Component {
         this.turns = new ChatTurns(this.store);
         this.calls = new CallRequests(this.store);
         this.signIn = new SignInPause(this.store, this.turns);
-        this.appMessages = new AppMessages(this);
+        this.appMessages = new AppMessages(this.store, this.turns);
         this.promptSource = new PromptSource(() => this.store.conversationParams());
         this.prompts = useState(this.promptSource.state);
         this.resourceSource = new ResourceSource(() => this.store.conversationParams());
@@ -251,9 +251,8 @@ export class ChatAction extends Component {
         this.pauses.show(this.store.chat, {again: true});
     }
 
-    /** `app`: { callId, title } of the app that sends the message in the user's name. */
-    send(text, options) {
-        return this.turns.send(text, options);
+    send(text) {
+        return this.turns.send(text);
     }
 
     /** A prompt picked in the composer: its text is the user's message. Resolves to an error text. */

@@ -33,4 +33,9 @@ export const chatWords = {
     interrupted: () => _t("This answer was interrupted before it finished."),
     notOpened: () => _t("This conversation could not be opened."),
     notStopped: (error) => _t("The call could not be stopped: %(error)s", {error}),
+    appBusy: (app) =>
+        _t(
+            "%(app)s sent a message while the assistant was busy; it was not sent. Try again once the answer is finished.",
+            {app}
+        ),
 };
