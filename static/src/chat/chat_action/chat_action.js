@@ -86,7 +86,7 @@ export class ChatAction extends Component {
         this.promptSource = new PromptSource(() => this.store.conversationParams());
         this.prompts = useState(this.promptSource.state);
         this.resourceSource = new ResourceSource(() => this.store.conversationParams());
-        this.pauses = new PauseDialogs(useService("dialog"), (answer) => this.turns.resume(answer));
+        this.pauses = new PauseDialogs(useService("dialog"), this.turns);
         // an app asks about a tool only when the model's call of it is not waiting for an answer
         useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
         this.mounted = false;
