@@ -25,12 +25,12 @@ import {ChatStatus} from "@ai_mcp/logic/chat_status";
 import {canSend, ChatStore, systemClock} from "@ai_mcp/logic/chat_store";
 import {ChatTurns} from "@ai_mcp/logic/chat_turns";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
+import {PromptSource} from "@ai_mcp/logic/prompt_source";
+import {ResourceSource} from "@ai_mcp/logic/resource_source";
 import {SignInPause} from "@ai_mcp/logic/sign_in_pause";
 import {ChatHeader} from "../chat_header/chat_header";
 import {ChatNotices} from "../chat_notices/chat_notices";
 import {Composer} from "../composer/composer";
-import {PromptSource} from "../composer/prompt_source";
-import {ResourceSource} from "../composer/resource_source";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
 import {chatWords} from "./chat_words";
@@ -83,9 +83,9 @@ export class ChatAction extends Component {
         this.calls = new CallRequests(this.store);
         this.signIn = new SignInPause(this.store, this.turns);
         this.appMessages = new AppMessages(this.store, this.turns);
-        this.promptSource = new PromptSource(() => this.store.conversationParams());
+        this.promptSource = new PromptSource(this.store);
         this.prompts = useState(this.promptSource.state);
-        this.resourceSource = new ResourceSource(() => this.store.conversationParams());
+        this.resourceSource = new ResourceSource(this.store);
         this.pauses = new PauseDialogs(useService("dialog"), this.turns);
         // an app asks about a tool only when the model's call of it is not waiting for an answer
         useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
