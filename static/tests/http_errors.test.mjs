@@ -15,6 +15,18 @@ describe("errorFromResponse", () => {
         );
     });
 
+    test("a message received before says which conversation holds its answer", () => {
+        const body = JSON.stringify({
+            error: {code: "ALREADY_RECEIVED", message: "Received before", conversation_id: 7},
+        });
+        assert.deepEqual(errorFromResponse(409, body), {
+            code: "ALREADY_RECEIVED",
+            message: "Received before",
+            status: 409,
+            conversation_id: 7,
+        });
+    });
+
     test("anything else is an HTTP error whose message the widget words", () => {
         for (const body of ["<html>502</html>", "", '{"error": "x"}', "null"]) {
             assert.deepEqual(errorFromResponse(502, body), {

@@ -19,11 +19,16 @@ export function errorFromResponse(status, bodyText) {
         error = null;
     }
     if (error && typeof error === "object" && typeof error.code === "string") {
-        return {
+        const refusal = {
             code: error.code,
             message: typeof error.message === "string" ? error.message : null,
             status,
         };
+        // ALREADY_RECEIVED says which conversation holds the answer: the widget opens it
+        if (Number.isInteger(error.conversation_id)) {
+            refusal.conversation_id = error.conversation_id;
+        }
+        return refusal;
     }
     return {code: "HTTP_ERROR", message: null, status};
 }

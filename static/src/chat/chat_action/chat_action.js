@@ -4,6 +4,7 @@ import {
     onMounted,
     onWillStart,
     onWillUnmount,
+    reactive,
     useEffect,
     useRef,
     useState,
@@ -15,45 +16,36 @@ import {rpc} from "@web/core/network/rpc";
 import {registry} from "@web/core/registry";
 import {useService} from "@web/core/utils/hooks";
 
-import {
-    fromHistory,
-    initialChatState,
-    reduce,
-    toggleTool,
-    userMessage,
-} from "@ai_mcp/logic/chat_state";
+import {toggleTool} from "@ai_mcp/logic/chat_state";
 import {StickToBottom} from "@ai_mcp/logic/chat_scroll";
 import {modelAsks} from "@ai_mcp/logic/approval_gate";
-import {ChatStatus, ConversationState, ErrorCode} from "@ai_mcp/logic/chat_status";
+import {AppMessages} from "@ai_mcp/logic/app_messages";
+import {CallRequests} from "@ai_mcp/logic/call_requests";
+import {ChatStatus} from "@ai_mcp/logic/chat_status";
+import {canSend, ChatStore, systemClock} from "@ai_mcp/logic/chat_store";
+import {ChatTurns} from "@ai_mcp/logic/chat_turns";
 import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
-import {lastUserText, retryPlan} from "@ai_mcp/logic/retry_plan";
-import {newRequestKey} from "@ai_mcp/logic/start_retry";
+import {PromptSource} from "@ai_mcp/logic/prompt_source";
+import {ResourceSource} from "@ai_mcp/logic/resource_source";
+import {SignInPause} from "@ai_mcp/logic/sign_in_pause";
 import {ChatHeader} from "../chat_header/chat_header";
 import {ChatNotices} from "../chat_notices/chat_notices";
-import {RESUME_URL, STREAM_URL} from "../chat_transport";
 import {Composer} from "../composer/composer";
-import {PromptSource} from "../composer/prompt_source";
-import {ResourceSource} from "../composer/resource_source";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
-import {AppApprovals} from "./app_approvals";
-import {AppMessages} from "./app_messages";
-import {CallRequests} from "./call_requests";
+import {chatWords} from "./chat_words";
 import {PauseDialogs} from "./pause_dialogs";
 import {SignInCard} from "../sign_in_card/sign_in_card";
-import {SignInPause} from "./sign_in_pause";
 import {StatusLine} from "../status_line/status_line";
-import {TurnStream} from "./turn_stream";
-
-/** Refusals of a resume that mean another tab of the user resumed the same conversation first. */
-const RESUMED_ELSEWHERE = new Set([ErrorCode.CONVERSATION_BUSY, ErrorCode.NOT_WAITING]);
 
 /**
- * The "AI Assistant" client action (tag ai_mcp.chat_action). The view state is chat_state.js's,
- * held in `state.chat` and replaced by `reduce` for every event; this component does the I/O:
- * JSON routes through rpc, streams through turn_stream.js, a running call's stop and its server's
- * question through call_requests.js; pause_dialogs.js asks the approval and "continue?" questions;
- * sign-in cards ask for the OAuth sign-ins a turn waits for.
+ * The "AI Assistant" client action (tag ai_mcp.chat_action). It makes the chat's store
+ * (static/src/logic/chat_store.js: the state, its reducer and the services, Odoo's injected) and
+ * hands it to the helpers, which do the work without calling back: chat_turns.js opens
+ * conversations and sends, resumes, retries and stops turns (streamed by turn_stream.js);
+ * call_requests.js stops a running call or answers its server's question; sign_in_pause.js and
+ * pause_dialogs.js ask what a paused turn waits for; app_messages.js sends an app's message in the
+ * user's name. This component renders the store's state, through its own `useState`.
  */
 export class ChatAction extends Component {
     static template = "ai_mcp.ChatAction";
@@ -69,59 +61,43 @@ export class ChatAction extends Component {
     static props = ["*"];
 
     setup() {
-        this.dialog = useService("dialog");
         this.notification = useService("notification");
-        this.state = useState({
-            chat: initialChatState(),
-            assistants: [],
-            conversations: [],
-            assistantId: null,
-            cloudServiceId: null,
-            busy: false,
-            startRetry: null, // the message's start is being sent again: which try
+        this.store = new ChatStore({
+            rpc,
+            fetch: (url, init) => fetch(url, init),
+            clock: systemClock,
+            notify: (message, type) => this.notification.add(message, {type}),
+            router,
+            envBus: this.env.bus,
+            busService: useService("bus_service"),
+            openWindow: (url) => window.open(url, "_blank", "noopener"),
+            reactive,
+            words: chatWords,
+        });
+        this.state = useState(this.store.state);
+        this.ui = useState({
             loading: true,
             listOpen: false, // small screens: the conversation list shown over the chat
         });
-        this.alive = true;
-        this.appApprovals = new AppApprovals(this.env.bus);
+        this.turns = new ChatTurns(this.store);
+        this.calls = new CallRequests(this.store);
+        this.signIn = new SignInPause(this.store, this.turns);
+        this.appMessages = new AppMessages(this.store, this.turns);
+        this.promptSource = new PromptSource(this.store);
+        this.prompts = useState(this.promptSource.state);
+        this.resourceSource = new ResourceSource(this.store);
+        this.pauses = new PauseDialogs(useService("dialog"), this.turns);
         // an app asks about a tool only when the model's call of it is not waiting for an answer
         useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
         this.mounted = false;
-        this.pauses = new PauseDialogs(this.dialog, (answer) => this.resume(answer));
-        this.promptSource = new PromptSource(() => this.conversationParams());
-        this.prompts = useState(this.promptSource.state);
-        this.resourceSource = new ResourceSource(() => this.conversationParams());
-        this.appMessages = new AppMessages(this);
-        this.turns = new TurnStream({
-            chat: () => this.state.chat,
-            apply: (event) => this.apply(event),
-            setChat: (chat) => this.setChat(chat),
-            fail: (error) => this.fail(error),
-            setBusy: (busy) => (this.state.busy = busy),
-            retrying: (attempt) => (this.state.startRetry = attempt),
-            alive: () => this.alive,
-            started: () => {
-                router.pushState({active_id: this.state.chat.conversationId});
-                this.refreshConversations();
-            },
-            settled: () => this.refreshConversations(),
-        });
-        this.calls = new CallRequests({
-            chat: () => this.state.chat,
-            setChat: (chat) => this.setChat(chat),
-            notify: (message) => this.notification.add(message, {type: "danger"}),
-        });
+        // Opens the approval or "continue?" dialog once for each pause the reducer reports.
+        this.store.subscribe((chat) => this.mounted && this.pauses.show(chat));
         this.scrollRef = useRef("scroll");
         this.threadRef = useRef("thread");
         this.stick = null;
         // an app's frame grows or shrinks without the chat's state changing: the thread's size
         // says so, as the view's says the window or the composer changed
         this.resized = new ResizeObserver(() => this.stick?.changed());
-        this.signIn = new SignInPause(useService("bus_service"), {
-            chat: () => this.state.chat,
-            setChat: (chat) => this.setChat(chat),
-            resume: (answer, options) => this.resume(answer, options),
-        });
 
         onWillStart(() => this.load());
         onMounted(() => {
@@ -129,14 +105,14 @@ export class ChatAction extends Component {
             this.stick = new StickToBottom(this.scrollRef.el);
             this.resized.observe(this.scrollRef.el);
             this.resized.observe(this.threadRef.el);
-            this.afterChange();
+            this.pauses.show(this.store.chat);
         });
         useEffect(
             () => this.stick?.changed(),
             () => [this.state.chat]
         );
         onWillUnmount(() => {
-            this.alive = false;
+            this.store.close();
             this.resized.disconnect();
             this.turns.dispose();
             this.pauses.close();
@@ -170,11 +146,7 @@ export class ChatAction extends Component {
     }
 
     get canSend() {
-        return (
-            Boolean(this.state.assistantId) &&
-            !this.state.busy &&
-            [ChatStatus.IDLE, ChatStatus.ERROR].includes(this.chat.status)
-        );
+        return canSend(this.state);
     }
 
     get composerPlaceholder() {
@@ -211,7 +183,7 @@ export class ChatAction extends Component {
     }
 
     get canRetry() {
-        return !this.state.busy && Boolean(this.retryPlan());
+        return !this.state.busy && this.turns.canRetry;
     }
 
     onScroll() {
@@ -229,95 +201,32 @@ export class ChatAction extends Component {
             this.state.assistants = assistants || [];
             this.state.conversations = conversations || [];
         } catch (error) {
-            this.state.loading = false;
+            this.ui.loading = false;
             throw error;
         }
         this.state.assistantId = this.state.assistants[0]?.id ?? null;
         const action = this.props.action || {};
         const activeId = parseInt(action.context?.active_id ?? action.params?.active_id, 10);
         if (activeId) {
-            await this.openConversation(activeId, {push: false});
+            await this.turns.openConversation(activeId, {push: false});
         }
-        this.state.loading = false;
+        this.ui.loading = false;
     }
 
-    async refreshConversations() {
-        try {
-            const conversations = await rpc("/ai_mcp/conversations", {}, {silent: true});
-            if (this.alive) {
-                this.state.conversations = conversations || [];
-            }
-        } catch {
-            // the list is refreshed again after the next turn
-        }
-    }
-
-    async openConversation(id, {push = true} = {}) {
-        if (this.state.busy) {
-            return;
-        }
-        let data;
-        try {
-            data = await rpc(`/ai_mcp/conversation/${id}/history`);
-        } catch {
-            // Deleted, someone else's, or the network: the same answer for all (the route says 404).
-            this.notification.add(_t("This conversation could not be opened."), {type: "danger"});
-            return;
-        }
-        if (!this.alive) {
-            return;
-        }
-        this.turns.forget();
-        this.pauses.close();
-        const conversation = data.conversation || {};
-        let chat = fromHistory(data.messages || [], data.events || []);
-        chat = {...chat, conversationId: conversation.id || id};
-        this.state.assistantId = relationId(conversation.assistant_id) ?? this.state.assistantId;
-        this.state.cloudServiceId = relationId(conversation.cloud_service_id);
-        this.stickToBottom = true;
-        if (isStreamingStatus(chat.status) && conversation.state !== ConversationState.RUNNING) {
-            // The stored turn never got its last event (the server stopped in the middle of it).
-            chat = reduce(chat, {
-                type: "error",
-                code: "INTERRUPTED",
-                message: _t("This answer was interrupted before it finished."),
-            });
-        }
-        this.setChat(chat);
-        if (push) {
-            router.pushState({active_id: chat.conversationId});
-        }
-        if (isStreamingStatus(chat.status)) {
-            this.turns.follow(chat.conversationId);
-        }
-    }
-
-    newChat() {
-        if (this.state.busy) {
-            return;
-        }
-        this.turns.forget();
-        this.pauses.close();
-        this.state.cloudServiceId = null;
-        if (!this.state.assistants.some((assistant) => assistant.id === this.state.assistantId)) {
-            this.state.assistantId = this.state.assistants[0]?.id ?? null;
-        }
-        this.setChat(initialChatState());
-        router.pushState({active_id: undefined});
-    }
+    // -- what the user does ---------------------------------------------------------------------------
 
     toggleList() {
-        this.state.listOpen = !this.state.listOpen;
+        this.ui.listOpen = !this.ui.listOpen;
     }
 
     selectConversation(id) {
-        this.state.listOpen = false;
-        this.openConversation(id);
+        this.ui.listOpen = false;
+        this.turns.openConversation(id);
     }
 
     startNewChat() {
-        this.state.listOpen = false;
-        this.newChat();
+        this.ui.listOpen = false;
+        this.turns.newChat();
     }
 
     onAssistantChange(id) {
@@ -329,99 +238,21 @@ export class ChatAction extends Component {
         this.state.cloudServiceId = id;
     }
 
-    // -- the reducer -------------------------------------------------------------------------------
-
-    setChat(chat) {
-        this.state.chat = chat;
-        this.afterChange();
-    }
-
-    apply(event) {
-        this.setChat(reduce(this.state.chat, event));
-        this.appApprovals.applied(event);
-    }
-
-    fail(error) {
-        this.apply({
-            type: "error",
-            code: error.code,
-            message: error.message || this.errorMessage(error),
-        });
-    }
-
-    errorMessage(error) {
-        if (error.code === "NETWORK_ERROR") {
-            return _t("The connection to the server was lost.");
-        }
-        if (error.code === "HTTP_ERROR" && error.status === 200) {
-            return _t(
-                "The server did not answer with a stream. Your session may have expired: reload the page."
-            );
-        }
-        if (error.code === "HTTP_ERROR") {
-            return _t("The server answered with an error (HTTP %(status)s).", {
-                status: error.status,
-            });
-        }
-        return _t("The request was refused (%(code)s).", {code: error.code});
-    }
-
     /** A resource link in a call's result, read from that call's server: {contents} or {error}. */
     openResource(callId, uri) {
         return this.resourceSource.openLink(callId, uri);
     }
 
     toggleTool(key) {
-        this.state.chat = toggleTool(this.state.chat, key);
-    }
-
-    /** Opens the approval or "continue?" dialog once for each pause the reducer reports. */
-    afterChange() {
-        if (this.mounted && this.alive) {
-            this.pauses.show(this.state.chat);
-        }
+        this.store.update(toggleTool, key);
     }
 
     review() {
-        this.pauses.show(this.state.chat, {again: true});
+        this.pauses.show(this.store.chat, {again: true});
     }
 
-    // -- requests ----------------------------------------------------------------------------------
-
-    /** {assistant_id, conversation_id | cloud_service_id}: what the server needs to know which
-     * servers this conversation may use. */
-    conversationParams() {
-        const params = {assistant_id: this.state.assistantId};
-        if (this.chat.conversationId) {
-            params.conversation_id = this.chat.conversationId;
-        } else if (this.state.cloudServiceId) {
-            params.cloud_service_id = this.state.cloudServiceId;
-        }
-        return params;
-    }
-
-    /** `requestKey`: the name of a message sent again in place of one that may have been stored;
-     * `app`: { callId, title } of the app that sends the message in the user's name. */
-    async send(text, {requestKey = newRequestKey(), app = null} = {}) {
-        if (!text.trim() || !this.canSend) {
-            return;
-        }
-        const before = this.state.chat;
-        this.stickToBottom = true;
-        this.setChat(userMessage(before, text, app));
-        let storedIn = null;
-        const refused = (error) => {
-            storedIn = error.code === ErrorCode.ALREADY_RECEIVED ? error.conversation_id : null;
-            return Boolean(storedIn);
-        };
-        const body = {...this.conversationParams(), message: text, request_key: requestKey};
-        if (app) {
-            body.app_call_id = app.callId;
-        }
-        await this.turns.run("message", STREAM_URL, body, {before, refused});
-        if (storedIn && this.alive) {
-            await this.openConversation(storedIn, {push: storedIn !== before.conversationId});
-        }
+    send(text) {
+        return this.turns.send(text);
     }
 
     /** A prompt picked in the composer: its text is the user's message. Resolves to an error text. */
@@ -438,67 +269,17 @@ export class ChatAction extends Component {
         if (reply.error) {
             return reply.error.message;
         }
-        await this.send(reply.text);
+        await this.turns.send(reply.text);
         return null;
-    }
-
-    /** `elsewhere`: the answer did not come from this tab, so another tab may have resumed first. */
-    async resume(answer, {elsewhere = false} = {}) {
-        const conversationId = this.state.chat.conversationId;
-        if (!conversationId || this.state.busy) {
-            return;
-        }
-        this.stickToBottom = true;
-        this.appApprovals.answering(this.state.chat, conversationId, answer.approvals);
-        let taken = false;
-        const refused = (error) => (taken = elsewhere && RESUMED_ELSEWHERE.has(error.code));
-        await this.turns.run(
-            "resume",
-            RESUME_URL,
-            {conversation_id: conversationId, ...answer},
-            {refused}
-        );
-        if (taken && this.alive) {
-            await this.openConversation(conversationId, {push: false}); // shows, or follows, that tab's answer
-        }
     }
 
     stop() {
         this.turns.stop();
     }
 
-    retryPlan() {
-        return retryPlan({
-            lastRequest: this.turns.lastRequest,
-            error: this.state.chat.error,
-            lastUserText: lastUserText(this.state.chat.messages),
-        });
+    retry() {
+        return this.turns.retry();
     }
-
-    async retry() {
-        const plan = this.state.chat.status === ChatStatus.ERROR ? this.retryPlan() : null;
-        if (!plan || this.state.busy) {
-            return;
-        }
-        if (plan.kind === "resume") {
-            await this.turns.run("resume", RESUME_URL, plan.body);
-            return;
-        }
-        const last = this.turns.lastRequest;
-        if (plan.replaceLast && last?.before) {
-            // That message never got an answer: send it again in its place, under the same name in
-            // case it was stored after all.
-            this.setChat({...last.before, error: null, status: ChatStatus.IDLE});
-            await this.send(plan.text, {requestKey: last.body.request_key});
-            return;
-        }
-        await this.send(plan.text);
-    }
-}
-
-/** A record id as /ai_mcp/conversations sends it: an id, or false for none. */
-function relationId(value) {
-    return typeof value === "number" && value ? value : null;
 }
 
 registry.category("actions").add("ai_mcp.chat_action", ChatAction);

@@ -8,12 +8,13 @@ import {ApprovalDialog} from "../approval_dialog/approval_dialog";
 /**
  * The questions a paused turn asks: the approval dialog for `pendingApproval`, "Continue?" for
  * `confirm` (chat_state.js). Each pause opens its dialog once; a closed dialog leaves the turn
- * waiting until the user reviews it again. `answer` resumes the turn with { approvals } or { go_on }.
+ * waiting until the user reviews it again. The answer, { approvals } or { go_on }, resumes the turn
+ * (static/src/logic/chat_turns.js).
  */
 export class PauseDialogs {
-    constructor(dialog, answer) {
+    constructor(dialog, turns) {
         this.dialog = dialog;
-        this.answer = answer;
+        this.turns = turns;
         this.shown = null; // the pendingApproval or confirm object whose dialog was opened
         this.closeDialog = null;
     }
@@ -45,7 +46,7 @@ export class PauseDialogs {
         this.shown = calls;
         this.closeDialog = this.dialog.add(
             ApprovalDialog,
-            {calls, onSubmit: (approvals) => this.answer({approvals})},
+            {calls, onSubmit: (approvals) => this.turns.resume({approvals})},
             {onClose: () => (this.closeDialog = null)}
         );
     }
@@ -66,10 +67,10 @@ export class PauseDialogs {
                 cancelLabel: _t("Answer now"),
                 // Not awaited: the dialog closes at once while the answer streams.
                 confirm: () => {
-                    this.answer({go_on: true});
+                    this.turns.resume({go_on: true});
                 },
                 cancel: () => {
-                    this.answer({go_on: false});
+                    this.turns.resume({go_on: false});
                 },
                 dismiss: () => {}, // closing the dialog answers nothing: the turn keeps waiting
             },

@@ -1,12 +1,10 @@
 /** @odoo-module */
-import {_t} from "@web/core/l10n/translation";
-
-import {eventFromSse, stopped} from "@ai_mcp/logic/chat_state";
-import {ErrorCode} from "@ai_mcp/logic/chat_status";
-import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
-import {startRetryWait} from "@ai_mcp/logic/start_retry";
-import {FINAL_TYPES} from "@ai_mcp/logic/turn_protocol";
-import {ChatHttpError, postStream, readEventsAfter} from "../chat_transport";
+import {ChatHttpError, postStream, readEventsAfter} from "./chat_transport.js";
+import {eventFromSse, stopped} from "./chat_state.js";
+import {ErrorCode} from "./chat_status.js";
+import {isStreamingStatus} from "./chat_view.js";
+import {startRetryWait} from "./start_retry.js";
+import {FINAL_TYPES} from "./turn_protocol.js";
 
 /** How long a broken stream is read again before the widget gives up (the server cancels the turn
  * once it notices the disconnect, at the latest at its next heartbeat). */
@@ -18,8 +16,6 @@ const FOLLOW_LIMIT = 10 * 60 * 1000;
 const BUSY_RETRY_WINDOW = 15000;
 const BUSY_RETRY_DELAY = 700;
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** What a failed fetch was, as logic/start_retry.js reads it: null when it was aborted. */
 function failure(error) {
     if (error instanceof ChatHttpError) {
@@ -29,26 +25,21 @@ function failure(error) {
 }
 
 /**
- * The chat action's streamed requests: a message or a resume POSTed and read as it streams, read
- * again from the stored events when the stream breaks, and the polling of a turn that streams to
- * another tab. One request streams at a time; `request` is it ({ kind, url, body, received, final,
- * stopped, retrying, controller, before }), `lastRequest` the last one, for "Retry". A message's start
- * that failed before anything was stored is sent again (logic/start_retry.js).
+ * The chat's streamed requests: a message or a resume POSTed and read as it streams, read again
+ * from the stored events when the stream breaks, and the polling of a turn that streams to another
+ * tab. One request streams at a time; `request` is it ({ kind, url, body, received, final, stopped,
+ * retrying, controller, before }), `lastRequest` the last one, for "Retry". A message's start that
+ * failed before anything was stored is sent again (start_retry.js).
  *
- * `host` is what the action lends it, so that the view state stays the action's:
- *   chat()          the reducer state
- *   apply(event)    reduce one event into it
- *   setChat(chat)   replace it
- *   fail(error)     end the turn with { code, message?, status? }
- *   setBusy(busy)   a request streams or not
- *   retrying(n)     a message's start is sent again for the n-th time (null: it is not)
- *   alive()         the action is still on screen
- *   started()       a new conversation got its id from the stream
- *   settled()       a request or a follow ended: the conversation list may have changed
+ * Every event goes into the store (chat_store.js), which also says whether a request streams
+ * (`state.busy`) and which try of a start is under way (`state.startRetry`); a new conversation's
+ * id goes into the URL, and the conversation list is read again once a request or a follow ends.
  */
 export class TurnStream {
-    constructor(host) {
-        this.host = host;
+    constructor(store) {
+        this.store = store;
+        this.clock = store.services.clock;
+        this.fetch = store.services.fetch;
         this.request = null;
         this.lastRequest = null;
         this.stoppedAt = 0;
@@ -75,15 +66,15 @@ export class TurnStream {
         request.stopped = true;
         request.controller.abort();
         this.request = null;
-        this.host.setBusy(false);
-        this.stoppedAt = Date.now();
-        this.host.setChat(stopped(this.host.chat()));
+        this.store.state.busy = false;
+        this.stoppedAt = this.clock.now();
+        this.store.update(stopped);
     }
 
     /** `refused(error)` may take a refusal of the server's (a ChatHttpError's { code, message, status })
      * upon itself by returning true; the turn then does not end with it. */
     async run(kind, url, body, {before = null, refused = null} = {}) {
-        const host = this.host;
+        const store = this.store;
         const request = {
             kind,
             url,
@@ -97,32 +88,32 @@ export class TurnStream {
         };
         this.followToken++;
         this.request = this.lastRequest = request;
-        host.setBusy(true);
+        store.state.busy = true;
         try {
             await this.post(request);
             if (!request.final && !request.stopped) {
                 await this.catchUp(request); // the stream ended before the turn did
             }
         } catch (error) {
-            if (request.stopped || !host.alive()) {
+            if (request.stopped || !store.alive) {
                 return;
             }
             if (error instanceof ChatHttpError) {
                 if (!refused?.(error.error)) {
-                    host.fail(error.error);
+                    store.fail(error.error);
                 }
             } else if (error?.name === "AbortError") {
-                host.setChat(stopped(host.chat()));
+                store.update(stopped);
             } else {
                 await this.catchUp(request); // the network broke: read what the server stored
             }
         } finally {
             if (this.request === request) {
                 this.request = null;
-                host.setBusy(false);
+                store.state.busy = false;
             }
-            if (host.alive()) {
-                host.settled();
+            if (store.alive) {
+                store.refreshConversations();
             }
         }
     }
@@ -133,13 +124,13 @@ export class TurnStream {
         try {
             for (;;) {
                 try {
-                    await postStream(request.url, request.body, {
+                    await postStream(this.fetch, request.url, request.body, {
                         signal: request.controller.signal,
                         onMessage,
                     });
                     return;
                 } catch (error) {
-                    if (request.stopped || !this.host.alive()) {
+                    if (request.stopped || !this.store.alive) {
                         throw error;
                     }
                     const retryWait = startRetryWait({
@@ -155,9 +146,9 @@ export class TurnStream {
                     if (retryWait !== null) {
                         retries++;
                         request.retrying = true;
-                        this.host.retrying(retries);
+                        this.store.state.startRetry = retries;
                     }
-                    await sleep(wait);
+                    await this.clock.sleep(wait);
                 }
             }
         } finally {
@@ -169,7 +160,7 @@ export class TurnStream {
     retried(request) {
         if (request.retrying) {
             request.retrying = false;
-            this.host.retrying(null);
+            this.store.state.startRetry = null;
         }
     }
 
@@ -177,21 +168,24 @@ export class TurnStream {
     busyWait(error) {
         const busy =
             error instanceof ChatHttpError && error.error.code === ErrorCode.CONVERSATION_BUSY;
-        return busy && Date.now() - this.stoppedAt < BUSY_RETRY_WINDOW ? BUSY_RETRY_DELAY : null;
+        return busy && this.clock.now() - this.stoppedAt < BUSY_RETRY_WINDOW
+            ? BUSY_RETRY_DELAY
+            : null;
     }
 
     receive(request, message) {
-        const host = this.host;
-        if (request.stopped || request !== this.request || !host.alive()) {
+        const store = this.store;
+        if (request.stopped || request !== this.request || !store.alive) {
             return;
         }
         const event = eventFromSse(message);
         this.retried(request);
         request.received++;
-        const wasNew = !host.chat().conversationId;
-        host.apply(event);
-        if (event.type === "start" && wasNew && host.chat().conversationId) {
-            host.started();
+        const wasNew = !store.chat.conversationId;
+        store.dispatch(event);
+        if (event.type === "start" && wasNew && store.chat.conversationId) {
+            store.services.router.pushState({active_id: store.chat.conversationId});
+            store.refreshConversations();
         }
         if (FINAL_TYPES.has(event.type)) {
             request.final = true;
@@ -200,19 +194,19 @@ export class TurnStream {
 
     /** The stream broke or ended early: read the conversation's stored events after the last one seen. */
     async catchUp(request) {
-        const host = this.host;
+        const store = this.store;
         const onMessage = (message) => this.receive(request, message);
         for (const delay of CATCH_UP_DELAYS) {
-            const conversationId = host.chat().conversationId;
-            if (!conversationId || request.stopped || !host.alive()) {
+            const conversationId = store.chat.conversationId;
+            if (!conversationId || request.stopped || !store.alive) {
                 break;
             }
-            await sleep(delay);
-            if (request.stopped || !host.alive()) {
+            await this.clock.sleep(delay);
+            if (request.stopped || !store.alive) {
                 return;
             }
             try {
-                await readEventsAfter(conversationId, host.chat().lastEventId, {
+                await readEventsAfter(this.fetch, conversationId, store.chat.lastEventId, {
                     signal: request.controller.signal,
                     onMessage,
                 });
@@ -226,45 +220,45 @@ export class TurnStream {
                 return;
             }
         }
-        if (!request.stopped && host.alive() && request === this.request) {
-            host.fail({
+        if (!request.stopped && store.alive && request === this.request) {
+            // gave up reading it again; the words say whether the answer had started
+            store.fail({
                 code: "NETWORK_ERROR",
-                message: host.chat().conversationId
-                    ? _t(
-                          "The connection to the server was lost and the answer could not be read again."
-                      )
-                    : _t("The connection to the server was lost before the answer started."),
+                gaveUp: true,
+                started: Boolean(store.chat.conversationId),
             });
         }
     }
 
     /** A conversation opened while its turn runs elsewhere: poll its stored events until the turn pauses or ends. */
     async follow(conversationId) {
-        const host = this.host;
+        const store = this.store;
         const token = ++this.followToken;
-        const started = Date.now();
+        const started = this.clock.now();
         const current = () =>
             token === this.followToken &&
-            host.alive() &&
-            host.chat().conversationId === conversationId;
-        const onMessage = (message) => current() && host.apply(eventFromSse(message));
+            store.alive &&
+            store.chat.conversationId === conversationId;
+        const onMessage = (message) => current() && store.dispatch(eventFromSse(message));
         while (
             current() &&
-            isStreamingStatus(host.chat().status) &&
-            Date.now() - started < FOLLOW_LIMIT
+            isStreamingStatus(store.chat.status) &&
+            this.clock.now() - started < FOLLOW_LIMIT
         ) {
-            await sleep(FOLLOW_INTERVAL);
+            await this.clock.sleep(FOLLOW_INTERVAL);
             if (!current()) {
                 return;
             }
             try {
-                await readEventsAfter(conversationId, host.chat().lastEventId, {onMessage});
+                await readEventsAfter(this.fetch, conversationId, store.chat.lastEventId, {
+                    onMessage,
+                });
             } catch {
                 // try again at the next tick
             }
         }
         if (current()) {
-            host.settled();
+            store.refreshConversations();
         }
     }
 }

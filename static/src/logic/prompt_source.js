@@ -1,22 +1,20 @@
 /** @odoo-module */
-import {reactive} from "@odoo/owl";
-import {rpc} from "@web/core/network/rpc";
-
 /**
  * The prompts of the servers a conversation may use (/ai_mcp/prompts), fetched each time the `/`
  * menu opens, so a server's changed list shows at once; and the text a picked prompt renders to
- * (/ai_mcp/prompts/get), which the chat then sends as the user's message.
- * `params()` gives the conversation's {assistant_id, conversation_id | cloud_service_id}.
+ * (/ai_mcp/prompts/get), which the chat then sends as the user's message. The conversation is the
+ * store's (chat_store.js); `state` is made with its `reactive`, for the composer's menu.
  */
 export class PromptSource {
-    constructor(params) {
-        this.params = params;
+    constructor(store) {
+        this.store = store;
+        const reactive = store.services.reactive || ((object) => object);
         this.state = reactive({prompts: [], loading: false});
         this.pending = null;
     }
 
     async search() {
-        const params = this.params();
+        const params = this.store.conversationParams();
         const key = JSON.stringify(params);
         if (!params.assistant_id || this.pending === key) {
             return;
@@ -25,7 +23,10 @@ export class PromptSource {
         this.state.loading = true;
         let prompts = [];
         try {
-            prompts = (await rpc("/ai_mcp/prompts", params, {silent: true})).prompts || [];
+            const answer = await this.store.services.rpc("/ai_mcp/prompts", params, {
+                silent: true,
+            });
+            prompts = answer.prompts || [];
         } catch {
             // no menu rather than an error dialog: the composer says no prompt matches
         }
@@ -38,9 +39,14 @@ export class PromptSource {
 
     /** {text} or {error: {code, message}} */
     async text(prompt, values) {
-        return rpc(
+        return this.store.services.rpc(
             "/ai_mcp/prompts/get",
-            {...this.params(), server_id: prompt.server_id, name: prompt.name, arguments: values},
+            {
+                ...this.store.conversationParams(),
+                server_id: prompt.server_id,
+                name: prompt.name,
+                arguments: values,
+            },
             {silent: true}
         );
     }

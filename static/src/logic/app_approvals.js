@@ -1,15 +1,16 @@
 /** @odoo-module */
-import {pendingTools, TOOL_ANSWERED} from "@ai_mcp/logic/approval_gate";
+import {pendingTools, TOOL_ANSWERED} from "./approval_gate.js";
 
 /**
  * The apps' calls that wait for the model's approval question about the same tool
- * (logic/approval_gate.js): once the user's answer is stored (the resumed turn starts), they are
- * released through the env bus, to run under a remembered approval or to ask.
+ * (approval_gate.js): once the user's answer is stored (the resumed turn starts), they are released
+ * through the store's env bus, to run under a remembered approval or to ask.
  */
 export class AppApprovals {
-    constructor(bus) {
-        this.bus = bus;
+    constructor(store) {
+        this.bus = store.services.envBus;
         this.answered = null; // {conversationId, tools}: what the answer being sent is about
+        store.subscribe((chat, event) => event && this.applied(event));
     }
 
     /** The user answers `approvals` about the calls `chat` waits for, in `conversationId`. */

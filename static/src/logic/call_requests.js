@@ -1,23 +1,20 @@
 /** @odoo-module */
-import {_t} from "@web/core/l10n/translation";
-import {rpc} from "@web/core/network/rpc";
-
-import {cancelRequested} from "@ai_mcp/logic/chat_state";
-import {CallStatus} from "@ai_mcp/logic/chat_status";
+import {cancelRequested} from "./chat_state.js";
+import {CallStatus} from "./chat_status.js";
 
 /**
  * What the user asks about a call that is running: stop it, or answer the question its server
  * asked. Both are JSON requests any worker may take; the worker running the turn reads them from
- * the database. `host`: { chat(), setChat(chat), notify(message) }.
+ * the database.
  */
 export class CallRequests {
-    constructor(host) {
-        this.host = host;
+    constructor(store) {
+        this.store = store;
     }
 
     /** The tool block `key` of the last message, with the conversation it belongs to. */
     block(key) {
-        const chat = this.host.chat();
+        const chat = this.store.chat;
         const block = chat.messages.at(-1)?.parts?.find((part) => part.key === key);
         return {chat, block};
     }
@@ -28,7 +25,7 @@ export class CallRequests {
         if (!block?.question || !chat.conversationId) {
             return {answered: false, errors: []};
         }
-        return rpc("/ai_mcp/chat/elicitation", {
+        return this.store.services.rpc("/ai_mcp/chat/elicitation", {
             conversation_id: chat.conversationId,
             call_id: block.id,
             elicitation: block.question.elicitation,
@@ -43,16 +40,15 @@ export class CallRequests {
         if (!block || block.status !== CallStatus.RUNNING || !chat.conversationId) {
             return;
         }
-        this.host.setChat(cancelRequested(chat, key));
+        const {rpc, notify, words} = this.store.services;
+        this.store.update(cancelRequested, key);
         try {
             await rpc("/ai_mcp/chat/cancel_call", {
                 conversation_id: chat.conversationId,
                 call_id: block.id,
             });
         } catch (error) {
-            this.host.notify(
-                _t("The call could not be stopped: %(error)s", {error: error.message})
-            );
+            notify(words.notStopped(error.message), "danger");
         }
     }
 }

@@ -1,12 +1,13 @@
 /** @odoo-module */
 /**
- * The chat's HTTP side (the routes: README.md, "Chat"; the events: docs/events.md): streamed POSTs read with
- * fetch() (EventSource cannot POST) and the catch-up GET of a conversation's stored events.
- * Events are handed to `onMessage` as SseParser yields them; the caller reduces them.
+ * The chat's HTTP side (the routes: docs/http.md; the events: docs/events.md): streamed POSTs
+ * read with fetch() (EventSource cannot POST) and the catch-up GET of a conversation's stored events.
+ * Events are handed to `onMessage` as SseParser yields them; the caller reduces them. `fetch` is
+ * the store's (chat_store.js), so node tests stream what a server would send.
  */
 
-import {errorFromResponse} from "@ai_mcp/logic/http_errors";
-import {readEventStream} from "@ai_mcp/logic/event_stream";
+import {errorFromResponse} from "./http_errors.js";
+import {readEventStream} from "./event_stream.js";
 
 export const STREAM_URL = "/ai_mcp/chat/stream";
 export const RESUME_URL = "/ai_mcp/chat/resume";
@@ -24,7 +25,7 @@ function csrfToken() {
     return globalThis.odoo?.csrf_token ?? "";
 }
 
-async function openStream(url, init) {
+async function openStream(fetch, url, init) {
     const response = await fetch(url, {
         credentials: "same-origin",
         cache: "no-store",
@@ -40,8 +41,8 @@ async function openStream(url, init) {
 }
 
 /** POST a JSON body and read the event stream it answers. */
-export async function postStream(url, body, {signal, onMessage}) {
-    const response = await openStream(url, {
+export async function postStream(fetch, url, body, {signal, onMessage}) {
+    const response = await openStream(fetch, url, {
         method: "POST",
         signal,
         headers: {"Content-Type": "application/json", "X-CSRF-Token": csrfToken()},
@@ -51,9 +52,10 @@ export async function postStream(url, body, {signal, onMessage}) {
 }
 
 /** The conversation's stored events after sequence number `after` (the response then ends). */
-export async function readEventsAfter(conversationId, after, {signal, onMessage}) {
+export async function readEventsAfter(fetch, conversationId, after, {signal, onMessage}) {
     const query = new URLSearchParams({after: String(after || 0)});
     const response = await openStream(
+        fetch,
         `/ai_mcp/chat/${encodeURIComponent(conversationId)}/events?${query}`,
         {
             method: "GET",

@@ -1,25 +1,25 @@
 /** @odoo-module */
-import {signedIn, signInAnswer, signInDeclined, signInOpened} from "@ai_mcp/logic/chat_state";
-import {ChatStatus} from "@ai_mcp/logic/chat_status";
+import {signedIn, signInAnswer, signInDeclined, signInOpened} from "./chat_state.js";
+import {ChatStatus} from "./chat_status.js";
 
 /** The bus notification Odoo's OAuth callback sends to the user who signed in: { server_id }. */
-const SIGNED_IN = "ai_mcp.oauth_signed_in";
+export const SIGNED_IN = "ai_mcp.oauth_signed_in";
 
 /**
  * A turn paused for OAuth sign-ins (chat_state.js `pendingSignIn`): what the sign-in cards' buttons
- * do, and the bus notification that a sign-in finished in another tab. The turn resumes once every
- * server it waits for is signed in or declined.
- * `host`: { chat(), setChat(chat), resume(answer, { elsewhere }) }.
+ * do, and the bus notification that a sign-in finished in another tab. The turn resumes
+ * (chat_turns.js) once every server it waits for is signed in or declined.
  */
 export class SignInPause {
-    constructor(busService, host) {
-        this.busService = busService;
-        this.host = host;
+    constructor(store, turns) {
+        this.store = store;
+        this.turns = turns;
+        this.busService = store.services.busService;
         // Every tab of the user hears it, so another tab on the same conversation may resume first.
         this.onSignedIn = (payload) => this.signedIn(payload?.server_id, {elsewhere: true});
         // mail starts the bus in the backend, and the partner's channel the callback notifies is
         // listened to by default: subscribing is enough.
-        busService.subscribe(SIGNED_IN, this.onSignedIn);
+        this.busService.subscribe(SIGNED_IN, this.onSignedIn);
     }
 
     dispose() {
@@ -32,32 +32,33 @@ export class SignInPause {
     }
 
     open(serverId) {
-        const chat = this.host.chat();
-        const server = this.servers(chat).find((candidate) => candidate.serverId === serverId);
+        const server = this.servers(this.store.chat).find(
+            (candidate) => candidate.serverId === serverId
+        );
         if (!server) {
             return;
         }
         // Odoo's own route; a new tab, so that this one keeps the paused turn.
-        window.open(server.url, "_blank", "noopener");
-        this.host.setChat(signInOpened(chat, serverId));
+        this.store.services.openWindow(server.url);
+        this.store.update(signInOpened, serverId);
     }
 
     decline(serverId) {
-        this.answer(signInDeclined(this.host.chat(), serverId));
+        this.answer(signInDeclined(this.store.chat, serverId));
     }
 
     signedIn(serverId, {elsewhere = false} = {}) {
-        this.answer(signedIn(this.host.chat(), serverId), {elsewhere});
+        this.answer(signedIn(this.store.chat, serverId), {elsewhere});
     }
 
     answer(chat, {elsewhere = false} = {}) {
-        if (chat === this.host.chat()) {
+        if (chat === this.store.chat) {
             return; // not a server this conversation waits for
         }
-        this.host.setChat(chat);
+        this.store.replace(chat);
         const answer = signInAnswer(chat);
         if (answer) {
-            this.host.resume(answer, {elsewhere});
+            this.turns.resume(answer, {elsewhere});
         }
     }
 }

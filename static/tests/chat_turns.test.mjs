@@ -1,0 +1,239 @@
+import assert from "node:assert/strict";
+import {describe, test} from "node:test";
+
+import {TOOL_ANSWERED} from "../src/logic/approval_gate.js";
+import {CallStatus, ChatStatus, ErrorCode} from "../src/logic/chat_status.js";
+import {ChatTurns} from "../src/logic/chat_turns.js";
+import {
+    eventStream,
+    refusal,
+    ScriptedServer,
+    settle,
+    storeOn,
+    until,
+} from "./chat_store_harness.mjs";
+import {sequence} from "./chat_state_events.mjs";
+
+const texts = (chat) =>
+    chat.messages
+        .at(-1)
+        .parts.filter((part) => part.kind === "text")
+        .map((part) => part.text)
+        .join("");
+
+function chatOn(server) {
+    const {store, seen} = storeOn(server);
+    return {store, seen, turns: new ChatTurns(store)};
+}
+
+/** A stream that stays open until the request is aborted, as a turn still running does. */
+function openStream(events, request) {
+    const frames = eventStream(events).body.getReader();
+    const body = new ReadableStream({
+        async pull(controller) {
+            const {value, done} = await frames.read();
+            if (!done) {
+                controller.enqueue(value);
+                return;
+            }
+            await new Promise((resolve, reject) => {
+                const abort = () => reject(new DOMException("aborted", "AbortError"));
+                request.signal.aborted ? abort() : request.signal.addEventListener("abort", abort);
+            });
+        },
+    });
+    return new Response(body, {headers: {"Content-Type": "text/event-stream"}});
+}
+
+describe("ChatTurns on the store", () => {
+    test("a message streams into the answer, names the conversation in the URL and the list", async () => {
+        const server = new ScriptedServer();
+        const {store, seen, turns} = chatOn(server);
+        const e = sequence();
+        server.streamed.push(eventStream([e.start(), e.round(1), e.text("Hello"), e.done(1)]));
+        server.routes["/ai_mcp/conversations"] = [{id: 7, name: "Greeting"}];
+        await turns.send("hi");
+        assert.equal(server.fetched[0].url, "/ai_mcp/chat/stream");
+        assert.equal(server.fetched[0].body.assistant_id, 3);
+        assert.equal(server.fetched[0].body.message, "hi");
+        assert.equal(store.chat.messages[0].text, "hi");
+        assert.equal(texts(store.chat), "Hello");
+        assert.equal(store.chat.status, ChatStatus.IDLE);
+        assert.equal(store.state.busy, false);
+        assert.deepEqual(seen.urls, [{active_id: 7}]);
+        await settle();
+        assert.deepEqual(store.state.conversations, [{id: 7, name: "Greeting"}]);
+    });
+
+    test("a stream that breaks is read again after the last event seen", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        server.streamed.push(eventStream([e.start(), e.text("Hel")], {broken: true}));
+        server.streamed.push(eventStream([e.text("lo"), e.done(1)]));
+        await turns.send("hi");
+        assert.deepEqual(
+            server.fetched.map(({method, url}) => `${method} ${url}`),
+            ["POST /ai_mcp/chat/stream", "GET /ai_mcp/chat/7/events?after=2"]
+        );
+        assert.equal(texts(store.chat), "Hello");
+        assert.equal(store.chat.status, ChatStatus.IDLE);
+    });
+
+    test("a connection that stays lost ends the turn with words the user reads", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        server.streamed.push(eventStream([e.start(), e.text("Hel")], {broken: true}));
+        await turns.send("hi"); // every read again finds nothing scripted: the network is down
+        assert.equal(server.fetched.length, 12);
+        assert.equal(store.chat.status, ChatStatus.ERROR);
+        assert.deepEqual(store.chat.error, {
+            code: "NETWORK_ERROR",
+            message: "words.error NETWORK_ERROR gave up",
+        });
+        assert.equal(store.state.busy, false);
+        assert.equal(store.canSend, true);
+    });
+
+    test("a start a full pool refused is sent again under the same key, the status saying which try", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        const tries = [];
+        const fullPool = () => {
+            tries.push(store.state.startRetry);
+            return new Response("<html>Internal Server Error</html>", {status: 500});
+        };
+        server.streamed.push(fullPool, fullPool, () => {
+            tries.push(store.state.startRetry);
+            return eventStream([e.start(), e.text("Hello"), e.done(1)]);
+        });
+        await turns.send("hi");
+        assert.deepEqual(tries, [null, 1, 2]);
+        assert.equal(store.state.startRetry, null);
+        assert.equal(server.fetched.length, 3);
+        assert.equal(new Set(server.fetched.map((request) => request.body.request_key)).size, 1);
+        assert.equal(store.chat.messages.filter((message) => message.role === "user").length, 1);
+        assert.equal(texts(store.chat), "Hello");
+    });
+
+    test("a message sent right after stop waits for the stopped turn, then goes", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        server.streamed.push((request) => openStream([e.start(), e.text("Long")], request));
+        const first = turns.send("write a long answer");
+        await until(() => store.chat.conversationId === 7);
+        turns.stop();
+        await first;
+        const busy = refusal(409, {code: ErrorCode.CONVERSATION_BUSY, message: "Busy."});
+        server.streamed.push(busy, eventStream([e.start(), e.text("Short."), e.done(1)]));
+        await turns.send("a short one, please");
+        assert.equal(server.fetched.length, 3);
+        assert.equal(store.chat.error, null);
+        assert.equal(texts(store.chat), "Short.");
+    });
+
+    test("stop ends the running calls and opens the composer again", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        server.streamed.push((request) => openStream([e.start(), e.call("c1", "search")], request));
+        const running = turns.send("find leads");
+        await until(() => store.chat.status === ChatStatus.RUNNING_TOOLS);
+        assert.equal(store.state.busy, true);
+        turns.stop();
+        await running;
+        const [block] = store.chat.messages.at(-1).parts.filter((part) => part.kind === "tool");
+        assert.equal(block.status, CallStatus.ERROR);
+        assert.equal(block.result.errorCode, ErrorCode.CANCELLED);
+        assert.equal(store.chat.status, ChatStatus.IDLE);
+        assert.equal(store.canSend, true);
+    });
+
+    test("the answer to an approval resumes the turn and releases the apps' calls of the tool", async () => {
+        const server = new ScriptedServer();
+        const {store, seen, turns} = chatOn(server);
+        const e = sequence();
+        server.streamed.push(
+            eventStream([
+                e.start(),
+                e.call("c1", "delete", {requires_approval: true}),
+                e.approval("c1"),
+            ])
+        );
+        await turns.send("delete the lead");
+        assert.equal(store.chat.status, ChatStatus.AWAITING_APPROVAL);
+        server.streamed.push(
+            eventStream([e.start(), e.result("c1"), e.text("Deleted."), e.done(1)])
+        );
+        await turns.resume({approvals: {c1: true}});
+        assert.deepEqual(server.fetched[1].body, {conversation_id: 7, approvals: {c1: true}});
+        assert.equal(server.fetched[1].url, "/ai_mcp/chat/resume");
+        assert.equal(texts(store.chat), "Deleted.");
+        assert.deepEqual(seen.triggered, [
+            {
+                name: TOOL_ANSWERED,
+                payload: {conversationId: 7, server: "CRM", tool: "c1", app: null},
+            },
+        ]);
+    });
+
+    test("a message the server already stored opens the conversation it is in", async () => {
+        const server = new ScriptedServer();
+        const {store, seen, turns} = chatOn(server);
+        const e = sequence();
+        server.streamed.push(
+            refusal(409, {
+                code: ErrorCode.ALREADY_RECEIVED,
+                message: "Received.",
+                conversation_id: 7,
+            })
+        );
+        server.routes["/ai_mcp/conversation/7/history"] = {
+            conversation: {id: 7, assistant_id: 3, state: "idle"},
+            messages: [{role: "user", text: "hi", seq: 0}],
+            events: [e.start(), e.text("Hello"), e.done(1)],
+        };
+        await turns.send("hi");
+        assert.equal(store.chat.conversationId, 7);
+        assert.equal(store.chat.status, ChatStatus.IDLE);
+        assert.equal(texts(store.chat), "Hello");
+        assert.deepEqual(seen.urls, [{active_id: 7}]);
+    });
+
+    test("a conversation whose turn runs in another tab is followed until it ends", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        server.routes["/ai_mcp/conversation/7/history"] = {
+            conversation: {id: 7, assistant_id: 3, state: "running"},
+            messages: [{role: "user", text: "hi", seq: 0}],
+            events: [e.start(), e.text("Hel")],
+        };
+        server.streamed.push(eventStream([e.text("lo"), e.done(1)]));
+        await turns.openConversation(7, {push: false});
+        assert.equal(store.chat.status, ChatStatus.THINKING);
+        await until(() => store.chat.status === ChatStatus.IDLE);
+        assert.equal(server.fetched[0].url, "/ai_mcp/chat/7/events?after=2");
+        assert.equal(texts(store.chat), "Hello");
+    });
+
+    test("a stored turn that never ended shows as interrupted; a missing one is not opened", async () => {
+        const server = new ScriptedServer();
+        const {store, seen, turns} = chatOn(server);
+        const e = sequence();
+        server.routes["/ai_mcp/conversation/7/history"] = {
+            conversation: {id: 7, assistant_id: 3, state: "idle"},
+            messages: [{role: "user", text: "hi", seq: 0}],
+            events: [e.start(), e.text("Hel")],
+        };
+        await turns.openConversation(7);
+        assert.deepEqual(store.chat.error, {code: "INTERRUPTED", message: "words.interrupted"});
+        server.routes["/ai_mcp/conversation/8/history"] = new Error("404");
+        await turns.openConversation(8);
+        assert.equal(store.chat.conversationId, 7);
+        assert.deepEqual(seen.notified, [{message: "words.notOpened", type: "danger"}]);
+    });
+});
