@@ -13,12 +13,11 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
 
-from langchain_core.messages import BaseMessage, SystemMessage
-from langchain_core.runnables import Runnable
+from langchain_core.messages import SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from ..apps import AppContext, prompt_section
@@ -40,12 +39,13 @@ from ..events import (
     ToolResultEvent,
 )
 from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
-from ..llm import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
+from ..llm import LlmSettings, ModelReply, ToolCallDelta
 from ..mcp import McpHub
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
+from .model_call import ModelCaller
 from .presets import schema_without
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (
@@ -149,9 +149,7 @@ class _Turn:
         self.bound = TurnTools(hub, request.grants, request.sign_in_links, request.declined)
         self.confirmed = False
         self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
-        self.chat = make_chat_model(self.settings.llm)
-        self._offered: tuple[dict[str, Any], ...] = ()
-        self._chat_offering = self.chat
+        self.model = ModelCaller(self.settings.llm)
         self.runner = ToolRunner(
             hub,
             RunLimits(self.limits.call_timeout, self.limits.per_server_concurrency, self.limits.model_text_limit),
@@ -283,7 +281,7 @@ class _Turn:
         if not with_tools:
             messages.append(SystemMessage(FINAL_CALL_HINT))
         tools = self.bound.offered if with_tools and native else []
-        async with contextlib.aclosing(stream_reply(self.chat, messages, self._offering(tools), tool_deltas)) as stream:
+        async with contextlib.aclosing(self.model.stream(messages, tools, tool_deltas)) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
                     self.usage.update(item.usage)
@@ -293,14 +291,6 @@ class _Turn:
                         f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
                     )
                 yield item
-
-    def _offering(self, tools: Sequence[dict[str, Any]]) -> Runnable[Any, BaseMessage]:
-        """The chat model bound to `tools`, bound again only when the tools offered changed (a
-        server declined mid-turn, the last round without tools)."""
-        if len(tools) != len(self._offered) or any(a is not b for a, b in zip(tools, self._offered, strict=True)):
-            self._offered = tuple(tools)
-            self._chat_offering = with_tools(self.chat, tools)
-        return self._chat_offering
 
     def _system_prompt(self, with_tools: bool) -> str:
         prompt = "\n\n".join(filter(None, [self.settings.system_prompt, prompt_section(self.request.app_contexts)]))
