@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import httpx
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 from pydantic import PrivateAttr
@@ -124,10 +125,12 @@ def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
     return build_chat_model(settings)
 
 
-def build_chat_model(settings: LlmSettings) -> ChatOpenAI:
-    """A chat model of its own (not shared): for a caller that closes it, like the provider test."""
+def build_chat_model(settings: LlmSettings, http_client: httpx.AsyncClient | None = None) -> ChatOpenAI:
+    """A chat model of its own. `http_client`: the connections it uses, for a caller that runs it on
+    an event loop of its own and closes them (the provider test); else LangChain's shared ones."""
     capabilities = settings.capabilities
     common: dict[str, Any] = {
+        "http_async_client": http_client,
         "model": settings.model,
         "api_key": settings.api_key.get_secret_value() or "not-needed",
         "temperature": settings.temperature if capabilities.temperature else None,

@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+import httpx
 from langchain_core.messages import HumanMessage
 
 from .chat_model import build_chat_model, capabilities_without
@@ -49,14 +50,13 @@ def ping(settings: LlmSettings, on_refused: Callable[[str, str], None] | None = 
 
 
 async def _call(settings: LlmSettings) -> ModelReply:
-    chat = build_chat_model(settings)
-    tools = [PING_TOOL] if settings.capabilities.native_tools else []
-    try:
+    # connections of its own: they belong to this event loop, which ends with the call
+    async with httpx.AsyncClient(timeout=settings.timeout) as http_client:
+        chat = build_chat_model(settings, http_client)
+        tools = [PING_TOOL] if settings.capabilities.native_tools else []
         reply = None
         async for item in stream_reply(chat, PING_MESSAGES, with_tools(chat, tools)):
             if isinstance(item, ModelReply):
                 reply = item
         assert reply is not None
         return reply
-    finally:
-        await chat.root_async_client.close()

@@ -26,10 +26,11 @@ REFUSABLE = (
 _PARAM = re.compile(r"\b(" + "|".join(REFUSABLE) + r")\b")
 # words providers refuse a parameter with: OpenAI "Unsupported parameter"/"Unsupported value",
 # LiteLLM "does not support parameters", vLLM/pydantic "Extra inputs are not permitted",
-# Gemini "Unknown name", others "not allowed", "unrecognized", "invalid"
+# Gemini "Unknown name", others "not allowed", "unrecognized"; not "invalid", which also says a
+# value is out of range (OpenAI "Invalid 'temperature': decimal above maximum value")
 _REFUSING = re.compile(
     r"unsupported|not supported|does not support|not permitted|not allowed|unrecogni[sz]ed|unknown|"
-    r"extra_forbidden|extra inputs|unexpected|invalid",
+    r"extra_forbidden|extra inputs|unexpected",
     re.IGNORECASE,
 )
 # vLLM started without `--enable-auto-tool-choice` refuses every request offering tools
