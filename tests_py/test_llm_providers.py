@@ -248,9 +248,13 @@ def test_the_responses_api_when_chosen_reads_text_calls_and_reasoning_summary(
     hub: McpHub, serve: Any, tools_server: HttpServer
 ) -> None:
     llm = serve(ResponsesApi())
-    settings = assistant(llm, model="gpt-5", kind=ProviderKind.OPENAI, api=ApiStyle.RESPONSES)
+    capabilities = default_capabilities("gpt-5", ProviderKind.OPENAI)
+    settings = assistant(
+        llm, model="gpt-5", kind=ProviderKind.OPENAI, api=ApiStyle.RESPONSES, capabilities=capabilities
+    )
     events = two_rounds(hub, tools_server, settings)
     assert answered(events).startswith("done: x")
+    assert llm.requests[0]["reasoning"] == {"effort": "medium", "summary": "auto"}
     assert "".join(e.delta for e in events if e.type == "thinking") == ResponsesApi.summary * 2
     assert llm.requests[1]["input"][-1]["type"] == "function_call_output"
 

@@ -143,8 +143,8 @@ def build_chat_model(settings: LlmSettings, http_client: httpx.AsyncClient | Non
         "default_headers": dict(settings.extra_headers) or None,
         "default_query": dict(settings.extra_query) or None,
         "max_tokens": settings.max_output_tokens if capabilities.max_tokens_param else None,
-        "reasoning_effort": capabilities.reasoning_effort.value if capabilities.reasoning_effort else None,
         "use_responses_api": settings.api is ApiStyle.RESPONSES,
+        **_reasoning(settings),
     }
     if is_azure_classic(settings):
         chat: ChatOpenAI = WireAzureChatOpenAI(
@@ -160,6 +160,17 @@ def build_chat_model(settings: LlmSettings, http_client: httpx.AsyncClient | Non
     chat._llm = settings  # noqa: SLF001 - set once, before the model is shared
     post_payloads_as_they_are(chat)
     return chat
+
+
+def _reasoning(settings: LlmSettings) -> dict[str, Any]:
+    """The reasoning effort, and on the Responses API the summary that shows the reasoning, which
+    it sends only when asked (https://platform.openai.com/docs/guides/reasoning#reasoning-summaries)."""
+    effort = settings.capabilities.reasoning_effort
+    if effort is None:
+        return {}
+    if settings.api is ApiStyle.RESPONSES:
+        return {"reasoning": {"effort": effort.value, "summary": "auto"}}
+    return {"reasoning_effort": effort.value}
 
 
 def _azure_resource(base_url: str) -> str:
