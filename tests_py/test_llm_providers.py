@@ -163,6 +163,25 @@ def test_gemini_several_calls_of_one_reply_each_run(hub: McpHub, serve: Any, too
     assert [(r.ok, r.model_text) for r in results] == [(True, "a"), (True, "b")]
 
 
+class _OneIndexForAll(Provider):
+    """A server numbering every tool call of a reply 0."""
+
+    def stream(self, reply: Any, chunks: list[dict]) -> list[bytes]:
+        for chunk in chunks:
+            for choice in chunk.get("choices") or ():
+                for call in (choice.get("delta") or {}).get("tool_calls") or ():
+                    call["index"] = 0
+        return super().stream(reply, chunks)
+
+
+def test_calls_sent_under_one_index_are_told_apart_by_id(hub: McpHub, serve: Any, tools_server: HttpServer) -> None:
+    llm = serve(_OneIndexForAll())
+    llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "a"}), ToolCall("echo", {"text": "b"}))))
+    events = two_rounds(hub, tools_server, assistant(llm))
+    assert events[-1].type == "done"
+    assert [e.model_text for e in events if e.type == "tool_result"] == ["a", "b"]
+
+
 def test_gemini_signatures_survive_a_pause_for_approval(hub: McpHub, serve: Any, tools_server: HttpServer) -> None:
     llm = serve(GeminiCompat())
     settings = assistant(llm, model="gemini-3-pro-preview")

@@ -6,6 +6,7 @@ parameter a model refused, which the call is retried without (ParamRefused).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any
 
@@ -41,6 +42,8 @@ _VLLM_HINT = (
     "'Tools in the Prompt' on the assistant."
 )
 _MESSAGE_LIMIT = 1000
+
+_logger = logging.getLogger(__name__)
 
 
 class ParamRefused(LlmError):
@@ -139,6 +142,9 @@ def map_llm_error(exc: BaseException, got_output: bool = False) -> LlmError:
 
 def _status_error(exc: openai.APIStatusError) -> LlmError:
     explained = provider_message(exc)
+    # the administrator's copy, with where the provider answered from (not the query: it may hold a key)
+    url = exc.request.url
+    _logger.info("Model provider error: %s %s%s: %s", _status(exc), url.host, url.path, explained)
     message = f"The model provider answered with an error ({_status(exc)}): {explained}"
     if _VLLM_AUTO_TOOL_CHOICE in explained:
         return LlmError(ErrorCode.LLM_BAD_RESPONSE, message + _VLLM_HINT)
