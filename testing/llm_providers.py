@@ -74,10 +74,12 @@ class AzureClassic(Provider):
     def serves(self, path: str) -> bool:
         return True  # answers every path, with Azure's own 404
 
+    def expected_path(self) -> str:
+        return f"/openai/deployments/{self.deployment}/chat/completions"
+
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
         query = parse_qs(urlsplit(path).query)
-        expected = f"/openai/deployments/{self.deployment}/chat/completions"
-        if _path(path) != expected or query.get("api-version") != [self.api_version]:
+        if _path(path) != self.expected_path() or query.get("api-version") != [self.api_version]:
             return 404, {"error": {"code": "404", "message": "Resource not found"}}
         if headers.get("api-key") != self.key:
             return 401, {
@@ -321,3 +323,18 @@ class _ResponseEvents:
         )
         self._send("response.completed", response=self.response)
         return self.events
+
+
+class AzureClassicResponses(AzureClassic, ResponsesApi):
+    """Azure OpenAI's Responses API on the classic URL: POST `{endpoint}/openai/responses?api-version=...`
+    with the deployment's name as `model`, the key in an `api-key` header, answered as OpenAI's
+    Responses API answers. https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/responses"""
+
+    def expected_path(self) -> str:
+        return "/openai/responses"
+
+    def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
+        refused = AzureClassic.refusal(self, path, headers, body) or ResponsesApi.refusal(self, path, headers, body)
+        if refused is None and body.get("model") != self.deployment:
+            return 404, {"error": {"code": "DeploymentNotFound", "message": "The API deployment does not exist."}}
+        return refused

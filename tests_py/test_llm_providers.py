@@ -18,6 +18,7 @@ from services.loop.transcript import HistoryToolCall
 from services.mcp import McpHub
 from testing.llm_providers import (
     AzureClassic,
+    AzureClassicResponses,
     DeepSeekReasoner,
     GeminiCompat,
     LiteLLMWithoutDropParams,
@@ -105,6 +106,19 @@ def test_azure_classic_deployment_url_version_and_key_header(hub: McpHub, serve:
     unversioned = settings.model_copy(update={"llm": settings.llm.model_copy(update={"api_version": ""})})
     failed = two_rounds(hub, tools_server, unversioned)
     assert failed[-1].type == "error" and "404" in failed[-1].message
+
+
+def test_azure_classic_with_the_responses_api(hub: McpHub, serve: Any, tools_server: HttpServer) -> None:
+    llm = serve(AzureClassicResponses(deployment="prod-gpt5", api_version="2025-04-01-preview", key="azure-key"))
+    settings = assistant(
+        llm,
+        kind=ProviderKind.AZURE,
+        api=ApiStyle.RESPONSES,
+        model="prod-gpt5",
+        api_version="2025-04-01-preview",
+        api_key="azure-key",
+    )
+    assert answered(two_rounds(hub, tools_server, settings)).startswith("done: x")
 
 
 def test_azure_classic_accepts_the_url_an_admin_pastes(hub: McpHub, serve: Any, tools_server: HttpServer) -> None:
