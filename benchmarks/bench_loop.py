@@ -35,6 +35,11 @@ the hub loop's thread, and the time is attributed to the usual suspects (ChatOpe
 message conversion, chunk aggregation, argument validation, pydantic, ...) before the top entries
 by cumulative time.
 
+With `--replay`, the model puts a field on each tool call that later requests must carry back (as
+Gemini's `extra_content.google.thought_signature`), and streams a reasoning text on each reply;
+our loop keeps both (the field sent back, the reasoning shown) and the bare loop sends the field
+back too, so the bodies stay equal: the overhead then includes what keeping and replaying costs.
+
 The last line is machine-readable, overhead first; the goal is loop_overhead_ms_per_round <= 1.5
 (the worse of the two generations). stateless/session (a round of our loop against the 2026-07-28
 server over one against the 2025-11-25 session) is printed for information: a round is mostly the
@@ -78,7 +83,7 @@ from services.mcp import McpHub  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
 from services.tool_info import ToolInfo  # noqa: E402
 from testing.mcp_servers import serve_http  # noqa: E402
-from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
+from testing.scripted_llm import Provider, ScriptedLLM, ToolCall, Turn  # noqa: E402
 
 TOOL_ROUNDS = 8
 MAX_ROUNDS = TOOL_ROUNDS + 2  # > TOOL_ROUNDS + 1: no "continue?" pause
@@ -108,6 +113,20 @@ def responder(body: dict[str, Any]) -> Turn:
     if done < TOOL_ROUNDS:
         return Turn(tool_calls=(ToolCall("echo", {"text": f"ping {done}"}),))
     return Turn(text=ANSWER)
+
+
+class SignedCalls(Provider):
+    """--replay: each tool call carries a field the next requests must send back, and each reply
+    streams some reasoning first (shown, never sent back)."""
+
+    def stream(self, reply: Any, chunks: list[dict]) -> list[bytes]:
+        for chunk in chunks:
+            for choice in chunk.get("choices") or ():
+                for call in (choice.get("delta") or {}).get("tool_calls") or ():
+                    if "id" in call:
+                        call["extra_content"] = {"google": {"thought_signature": "c2lnbmF0dXJl"}}
+        thinking = [{**chunks[0], "choices": [{**chunks[0]["choices"][0], "delta": {"reasoning": "Echo next."}}]}]
+        return super().stream(reply, [chunks[0], *thinking, *chunks[1:]])
 
 
 # -- the bare loop -----------------------------------------------------------------------------
@@ -148,7 +167,7 @@ class BareLoop:
             )
             calls_made += 1
             text: list[str] = []
-            calls: dict[int, dict[str, str]] = {}
+            calls: dict[int, dict[str, Any]] = {}
             async for chunk in stream:
                 for choice in chunk.choices:
                     delta = choice.delta
@@ -156,6 +175,8 @@ class BareLoop:
                         text.append(delta.content)
                     for part in delta.tool_calls or ():
                         slot = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                        if part.model_extra:  # --replay: what the next requests must carry back
+                            slot["extra"] = part.model_extra
                         if part.id:
                             slot["id"] = part.id
                         if part.function is not None:
@@ -173,6 +194,7 @@ class BareLoop:
                             "id": c["id"],
                             "type": "function",
                             "function": {"name": c["name"], "arguments": c["arguments"]},
+                            **c.get("extra", {}),
                         }
                         for c in ordered
                     ],
@@ -460,6 +482,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", action="store_true", help="print the profile of our turn even when the goal is met"
     )
+    parser.add_argument(
+        "--replay", action="store_true", help="tool calls carry a field to send back, replies stream reasoning"
+    )
     opts = parser.parse_args(argv)
     started = time.perf_counter()
     hub = McpHub()
@@ -469,7 +494,9 @@ def main(argv: list[str] | None = None) -> int:
     with (
         serve_http("streamable-http") as dual,
         serve_http("streamable-http", "--era", "legacy") as legacy,
-        ScriptedLLM(responder=responder, model=MODEL, api_key=API_KEY) as llm,
+        ScriptedLLM(
+            responder=responder, model=MODEL, api_key=API_KEY, provider=SignedCalls() if opts.replay else None
+        ) as llm,
     ):
         try:
             for era, server in zip(ERAS, (dual, legacy), strict=True):

@@ -42,6 +42,7 @@ class AiMessage(models.Model):
 
     # -- assistant replies -----------------------------------------------------------------------
     tool_calls = fields.Json(help="The calls the model asked for: [{id, name, arguments}].")
+    thinking = fields.Text(help="The reasoning the model showed while writing this reply, where its provider shows it.")
     usage = fields.Json(help="Token usage of the answer (final reply only).")
     rounds = fields.Integer(help="Tool rounds the answer took (final reply only).")
 

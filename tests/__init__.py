@@ -10,6 +10,7 @@ from . import test_ui_tour
 from . import test_chat_tour
 from . import test_chat_stream
 from . import test_chat_resume
+from . import test_chat_thinking
 from . import test_chat_request_key
 from . import test_turn_cursors
 from . import test_chat_json

@@ -159,7 +159,9 @@ class TestAssistant(AiMcpCase):
             self.assertIn("LLM_AUTH_FAILED", action["params"]["message"])
             self.assertIn("401", action["params"]["message"])
             self.assertEqual(len(llm.requests), 2)
-            self.assertEqual(llm.requests[0]["max_tokens"], 1)
+            # the call a turn makes: streamed, with a tool offered
+            self.assertTrue(llm.requests[0]["stream"])
+            self.assertEqual(len(llm.requests[0]["tools"]), 1)
 
     def test_test_provider_unreachable(self):
         action = self.provider.action_test_provider()

@@ -33,6 +33,7 @@ class MessageLog:
         self.requests = requests
         # the model reply being streamed: its text, calls and first sequence number
         self.reply_text: list[str] = []
+        self.reply_thinking: list[str] = []
         self.reply_calls: list[dict[str, Any]] = []
         self.reply_seq: int | None = None
         self.reply_message_id: int | None = None
@@ -64,6 +65,12 @@ class MessageLog:
         if self.reply_seq is None:
             self.reply_seq = seq
         self.reply_text.append(event.delta)
+        return event, None
+
+    def _thinking(self, env, seq, event):
+        if self.reply_seq is None:
+            self.reply_seq = seq
+        self.reply_thinking.append(event.delta)
         return event, None
 
     def _round(self, env, seq, event):
@@ -170,7 +177,11 @@ class MessageLog:
 
     def _log_reply(self, env, **values):
         """Creates or brings up to date the assistant message of the reply being streamed."""
-        values.update(content="".join(self.reply_text), tool_calls=list(self.reply_calls) or None)
+        values.update(
+            content="".join(self.reply_text),
+            thinking="".join(self.reply_thinking) or None,
+            tool_calls=list(self.reply_calls) or None,
+        )
         Message = env["ai.message"]
         if self.reply_message_id is None:
             self.reply_message_id = insert_row(
@@ -184,6 +195,7 @@ class MessageLog:
 
     def _reset_reply(self) -> None:
         self.reply_text = []
+        self.reply_thinking = []
         self.reply_calls = []
         self.reply_seq = None
         self.reply_message_id = None
@@ -209,6 +221,7 @@ class MessageLog:
 HANDLERS: dict[str, Callable[..., tuple[Event, StateChange | None]]] = {
     "start": MessageLog._start,
     "text": MessageLog._text,
+    "thinking": MessageLog._thinking,
     "round": MessageLog._round,
     "tool_call": MessageLog._tool_call,
     "tool_result": MessageLog._tool_result,

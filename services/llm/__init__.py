@@ -1,24 +1,35 @@
 """The model wing: reaching a language model.
 
-The settings a model call is made with, the ChatOpenAI built from them (posting LangChain's payload
-as it is), one streamed reply read into text deltas, tool-call pieces and a final ModelReply,
-provider failures mapped to LLM_* codes, and the one-request provider test. The agent loop
+The settings a model call is made with (and the defaults of known model families), the chat model
+built from them (ChatOpenAI, or AzureChatOpenAI for Azure's classic URL, posting LangChain's payload
+as it is, with what the model accepts and what the provider needs back), one streamed reply read
+into text deltas, reasoning, tool-call pieces and a final ModelReply, provider failures mapped to
+LLM_* codes (a refused parameter named), and the provider test. The agent loop
 (services/loop) drives rounds through this face; Odoo's provider records build LlmSettings from it.
 Provider kinds, model capabilities and the APIs a provider speaks belong here, not in the loop.
 """
 
+from .chat_model import REPLAY, TOOL_CALL_REPLAY, capabilities_without, make_chat_model
+from .families import default_capabilities
 from .ping import ping
+from .provider_errors import ParamRefused, map_llm_error
 from .settings import ApiStyle, LlmSettings, ModelCapabilities, ProviderKind, ReasoningEffort
-from .stream import ModelReply, ToolCallDelta, make_chat_model, map_llm_error, stream_reply, with_tools
+from .stream import ModelReply, Thinking, ToolCallDelta, stream_reply, with_tools
 
 __all__ = [
+    "REPLAY",
+    "TOOL_CALL_REPLAY",
     "ApiStyle",
     "LlmSettings",
     "ModelCapabilities",
     "ModelReply",
+    "ParamRefused",
     "ProviderKind",
     "ReasoningEffort",
+    "Thinking",
     "ToolCallDelta",
+    "capabilities_without",
+    "default_capabilities",
     "make_chat_model",
     "map_llm_error",
     "ping",

@@ -1,16 +1,13 @@
-"""One streamed model call through langchain-openai, with failures mapped to LLM_* codes."""
+"""One streamed model call through langchain-openai: its text, reasoning and tool calls, with
+failures mapped to LLM_* codes."""
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, NamedTuple
 
-import httpx
-import openai
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import add_ai_message_chunks
 from langchain_core.runnables import Runnable
@@ -18,20 +15,28 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from ..errors import ErrorCode, LlmError
-from ._chat_completions import post_payloads_as_they_are
-from .settings import LlmSettings
+from .chat_model import REASONING_FIELDS, STREAMED_CALL_EXTRAS, make_chat_model
+from .provider_errors import map_llm_error
+
+__all__ = ["ModelReply", "Thinking", "ToolCallDelta", "make_chat_model", "map_llm_error", "stream_reply", "with_tools"]
 
 _logger = logging.getLogger(__name__)
 
 
 class ModelReply(BaseModel):
-    """What one model call produced, once its stream ended."""
+    """What one model call produced, once its stream ended. `reasoning`: the thinking the provider
+    showed; `reasoning_field`: the field it must be sent back under on a message with tool calls,
+    None where the provider does not ask for it back. `replay`: per tool call id, the fields the
+    provider put on the call that the next request needs."""
 
     text: str = ""
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     invalid_tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     finish_reason: str | None = None
     usage: dict[str, int] = Field(default_factory=dict)
+    reasoning: str = ""
+    reasoning_field: str | None = None
+    replay: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class ToolCallDelta(NamedTuple):
@@ -44,27 +49,23 @@ class ToolCallDelta(NamedTuple):
     arguments: str
 
 
-# Building a ChatOpenAI costs ~3 ms of CPU (its OpenAI clients, an SSL context): once per provider
-# configuration, not once per turn. It holds no per-call state, so concurrent turns share it.
-CHAT_MODEL_CACHE_SIZE = 64
+class Thinking(NamedTuple):
+    """A piece of the reasoning a provider streams before or beside its answer; `replay_as`: the
+    field it must be sent back under on a message with tool calls (None: shown only)."""
+
+    delta: str
+    replay_as: str | None = None
 
 
-@functools.lru_cache(maxsize=CHAT_MODEL_CACHE_SIZE)
-def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
-    chat = ChatOpenAI(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key=settings.api_key.get_secret_value() or "not-needed",
-        temperature=settings.temperature,
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-        streaming=True,
-        stream_usage=True,
-        # its per-chunk asyncio.wait_for costs a task per chunk; `timeout` already bounds each read
-        stream_chunk_timeout=None,
-    )
-    post_payloads_as_they_are(chat)
-    return chat
+# The field a provider needs its reasoning back under, on a message with tool calls: DeepSeek's
+# thinking mode ("the user needs to send the reasoning content back to the API",
+# https://api-docs.deepseek.com/guides/thinking_mode#tool-calls). OpenRouter's `reasoning` and the
+# Responses API's summaries are shown only.
+_REASONING_SENT_BACK = "reasoning_content"
+UNREADABLE_CALL = (
+    "The model asked for a tool call this answer could not read ({what}), so no tool ran. "
+    "Ask again; if it keeps happening, switch on 'Tools in the Prompt' on the assistant."
+)
 
 
 def with_tools(chat: ChatOpenAI, tools: Sequence[dict[str, Any]]) -> Runnable[Any, BaseMessage]:
@@ -77,10 +78,10 @@ async def stream_reply(
     messages: Sequence[BaseMessage],
     runnable: Runnable[Any, BaseMessage] | None = None,
     tool_deltas: bool = False,
-) -> AsyncIterator[str | ToolCallDelta | ModelReply]:
-    """Yields text deltas as they arrive (and the pieces of tool calls, with `tool_deltas`), then
-    the whole ModelReply last. `runnable`: `chat` with its tools bound (with_tools); `chat` alone
-    when not given."""
+) -> AsyncIterator[str | Thinking | ToolCallDelta | ModelReply]:
+    """Yields text deltas as they arrive, Thinking pieces (and the pieces of tool calls, with
+    `tool_deltas`), then the whole ModelReply last. `runnable`: `chat` with its tools bound
+    (with_tools); `chat` alone when not given."""
     runnable = runnable or chat
     started = time.monotonic()
     chunks: list[AIMessageChunk] = []
@@ -88,8 +89,18 @@ async def stream_reply(
         async for chunk in runnable.astream(list(messages)):
             assert isinstance(chunk, AIMessageChunk)
             chunks.append(chunk)
-            if isinstance(chunk.content, str) and chunk.content:
-                yield chunk.content
+            content = chunk.content
+            if isinstance(content, str):
+                if content:
+                    yield content
+            else:
+                for piece in _block_pieces(content):
+                    yield piece
+            if chunk.additional_kwargs:
+                for field in REASONING_FIELDS:
+                    reasoning = chunk.additional_kwargs.get(field)
+                    if reasoning and isinstance(reasoning, str):
+                        yield Thinking(reasoning, field if field == _REASONING_SENT_BACK else None)
             if tool_deltas:
                 for piece in chunk.tool_call_chunks:
                     yield ToolCallDelta(piece.get("index"), piece.get("id"), piece.get("name"), piece.get("args") or "")
@@ -102,48 +113,73 @@ async def stream_reply(
     yield _reply(add_ai_message_chunks(chunks[0], *chunks[1:]))
 
 
+def _block_pieces(blocks: list[Any]) -> list[str | Thinking]:
+    """Text and reasoning summary of the Responses API's content blocks."""
+    pieces: list[str | Thinking] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") in ("text", "output_text") and block.get("text"):
+            pieces.append(block["text"])
+        elif block.get("type") == "reasoning":
+            pieces += [Thinking(part["text"]) for part in block.get("summary") or () if part.get("text")]
+    return pieces
+
+
 def _reply(message: AIMessageChunk) -> ModelReply:
     usage = message.usage_metadata or {}
-    return ModelReply(
-        text=message.content if isinstance(message.content, str) else "",
+    extra = message.additional_kwargs
+    metadata = message.response_metadata
+    reply = ModelReply(
+        text=message.content if isinstance(message.content, str) else _block_text(message.content),
         tool_calls=[dict(call) for call in message.tool_calls],
         invalid_tool_calls=[dict(call) for call in message.invalid_tool_calls],
-        finish_reason=message.response_metadata.get("finish_reason"),
+        finish_reason=metadata.get("finish_reason") or _responses_finish(metadata),
         usage={k: int(v) for k, v in usage.items() if k in ("input_tokens", "output_tokens", "total_tokens")},
+        reasoning=_text(extra.get(_REASONING_SENT_BACK))
+        or _text(extra.get("reasoning"))
+        or _block_reasoning(message.content),
+        reasoning_field=_REASONING_SENT_BACK if extra.get(_REASONING_SENT_BACK) else None,
+        replay=_call_extras(message),
     )
+    _check_calls(reply)
+    return reply
 
 
-def map_llm_error(exc: BaseException, got_output: bool = False) -> LlmError:
-    if isinstance(exc, LlmError):
-        return exc
-    if isinstance(exc, openai.APITimeoutError):
-        return LlmError(ErrorCode.LLM_TIMEOUT, "The model did not answer in time.")
-    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return LlmError(
-            ErrorCode.LLM_AUTH_FAILED,
-            f"The model provider refused the API key ({_status(exc)}). Check the provider's API key.",
-        )
-    if isinstance(exc, openai.RateLimitError):
-        wait = exc.response.headers.get("retry-after")
-        hint = f" It asks to retry in {wait} s." if wait else ""
-        return LlmError(ErrorCode.LLM_RATE_LIMITED, f"The model provider is rate limiting (HTTP 429).{hint}")
-    if isinstance(exc, openai.APIConnectionError):
-        if got_output:
-            return LlmError(ErrorCode.LLM_BAD_RESPONSE, "The model's answer was cut off mid-stream; retry.")
-        return LlmError(ErrorCode.LLM_UNREACHABLE, "Cannot reach the model provider; check its base URL.")
-    if isinstance(exc, openai.APIStatusError):
-        return LlmError(
-            ErrorCode.LLM_BAD_RESPONSE, f"The model provider answered with an error ({_status(exc)}): {exc.message}"
-        )
-    if isinstance(exc, httpx.TimeoutException):
-        return LlmError(ErrorCode.LLM_TIMEOUT, "The model did not answer in time.")
-    if isinstance(exc, httpx.TransportError):
-        # raised while reading a stream the provider had started: openai wraps only the request itself
-        return LlmError(ErrorCode.LLM_BAD_RESPONSE, "The model's answer was cut off mid-stream; retry.")
-    if isinstance(exc, (json.JSONDecodeError, ValueError, openai.APIError)):
-        return LlmError(ErrorCode.LLM_BAD_RESPONSE, f"The model sent something that could not be read: {exc}")
-    return LlmError(ErrorCode.LLM_BAD_RESPONSE, f"The model call failed: {type(exc).__name__}: {exc}")
+def _responses_finish(metadata: dict[str, Any]) -> str | None:
+    """The Responses API says `incomplete` (with why) where Chat Completions says `length`."""
+    if metadata.get("status") == "incomplete":
+        reason = (metadata.get("incomplete_details") or {}).get("reason")
+        return "length" if reason == "max_output_tokens" else reason
+    return None
 
 
-def _status(exc: openai.APIStatusError) -> str:
-    return f"HTTP {exc.status_code}"
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _block_text(blocks: list[Any]) -> str:
+    return "".join(piece for piece in _block_pieces(blocks) if isinstance(piece, str))
+
+
+def _block_reasoning(content: Any) -> str:
+    if isinstance(content, str):
+        return ""
+    return "".join(piece.delta for piece in _block_pieces(content) if isinstance(piece, Thinking))
+
+
+def _call_extras(message: AIMessageChunk) -> dict[str, dict[str, Any]]:
+    """The extra fields streamed on each tool call, by the call's id."""
+    by_index = message.additional_kwargs.get(STREAMED_CALL_EXTRAS)
+    if not by_index:
+        return {}
+    ids = {str(piece.get("index")): piece.get("id") for piece in message.tool_call_chunks}
+    return {ids[index]: fields for index, fields in by_index.items() if ids.get(index)}
+
+
+def _check_calls(reply: ModelReply) -> None:
+    """A call the turn cannot read ends it, saying so, rather than vanishing."""
+    if any(not call.get("name") for call in [*reply.tool_calls, *reply.invalid_tool_calls]):
+        raise LlmError(ErrorCode.LLM_BAD_RESPONSE, UNREADABLE_CALL.format(what="a call without a tool name"))
+    if reply.finish_reason == "tool_calls" and not reply.tool_calls and not reply.invalid_tool_calls:
+        raise LlmError(ErrorCode.LLM_BAD_RESPONSE, UNREADABLE_CALL.format(what="its stream ended without the call"))

@@ -13,12 +13,11 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
 
-from langchain_core.messages import BaseMessage, SystemMessage
-from langchain_core.runnables import Runnable
+from langchain_core.messages import SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from ..apps import AppContext, prompt_section
@@ -36,16 +35,18 @@ from ..events import (
     SignIn,
     StartEvent,
     TextEvent,
+    ThinkingEvent,
     ToolCallEvent,
     ToolResultEvent,
 )
 from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
-from ..llm import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
+from ..llm import LlmSettings, ModelReply, Thinking, ToolCallDelta
 from ..mcp import McpHub
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
+from .model_call import ModelCaller
 from .presets import schema_without
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (
@@ -149,9 +150,9 @@ class _Turn:
         self.bound = TurnTools(hub, request.grants, request.sign_in_links, request.declined)
         self.confirmed = False
         self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
-        self.chat = make_chat_model(self.settings.llm)
-        self._offered: tuple[dict[str, Any], ...] = ()
-        self._chat_offering = self.chat
+        self.model = ModelCaller(self.settings.llm)
+        # a model that takes no native tool calls has them described in the prompt
+        self.prompted = self.settings.prompted_tools or not self.settings.llm.capabilities.native_tools
         self.runner = ToolRunner(
             hub,
             RunLimits(self.limits.call_timeout, self.limits.per_server_concurrency, self.limits.model_text_limit),
@@ -205,10 +206,10 @@ class _Turn:
             reply: ModelReply | None = None
             inputs = ToolInputStream.of(self.bound.tools, self.hub.now)
             async for item in self._model_call(with_tools=True, tool_deltas=inputs is not None):
-                if isinstance(item, str):
-                    yield TextEvent(delta=item)
-                elif isinstance(item, ModelReply):
+                if isinstance(item, ModelReply):
                     reply = item
+                elif not isinstance(item, ToolCallDelta):
+                    yield item
                 elif inputs is not None and (event := inputs.feed(item)) is not None:
                     yield event
             assert reply is not None
@@ -217,7 +218,11 @@ class _Turn:
                 HistoryMessage(
                     role="assistant",
                     content=reply.text,
-                    tool_calls=tuple(HistoryToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in calls),
+                    tool_calls=tuple(
+                        HistoryToolCall(id=c.id, name=c.name, arguments=c.arguments, replay=c.replay) for c in calls
+                    ),
+                    reasoning=reply.reasoning,
+                    reasoning_as=reply.reasoning_field,
                 )
             )
             if not calls:
@@ -247,7 +252,7 @@ class _Turn:
     async def _resume(self, resume: Resume) -> AsyncIterator[Event]:
         pending = pending_calls(self.history)
         if pending:
-            calls = [self._call_event(c.id, c.name, c.arguments) for c in pending]
+            calls = [self._call_event(c.id, c.name, c.arguments, c.replay) for c in pending]
             # after a sign-in no approval was asked yet: the calls that need one ask for it now
             approvals = None if resume.signed_in else resume.approvals
             async for event in self._execute(calls, approvals=approvals):
@@ -262,9 +267,9 @@ class _Turn:
     async def _final_answer(self) -> AsyncIterator[Event]:
         async for item in self._model_call(with_tools=False):
             if isinstance(item, ModelReply):
-                self.history.append(HistoryMessage(role="assistant", content=item.text))
-            else:
-                yield TextEvent(delta=item)
+                self.history.append(HistoryMessage(role="assistant", content=item.text, reasoning=item.reasoning))
+            elif not isinstance(item, ToolCallDelta):
+                yield item
         yield self._done()
 
     def _done(self) -> DoneEvent:
@@ -272,18 +277,20 @@ class _Turn:
 
     async def _model_call(
         self, with_tools: bool, tool_deltas: bool = False
-    ) -> AsyncIterator[str | ToolCallDelta | ModelReply]:
+    ) -> AsyncIterator[Event | ToolCallDelta | ModelReply]:
+        """The model's reply as events (text, thinking, a refused parameter), the pieces of its
+        tool calls, and the whole reply last."""
         if self.remaining() <= 0:
             raise LlmError(
                 ErrorCode.LLM_TIMEOUT,
                 f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
             )
-        native = not self.settings.prompted_tools
+        native = not self.prompted
         messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
         if not with_tools:
             messages.append(SystemMessage(FINAL_CALL_HINT))
         tools = self.bound.offered if with_tools and native else []
-        async with contextlib.aclosing(stream_reply(self.chat, messages, self._offering(tools), tool_deltas)) as stream:
+        async with contextlib.aclosing(self.model.stream(messages, tools, tool_deltas)) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
                     self.usage.update(item.usage)
@@ -292,19 +299,16 @@ class _Turn:
                         ErrorCode.LLM_TIMEOUT,
                         f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
                     )
-                yield item
-
-    def _offering(self, tools: Sequence[dict[str, Any]]) -> Runnable[Any, BaseMessage]:
-        """The chat model bound to `tools`, bound again only when the tools offered changed (a
-        server declined mid-turn, the last round without tools)."""
-        if len(tools) != len(self._offered) or any(a is not b for a, b in zip(tools, self._offered, strict=True)):
-            self._offered = tuple(tools)
-            self._chat_offering = with_tools(self.chat, tools)
-        return self._chat_offering
+                if isinstance(item, str):
+                    yield TextEvent(delta=item)
+                elif isinstance(item, Thinking):
+                    yield ThinkingEvent(delta=item.delta, replay_as=item.replay_as)
+                else:
+                    yield item
 
     def _system_prompt(self, with_tools: bool) -> str:
         prompt = "\n\n".join(filter(None, [self.settings.system_prompt, prompt_section(self.request.app_contexts)]))
-        if self.settings.prompted_tools and with_tools and self.bound.tools:
+        if self.prompted and with_tools and self.bound.tools:
             described = describe_tools(
                 [
                     (t.model_name, t.info.description, schema_without(t.info.input_schema, t.fixed_arguments))
@@ -315,11 +319,13 @@ class _Turn:
         return prompt
 
     def _planned_calls(self, reply: ModelReply) -> list[ToolCallEvent]:
-        if self.settings.prompted_tools:
+        if self.prompted:
             parsed = parse_reply(reply.text, list(self.bound.tools))
             return [self._call_event(f"call_{self.round}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
         calls = [
-            self._call_event(c.get("id") or f"call_{self.round}_{i}", c["name"], c.get("args") or {})
+            self._call_event(
+                c.get("id") or f"call_{self.round}_{i}", c["name"], c.get("args") or {}, reply.replay.get(c.get("id"))
+            )
             for i, c in enumerate(reply.tool_calls)
         ]
         for i, bad in enumerate(reply.invalid_tool_calls):
@@ -328,7 +334,9 @@ class _Turn:
             calls.append(call)
         return calls
 
-    def _call_event(self, call_id: str, name: str, arguments: Any) -> ToolCallEvent:
+    def _call_event(
+        self, call_id: str, name: str, arguments: Any, replay: dict[str, Any] | None = None
+    ) -> ToolCallEvent:
         tool = self.bound.tools.get(name)
         return ToolCallEvent(
             id=call_id,
@@ -342,6 +350,7 @@ class _Turn:
             approval=tool.approval if tool and not tool.requires_approval else None,
             icon=tool.info.icon if tool else None,
             app=tool.info.app_uri if tool and tool.server.apps else None,
+            replay=replay,
         )
 
     # -- execution -----------------------------------------------------------------------------

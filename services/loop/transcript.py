@@ -12,7 +12,8 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..events import Event, RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent
+from ..events import Event, RoundEvent, TextEvent, ThinkingEvent, ToolCallEvent, ToolResultEvent
+from ..llm import REPLAY, TOOL_CALL_REPLAY
 
 
 class HistoryToolCall(BaseModel):
@@ -21,31 +22,49 @@ class HistoryToolCall(BaseModel):
     id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    replay: dict[str, Any] | None = None  # provider fields sent back on the call
 
 
 class HistoryMessage(BaseModel):
+    """`reasoning`: what the model showed of its thinking; `reasoning_as`: the field it goes back
+    under, on a message with tool calls of the turn still running (None: never sent back)."""
+
     model_config = ConfigDict(frozen=True)
 
     role: Literal["user", "assistant", "tool"]
     content: str = ""
     tool_calls: tuple[HistoryToolCall, ...] = ()
     tool_call_id: str | None = None
+    reasoning: str = ""
+    reasoning_as: str | None = None
 
 
 def history_from_events(events: Iterable[Event], user_message: str | None = None) -> list[HistoryMessage]:
     """Fold a turn's events, in order, into the messages the model saw."""
     history: list[HistoryMessage] = [HistoryMessage(role="user", content=user_message)] if user_message else []
     text: list[str] = []
+    thinking: list[str] = []
     calls: list[HistoryToolCall] = []
     open_reply = False
+    reasoning_as: str | None = None
 
     def flush() -> None:
-        nonlocal open_reply
+        nonlocal open_reply, reasoning_as
         if open_reply:
-            history.append(HistoryMessage(role="assistant", content="".join(text), tool_calls=tuple(calls)))
+            history.append(
+                HistoryMessage(
+                    role="assistant",
+                    content="".join(text),
+                    tool_calls=tuple(calls),
+                    reasoning="".join(thinking),
+                    reasoning_as=reasoning_as,
+                )
+            )
         text.clear()
+        thinking.clear()
         calls.clear()
         open_reply = False
+        reasoning_as = None
 
     for event in events:
         if isinstance(event, RoundEvent):
@@ -53,9 +72,13 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
         elif isinstance(event, TextEvent):
             open_reply = True
             text.append(event.delta)
+        elif isinstance(event, ThinkingEvent):
+            open_reply = True
+            thinking.append(event.delta)
+            reasoning_as = reasoning_as or event.replay_as
         elif isinstance(event, ToolCallEvent):
             open_reply = True
-            calls.append(HistoryToolCall(id=event.id, name=event.name, arguments=event.arguments))
+            calls.append(HistoryToolCall(id=event.id, name=event.name, arguments=event.arguments, replay=event.replay))
         elif isinstance(event, ToolResultEvent):
             flush()
             history.append(HistoryMessage(role="tool", content=event.model_text, tool_call_id=event.id))
@@ -101,17 +124,31 @@ def to_langchain(history: list[HistoryMessage], system_prompt: str, native_tools
     results come back as user messages, which every chat model accepts."""
     messages: list[BaseMessage] = [SystemMessage(system_prompt)] if system_prompt else []
     names = {call.id: call.name for m in history for call in m.tool_calls}
-    for message in history:
+    turn_starts = max((i for i, m in enumerate(history) if m.role == "user"), default=0)
+    for position, message in enumerate(history):
         if message.role == "user":
             messages.append(HumanMessage(message.content))
         elif message.role == "assistant":
             calls = (
                 [{"id": c.id, "name": c.name, "args": c.arguments} for c in message.tool_calls] if native_tools else []
             )
-            messages.append(AIMessage(content=message.content, tool_calls=calls))
+            extra = _replayed(message, position >= turn_starts) if calls else {}
+            messages.append(AIMessage(content=message.content, tool_calls=calls, additional_kwargs=extra))
         elif native_tools:
             messages.append(ToolMessage(content=message.content, tool_call_id=message.tool_call_id or ""))
         else:
             name = names.get(message.tool_call_id or "", "tool")
             messages.append(HumanMessage(f"Result of {name} (call {message.tool_call_id}):\n{message.content}"))
     return messages
+
+
+def _replayed(message: HistoryMessage, this_turn: bool) -> dict[str, Any]:
+    """What the provider asked to be sent back with a message with tool calls: the fields of its
+    calls always, its reasoning for the turn still running (DeepSeek drops it after a new question)."""
+    extra: dict[str, Any] = {}
+    by_call = {call.id: call.replay for call in message.tool_calls if call.replay}
+    if by_call:
+        extra[TOOL_CALL_REPLAY] = by_call
+    if this_turn and message.reasoning_as and message.reasoning:
+        extra[REPLAY] = {message.reasoning_as: message.reasoning}
+    return extra

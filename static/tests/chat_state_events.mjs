@@ -11,6 +11,9 @@ export function sequence(first = 1) {
             next("start", {conversation_id: 7, assistant: "Helpdesk", max_rounds: maxRounds}),
         round: (n, max = 5) => next("round", {n, max}),
         text: (delta) => next("text", {delta}),
+        thinking: (delta, replayAs = null) => next("thinking", {delta, replay_as: replayAs}),
+        refused: (param) =>
+            next("model_refused_param", {model: "o3", param, message: `${param} refused`}),
         call: (id, tool, extra = {}) =>
             next("tool_call", {
                 id,

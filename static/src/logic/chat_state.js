@@ -239,6 +239,20 @@ const HANDLERS = {
         return {...state, messages};
     },
 
+    /** Reasoning the model shows: one collapsed "Thinking" part per stretch of it, in stream order. */
+    thinking(state, event) {
+        if (!event.delta) {
+            return state;
+        }
+        const messages = appendToAnswer(state.messages, (parts) => {
+            const last = parts[parts.length - 1];
+            return last?.kind === "thinking"
+                ? [...parts.slice(0, -1), {kind: "thinking", text: last.text + event.delta}]
+                : [...parts, {kind: "thinking", text: event.delta}];
+        });
+        return {...state, messages};
+    },
+
     tool_input(state, event) {
         const messages = appendToAnswer(state.messages, (parts, index) => {
             const block = parts.find((part) => part.kind === "tool" && part.id === event.id);

@@ -14,6 +14,31 @@ export const FINAL_TYPES = new Set([
 ]);
 
 /**
+ * Every event type the server sends (services/events.py Event); the widget skips any other, as one
+ * from a newer server. Some change nothing shown: `model_refused_param` is for the model's record.
+ */
+export const EVENT_TYPES = new Set([
+    "start",
+    "round",
+    "text",
+    "thinking",
+    "model_refused_param",
+    "tool_input",
+    "tool_call",
+    "tool_result",
+    "tool_progress",
+    "tool_log",
+    "elicitation_required",
+    "elicitation_done",
+    "approval_required",
+    "auth_required",
+    "confirm_continue",
+    "warning",
+    "error",
+    "done",
+]);
+
+/**
  * A failed call's status, by its result's error code; any other failure is "error"
  * (services/events.py FAILED_CALL_STATUS).
  */
