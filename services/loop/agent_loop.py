@@ -19,9 +19,8 @@ from urllib.parse import urlencode
 
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
-from ..apps import AppContext, prompt_section
+from ..apps import prompt_section
 from ..call_clock import TurnBudget
 from ..errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
 from ..events import (
@@ -39,11 +38,8 @@ from ..events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
-from ..llm import LlmSettings, ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
+from ..llm import ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
 from ..mcp import McpHub
-from ..oauth import RefreshingTokens
-from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
 from .presets import schema_without
@@ -57,65 +53,12 @@ from .transcript import (
     to_langchain,
 )
 from .turn_control import TurnControl
-from .turn_tools import SignInLink, ToolBinding, TurnTools
+from .turn_request import Resume, TurnRequest
+from .turn_tools import TurnTools
 
 _logger = logging.getLogger(__name__)
 
 FINAL_CALL_HINT = "Tool use is over for this answer: answer the user now with what you have."
-
-
-class LoopLimits(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    max_rounds: int = MAX_ROUNDS.field()
-    max_calls_per_round: int = MAX_CALLS_PER_ROUND.field()
-    call_timeout: float = TOOL_CALL_TIMEOUT.field()
-    turn_timeout: float = TURN_TIMEOUT.field()
-    per_server_concurrency: int = PER_SERVER_CONCURRENCY.field()
-    model_text_limit: int = Field(DEFAULT_MODEL_TEXT_LIMIT, ge=100)
-
-
-class AssistantSettings(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    llm: LlmSettings
-    system_prompt: str = ""
-    limits: LoopLimits = LoopLimits()
-    prompted_tools: bool = False
-
-
-class Resume(BaseModel):
-    """The user's answer to a pause: approval per call id, whether to go on, or that the sign-ins
-    asked for are over (signed in, or declined: TurnRequest.declined)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    approvals: dict[str, bool] = Field(default_factory=dict)
-    go_on: bool | None = None
-    signed_in: bool = False
-
-
-class TurnRequest(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    assistant: AssistantSettings
-    history: list[HistoryMessage] = Field(default_factory=list)
-    tools: list[ToolBinding] = Field(default_factory=list)
-    user_message: str | None = None
-    resume: Resume | None = None
-    conversation_id: int | None = None
-    # per server key, for OAuth servers: the grant calls are made with, and where to sign in when
-    # there is none (a per-user server the user has not signed in to yet)
-    grants: dict[str, InstanceOf[RefreshingTokens]] = Field(default_factory=dict)
-    sign_in_links: dict[str, SignInLink] = Field(default_factory=dict)
-    # keys of the servers the user chose to go on without rather than sign in to
-    declined: frozenset[str] = frozenset()
-    # seconds of the turn's time limit its earlier runs used, for a resumption after an approval
-    # or a sign-in (the pause event's turn_ms): the user's time is never counted
-    spent: float = Field(0.0, ge=0)
-    # what the apps shown in the conversation last told the model (app_context.py)
-    app_contexts: tuple[AppContext, ...] = ()
 
 
 async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | None = None) -> AsyncIterator[Event]:
