@@ -9,11 +9,12 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from services.errors import ErrorCode
-from services.events import FAILED_CALL_STATUS, FINAL_TYPES
+from services.events import FAILED_CALL_STATUS, FINAL_TYPES, Event
 from turn.states import ConversationState, MessageStatus
 
 LOGIC = Path(__file__).resolve().parent.parent / "static" / "src" / "logic"
@@ -28,7 +29,8 @@ def widget() -> dict:
         pytest.fail("node (20 or later) is needed to read the widget's module")
     script = (
         f"Promise.all([import({json.dumps(MODULE.as_uri())}), import({json.dumps(STATUS_MODULE.as_uri())})])"
-        ".then(([m, s]) => console.log(JSON.stringify({final: [...m.FINAL_TYPES], failed: m.FAILED_CALL_STATUS,"
+        ".then(([m, s]) => console.log(JSON.stringify({final: [...m.FINAL_TYPES], types: [...m.EVENT_TYPES],"
+        " failed: m.FAILED_CALL_STATUS,"
         " chat: s.ChatStatus, conversation: s.ConversationState, call: s.CallStatus, codes: s.ErrorCode})))"
     )
     done = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True)
@@ -37,6 +39,11 @@ def widget() -> dict:
 
 def test_the_widget_ends_a_request_on_the_servers_final_events(widget: dict) -> None:
     assert set(widget["final"]) == set(FINAL_TYPES)
+
+
+def test_the_widget_knows_every_event_type_the_server_sends(widget: dict) -> None:
+    sent = {member.model_fields["type"].default for member in get_args(get_args(Event)[0])}
+    assert set(widget["types"]) == sent
 
 
 def test_the_widget_shows_a_failed_call_with_the_status_the_server_stores(widget: dict) -> None:

@@ -37,12 +37,13 @@ from ..events import (
     TextEvent,
     ToolCallEvent,
     ToolResultEvent,
+    ToolSearchEvent,
 )
 from ..llm import ModelReply, ToolCallDelta, make_chat_model, stream_reply, with_tools
 from ..mcp import McpHub
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
-from .presets import schema_without
+from .offered_tools import ToolOffer
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (
     HistoryMessage,
@@ -90,6 +91,7 @@ class _Turn:
         self.round = rounds_used(self.history)
         self.usage: Counter[str] = Counter()
         self.bound = TurnTools(hub, request.grants, request.sign_in_links, request.declined)
+        self.offer = ToolOffer(self.bound, self.limits.tool_search_threshold, (), ())
         self.confirmed = False
         self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
         self.chat = make_chat_model(self.settings.llm)
@@ -116,6 +118,10 @@ class _Turn:
         try:
             async for warning in self.bound.bind(self.request.tools):
                 yield warning
+            limits, found = self.limits, self.request.found_tools
+            self.offer = ToolOffer(
+                self.bound, limits.tool_search_threshold, found, self.history, limits.tool_search_bytes
+            )
             resume = self.request.resume
             if resume is not None:
                 async for event in self._resume(resume):
@@ -167,10 +173,11 @@ class _Turn:
                 yield self._done()
                 return
             calls = self._answer_unreachable(calls)
+            searches, calls = self._searched(calls)
+            for event in [*searches, *calls]:
+                yield event
             if not calls:
                 continue
-            for call in calls:
-                yield call
             if reply.finish_reason == "length":
                 # LangChain completes cut-off JSON leniently; running such a call would act on half its arguments.
                 for call in calls:
@@ -225,7 +232,7 @@ class _Turn:
         messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
         if not with_tools:
             messages.append(SystemMessage(FINAL_CALL_HINT))
-        tools = self.bound.offered if with_tools and native else []
+        tools = self.offer.definitions() if with_tools and native else []
         async with contextlib.aclosing(stream_reply(self.chat, messages, self._offering(tools), tool_deltas)) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
@@ -246,20 +253,26 @@ class _Turn:
         return self._chat_offering
 
     def _system_prompt(self, with_tools: bool) -> str:
-        prompt = "\n\n".join(filter(None, [self.settings.system_prompt, prompt_section(self.request.app_contexts)]))
+        searching = self.offer.prompt_line() if with_tools else ""
+        prompt = "\n\n".join(
+            filter(None, [self.settings.system_prompt, prompt_section(self.request.app_contexts), searching])
+        )
         if self.settings.prompted_tools and with_tools and self.bound.tools:
-            described = describe_tools(
-                [
-                    (t.model_name, t.info.description, schema_without(t.info.input_schema, t.fixed_arguments))
-                    for t in self.bound.tools.values()
-                ]
-            )
-            prompt = f"{prompt}\n\n{described}".strip()
+            prompt = f"{prompt}\n\n{describe_tools(self.offer.described())}".strip()
         return prompt
+
+    def _searched(self, calls: list[ToolCallEvent]) -> tuple[list[ToolSearchEvent], list[ToolCallEvent]]:
+        """The round's searches, answered (the model reads the tools found), and its other calls."""
+        searches = [self.offer.search(call) for call in calls if self.offer.is_search(call.name)]
+        for search in searches:
+            self.history.append(HistoryMessage(role="tool", content=search.model_text, tool_call_id=search.id))
+        others = [call for call in calls if not self.offer.is_search(call.name)]
+        self.offer.used(call.name for call in others)
+        return searches, others
 
     def _planned_calls(self, reply: ModelReply) -> list[ToolCallEvent]:
         if self.settings.prompted_tools:
-            parsed = parse_reply(reply.text, list(self.bound.tools))
+            parsed = parse_reply(reply.text, [*self.bound.tools, self.offer.search_name])
             return [self._call_event(f"call_{self.round}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
         calls = [
             self._call_event(c.get("id") or f"call_{self.round}_{i}", c["name"], c.get("args") or {})
@@ -404,11 +417,17 @@ class _Turn:
             return _unreachable(call, *unreachable)
         tool = self.bound.tools.get(call.name)
         if tool is None:
-            offered = ", ".join(sorted(self.bound.tools)) or "none"
+            offered = ", ".join(sorted(self.offer.names())) or "none"
             return failed(
                 call,
                 ErrorCode.MCP_TOOL_NOT_FOUND,
                 f"The tool {call.name!r} is not offered in this conversation (offered: {offered}).",
+            )
+        if not self.offer.may_call(call.name):
+            return failed(
+                call,
+                ErrorCode.MCP_TOOL_NOT_FOUND,
+                f"The tool {call.name!r} is not offered yet: find it with {self.offer.search_name} first.",
             )
         return check_arguments(tool, call)
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..events import Event, RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent
+from ..events import Event, RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent, ToolSearchEvent
 
 
 class HistoryToolCall(BaseModel):
@@ -37,14 +37,17 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
     history: list[HistoryMessage] = [HistoryMessage(role="user", content=user_message)] if user_message else []
     text: list[str] = []
     calls: list[HistoryToolCall] = []
+    searched: list[HistoryMessage] = []  # a search's answer, after the reply that asked for it
     open_reply = False
 
     def flush() -> None:
         nonlocal open_reply
         if open_reply:
             history.append(HistoryMessage(role="assistant", content="".join(text), tool_calls=tuple(calls)))
+        history.extend(searched)
         text.clear()
         calls.clear()
+        searched.clear()
         open_reply = False
 
     for event in events:
@@ -56,6 +59,10 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
         elif isinstance(event, ToolCallEvent):
             open_reply = True
             calls.append(HistoryToolCall(id=event.id, name=event.name, arguments=event.arguments))
+        elif isinstance(event, ToolSearchEvent):
+            open_reply = True
+            calls.append(HistoryToolCall(id=event.id, name=event.name, arguments={"query": event.query}))
+            searched.append(HistoryMessage(role="tool", content=event.model_text, tool_call_id=event.id))
         elif isinstance(event, ToolResultEvent):
             flush()
             history.append(HistoryMessage(role="tool", content=event.model_text, tool_call_id=event.id))

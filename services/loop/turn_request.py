@@ -7,7 +7,16 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from ..apps import AppContext
-from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
+from ..events import ToolKey
+from ..limits import (
+    MAX_CALLS_PER_ROUND,
+    MAX_ROUNDS,
+    PER_SERVER_CONCURRENCY,
+    TOOL_CALL_TIMEOUT,
+    TOOL_SEARCH_BYTES,
+    TOOL_SEARCH_THRESHOLD,
+    TURN_TIMEOUT,
+)
 from ..llm import LlmSettings
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
@@ -24,6 +33,9 @@ class LoopLimits(BaseModel):
     turn_timeout: float = TURN_TIMEOUT.field()
     per_server_concurrency: int = PER_SERVER_CONCURRENCY.field()
     model_text_limit: int = Field(DEFAULT_MODEL_TEXT_LIMIT, ge=100)
+    # more tools than this, or more bytes of their schemas: the model searches them (offered_tools.py)
+    tool_search_threshold: int = TOOL_SEARCH_THRESHOLD.field()
+    tool_search_bytes: int = Field(TOOL_SEARCH_BYTES, ge=0)
 
 
 class AssistantSettings(BaseModel):
@@ -67,3 +79,5 @@ class TurnRequest(BaseModel):
     spent: float = Field(0.0, ge=0)
     # what the apps shown in the conversation last told the model (app_context.py)
     app_contexts: tuple[AppContext, ...] = ()
+    # the tools its searches found, least recently used first (ToolSearchEvent.kept)
+    found_tools: tuple[ToolKey, ...] = ()
