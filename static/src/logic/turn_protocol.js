@@ -4,6 +4,27 @@
  * equal to its Python definition by tests_py/test_turn_protocol.py.
  */
 
+/** Every type of event a turn sends (services/events.py Event); the reducer skips any other. */
+export const EVENT_TYPES = new Set([
+    "start",
+    "round",
+    "text",
+    "tool_input",
+    "tool_call",
+    "tool_result",
+    "tool_search",
+    "tool_progress",
+    "tool_log",
+    "elicitation_required",
+    "elicitation_done",
+    "approval_required",
+    "auth_required",
+    "confirm_continue",
+    "warning",
+    "error",
+    "done",
+]);
+
 /** The events after which the server sends nothing more for the request (services/events.py FINAL_TYPES). */
 export const FINAL_TYPES = new Set([
     "done",
