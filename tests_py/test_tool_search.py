@@ -292,3 +292,21 @@ def test_a_search_is_rebuilt_from_its_event_as_a_call_and_its_answer() -> None:
     history = history_from_events(persisted([search]), "hi")
     assert [(m.role, m.tool_call_id) for m in history] == [("user", None), ("assistant", None), ("tool", "s1")]
     assert history[1].tool_calls[0].arguments == {"query": "invoice"} and history[2].content == "1 tools found"
+
+
+def test_the_search_follows_a_servers_changed_tool_list(
+    hub: McpHub, llm: ScriptedLLM, notifying_http: HttpServer
+) -> None:
+    spec = build_server_spec(key="mcp.server/growing", name="Shop", transport="streamable_http", url=notifying_http.url)
+    assistant = _searching(llm, threshold=1)
+
+    def search_for_refunds() -> ToolSearchEvent:
+        tools = [ToolBinding(server=spec, tool=tool) for tool in hub.run(hub.alist_tools(spec)).tools]
+        llm.queue(Turn(tool_calls=(ToolCall("search_tools", {"query": "refund an order"}),)), Turn(text="ok"))
+        events = run(hub, TurnRequest(assistant=assistant, tools=tools, user_message="Refund order 7."))
+        return next(e for e in events if isinstance(e, ToolSearchEvent))
+
+    assert "refund_order" not in [f.tool for f in search_for_refunds().found]
+    # the server adds a tool and says its list changed: the pooled session's list follows, and the search
+    assert hub.run(hub.acall_tool(spec, "grow", {"name": "refund_order"})).text_for_model() == "added refund_order"
+    assert search_for_refunds().found[0].tool == "refund_order"

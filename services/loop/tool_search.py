@@ -21,6 +21,7 @@ An index is built from the tools as the turn binds them, and cached by their tex
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 import re
 import unicodedata
@@ -40,6 +41,7 @@ INDEX_CACHE_SIZE = 32
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _STOP_WORDS = frozenset(
     "a an and are as at be by can do for from has have how i if in into is it its me my no not of on or "
     "our so that the their them then this to use used uses using was we what when which will with you your".split()
@@ -68,59 +70,53 @@ class SearchableTool:
 
 
 class ToolIndex:
-    """BM25 over weighted fields of a fixed list of tools."""
+    """BM25 over weighted fields of a fixed list of tools. Each word's score in each tool is worked
+    out once, when the index is built: a search only adds up those of its words."""
 
     def __init__(self, tools: Sequence[SearchableTool]) -> None:
         self.tools = tuple(tools)
-        self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
-        lengths: list[float] = []
-        for doc, tool in enumerate(self.tools):
+        self._by_name = {tool.name: doc for doc, tool in reversed(list(enumerate(self.tools)))}
+        frequencies: list[Counter[str]] = []
+        for tool in self.tools:
             weighted: Counter[str] = Counter()
             for field_name, text in _fields(tool):
                 weight = FIELD_WEIGHTS[field_name]
                 for term in tokens(text):
                     weighted[term] += weight
-            for term, frequency in weighted.items():
-                self._postings[term].append((doc, frequency))
-            lengths.append(sum(weighted.values()))
+            frequencies.append(weighted)
+        lengths = [sum(weighted.values()) for weighted in frequencies]
         average = (sum(lengths) / len(lengths)) if lengths else 1.0
-        self._norms = [K1 * (1 - B + B * length / (average or 1.0)) for length in lengths]
-        count = len(self.tools)
-        self._idf = {
-            term: math.log(1 + (count - len(posts) + 0.5) / (len(posts) + 0.5))
-            for term, posts in self._postings.items()
-        }
+        documents: Counter[str] = Counter(term for weighted in frequencies for term in weighted)
+        self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for doc, weighted in enumerate(frequencies):
+            norm = K1 * (1 - B + B * lengths[doc] / (average or 1.0))
+            for term, frequency in weighted.items():
+                score = _idf(len(self.tools), documents[term]) * frequency * (K1 + 1) / (frequency + norm)
+                self._postings[term].append((doc, score))
 
-    def search(self, query: str, limit: int = MAX_RESULTS, among: Iterable[str] | None = None) -> list[SearchableTool]:
+    def search(self, query: str, limit: int = MAX_RESULTS) -> list[SearchableTool]:
         """The tools that best match `query`, best first, at most `limit`; ties keep the index's
-        order. `among`: only tools of these names. A query that is a tool's exact name finds it first."""
-        allowed = None if among is None else set(among)
+        order. A query that is a tool's exact name finds it first."""
         scores: dict[int, float] = defaultdict(float)
         for term in set(tokens(query)):
-            idf = self._idf.get(term)
-            if idf is None:
-                continue
-            for doc, frequency in self._postings[term]:
-                scores[doc] += idf * frequency * (K1 + 1) / (frequency + self._norms[doc])
-        exact = query.strip()
-        for doc, tool in enumerate(self.tools):
-            if tool.name == exact:
-                scores[doc] += math.inf
-        ranked = sorted(
-            (
-                doc
-                for doc, score in scores.items()
-                if score > 0 and (allowed is None or self.tools[doc].name in allowed)
-            ),
-            key=lambda doc: (-scores[doc], doc),
-        )
-        return [self.tools[doc] for doc in ranked[:limit]]
+            for doc, score in self._postings.get(term, ()):
+                scores[doc] += score
+        exact = self._by_name.get(query.strip())
+        if exact is not None:
+            scores[exact] = math.inf
+        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], item[0]))
+        return [self.tools[doc] for doc, score in best if score > 0]
 
 
 @functools.lru_cache(maxsize=INDEX_CACHE_SIZE)
 def index_of(tools: tuple[SearchableTool, ...]) -> ToolIndex:
     """The index of `tools`, built once for as long as they stay the same."""
     return ToolIndex(tools)
+
+
+def _idf(count: int, documents: int) -> float:
+    """BM25's inverse document frequency as Lucene has it: never negative, even for a word most tools have."""
+    return math.log(1 + (count - documents + 0.5) / (documents + 0.5))
 
 
 def tokens(text: str) -> list[str]:
@@ -182,12 +178,11 @@ def _argument_words(schema: dict[str, Any], depth: int = 0) -> Iterable[str]:
 
 
 def _has_cjk(word: str) -> bool:
-    return any(_is_cjk(char) for char in word)
+    return _CJK.search(word) is not None
 
 
 def _is_cjk(char: str) -> bool:
-    code = ord(char)
-    return 0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x9FFF or 0xAC00 <= code <= 0xD7AF or 0xF900 <= code <= 0xFAFF
+    return _CJK.match(char) is not None
 
 
 def _cjk_terms(word: str) -> list[str]:
