@@ -310,3 +310,22 @@ def test_the_search_follows_a_servers_changed_tool_list(
     # the server adds a tool and says its list changed: the pooled session's list follows, and the search
     assert hub.run(hub.acall_tool(spec, "grow", {"name": "refund_order"})).text_for_model() == "added refund_order"
     assert search_for_refunds().found[0].tool == "refund_order"
+
+
+def test_a_model_without_native_tools_searches_them_in_its_text(
+    hub: McpHub, llm: ScriptedLLM, catalogue_servers: dict[str, HttpServer]
+) -> None:
+    tools = _bindings(hub, {"git": catalogue_servers["git"]})
+    assistant = _searching(llm, threshold=10).model_copy(update={"prompted_tools": True})
+    llm.queue(
+        Turn(text='```json\n{"tool_calls": [{"name": "search_tools", "arguments": {"query": "git_status"}}]}\n```'),
+        Turn(text='```json\n{"tool_calls": [{"name": "git_status", "arguments": {"repo_path": "/srv/repo"}}]}\n```'),
+        Turn(text="Clean."),
+    )
+    events = run(hub, TurnRequest(assistant=assistant, tools=tools, user_message="Status?"))
+    assert kinds(events).index("tool_search") < kinds(events).index("tool_call") and events[-1].type == "done"
+    assert next(e for e in events if e.type == "tool_result").model_text.startswith("git_status done")
+    first, second = (body["messages"][0]["content"] for body in llm.requests[:2])
+    # described in the prompt: the search alone, then with the tools it found
+    assert "### search_tools" in first and "### git_status" not in first
+    assert "### search_tools" in second and "### git_status" in second
