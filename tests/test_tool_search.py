@@ -61,6 +61,15 @@ class TestToolSearch(ChatCase):
         self.assertEqual(conversation.found_tools, search["kept"])
         self.assertIn({"server": self.server._server_key(), "tool": "echo"}, conversation.found_tools)
 
+    def test_the_preview_says_the_model_searches_the_tools(self):
+        self.assertIn(
+            "(11 tools, more than 3: the model is given search_tools, the always offered tools and those its "
+            "searches find.)",
+            self.assistant.tool_preview,
+        )
+        self.assistant.tool_search_threshold = 11
+        self.assertNotIn("search_tools", self.assistant.tool_preview)
+
     def test_tools_found_stay_offered_in_the_next_turns_while_the_assistant_may_use_them(self):
         self.login(self.user)
         self.llm.queue(
