@@ -45,7 +45,6 @@ class ToolOffer:
         max_bytes: int = TOOL_SEARCH_BYTES,
     ) -> None:
         self.bound = bound
-        self.threshold = threshold
         self.active = len(bound.tools) > threshold or sum(bound.sizes.values()) > max_bytes
         self.search_name = _free_name(SEARCH_TOOL, bound.tools)
         self.capacity = max(1, threshold - len(bound.always & set(bound.tools)))
@@ -53,7 +52,6 @@ class ToolOffer:
         # least recently found or called first; what earlier turns called counts as used
         self.found: list[str] = [by_key[key] for key in ((k.server, k.tool) for k in found) if key in by_key]
         self.used(call.name for message in history for call in message.tool_calls)
-        self._trim()
         self._definitions: tuple[dict[str, Any], ...] = ()
         self._shown: tuple[str, ...] = ()
 
@@ -125,9 +123,7 @@ class ToolOffer:
             round=call.round,
             found=found,
             model_text=self._answer(query, found),
-            kept=[
-                ToolKey(server=self.bound.tools[n].server.key, tool=self.bound.tools[n].info.name) for n in self.found
-            ],
+            kept=[self._key(name) for name in self.found],
         )
 
     def used(self, names: Iterable[str]) -> None:
@@ -143,6 +139,10 @@ class ToolOffer:
                     self.found.remove(name)
                 self.found.append(name)
         self._trim()
+
+    def _key(self, name: str) -> ToolKey:
+        tool = self.bound.tools[name]
+        return ToolKey(server=tool.server.key, tool=tool.info.name)
 
     def _trim(self) -> None:
         del self.found[: max(0, len(self.found) - self.capacity)]
@@ -177,9 +177,8 @@ class ToolOffer:
                 "name), or answer without a tool."
             )
         lines = [f"- {tool.name} ({tool.server}): {tool.summary or tool.title}" for tool in found]
-        return "\n".join(
-            [f"{len(found)} tools found for {query!r}; they are offered to you from your next step on:", *lines]
-        )
+        count = "1 tool" if len(found) == 1 else f"{len(found)} tools"
+        return "\n".join([f"{count} found for {query!r}, offered to you from your next step on:", *lines])
 
     def _search_definition(self) -> dict[str, Any]:
         servers = sorted({tool.server.name for tool in self.bound.tools.values()})
