@@ -19,6 +19,7 @@ from ..services.limits import (
     MAX_ROUNDS,
     TEMPERATURE,
     TOOL_CALL_TIMEOUT,
+    TOOL_SEARCH_THRESHOLD,
     TURN_TIMEOUT,
 )
 from ..services.loop import AssistantSettings, LoopLimits, ToolBinding, ToolNameMap, ToolRef
@@ -47,6 +48,11 @@ LIMITS = (
         "turn_timeout",
         TURN_TIMEOUT,
         _lt("%(assistant)s: the answer timeout must be between %(low)s and %(high)s seconds."),
+    ),
+    (
+        "tool_search_threshold",
+        TOOL_SEARCH_THRESHOLD,
+        _lt("%(assistant)s: the tools offered up front must be between %(low)s and %(high)s."),
     ),
 )
 
@@ -113,6 +119,23 @@ class AiAssistant(models.Model):
         domain="[('server_id', 'in', mcp_server_ids)]",
         help="Tools of the chosen servers this assistant must not use.",
     )
+    mcp_tool_always_ids = fields.Many2many(
+        "mcp.tool",
+        "ai_assistant_mcp_tool_always_rel",
+        "assistant_id",
+        "tool_id",
+        string="Always Offered Tools",
+        domain="[('server_id', 'in', mcp_server_ids)]",
+        help="When the model searches the assistant's tools (more of them than Tools Offered Up Front), these are "
+        "offered in every answer all the same.",
+    )
+    tool_search_threshold = fields.Integer(
+        string="Tools Offered Up Front",
+        default=int(TOOL_SEARCH_THRESHOLD.default),
+        help="With more tools than this (or their descriptions heavier than about 10,000 tokens), the model is "
+        "given a search over them instead: it finds the tools it needs, which stay offered for the rest of the "
+        "conversation, up to this many.",
+    )
     tool_preview = fields.Text(
         string="Tools the Model Sees",
         compute="_compute_tool_preview",
@@ -139,12 +162,22 @@ class AiAssistant(models.Model):
         "mcp_server_ids.tool_ids.enabled",
         "mcp_server_ids.tool_ids.review_state",
         "mcp_tool_disabled_ids",
+        "tool_search_threshold",
     )
     def _compute_tool_preview(self):
         for assistant in self:
             refs, notes = assistant._system_tools()
             names = ToolNameMap.build([ref for ref, _tool in refs])
             lines = [f"{name}  <- {ref.server_name} / {ref.tool}" for name, ref in names.items()]
+            if len(lines) > assistant.tool_search_threshold:
+                notes.append(
+                    self.env._(
+                        "(%(count)s tools, more than %(threshold)s: the model is given search_tools, the always "
+                        "offered tools and those its searches find.)",
+                        count=len(lines),
+                        threshold=assistant.tool_search_threshold,
+                    )
+                )
             assistant.tool_preview = "\n".join(lines + notes) or self.env._("No tool: choose connected MCP servers.")
             assistant.tool_count = len(lines)
 
@@ -209,6 +242,7 @@ class AiAssistant(models.Model):
                     max_calls_per_round=assistant.max_calls_per_round,
                     call_timeout=assistant.call_timeout,
                     turn_timeout=assistant.turn_timeout,
+                    tool_search_threshold=assistant.tool_search_threshold,
                 ),
                 prompted_tools=assistant.prompted_tools,
             )
@@ -232,6 +266,7 @@ class AiAssistant(models.Model):
             self, [tool.id for tool in selected], cloud_service, conversation, warnings
         )
         specs = {}
+        always = set(self.sudo().with_context(active_test=False).mcp_tool_always_ids._origin.ids)
         for tool in selected:
             if tool.id in presets.left_out or not _seen_by(tool, audience):
                 continue
@@ -255,6 +290,7 @@ class AiAssistant(models.Model):
                         requires_approval=approval is None,
                         approval=approval,
                         fixed_arguments=presets.arguments.get(tool.id, {}),
+                        always_offered=tool.id in always,
                     )
                 )
         if warnings is not None and audience == "model":

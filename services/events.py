@@ -104,6 +104,45 @@ class ToolResultEvent(_Event):
     duration_ms: int = 0
 
 
+class FoundTool(BaseModel):
+    """A tool a search found: its name for the model, its name and title on its server."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    tool: str
+    title: str
+    server: str
+    summary: str = ""
+
+
+class ToolKey(BaseModel):
+    """A tool of the conversation's found tools, as the next turn finds it again: its server's key
+    and its name there."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: str
+    tool: str
+
+
+class ToolSearchEvent(_Event):
+    """The model searched the assistant's tools (services/loop/tool_search.py): `found` are offered
+    from the next round on; `kept` is the conversation's found tools since, least recently used
+    first, which its next turns offer again. Its call and result in one: `model_text` is what the
+    model was answered."""
+
+    type: Literal["tool_search"] = "tool_search"
+    id: str
+    name: str  # as the model called the search
+    query: str
+    round: int
+    found: list[FoundTool] = Field(default_factory=list)
+    model_text: str
+    kept: list[ToolKey] = Field(default_factory=list)
+    replay: dict[str, Any] | None = None  # as ToolCallEvent's: what the provider needs back on the call
+
+
 class ToolProgressEvent(_Event):
     """A running call's `notifications/progress`, coalesced (see call_observer.py)."""
 
@@ -230,6 +269,7 @@ Event = Annotated[
     | ToolInputEvent
     | ToolCallEvent
     | ToolResultEvent
+    | ToolSearchEvent
     | ToolProgressEvent
     | ToolLogEvent
     | ElicitationRequiredEvent

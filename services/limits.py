@@ -79,6 +79,10 @@ MAX_ROUNDS = Limit(default=5, high=20, low=1, low_included=True)
 MAX_CALLS_PER_ROUND = Limit(default=10, high=100, low=1, low_included=True)
 TOOL_CALL_TIMEOUT = Limit(default=30.0, high=3600)
 TURN_TIMEOUT = Limit(default=120.0, high=7200)
+# tools offered to the model up front: past this many (or TOOL_SEARCH_BYTES of their schemas), it
+# is offered a search over them instead (services/loop/offered_tools.py)
+TOOL_SEARCH_THRESHOLD = Limit(default=30, high=500, low=1, low_included=True)
+TOOL_SEARCH_BYTES = 40_000
 # calls a turn runs at once on one server
 PER_SERVER_CONCURRENCY = Limit(default=4, high=64, low=1, low_included=True)
 

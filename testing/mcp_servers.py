@@ -47,6 +47,7 @@ from .mcp_catalogue import build_server  # noqa: E402
 from .mcp_launch import HttpServer, free_port, serve_http, server_argv  # noqa: E402
 from .mcp_sdk import HANDSHAKE_PROTOCOL_VERSIONS, MCP2, MODERN_PROTOCOL_VERSIONS  # noqa: E402
 from .mcp_tool_sets import DEFAULTS_FORM, DEFAULTS_FORM_UNTOUCHED, PNG_1PX  # noqa: E402
+from .tool_catalogue import CATALOGUES, serve_catalogue  # noqa: E402
 
 __all__ = [
     "DEFAULTS_FORM",
@@ -112,6 +113,9 @@ def main() -> None:
     )
     parser.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions (handshake era)")
     parser.add_argument(
+        "--catalogue", choices=CATALOGUES, help="mcp 2.x: serve these real-looking tools instead (tool_catalogue.py)"
+    )
+    parser.add_argument(
         "--cache-ttl-ms", type=int, help="mcp 2.x: tools/, prompts/ and resources/list say they stay fresh this long"
     )
     parser.add_argument("--cache-scope", choices=["public", "private"], default="private", help="with --cache-ttl-ms")
@@ -137,6 +141,8 @@ def main() -> None:
         opts.cache_scope,
         opts.schema_probes,
     )
+    if opts.catalogue:
+        serve_catalogue(mcp, opts.catalogue)
     if MCP2:
         serve_era_on_streams(mcp, era)
     if opts.transport == "stdio":

@@ -13,6 +13,12 @@ in-process in Python.
         llm.queue(Turn(text="hello"))
         client = openai.OpenAI(base_url=llm.base_url, api_key="k")
 
+Strict mode `max_tools=N` refuses, as api.openai.com does past 128, a request offering more than N
+tools, with OpenAI's documented error (HTTP 400, code `array_above_max_length`):
+
+    Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array
+    with length 320 instead.
+
 CLI for benchmarks against a separate process:
     python -m testing.scripted_llm --port 8899
 """
@@ -197,6 +203,22 @@ def _error_body(status: int, message: str) -> dict:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
+def _too_many_tools(limit: int, offered: int) -> dict:
+    """OpenAI's refusal of a request offering more tools than it accepts."""
+    message = (
+        f"Invalid 'tools': array too long. Expected an array with maximum length {limit}, "
+        f"but got an array with length {offered} instead."
+    )
+    return {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": "tools",
+            "code": "array_above_max_length",
+        }
+    }
+
+
 def _arguments_json(arguments: str | dict[str, Any]) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
 
@@ -341,6 +363,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, body: dict) -> None:
         app = self.server.app
+        offered = len(body.get("tools") or [])
+        if app.max_tools is not None and offered > app.max_tools:
+            self._send_json(400, _too_many_tools(app.max_tools, offered))
+            return
         # Any error of a test's responder must surface as a loud 500, not as a dropped socket.
         try:
             turn = app._next_turn(app.provider.as_chat(body))
@@ -461,10 +487,12 @@ class ScriptedLLM:
         api_key: str | None = None,
         port: int = 0,
         provider: Provider | None = None,
+        max_tools: int | None = None,
     ) -> None:
         # how a provider's own server differs from OpenAI's (testing/llm_providers.py)
         self.provider = provider or Provider()
         self.model = model
+        self.max_tools = max_tools
         self.api_key = api_key
         self._responder = responder
         self._port = port

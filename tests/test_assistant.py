@@ -125,6 +125,8 @@ class TestAssistant(AiMcpCase):
             ("call_timeout", 0),
             ("turn_timeout", -1),
             ("temperature", 3),
+            ("tool_search_threshold", 0),
+            ("tool_search_threshold", 501),
         ]:
             with self.assertRaises(ValidationError, msg=field):
                 self.assistant.write({field: value})
@@ -139,6 +141,7 @@ class TestAssistant(AiMcpCase):
         self.assertEqual(settings.limits.max_rounds, 5)
         self.assertEqual(settings.limits.max_calls_per_round, 10)
         self.assertEqual((settings.limits.call_timeout, settings.limits.turn_timeout), (30, 120))
+        self.assertEqual(settings.limits.tool_search_threshold, 30)
         self.assistant.write({"model": "other-model", "max_rounds": 3, "temperature": 0.7})
         settings = self.assistant._assistant_settings()
         self.assertEqual(

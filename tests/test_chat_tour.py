@@ -282,3 +282,30 @@ class TestBusyTour(_TourCase):
             conversation.message_ids.filtered(lambda m: m.role == "user").mapped("content"), ["Are you there?"]
         )
         self.assertEqual(len(self.llm.requests), 1, "the model answered once")
+
+
+def search_model(body):
+    """Searches its tools, calls `echo` once it is offered, then answers."""
+    offered = {tool["function"]["name"] for tool in body.get("tools") or []}
+    results = [message for message in body.get("messages", []) if message.get("role") == "tool"]
+    if "echo" in offered and len(results) == 1:
+        return Turn(tool_calls=(ToolCall("echo", {"text": "hi"}),))
+    if "search_tools" in offered and not results:
+        return Turn(tool_calls=(ToolCall("search_tools", {"query": "echo text back"}),))
+    return Turn(text="The echo said hi.", chunks=2)
+
+
+@tagged("post_install", "-at_install")
+class TestToolSearchTour(_TourCase):
+    responder = staticmethod(search_model)
+    approvals = {name: False for name in ("echo", "add", "weather", "pid", "image")}
+    assistant_values = {"name": "Search assistant", "tool_search_threshold": 2}
+
+    def test_a_search_of_the_models_shows_as_a_block_before_the_call_it_found(self):
+        with browser_prepared(self, axe=True):
+            self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_tool_search_tour", login="admin", timeout=120)
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        self.assertEqual(conversation.message_ids.filtered(lambda m: m.role == "tool").mapped("tool_name"), ["echo"])
+        self.assertEqual(
+            [tool["function"]["name"] for tool in self.llm.requests[0]["tools"]], ["search_tools"], "5 tools, past 2"
+        )

@@ -165,7 +165,7 @@ def test_a_schema_is_offered_dereferenced_and_without_titles() -> None:
             }
         },
     }
-    offered = _offered_tool(ToolInfo(name="book", description="Books a room.", input_schema=schema), "srv__book")
+    offered, _size = _offered_tool(ToolInfo(name="book", description="Books a room.", input_schema=schema), "srv__book")
     assert json.dumps(offered) == (
         '{"type": "function", "function": {"name": "srv__book", "description": "Books a room.", "parameters": '
         '{"type": "object", "properties": {"room": {"type": "object", "properties": {"name": {"type": "string"}, '

@@ -426,3 +426,17 @@ def test_fifty_concurrent_requests_each_get_their_own_answer() -> None:
             answers = list(pool.map(ask, range(50)))
         assert answers == [f"answer {number}" for number in range(50)]
         assert len(server.requests) == 50
+
+
+def test_max_tools_refuses_as_openai_does_past_its_limit() -> None:
+    tool = WEATHER_TOOL
+    many = [{**tool, "function": {**tool["function"], "name": f"get_weather_{i}"}} for i in range(129)]
+    with ScriptedLLM(max_tools=128) as strict:
+        strict.queue(Turn(text="fine"))
+        client = openai.OpenAI(base_url=strict.base_url, api_key="k", max_retries=0)
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(model="m", messages=USER, tools=many)
+        assert refused.value.code == "array_above_max_length"
+        assert "Expected an array with maximum length 128, but got an array with length 129" in str(refused.value)
+        answer = client.chat.completions.create(model="m", messages=USER, tools=many[:128])
+        assert answer.choices[0].message.content == "fine"

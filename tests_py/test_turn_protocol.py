@@ -41,7 +41,7 @@ def test_the_widget_ends_a_request_on_the_servers_final_events(widget: dict) -> 
     assert set(widget["final"]) == set(FINAL_TYPES)
 
 
-def test_the_widget_knows_every_event_the_server_sends(widget: dict) -> None:
+def test_the_widget_knows_every_event_type_the_server_sends(widget: dict) -> None:
     sent = {member.model_fields["type"].default for member in get_args(get_args(Event)[0])}
     assert set(widget["types"]) == sent
 

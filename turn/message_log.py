@@ -125,6 +125,12 @@ class MessageLog:
         )
         return event, None
 
+    def _tool_search(self, env, seq, event):
+        # the tools found stay offered in the conversation's next turns (services/loop/offered_tools.py)
+        kept = [key.model_dump() for key in event.kept]
+        update_row(env["ai.conversation"], self.conversation_id, {"found_tools": kept})
+        return event, None
+
     def _elicitation_done(self, env, seq, event):
         if event.note:
             message = self._tool_message(env, event.id)
@@ -225,6 +231,7 @@ HANDLERS: dict[str, Callable[..., tuple[Event, StateChange | None]]] = {
     "round": MessageLog._round,
     "tool_call": MessageLog._tool_call,
     "tool_result": MessageLog._tool_result,
+    "tool_search": MessageLog._tool_search,
     "elicitation_done": MessageLog._elicitation_done,
     "approval_required": MessageLog._approval_required,
     "auth_required": MessageLog._auth_required,

@@ -31,6 +31,7 @@ RUNNER_FIELDS = {
     "assistant_id",
     "cloud_service_id",
     "channel_id",
+    "found_tools",
 }
 
 
@@ -76,6 +77,12 @@ class AiConversation(models.Model):
     rounds_used = fields.Integer(default=0, readonly=True, help="Tool rounds of the last answer.")
     last_seq = fields.Integer(
         string="Last Event", default=0, readonly=True, help="Sequence number of the last stored event."
+    )
+    found_tools = fields.Json(
+        readonly=True,
+        copy=False,
+        help="The tools the model's searches found, still offered in this conversation: [{server, tool}], the "
+        "least recently used first.",
     )
     turn_heartbeat = fields.Datetime(
         readonly=True, help="Renewed while an answer runs; an answer silent for long died with its server process."

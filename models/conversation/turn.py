@@ -7,7 +7,7 @@ from odoo import models
 
 from ...hub_process import process_hub
 from ...services.errors import AiMcpError, ErrorCode
-from ...services.events import StartEvent, parse_event
+from ...services.events import StartEvent, ToolKey, parse_event
 from ...services.loop import HistoryMessage, SignInLink, TurnControl, TurnRequest, history_from_events, run_turn
 from ...turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
 
@@ -81,6 +81,7 @@ class AiConversation(models.Model):
                 declined=frozenset(server._server_key() for server in (declined or ()) if server.exists()),
                 spent=spent,
                 app_contexts=self._app_contexts(),
+                found_tools=tuple(ToolKey.model_validate(key) for key in self.sudo().found_tools or ()),
             )
         except AiMcpError as exc:
             failure = exc

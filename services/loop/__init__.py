@@ -8,12 +8,13 @@ face; it knows the shared vocabulary and the faces of the model (services/llm), 
 apps wings.
 """
 
-from .agent_loop import AssistantSettings, LoopLimits, Resume, TurnRequest, run_turn
+from .agent_loop import run_turn
 from .presets import KNOWN_VARIABLES, resolve_preset, validate_preset, variables_in
 from .tool_names import ToolNameMap, ToolRef
 from .tool_runner import argument_problems, without_null_optionals
 from .transcript import HistoryMessage, history_from_events
 from .turn_control import TurnControl
+from .turn_request import AssistantSettings, LoopLimits, Resume, TurnRequest
 from .turn_tools import SignInLink, ToolBinding
 
 __all__ = [

@@ -18,9 +18,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from langchain_core.messages import SystemMessage
-from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
-from ..apps import AppContext, prompt_section
+from ..apps import prompt_section
 from ..call_clock import TurnBudget
 from ..errors import AiMcpError, AuthRequired, ErrorCode, LlmError, McpError
 from ..events import (
@@ -38,16 +37,14 @@ from ..events import (
     ThinkingEvent,
     ToolCallEvent,
     ToolResultEvent,
+    ToolSearchEvent,
 )
-from ..limits import MAX_CALLS_PER_ROUND, MAX_ROUNDS, PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT, TURN_TIMEOUT
-from ..llm import LlmSettings, ModelReply, Thinking, ToolCallDelta
+from ..llm import ModelReply, Thinking, ToolCallDelta
 from ..mcp import McpHub
-from ..oauth import RefreshingTokens
-from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
 from .model_call import ModelCaller
-from .presets import schema_without
+from .offered_tools import ToolOffer
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (
     HistoryMessage,
@@ -58,65 +55,12 @@ from .transcript import (
     to_langchain,
 )
 from .turn_control import TurnControl
-from .turn_tools import SignInLink, ToolBinding, TurnTools
+from .turn_request import Resume, TurnRequest
+from .turn_tools import TurnTools
 
 _logger = logging.getLogger(__name__)
 
 FINAL_CALL_HINT = "Tool use is over for this answer: answer the user now with what you have."
-
-
-class LoopLimits(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    max_rounds: int = MAX_ROUNDS.field()
-    max_calls_per_round: int = MAX_CALLS_PER_ROUND.field()
-    call_timeout: float = TOOL_CALL_TIMEOUT.field()
-    turn_timeout: float = TURN_TIMEOUT.field()
-    per_server_concurrency: int = PER_SERVER_CONCURRENCY.field()
-    model_text_limit: int = Field(DEFAULT_MODEL_TEXT_LIMIT, ge=100)
-
-
-class AssistantSettings(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    llm: LlmSettings
-    system_prompt: str = ""
-    limits: LoopLimits = LoopLimits()
-    prompted_tools: bool = False
-
-
-class Resume(BaseModel):
-    """The user's answer to a pause: approval per call id, whether to go on, or that the sign-ins
-    asked for are over (signed in, or declined: TurnRequest.declined)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    approvals: dict[str, bool] = Field(default_factory=dict)
-    go_on: bool | None = None
-    signed_in: bool = False
-
-
-class TurnRequest(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    assistant: AssistantSettings
-    history: list[HistoryMessage] = Field(default_factory=list)
-    tools: list[ToolBinding] = Field(default_factory=list)
-    user_message: str | None = None
-    resume: Resume | None = None
-    conversation_id: int | None = None
-    # per server key, for OAuth servers: the grant calls are made with, and where to sign in when
-    # there is none (a per-user server the user has not signed in to yet)
-    grants: dict[str, InstanceOf[RefreshingTokens]] = Field(default_factory=dict)
-    sign_in_links: dict[str, SignInLink] = Field(default_factory=dict)
-    # keys of the servers the user chose to go on without rather than sign in to
-    declined: frozenset[str] = frozenset()
-    # seconds of the turn's time limit its earlier runs used, for a resumption after an approval
-    # or a sign-in (the pause event's turn_ms): the user's time is never counted
-    spent: float = Field(0.0, ge=0)
-    # what the apps shown in the conversation last told the model (app_context.py)
-    app_contexts: tuple[AppContext, ...] = ()
 
 
 async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | None = None) -> AsyncIterator[Event]:
@@ -148,6 +92,7 @@ class _Turn:
         self.round = rounds_used(self.history)
         self.usage: Counter[str] = Counter()
         self.bound = TurnTools(hub, request.grants, request.sign_in_links, request.declined)
+        self.offer = ToolOffer(self.bound, self.limits.tool_search_threshold, (), ())
         self.confirmed = False
         self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
         self.model = ModelCaller(self.settings.llm)
@@ -174,6 +119,10 @@ class _Turn:
         try:
             async for warning in self.bound.bind(self.request.tools):
                 yield warning
+            limits, found = self.limits, self.request.found_tools
+            self.offer = ToolOffer(
+                self.bound, limits.tool_search_threshold, found, self.history, limits.tool_search_bytes
+            )
             resume = self.request.resume
             if resume is not None:
                 async for event in self._resume(resume):
@@ -229,10 +178,11 @@ class _Turn:
                 yield self._done()
                 return
             calls = self._answer_unreachable(calls)
+            searches, calls = self._searched(calls)
+            for event in [*searches, *calls]:
+                yield event
             if not calls:
                 continue
-            for call in calls:
-                yield call
             if reply.finish_reason == "length":
                 # LangChain completes cut-off JSON leniently; running such a call would act on half its arguments.
                 for call in calls:
@@ -289,7 +239,7 @@ class _Turn:
         messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
         if not with_tools:
             messages.append(SystemMessage(FINAL_CALL_HINT))
-        tools = self.bound.offered if with_tools and native else []
+        tools = self.offer.definitions() if with_tools and native else []
         async with contextlib.aclosing(self.model.stream(messages, tools, tool_deltas)) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
@@ -307,20 +257,26 @@ class _Turn:
                     yield item
 
     def _system_prompt(self, with_tools: bool) -> str:
-        prompt = "\n\n".join(filter(None, [self.settings.system_prompt, prompt_section(self.request.app_contexts)]))
+        searching = self.offer.prompt_line() if with_tools else ""
+        prompt = "\n\n".join(
+            filter(None, [self.settings.system_prompt, prompt_section(self.request.app_contexts), searching])
+        )
         if self.prompted and with_tools and self.bound.tools:
-            described = describe_tools(
-                [
-                    (t.model_name, t.info.description, schema_without(t.info.input_schema, t.fixed_arguments))
-                    for t in self.bound.tools.values()
-                ]
-            )
-            prompt = f"{prompt}\n\n{described}".strip()
+            prompt = f"{prompt}\n\n{describe_tools(self.offer.described())}".strip()
         return prompt
+
+    def _searched(self, calls: list[ToolCallEvent]) -> tuple[list[ToolSearchEvent], list[ToolCallEvent]]:
+        """The round's searches, answered (the model reads the tools found), and its other calls."""
+        searches = [self.offer.search(call) for call in calls if self.offer.is_search(call.name)]
+        for search in searches:
+            self.history.append(HistoryMessage(role="tool", content=search.model_text, tool_call_id=search.id))
+        others = [call for call in calls if not self.offer.is_search(call.name)]
+        self.offer.used(call.name for call in others)
+        return searches, others
 
     def _planned_calls(self, reply: ModelReply) -> list[ToolCallEvent]:
         if self.prompted:
-            parsed = parse_reply(reply.text, list(self.bound.tools))
+            parsed = parse_reply(reply.text, [*self.bound.tools, self.offer.search_name])
             return [self._call_event(f"call_{self.round}_{i}", c.name, c.arguments) for i, c in enumerate(parsed.calls)]
         calls = [
             self._call_event(
@@ -470,11 +426,17 @@ class _Turn:
             return _unreachable(call, *unreachable)
         tool = self.bound.tools.get(call.name)
         if tool is None:
-            offered = ", ".join(sorted(self.bound.tools)) or "none"
+            offered = ", ".join(sorted(self.offer.names())) or "none"
             return failed(
                 call,
                 ErrorCode.MCP_TOOL_NOT_FOUND,
                 f"The tool {call.name!r} is not offered in this conversation (offered: {offered}).",
+            )
+        if not self.offer.may_call(call.name):
+            return failed(
+                call,
+                ErrorCode.MCP_TOOL_NOT_FOUND,
+                f"The tool {call.name!r} is not offered yet: find it with {self.offer.search_name} first.",
             )
         return check_arguments(tool, call)
 

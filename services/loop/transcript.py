@@ -12,7 +12,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..events import Event, RoundEvent, TextEvent, ThinkingEvent, ToolCallEvent, ToolResultEvent
+from ..events import Event, RoundEvent, TextEvent, ThinkingEvent, ToolCallEvent, ToolResultEvent, ToolSearchEvent
 from ..llm import REPLAY, TOOL_CALL_REPLAY
 
 
@@ -45,6 +45,7 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
     text: list[str] = []
     thinking: list[str] = []
     calls: list[HistoryToolCall] = []
+    searched: list[HistoryMessage] = []  # a search's answer, after the reply that asked for it
     open_reply = False
     reasoning_as: str | None = None
 
@@ -60,9 +61,11 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
                     reasoning_as=reasoning_as,
                 )
             )
+        history.extend(searched)
         text.clear()
         thinking.clear()
         calls.clear()
+        searched.clear()
         open_reply = False
         reasoning_as = None
 
@@ -79,6 +82,12 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
         elif isinstance(event, ToolCallEvent):
             open_reply = True
             calls.append(HistoryToolCall(id=event.id, name=event.name, arguments=event.arguments, replay=event.replay))
+        elif isinstance(event, ToolSearchEvent):
+            open_reply = True
+            calls.append(
+                HistoryToolCall(id=event.id, name=event.name, arguments={"query": event.query}, replay=event.replay)
+            )
+            searched.append(HistoryMessage(role="tool", content=event.model_text, tool_call_id=event.id))
         elif isinstance(event, ToolResultEvent):
             flush()
             history.append(HistoryMessage(role="tool", content=event.model_text, tool_call_id=event.id))

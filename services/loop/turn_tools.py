@@ -41,6 +41,8 @@ class ToolBinding(BaseModel):
     approval: str | None = None
     # resolved preset arguments: hidden from the model, merged over what it sends
     fixed_arguments: dict[str, Any] = Field(default_factory=dict)
+    # offered in every round even when the model finds the others by searching (offered_tools.py)
+    always_offered: bool = False
 
 
 class SignInLink(BaseModel):
@@ -67,6 +69,10 @@ class TurnTools:
     unreachable_tools: dict[str, tuple[BoundTool, McpError]] = field(default_factory=dict)
     offered: list[dict[str, Any]] = field(default_factory=list)
     needs_sign_in: dict[str, AuthRequired] = field(default_factory=dict)
+    # by model name: each offered tool's OpenAI tool and its size in bytes, the always offered ones
+    definitions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+    always: set[str] = field(default_factory=set)
 
     async def bind(self, bindings: list[ToolBinding]) -> AsyncIterator[WarningEvent]:
         """Bind `bindings`, yielding a warning for each server or tool left out."""
@@ -118,13 +124,17 @@ class TurnTools:
                 update={"input_schema": schema_without(binding.tool.input_schema, binding.fixed_arguments)}
             )
             try:
-                offered = _offered_tool(shown, model_name)
+                offered, size = _offered_tool(shown, model_name)
             except (ValueError, KeyError) as exc:
                 # LangChain's dereferencing refuses what the schema check let through (e.g. an anchor)
                 yield _left_out(binding, f"its input schema cannot be offered to a model: {exc}")
                 continue
             self.tools[model_name] = tool
             self.offered.append(offered)
+            self.definitions[model_name] = offered
+            self.sizes[model_name] = size
+            if binding.always_offered:
+                self.always.add(model_name)
 
     def waits_for_sign_in(self, spec: ServerSpec) -> bool:
         """Whether a refusal of `spec` is for the user to answer by signing in (a per-user OAuth
@@ -172,11 +182,12 @@ def _left_out(binding: ToolBinding, problem: str) -> WarningEvent:
 OFFERED_TOOL_CACHE_SIZE = 2048
 
 
-def _offered_tool(info: ToolInfo, model_name: str) -> dict[str, Any]:
-    """The OpenAI tool bind_tools sends for `info` under `model_name`: a new copy each time, as the
-    request may change what it is given."""
+def _offered_tool(info: ToolInfo, model_name: str) -> tuple[dict[str, Any], int]:
+    """The OpenAI tool bind_tools sends for `info` under `model_name` (a new copy each time, as the
+    request may change what it is given) and its size in bytes."""
     told = json.dumps([model_name, info.description, info.input_schema])
-    return json.loads(_offered_tool_json(told))
+    offered = _offered_tool_json(told)
+    return json.loads(offered), len(offered.encode())
 
 
 @functools.lru_cache(maxsize=OFFERED_TOOL_CACHE_SIZE)

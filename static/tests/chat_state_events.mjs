@@ -10,6 +10,22 @@ export function sequence(first = 1) {
         start: (maxRounds = 5) =>
             next("start", {conversation_id: 7, assistant: "Helpdesk", max_rounds: maxRounds}),
         round: (n, max = 5) => next("round", {n, max}),
+        search: (id, query, found) =>
+            next("tool_search", {
+                id,
+                name: "search_tools",
+                query,
+                round: 1,
+                found: found.map((tool) => ({
+                    name: tool,
+                    tool,
+                    title: tool.replace("_", " "),
+                    server: "Odoo",
+                    summary: `${tool} in one line`,
+                })),
+                model_text: `${found.length} tools found`,
+                kept: [],
+            }),
         text: (delta) => next("text", {delta}),
         thinking: (delta, replayAs = null) => next("thinking", {delta, replay_as: replayAs}),
         refused: (param) =>

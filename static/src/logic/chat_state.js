@@ -1,6 +1,7 @@
 /** @odoo-module */
 import {CallStatus, ChatStatus, ErrorCode} from "./chat_status.js";
 import {FAILED_CALL_STATUS} from "./turn_protocol.js";
+import {searchBlock} from "./tool_search_block.js";
 /**
  * The chat widget's view state, built from the turn's events (docs/events.md).
  *
@@ -284,6 +285,11 @@ const HANDLERS = {
             return parts.map((part) => (part === prepared ? started : part));
         });
         return {...state, messages, status: ChatStatus.RUNNING_TOOLS};
+    },
+
+    tool_search(state, event) {
+        const block = (parts, index) => [...parts, searchBlock(event, index)];
+        return {...state, messages: appendToAnswer(state.messages, block)};
     },
 
     tool_progress(state, event) {

@@ -3,19 +3,20 @@ import {Component, markup} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
 import {renderMarkdown} from "@ai_mcp/logic/markdown";
+import {SearchBlock} from "../search_block/search_block";
 import {ThinkingBlock} from "../thinking_block/thinking_block";
 import {ToolBlock} from "../tool_block/tool_block";
 
 /**
  * The conversation's messages (chat_state.js `messages`): the user's as plain text (with the app
- * that sent it, when an app did), the
- * assistant's answers as their parts in stream order, text as safe markdown, shown reasoning as
- * ThinkingBlocks and tool calls as ToolBlocks. renderMarkdown escapes every character of the model's text, so its output is the
- * only HTML marked safe here.
+ * that sent it, when an app did), the assistant's answers as their parts in stream order, text as
+ * safe markdown, shown reasoning as ThinkingBlocks, tool calls as ToolBlocks and the model's tool
+ * searches as SearchBlocks. renderMarkdown escapes every character of the model's text, so its
+ * output is the only HTML marked safe here.
  */
 export class MessageList extends Component {
     static template = "ai_mcp.MessageList";
-    static components = {ThinkingBlock, ToolBlock};
+    static components = {SearchBlock, ThinkingBlock, ToolBlock};
     static props = {
         messages: Array,
         paused: {type: Boolean, optional: true},
@@ -38,6 +39,8 @@ export class MessageList extends Component {
     }
 
     partKey(part, index) {
-        return part.kind === "tool" ? `tool:${part.key}` : `${part.kind}:${index}`;
+        return part.kind === "tool" || part.kind === "search"
+            ? `${part.kind}:${part.key}`
+            : `${part.kind}:${index}`;
     }
 }
