@@ -31,9 +31,9 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Hashable, Iterator
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +68,7 @@ from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
 from services.tool_info import ToolInfo  # noqa: E402
 
 _logger = logging.getLogger("conformance_client")
+T = TypeVar("T")
 
 # Odoo's paths (models/server/oauth.py), served by the stand-in for Odoo below
 CALLBACK_PATH = "/ai_mcp/oauth/callback"
@@ -186,7 +187,7 @@ class Client:
             _logger.info("turn warning: %s", warning.message)
         return {tool.info.name: tool for tool in bound.tools.values()}
 
-    async def signed_in(self, action: Any) -> Any:
+    async def signed_in(self, action: Callable[[], Awaitable[T]]) -> T:
         """`action()`, after the sign-in it asks for, as a user does when the chat asks."""
         while True:
             try:
@@ -283,13 +284,20 @@ class Client:
         runner.answer(question.elicitation, "accept", content)
 
     async def prompts_and_resources(self) -> None:
-        """What a user picks from the chat's prompt and resource menus: each of them."""
+        """What a user picks from the chat's prompt and resource menus: each of them, one after the
+        other, whatever the one before answered (a refusal is shown and the user goes on)."""
         for prompt in await self.hub.alist_prompts(self.spec, self.grant):
             arguments = {a.name: "test" for a in prompt.arguments if a.required}
-            await self.hub.aget_prompt(self.spec, prompt, arguments, self.grant)
+            await self.shown(f"prompt {prompt.name}", self.hub.aget_prompt(self.spec, prompt, arguments, self.grant))
         listing = await self.hub.alist_resources(self.spec, self.grant)
         for resource in listing.resources:
-            await self.hub.aread_resource(self.spec, resource.uri, self.grant)
+            await self.shown(f"resource {resource.uri}", self.hub.aread_resource(self.spec, resource.uri, self.grant))
+
+    async def shown(self, what: str, action: Awaitable[Any]) -> None:
+        try:
+            _logger.info("%s: %s", what, str(await action)[:300])
+        except AiMcpError as exc:
+            _logger.info("%s: the user is told %s: %s", what, exc.code.value, exc.message)
 
     # -- what the model asks for -------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 """The score table of a `scripts/conformance` run, and its verdict against the expected failures.
 
 Reads the results the MCP conformance suite wrote (one folder per run, one `checks.json` per
-scenario under it, in `<scenario>-<timestamp>/`), prints each scenario's passed, failed and warned
-checks and a total per run, and exits 1 when a check failed or warned that
+scenario under it, in `<scenario>-<timestamp>/`), prints each scenario's passed, failed, warned and
+skipped checks and a total per run, and exits 1 when a check failed or warned that
 testing/conformance-expected-failures.yaml does not excuse, or when an entry there excuses a
 scenario that ran and no longer fails (a stale entry: remove it, so the gate keeps its edge).
 A warning counts as a failure, as the suite counts it.
@@ -60,6 +60,8 @@ class Scenario:
     passed: int = 0
     failed: list[str] = field(default_factory=list)
     warned: list[str] = field(default_factory=list)
+    # a check the client never gave the suite a chance to make (it did not send that request)
+    skipped: int = 0
     messages: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -76,6 +78,8 @@ def read_run(run: Path) -> list[Scenario]:
             status, check_id = check.get("status"), str(check.get("id"))
             if status == "SUCCESS":
                 scenario.passed += 1
+            elif status == "SKIPPED":
+                scenario.skipped += 1
             elif status in FAILING:
                 (scenario.failed if status == "FAILURE" else scenario.warned).append(check_id)
                 scenario.messages[check_id] = str(check.get("errorMessage") or check.get("description") or "")
@@ -89,17 +93,23 @@ def unexcused(scenario: Scenario, expected: ExpectedFailures) -> list[str]:
 def table(run: str, scenarios: list[Scenario], expected: ExpectedFailures, unscored: dict[str, str]) -> list[str]:
     """The run's lines; each failing check not excused is listed under its scenario."""
     width = max([len(s.name) for s in scenarios] + [8])
-    lines = [f"== {run}", f"{'scenario':<{width}}  passed  failed  warned  verdict"]
-    totals = [0, 0, 0]
+    lines = [f"== {run}", f"{'scenario':<{width}}  passed  failed  warned  skipped  verdict"]
+    totals = [0, 0, 0, 0]
     for s in sorted(scenarios, key=lambda s: s.name):
         failing = unexcused(s, expected)
         verdict = "FAIL" if failing else ("expected" if s.failing else "pass")
         note = f" (not scored: {unscored[s.name]})" if s.name in unscored else ""
-        lines.append(f"{s.name:<{width}}  {s.passed:>6}  {len(s.failed):>6}  {len(s.warned):>6}  {verdict}{note}")
+        counts = (s.passed, len(s.failed), len(s.warned), s.skipped)
+        lines.append(f"{s.name:<{width}}  {_counts(counts)}  {verdict}{note}")
         lines += [f"    {c}: {s.messages[c]}" for c in failing]
-        totals = [totals[0] + s.passed, totals[1] + len(s.failed), totals[2] + len(s.warned)]
-    lines.append(f"{'total':<{width}}  {totals[0]:>6}  {totals[1]:>6}  {totals[2]:>6}  {len(scenarios)} scenarios")
+        totals = [t + c for t, c in zip(totals, counts, strict=True)]
+    lines.append(f"{'total':<{width}}  {_counts(totals)}  {len(scenarios)} scenarios")
     return lines
+
+
+def _counts(counts: Iterable[int]) -> str:
+    """passed, failed, warned, skipped, under their headings."""
+    return "  ".join(f"{n:>{w}}" for n, w in zip(counts, (6, 6, 6, 7), strict=True))
 
 
 def stale(expected: ExpectedFailures, runs: Iterable[list[Scenario]]) -> list[str]:
