@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import http.server
 import json
 import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,11 +42,40 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+# held until the process ends: the slot of the run this client runs in (hold_a_slot)
+_SLOT: list[Any] = []
+
+
+def hold_a_slot() -> None:
+    """Wait for one of the run's slots: the suite starts every scenario of a run at once, and forty
+    clients importing the addon together on two cores leave each too little time to answer its
+    server, whose clock runs (`AI_MCP_CONFORMANCE_SLOTS` clients at a time, locks in
+    `AI_MCP_CONFORMANCE_SLOTS_DIR`; scripts/conformance sets both)."""
+    folder = os.environ.get("AI_MCP_CONFORMANCE_SLOTS_DIR")
+    count = int(os.environ.get("AI_MCP_CONFORMANCE_SLOTS") or 0)
+    if not folder or count < 1:
+        return
+    while True:
+        for slot in range(count):
+            handle = open(os.path.join(folder, f"slot-{slot}"), "w")  # noqa: SIM115 - held until exit
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            _SLOT.append(handle)
+            return
+        time.sleep(0.1)
+
+
+hold_a_slot()
+
 import httpx2  # noqa: E402
 
 from services.call_clock import TurnBudget  # noqa: E402
 from services.errors import AiMcpError, AuthRequired  # noqa: E402
 from services.events import ElicitationRequiredEvent, ToolCallEvent, ToolResultEvent  # noqa: E402
+from services.limits import TURN_TIMEOUT  # noqa: E402
 from services.loop import ToolBinding  # noqa: E402
 from services.loop.tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments  # noqa: E402
 from services.loop.turn_tools import TurnTools  # noqa: E402
@@ -76,7 +107,6 @@ CLIENT_METADATA_PATH = "/ai_mcp/oauth/client-metadata.json"
 CLIENT_NAME = "Odoo"
 # a user asked to sign in again and again gives up: the suite checks that a client stops
 MAX_SIGN_INS = 3
-TURN_SECONDS = 60.0
 
 
 class ScenarioFailed(Exception):
@@ -246,7 +276,7 @@ class Client:
             refused = check_arguments(tool, event)
             if refused is not None:
                 raise ScenarioFailed(refused.error_message or "arguments refused")
-            runner = ToolRunner(self.hub, RunLimits(), TurnBudget(TURN_SECONDS))
+            runner = ToolRunner(self.hub, RunLimits(), TurnBudget(TURN_TIMEOUT.default))
             result = await self.run_call(runner, event, tool)
             refusal = runner.sign_ins.get(event.id)
             if refusal is None:
@@ -357,7 +387,8 @@ def main(argv: list[str]) -> int:
     try:
         with odoo_side() as odoo_url:
             client = Client(argv[-1], scenario, context, hub, odoo_url)
-            hub.run(client.run(), timeout=TURN_SECONDS)
+            # no limit of its own: the suite ends a client that takes longer than its timeout
+            hub.run(client.run())
     except (AiMcpError, ScenarioFailed) as exc:
         _logger.error("scenario %s failed: %s: %s", scenario, type(exc).__name__, exc)
         return 1
