@@ -3,8 +3,9 @@ MCP client, driven as Odoo drives it, against the suite's scenario server.
 
 The suite runs `conformance_client.py <server url>` with the scenario in MCP_CONFORMANCE_SCENARIO
 and its data in MCP_CONFORMANCE_CONTEXT (JSON). Everything goes through the product's code paths:
-the server is a `ServerSpec` as a record makes it; its tools are listed by the hub (`McpHub`);
-calls go through the agent loop's tool runner (arguments checked against the tool's schema,
+the server is a `ServerSpec` as a record makes it; its tools are listed by the hub (`McpHub`) and
+bound as a turn binds them (`TurnTools`: a tool whose schema cannot be given to a model is left
+out); calls go through the agent loop's tool runner (arguments checked against the tool's schema,
 nulls of optional properties dropped, progress and questions observed); a question's form is
 answered as the chat answers it (defaults applied, the answer checked); an OAuth sign-in is the
 one `mcp.server` runs (discovery, registration: an entered client id, else Odoo's client metadata
@@ -13,9 +14,10 @@ tokens are refreshed by `RefreshingTokens`, and a step-up asks for a wider sign-
 
 What stands in for a person or a model, and only that: the "browser" opens the authorization URL
 and reads where the provider sends it back (the suite's provider approves at once), the "user"
-accepts a question's form as shown (its defaults), and the "model" picks the arguments (the
-scenario's, else values made from the schema). A scenario that needs what the product does not do
-fails: this client never does anything the product would not.
+accepts a question's form as shown (its defaults) and visits no page a question names (declined),
+and the "model" picks the arguments (the scenario's, else values made from the schema). A scenario
+that needs what the product does not do fails: this client never does anything the product would
+not.
 
 The protocol version the suite names (MCP_CONFORMANCE_PROTOCOL_VERSION) is only logged: the
 product agrees on a revision with each server (`server/discover`, else the `initialize` handshake).
@@ -94,6 +96,7 @@ from services.oauth import (  # noqa: E402
     same_issuer,
     start_authorization,
 )
+from services.oauth.discovery import Discovery  # noqa: E402
 from services.oauth.tokens import Renewal  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
 from services.tool_info import ToolInfo  # noqa: E402
@@ -245,7 +248,7 @@ class Client:
         await self.hub.aclose_server(self.spec.key, self.spec.token_owner)
         _logger.info("signed in: scope=%s", self.store.tokens.scope)
 
-    async def registered(self, discovery: Any) -> ClientRegistration:
+    async def registered(self, discovery: Discovery) -> ClientRegistration:
         """`_oauth_register`: the registration kept for this issuer, else a new one."""
         if self.registration is not None and same_issuer(self.registration.issuer, discovery.issuer):
             return self.registration
