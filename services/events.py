@@ -39,6 +39,17 @@ class TextEvent(_Event):
     delta: str
 
 
+class ModelRefusedParamEvent(_Event):
+    """The model refused a request field (`param`); the call was made again without it (or, for
+    the output cap, under its other name: `max_tokens` and `max_completion_tokens`). `message`:
+    the provider's words. What the model record learns from."""
+
+    type: Literal["model_refused_param"] = "model_refused_param"
+    model: str
+    param: str
+    message: str
+
+
 class ToolInputEvent(_Event):
     """The arguments of a call to an MCP App tool as the model writes them, before its `tool_call`
     (same id): what is complete so far, strings as far as they go (partial_json.py). Coalesced,
@@ -202,6 +213,7 @@ Event = Annotated[
     StartEvent
     | RoundEvent
     | TextEvent
+    | ModelRefusedParamEvent
     | ToolInputEvent
     | ToolCallEvent
     | ToolResultEvent

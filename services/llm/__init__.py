@@ -7,18 +7,25 @@ provider failures mapped to LLM_* codes, and the one-request provider test. The 
 Provider kinds, model capabilities and the APIs a provider speaks belong here, not in the loop.
 """
 
+from .families import default_capabilities
+from .models_list import list_models
 from .ping import ping
+from .presets import PRESETS, ProviderPreset
 from .settings import ApiStyle, LlmSettings, ModelCapabilities, ProviderKind, ReasoningEffort
 from .stream import ModelReply, ToolCallDelta, make_chat_model, map_llm_error, stream_reply, with_tools
 
 __all__ = [
+    "PRESETS",
     "ApiStyle",
     "LlmSettings",
     "ModelCapabilities",
     "ModelReply",
     "ProviderKind",
+    "ProviderPreset",
     "ReasoningEffort",
     "ToolCallDelta",
+    "default_capabilities",
+    "list_models",
     "make_chat_model",
     "map_llm_error",
     "ping",
