@@ -40,3 +40,4 @@ from . import test_approvals
 from . import test_app_approval_tour
 from . import test_approval_race
 from . import test_provider_models
+from . import test_provider_models_tour
