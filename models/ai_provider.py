@@ -77,7 +77,7 @@ class AiProvider(models.Model):
     )
     extra_headers_set = fields.Boolean(compute="_compute_secrets_set")
     extra_header_names = fields.Char(
-        string="Header Names", readonly=True, copy=False, help="The names of the stored extra headers."
+        string="Header Names", readonly=True, help="The names of the stored extra headers."
     )
     extra_query = fields.Text(
         string="Query Parameters",
