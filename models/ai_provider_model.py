@@ -47,7 +47,7 @@ class AiProviderModel(models.Model):
         tracking=True,
         help="The model's id as the provider knows it; on Azure's deployment URL, the deployment's name.",
     )
-    provider_id = fields.Many2one("ai.provider", string="Provider", required=True, ondelete="cascade", index=True)
+    provider_id = fields.Many2one("ai.provider", required=True, ondelete="cascade", index=True)
     active = fields.Boolean(default=True)
     listed = fields.Boolean(
         string="Listed by the Provider",
@@ -55,7 +55,6 @@ class AiProviderModel(models.Model):
         help="The provider's list of models named it when last refreshed.",
     )
     accepts_temperature = fields.Boolean(
-        string="Accepts Temperature",
         default=True,
         tracking=True,
         help="Off: requests carry no temperature (reasoning models refuse one).",
@@ -84,9 +83,7 @@ class AiProviderModel(models.Model):
         tracking=True,
         help="The name the model takes the output cap under; empty: no cap is sent.",
     )
-    max_output_tokens = fields.Integer(
-        string="Max Output Tokens", tracking=True, help="The output cap; 0: none is sent."
-    )
+    max_output_tokens = fields.Integer(tracking=True, help="The output cap; 0: none is sent.")
     context_window = fields.Integer(tracking=True, help="Tokens the model reads at most; 0: unknown.")
 
     _sql_constraints = [
