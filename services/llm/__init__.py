@@ -4,8 +4,8 @@ The settings a model call is made with, the ChatOpenAI built from them (posting 
 as it is), one streamed reply read into text deltas, tool-call pieces and a final ModelReply,
 provider failures mapped to LLM_* codes, the one-request provider test, the models a provider
 lists (`GET /models`), the presets an administrator picks a provider from, and what a model family
-accepts by default. The agent loop
-(services/loop) drives rounds through this face; Odoo's provider records build LlmSettings from it.
+accepts by default. The agent loop (services/loop) drives rounds through this face; Odoo's
+provider records build LlmSettings from it.
 Provider kinds, model capabilities and the APIs a provider speaks belong here, not in the loop.
 """
 
