@@ -39,6 +39,16 @@ class TextEvent(_Event):
     delta: str
 
 
+class ThinkingEvent(_Event):
+    """Reasoning the model shows as it works (DeepSeek's `reasoning_content`, OpenRouter's
+    `reasoning`, the Responses API's reasoning summary). `replay_as`: the field the provider needs
+    it back under on a message with tool calls, for the rest of the turn; None: shown only."""
+
+    type: Literal["thinking"] = "thinking"
+    delta: str
+    replay_as: str | None = None
+
+
 class ModelRefusedParamEvent(_Event):
     """The model refused a request field (`param`); the call was made again without it (or, for
     the output cap, under its other name: `max_tokens` and `max_completion_tokens`). `message`:
@@ -79,6 +89,8 @@ class ToolCallEvent(_Event):
     approval: str | None = None
     icon: str | None = None  # the tool's, else its server's (a data URI: services/icons.py)
     app: str | None = None  # the ui:// resource of the tool's MCP App, when its server's apps are shown
+    # fields the provider put on the call that later requests must carry back (Gemini's `extra_content`)
+    replay: dict[str, Any] | None = None
 
 
 class ToolResultEvent(_Event):
@@ -213,6 +225,7 @@ Event = Annotated[
     StartEvent
     | RoundEvent
     | TextEvent
+    | ThinkingEvent
     | ModelRefusedParamEvent
     | ToolInputEvent
     | ToolCallEvent

@@ -207,13 +207,40 @@ def _fault_position(after: int | None, chunk_count: int) -> int | None:
     return None if after is None else min(after, chunk_count)
 
 
-def _json_bytes(payload: dict) -> bytes:
+def _json_bytes(payload: Any) -> bytes:
     # Raw UTF-8 (not \u escapes) so clients really have to decode multi-byte text.
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _sse(payload: dict) -> bytes:
     return b"data: " + _json_bytes(payload) + b"\n\n"
+
+
+# --------------------------------------------------------------- provider modes
+
+
+class Provider:
+    """OpenAI's own chat completions, as the server answers by default. A provider mode
+    (testing/llm_providers.py) overrides what its provider does differently: its URL, what it
+    refuses, how it streams."""
+
+    def base_url(self, root: str) -> str:
+        return f"{root}/v1"
+
+    def serves(self, path: str) -> bool:
+        return path.rstrip("/") == "/v1/chat/completions"
+
+    def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
+        """(status, JSON body) of the error the provider answers `body` with, if it refuses it."""
+        return None
+
+    def as_chat(self, body: dict) -> dict:
+        """The request as chat completions' `messages` and `tools`, which responders read."""
+        return body
+
+    def stream(self, reply: _Reply, chunks: list[dict]) -> list[bytes]:
+        """The server-sent events of a streamed reply, before `[DONE]`."""
+        return [_sse(chunk) for chunk in chunks]
 
 
 # ------------------------------------------------------------------ built-in responder
@@ -294,7 +321,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        provider = self.server.app.provider
+        if not provider.serves(self.path):
             self._send_json(404, _error_body(404, f"unknown path {self.path}"))
             return
         try:
@@ -303,7 +331,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, _error_body(400, f"request body is not JSON: {exc}"))
             return
         self.server.app._record(body)
-        if self._authorized():
+        refusal = provider.refusal(self.path, self.headers, body)
+        if refusal is not None:
+            self._send_json(*refusal)
+        elif self._authorized():
             self._answer(body)
 
     def _authorized(self) -> bool:
@@ -317,7 +348,7 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         # Any error of a test's responder must surface as a loud 500, not as a dropped socket.
         try:
-            turn = app._next_turn(body)
+            turn = app._next_turn(app.provider.as_chat(body))
         except Exception as exc:  # noqa: BLE001
             self._send_json(500, _error_body(500, f"scripted responder failed: {exc!r}"))
             return
@@ -347,7 +378,7 @@ class _Handler(BaseHTTPRequestHandler):
         turn = reply.turn
         headers = {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"}
         self._send_head(200, "text/event-stream; charset=utf-8", headers)
-        chunks = [_sse(chunk) for chunk in _stream_chunks(reply)]
+        chunks = self.server.app.provider.stream(reply, _stream_chunks(reply))
         disconnect_at = _fault_position(turn.disconnect_after, len(chunks))
         malformed_at = _fault_position(turn.malformed_after, len(chunks))
         for sent, event in enumerate([*chunks, _DONE_EVENT]):
@@ -369,7 +400,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
 
-    def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = _json_bytes(payload)
         self._send_head(status, "application/json", {"Content-Length": str(len(data)), **(headers or {})})
         self.wfile.write(data)
@@ -435,8 +466,11 @@ class ScriptedLLM:
         model: str = "scripted-model",
         api_key: str | None = None,
         port: int = 0,
+        provider: Provider | None = None,
         models: Sequence[str] = (),
     ) -> None:
+        # how a provider's own server differs from OpenAI's (testing/llm_providers.py)
+        self.provider = provider or Provider()
         self.model = model
         self.models = tuple(models) or (model,)
         self.api_key = api_key
@@ -460,10 +494,10 @@ class ScriptedLLM:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:<port>/v1``; the port is known once started."""
+        """``http://127.0.0.1:<port>/v1`` (or the provider's own URL shape); the port is known once started."""
         if self._port == 0:
             raise RuntimeError("ScriptedLLM not started")
-        return f"http://127.0.0.1:{self._port}/v1"
+        return self.provider.base_url(f"http://127.0.0.1:{self._port}")
 
     @property
     def requests(self) -> list[dict]:
