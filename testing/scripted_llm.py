@@ -457,8 +457,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class ScriptedLLM:
-    """OpenAI chat-completions server answering from queued turns, then from ``responder``.
-    ``GET /v1/models`` lists ``models`` (default: ``model`` alone)."""
+    """OpenAI chat-completions server answering from queued turns, then from ``responder``."""
 
     def __init__(
         self,
@@ -467,12 +466,10 @@ class ScriptedLLM:
         api_key: str | None = None,
         port: int = 0,
         provider: Provider | None = None,
-        models: Sequence[str] = (),
     ) -> None:
         # how a provider's own server differs from OpenAI's (testing/llm_providers.py)
         self.provider = provider or Provider()
         self.model = model
-        self.models = tuple(models) or (model,)
         self.api_key = api_key
         self._responder = responder
         self._port = port
@@ -480,6 +477,8 @@ class ScriptedLLM:
         self._turns: deque[Turn] = deque()
         self._requests: list[dict] = []
         self._listings: list[dict] = []
+        # what GET /v1/models lists; a test may set several
+        self.models: Sequence[str] = (model,)
         self._call_ids = itertools.count(1)
         self._completion_ids = itertools.count(1)
         self._server: _Server | None = None

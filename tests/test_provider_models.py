@@ -118,7 +118,8 @@ class TestProviderModels(AiMcpCase):
     # -- models listed by the provider -------------------------------------------------------------
 
     def test_refresh_models_lists_what_the_provider_serves(self):
-        with ScriptedLLM(api_key="sk-list", models=("gpt-4o-mini", "o3-mini", "llama3.1")) as llm:
+        with ScriptedLLM(api_key="sk-list") as llm:
+            llm.models = ("gpt-4o-mini", "o3-mini", "llama3.1")
             provider = self.provider(
                 base_url=llm.base_url, api_key="sk-list", extra_headers=HEADERS, extra_query='{"tenant": "acme"}'
             )

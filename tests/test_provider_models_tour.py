@@ -13,7 +13,8 @@ class TestProviderModelsTour(HttpCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.llm = ScriptedLLM(api_key="sk-models", models=("tour-model-alpha", "tour-model-beta", "tour-model-gamma"))
+        cls.llm = ScriptedLLM(api_key="sk-models")
+        cls.llm.models = ("tour-model-alpha", "tour-model-beta", "tour-model-gamma")
         cls.llm.start()
         cls.addClassCleanup(cls.llm.close)
 

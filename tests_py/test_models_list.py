@@ -16,12 +16,13 @@ def settings(base_url: str, **values) -> LlmSettings:
 
 
 def test_every_listed_model_once_and_sorted() -> None:
-    with ScriptedLLM(models=("zeta", "alpha", "mid", "alpha")) as llm:
+    with ScriptedLLM() as llm:
+        llm.models = ("zeta", "alpha", "mid", "alpha")
         assert list_models(settings(llm.base_url)) == ["alpha", "mid", "zeta"]
 
 
 def test_the_providers_headers_query_and_key_are_sent() -> None:
-    with ScriptedLLM(api_key="sk-right", models=("a",)) as llm:
+    with ScriptedLLM(api_key="sk-right", model="a") as llm:
         listed = list_models(
             settings(
                 llm.base_url,
@@ -38,7 +39,7 @@ def test_the_providers_headers_query_and_key_are_sent() -> None:
 
 
 def test_azure_v1_also_gets_the_key_in_its_own_header() -> None:
-    with ScriptedLLM(api_key="sk-az", models=("gpt-4o",)) as llm:
+    with ScriptedLLM(api_key="sk-az") as llm:
         list_models(settings(llm.base_url, api_key="sk-az", kind=ProviderKind.AZURE))
         (listing,) = llm.listings
     assert listing["headers"]["api-key"] == "sk-az"
