@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import get_args
 
+from .services.llm import PRESETS, ApiStyle, ModelCapabilities, ProviderKind, ReasoningEffort
 from .services.server_spec import AuthType, LogLevel, Transport
 from .services.tool_info import Visibility
 
@@ -51,4 +52,25 @@ LOG_LEVELS = selection(
 )
 TOOL_VISIBILITIES = selection(
     get_args(Visibility), {"model_app": "Model and app", "model": "Model only", "app": "App only"}
+)
+
+PROVIDER_KINDS = selection(
+    ProviderKind,
+    {ProviderKind.OPENAI: "OpenAI", ProviderKind.AZURE: "Azure OpenAI", ProviderKind.COMPATIBLE: "OpenAI-compatible"},
+)
+API_STYLES = selection(ApiStyle, {ApiStyle.CHAT_COMPLETIONS: "Chat Completions", ApiStyle.RESPONSES: "Responses"})
+PROVIDER_PRESETS = selection(PRESETS, {key: preset.label for key, preset in PRESETS.items()})
+REASONING_EFFORTS = selection(
+    ReasoningEffort,
+    {
+        ReasoningEffort.NONE: "None",
+        ReasoningEffort.LOW: "Low",
+        ReasoningEffort.MEDIUM: "Medium",
+        ReasoningEffort.HIGH: "High",
+    },
+)
+# the Literal inside `Literal[...] | None`
+MAX_TOKENS_PARAMS = selection(
+    get_args(get_args(ModelCapabilities.model_fields["max_tokens_param"].annotation)[0]),
+    {"max_tokens": "max_tokens", "max_completion_tokens": "max_completion_tokens"},
 )

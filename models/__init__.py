@@ -3,6 +3,7 @@ from . import cloud_service
 from . import server
 from . import mcp_tool
 from . import ai_provider
+from . import ai_provider_model
 from . import ai_assistant
 from . import ai_assistant_discuss
 from . import conversation

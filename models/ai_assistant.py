@@ -68,7 +68,21 @@ class AiAssistant(models.Model):
     active = fields.Boolean(default=True, tracking=True)
     provider_id = fields.Many2one("ai.provider", string="Provider", required=True, ondelete="restrict", tracking=True)
     model = fields.Char(tracking=True, help="The model to use; empty means the provider's default model.")
+    model_id = fields.Many2one(
+        "ai.provider.model",
+        string="Model Record",
+        ondelete="set null",
+        tracking=True,
+        domain="[('provider_id', '=', provider_id)]",
+        help="A model of the provider's list (Refresh models on the provider), or a new one typed in; empty: "
+        "the model named below, else the provider's default model.",
+    )
     system_prompt = fields.Text()
+    custom_temperature = fields.Boolean(
+        string="Set Temperature",
+        default=True,
+        help="Off: requests carry no temperature, so the provider's default applies.",
+    )
     temperature = fields.Float(default=TEMPERATURE.default, help="From 0 (focused) to 2 (creative).")
     prompted_tools = fields.Boolean(
         string="Tools in the Prompt",
@@ -209,12 +223,52 @@ class AiAssistant(models.Model):
                     )
                 )
 
+    @api.constrains("model_id", "provider_id")
+    def _check_model_provider(self):
+        for assistant in self.sudo():
+            if assistant.model_id and assistant.model_id.provider_id != assistant.provider_id:
+                raise ValidationError(
+                    self.env._(
+                        "%(assistant)s: %(model)s is a model of %(other)s, not of %(provider)s.",
+                        assistant=assistant.name,
+                        model=assistant.model_id.name,
+                        other=assistant.model_id.provider_id.name,
+                        provider=assistant.provider_id.name,
+                    )
+                )
+
     @api.constrains(*(fname for fname, _limit, _message in LIMITS))
     def _check_limits(self):
         for assistant in self:
             for fname, limit, message in LIMITS:
                 if not limit.allows(assistant[fname]):
                     raise ValidationError(self.env._(message, assistant=assistant.name, **limit.bounds))
+
+    # -- the model record and the model's name ---------------------------------------------------
+
+    @api.model_create_multi
+    def create(self, vals_list):
+        return super().create([self._with_model_name(vals) for vals in vals_list])
+
+    def write(self, vals):
+        return super().write(self._with_model_name(vals))
+
+    @api.model
+    def _with_model_name(self, vals):
+        """`vals` naming the model of the model record it picks, so `model` always names what a turn uses."""
+        if vals.get("model_id"):
+            return {**vals, "model": self.env["ai.provider.model"].sudo().browse(vals["model_id"]).name}
+        return vals
+
+    @api.onchange("model_id")
+    def _onchange_model_id(self):
+        if self.model_id:
+            self.model = self.model_id.name
+
+    @api.onchange("provider_id")
+    def _onchange_provider_id(self):
+        if self.model_id and self.model_id.provider_id != self.provider_id:
+            self.model_id = False
 
     # -- what the chat uses ----------------------------------------------------------------------
 
@@ -231,7 +285,7 @@ class AiAssistant(models.Model):
         """AssistantSettings for the agent loop; the provider's key is decrypted here."""
         self.ensure_one()
         assistant = self.sudo()
-        llm = assistant.provider_id._llm_settings(model=assistant.model, temperature=assistant.temperature)
+        llm = assistant.provider_id._llm_settings(model=assistant.model, temperature=assistant._temperature())
         try:
             return AssistantSettings(
                 name=assistant.name,
@@ -244,10 +298,14 @@ class AiAssistant(models.Model):
                     turn_timeout=assistant.turn_timeout,
                     tool_search_threshold=assistant.tool_search_threshold,
                 ),
-                prompted_tools=assistant.prompted_tools,
+                prompted_tools=assistant.prompted_tools or not llm.capabilities.native_tools,
             )
         except PydanticValidationError as exc:
             raise config_error_from(exc) from None
+
+    def _temperature(self):
+        """The temperature requests carry; None: the provider's default."""
+        return self.temperature if self.custom_temperature else None
 
     def _tool_bindings(self, cloud_service=None, warnings=None, conversation=None, audience="model"):
         """The tools a turn may offer (`audience` "model"), or an app may call ("app"): _usable_tools,
@@ -372,7 +430,7 @@ class AiAssistant(models.Model):
 
     def action_test_provider(self):
         self.ensure_one()
-        return self.provider_id._test_model(self.model or self.provider_id.default_model)
+        return self.provider_id._test_model(self.model or self.provider_id.default_model, self._temperature())
 
     def action_open_tool_calls(self):
         self.ensure_one()

@@ -1,7 +1,12 @@
-"""ai.provider: an OpenAI-compatible endpoint a model is reached through: its base URL, its
-write-only API key (ai.secret.mixin), its default model and timeout. Assistants (ai.assistant)
-name a provider and optionally a model; the agent loop gets the provider's settings, key
-decrypted, only when a turn calls the model. An administrator tests a provider with one request."""
+"""ai.provider: where a model is reached: its kind (OpenAI, Azure OpenAI, any OpenAI-compatible
+server, filled from a preset), base URL, API (Chat Completions or, for OpenAI and Azure, Responses),
+write-only API key and extra headers (ai.secret.mixin), query parameters, default model and
+timeout, and the models it serves (ai.provider.model, listed by "Refresh models"). Assistants
+(ai.assistant) name a provider and optionally a model; the agent loop gets the provider's settings,
+secrets decrypted, only when a turn calls the model. An administrator tests a provider with the
+call a turn makes."""
+
+import json
 
 from pydantic import ValidationError as PydanticValidationError
 
@@ -9,10 +14,14 @@ from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
 from ..notify import config_error_text, error_text, notification
+from ..selections import API_STYLES, PROVIDER_KINDS, PROVIDER_PRESETS
 from ..services.errors import AiMcpError, ConfigError
-from ..services.http_validation import check_url
-from ..services.llm import LlmSettings, ping
+from ..services.http_validation import check_url, parse_headers_json
+from ..services.llm import PRESETS, ApiStyle, LlmSettings, ProviderKind, default_capabilities, list_models, ping
 from ..services.server_spec import config_error_from
+
+# the kinds whose servers speak the Responses API
+RESPONSES_KINDS = (ProviderKind.OPENAI, ProviderKind.AZURE)
 
 
 class AiProvider(models.Model):
@@ -20,17 +29,66 @@ class AiProvider(models.Model):
     _description = "AI Provider"
     _inherit = ["mail.thread", "ai.secret.mixin"]
     _order = "name, id"
-    _secret_fields = ("api_key",)
+    _secret_fields = ("api_key", "extra_headers")
 
     name = fields.Char(required=True, tracking=True)
     active = fields.Boolean(default=True, tracking=True)
+    preset = fields.Selection(
+        PROVIDER_PRESETS, help="Fills the kind, base URL, API version and default model; every value stays editable."
+    )
+    kind = fields.Selection(
+        PROVIDER_KINDS,
+        required=True,
+        default=ProviderKind.OPENAI.value,
+        tracking=True,
+        help="OpenAI's own API; Azure OpenAI (its v1 URL, or its deployment URL with an API version); or any "
+        "server speaking OpenAI's Chat Completions (Ollama, vLLM, LiteLLM, OpenRouter, Mistral, Groq, "
+        "DeepSeek, Gemini's or Anthropic's OpenAI compatibility ...).",
+    )
+    api_style = fields.Selection(
+        API_STYLES,
+        string="API",
+        required=True,
+        default=ApiStyle.CHAT_COMPLETIONS.value,
+        tracking=True,
+        help="The API a turn speaks. Responses is offered by OpenAI and Azure only; a model's name never switches it.",
+    )
     base_url = fields.Char(
         string="Base URL",
         required=True,
         default="https://api.openai.com/v1",
         tracking=True,
-        help="Any OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 or http://localhost:11434/v1",
+        help="e.g. https://api.openai.com/v1, http://localhost:11434/v1; for Azure's deployment URL, the "
+        "resource's URL (https://RESOURCE.openai.azure.com)",
     )
+    api_version = fields.Char(
+        string="API Version",
+        tracking=True,
+        help="Azure only: with a version (e.g. 2024-10-21), requests go to the deployment URL "
+        "(.../openai/deployments/<default model>/...?api-version=) with the key in the api-key header; "
+        "empty: the v1 URL.",
+    )
+    extra_headers = fields.Text(
+        compute="_compute_extra_headers",
+        inverse="_inverse_extra_headers",
+        copy=False,
+        help="Write-only: a JSON object of header names and values sent with every request, e.g. "
+        '{"OpenAI-Organization": "org-1"}. Leave empty to keep the stored headers.',
+    )
+    extra_headers_set = fields.Boolean(compute="_compute_secrets_set")
+    extra_header_names = fields.Char(
+        string="Header Names", readonly=True, help="The names of the stored extra headers."
+    )
+    extra_query = fields.Text(
+        string="Query Parameters",
+        tracking=True,
+        help='A JSON object of query parameters added to every request, e.g. {"tenant": "acme"}.',
+    )
+    lists_models = fields.Boolean(
+        string="Lists Its Models", default=True, help="The provider answers GET /models with the models it serves."
+    )
+    model_ids = fields.One2many("ai.provider.model", "provider_id", string="Models")
+    model_count = fields.Integer(compute="_compute_model_count")
     api_key = fields.Char(
         string="API Key",
         compute="_compute_api_key",
@@ -49,6 +107,71 @@ class AiProvider(models.Model):
 
     def _inverse_api_key(self):
         self._secret_inverse("api_key")
+
+    def _compute_extra_headers(self):
+        self._secret_compute("extra_headers")
+
+    def _inverse_extra_headers(self):
+        names = {provider.id: provider.extra_headers for provider in self}
+        self._secret_inverse("extra_headers")
+        for provider in self:
+            if names[provider.id]:
+                provider.extra_header_names = ", ".join(parse_headers_json(names[provider.id], field="extra_headers"))
+
+    def _secret_normalize(self, fname, value):
+        if fname == "extra_headers":
+            return json.dumps(parse_headers_json(value, field="extra_headers"))
+        return super()._secret_normalize(fname, value)
+
+    @api.depends("model_ids")
+    def _compute_model_count(self):
+        for provider in self:
+            provider.model_count = len(provider.model_ids)
+
+    @api.onchange("preset")
+    def _onchange_preset(self):
+        preset = PRESETS.get(self.preset)
+        if preset is None:
+            return
+        values = {
+            "kind": preset.kind.value,
+            "api_style": preset.api.value,
+            "api_version": preset.api_version,
+            "lists_models": preset.lists_models,
+        }
+        if preset.base_url:
+            values.update(base_url=preset.base_url, default_model=preset.default_model)
+        if not self.name:
+            values["name"] = preset.label
+        self.update(values)
+
+    @api.onchange("kind")
+    def _onchange_kind(self):
+        if self.kind not in RESPONSES_KINDS:
+            self.api_style = ApiStyle.CHAT_COMPLETIONS.value
+        if self.kind != ProviderKind.AZURE:
+            self.api_version = False
+
+    @api.constrains("kind", "api_style")
+    def _check_api(self):
+        for provider in self:
+            if provider.api_style == ApiStyle.RESPONSES and provider.kind not in RESPONSES_KINDS:
+                raise ValidationError(
+                    self.env._("%s: the Responses API is offered by OpenAI and Azure OpenAI only.", provider.name)
+                )
+
+    @api.constrains("extra_query")
+    def _check_extra_query(self):
+        for provider in self:
+            try:
+                _query_pairs(provider.extra_query)
+            except ValueError:
+                raise ValidationError(
+                    self.env._(
+                        '%s: the query parameters must be a JSON object of strings, e.g. {"tenant": "acme"}.',
+                        provider.name,
+                    )
+                ) from None
 
     @api.constrains("base_url")
     def _check_base_url(self):
@@ -71,24 +194,51 @@ class AiProvider(models.Model):
                 )
 
     def _llm_settings(self, model=None, temperature=None):
-        """LlmSettings with the key decrypted: only for the code that calls the model."""
+        """LlmSettings with the secrets decrypted: only for the code that calls the model. What the
+        model accepts comes from its record (ai.provider.model named `model`, default: the
+        provider's default model), else from its family's defaults."""
         self.ensure_one()
         provider = self.sudo()
+        name = (model or provider.default_model or "").strip()
+        record = provider._model_named(name)
+        capabilities = record._capabilities() if record else default_capabilities(name, ProviderKind(provider.kind))
         try:
             return LlmSettings(
                 base_url=provider.base_url.strip(),
                 api_key=provider._secret_value("api_key"),
-                model=(model or provider.default_model or "").strip(),
+                model=name,
                 temperature=temperature,
                 timeout=provider.timeout,
+                kind=provider.kind,
+                api=provider.api_style,
+                api_version=(provider.api_version or "").strip() if provider.kind == ProviderKind.AZURE else "",
+                extra_headers=tuple(parse_headers_json(provider._secret_value("extra_headers")).items()),
+                extra_query=_query_pairs(provider.extra_query),
+                capabilities=capabilities,
+                max_output_tokens=record.max_output_tokens or None if record else None,
             )
         except PydanticValidationError as exc:
             raise config_error_from(exc) from None
 
-    def _test_model(self, model):
+    def _model_named(self, name):
+        """The model record of this provider called `name` (archived ones too), or an empty recordset."""
+        self.ensure_one()
+        Model = self.env["ai.provider.model"].sudo().with_context(active_test=False)
+        return Model.search([("provider_id", "=", self.id), ("name", "=", name)], limit=1)
+
+    def _learn_refused_param(self, model, param, message):
+        """A turn's `model` refused `param`: its record (made now if the model was typed in the
+        assistant only) learns it, so later turns leave the parameter out."""
+        self.ensure_one()
+        record = self._model_named(model) or self.env["ai.provider.model"].sudo().create(
+            {"provider_id": self.id, "name": model}
+        )
+        return record._learn_refused_param(param, message)
+
+    def _test_model(self, model, temperature=None):
         self.ensure_one()
         try:
-            settings = self._llm_settings(model=model)
+            settings = self._llm_settings(model=model, temperature=temperature)
             latency = ping(settings)
         except AiMcpError as exc:
             return notification(
@@ -105,5 +255,60 @@ class AiProvider(models.Model):
         self.ensure_one()
         return self._test_model(self.default_model)
 
+    def action_refresh_models(self):
+        """Ask the provider for the models it serves: new ones become records with their family's
+        defaults, known ones keep what they learned, and those it no longer lists stay (assistants
+        may name them), marked as not listed."""
+        self.ensure_one()
+        self.check_access("write")
+        try:
+            names = list_models(self._llm_settings())
+        except AiMcpError as exc:
+            return notification(
+                self.env._("%s did not list its models", self.name),
+                error_text(exc, self),
+                "danger",
+                sticky=True,
+                reload=False,
+            )
+        Model = self.env["ai.provider.model"].with_context(active_test=False)
+        known = Model.search([("provider_id", "=", self.id)])
+        by_name = {record.name: record for record in known}
+        new = [name for name in names if name not in by_name]
+        Model.create([{"provider_id": self.id, "name": name, "listed": True} for name in new])
+        known.filtered(lambda r: r.name in names and not r.listed).write({"listed": True})
+        known.filtered(lambda r: r.name not in names and r.listed).write({"listed": False})
+        return notification(
+            self.env._("%s lists its models", self.name),
+            self.env._("%(count)s models listed, %(new)s new.", count=len(names), new=len(new)),
+            "success",
+        )
+
+    def action_open_models(self):
+        self.ensure_one()
+        return {
+            "type": "ir.actions.act_window",
+            "name": self.env._("Models of %s", self.name),
+            "res_model": "ai.provider.model",
+            "view_mode": "list,form",
+            "domain": [("provider_id", "=", self.id)],
+            "context": {"default_provider_id": self.id},
+        }
+
     def action_clear_api_key(self):
         return self._secret_clear("api_key")
+
+    def action_clear_extra_headers(self):
+        self._secret_clear("extra_headers")
+        self.write({"extra_header_names": False})
+        return True
+
+
+def _query_pairs(text):
+    """The query parameters of a JSON object of strings, as pairs; raises ValueError otherwise."""
+    if not text or not text.strip():
+        return ()
+    data = json.loads(text)
+    if not isinstance(data, dict) or not all(isinstance(value, str) for value in data.values()):
+        raise ValueError("not a JSON object of strings")
+    return tuple(data.items())

@@ -35,10 +35,11 @@ import socketserver
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
+from urllib.parse import parse_qsl, urlsplit
 
 NO_TURN_LEFT = "no scripted turn left"
 _MALFORMED_EVENT = b"data: {not json\n\n"
@@ -330,11 +331,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/") != "/v1/models":
+        url = urlsplit(self.path)
+        if url.path.rstrip("/") != "/v1/models":
             self._send_json(404, _error_body(404, f"unknown path {self.path}"))
-        elif self._authorized():
-            model = {"id": self.server.app.model, "object": "model", "created": 0, "owned_by": "scripted"}
-            self._send_json(200, {"object": "list", "data": [model]})
+            return
+        app = self.server.app
+        app._record_listing({name.lower(): value for name, value in self.headers.items()}, dict(parse_qsl(url.query)))
+        if self._authorized():
+            listed = [{"id": name, "object": "model", "created": 0, "owned_by": "scripted"} for name in app.models]
+            self._send_json(200, {"object": "list", "data": listed})
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -499,6 +504,9 @@ class ScriptedLLM:
         self._lock = threading.Lock()
         self._turns: deque[Turn] = deque()
         self._requests: list[dict] = []
+        self._listings: list[dict] = []
+        # what GET /v1/models lists; a test may set several
+        self.models: Sequence[str] = (model,)
         self._call_ids = itertools.count(1)
         self._completion_ids = itertools.count(1)
         self._server: _Server | None = None
@@ -524,11 +532,19 @@ class ScriptedLLM:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def listings(self) -> list[dict]:
+        """Each ``GET /v1/models`` received, as {"headers": {lower-case name: value}, "query": {...}}
+        (a snapshot copy)."""
+        with self._lock:
+            return list(self._listings)
+
     def reset(self) -> None:
         """Forget queued turns and recorded requests, so a server shared by a test class starts each test clean."""
         with self._lock:
             self._turns.clear()
             self._requests.clear()
+            self._listings.clear()
 
     def queue(self, *turns: Turn) -> None:
         """Append turns; each chat request consumes the oldest one."""
@@ -561,6 +577,10 @@ class ScriptedLLM:
     def _record(self, body: dict) -> None:
         with self._lock:
             self._requests.append(body)
+
+    def _record_listing(self, headers: dict[str, str], query: dict[str, str]) -> None:
+        with self._lock:
+            self._listings.append({"headers": headers, "query": query})
 
     def _next_turn(self, body: dict) -> Turn | None:
         with self._lock:

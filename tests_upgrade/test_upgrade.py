@@ -251,3 +251,17 @@ def test_tool_calls_audited_before_apps_are_the_models(upgraded) -> None:
     assert was, "no tool call to compare"
     for call in after["records"]["ai.tool.call"]:
         assert call["origin"] == was[call["id"]].get("origin", "model"), call["id"]
+
+
+def test_providers_get_the_kind_of_their_url_and_every_turn_calls_what_it_called(upgraded) -> None:
+    """A provider made before kinds is OpenAI, Azure or OpenAI-compatible as its URL says, speaks
+    Chat Completions as before, and each assistant's turn calls the same URL, key, model and
+    temperature as before the update."""
+    before, after, _log = upgraded
+    providers = after["records"]["ai.provider"]
+    kinds = {provider["name"]: provider["kind"] for provider in providers}
+    assert kinds == {"Upgrade LLM": "compatible", "Upgrade OpenAI": "openai", "Upgrade Azure": "azure"}
+    assert all(p["api_style"] == "chat_completions" and not p["api_version"] for p in providers)
+    assert all(a["custom_temperature"] and not a["model_id"] for a in after["records"]["ai.assistant"])
+    assert before["turn_settings"], "no assistant to compare"
+    assert after["turn_settings"] == before["turn_settings"]

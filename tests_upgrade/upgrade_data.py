@@ -226,6 +226,14 @@ def make_assistants(env, servers, tools):
     provider = env["ai.provider"].create(
         {"name": "Upgrade LLM", "base_url": "https://llm.example.com/v1", "api_key": "sk-upgrade-1"}
     )
+    # providers made before kinds: each is classified by its URL and calls what it called
+    openai = env["ai.provider"].create(
+        {"name": "Upgrade OpenAI", "base_url": "https://api.openai.com/v1", "default_model": "o3", "api_key": "sk-o"}
+    )
+    env["ai.assistant"].create({"name": "Reasoner", "provider_id": openai.id})
+    env["ai.provider"].create(
+        {"name": "Upgrade Azure", "base_url": "https://acme.openai.azure.com/openai/v1", "api_key": "sk-az"}
+    )
     Assistant = env["ai.assistant"]
     helper = Assistant.create(
         {
@@ -520,6 +528,22 @@ def make_oauth(env, users, servers, assistants):
     servers.update(shared=shared, personal=personal)
 
 
+def turn_settings(env):
+    """What a turn of each assistant calls the model with, in the fields every version has."""
+    assistants = env["ai.assistant"].sudo().with_context(active_test=False).search([], order="id")
+    settings = {}
+    for assistant in assistants:
+        llm = assistant._assistant_settings().llm
+        settings[assistant.id] = {
+            "base_url": llm.base_url,
+            "api_key": llm.api_key.get_secret_value(),
+            "model": llm.model,
+            "temperature": llm.temperature,
+            "timeout": llm.timeout,
+        }
+    return settings
+
+
 def snapshot(env):
     """Every stored value of the module's records, every secret decrypted, and the module's settings, as JSON."""
     records, secrets = {}, {}
@@ -540,6 +564,7 @@ def snapshot(env):
     data = {
         "records": records,
         "secrets": secrets,
+        "turn_settings": turn_settings(env),
         "settings": {param.key: param.value for param in params},
         "portal": {"portal": portal.has_group("base.group_portal"), "internal": portal.has_group("base.group_user")},
         "version": installed_version(env),

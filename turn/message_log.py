@@ -125,6 +125,13 @@ class MessageLog:
         )
         return event, None
 
+    def _model_refused_param(self, env, seq, event):
+        # the model record learns it in the turn's transaction: the next turn leaves the parameter out
+        provider = env["ai.conversation"].browse(self.conversation_id).assistant_id.provider_id
+        if provider:
+            provider._learn_refused_param(event.model, event.param, event.message)
+        return event, None
+
     def _tool_search(self, env, seq, event):
         # the tools found stay offered in the conversation's next turns (services/loop/offered_tools.py)
         kept = [key.model_dump() for key in event.kept]
@@ -231,6 +238,7 @@ HANDLERS: dict[str, Callable[..., tuple[Event, StateChange | None]]] = {
     "round": MessageLog._round,
     "tool_call": MessageLog._tool_call,
     "tool_result": MessageLog._tool_result,
+    "model_refused_param": MessageLog._model_refused_param,
     "tool_search": MessageLog._tool_search,
     "elicitation_done": MessageLog._elicitation_done,
     "approval_required": MessageLog._approval_required,
