@@ -239,7 +239,10 @@ class AiProvider(models.Model):
         self.ensure_one()
         try:
             settings = self._llm_settings(model=model, temperature=temperature)
-            latency = ping(settings)
+            # what the model refuses during the test is learned as a turn would learn it
+            latency = ping(
+                settings, on_refused=lambda param, why: self._learn_refused_param(settings.model, param, why)
+            )
         except AiMcpError as exc:
             return notification(
                 self.env._("%s did not answer", self.name), error_text(exc, self), "danger", sticky=True, reload=False

@@ -8,6 +8,7 @@ from odoo.tests import Form, tagged
 
 from odoo.addons.ai_mcp.services.events import ModelRefusedParamEvent
 from odoo.addons.ai_mcp.services.llm import ApiStyle, ProviderKind
+from odoo.addons.ai_mcp.testing.llm_providers import OpenAIReasoning
 from odoo.addons.ai_mcp.testing.mcp_servers import free_port
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, Turn
 from odoo.addons.ai_mcp.turn.cursors import call_requests
@@ -233,6 +234,18 @@ class TestProviderModels(AiMcpCase):
             result = assistant.action_test_provider()
             self.assertEqual(result["params"]["type"], "success", result["params"]["message"])
             self.assertEqual(llm.requests[-1]["temperature"], 0.7, "the assistant's own parameters")
+
+    def test_a_refusal_during_the_provider_test_is_learned(self):
+        with ScriptedLLM(api_key="sk-test", provider=OpenAIReasoning()) as llm:
+            provider = self.provider(base_url=llm.base_url, api_key="sk-test", default_model="scripted-model")
+            assistant = self.env["ai.assistant"].create({"name": "A", "provider_id": provider.id, "temperature": 0.7})
+            llm.queue(Turn(text="OK"))
+            result = assistant.action_test_provider()
+            self.assertEqual(result["params"]["type"], "success", result["params"]["message"])
+            self.assertNotIn("temperature", llm.requests[-1], "asked again without it")
+            model = self.Model.search([("provider_id", "=", provider.id), ("name", "=", "scripted-model")])
+            self.assertFalse(model.accepts_temperature, "the record learned it")
+            self.assertIn("temperature", model.message_ids[0].body)
 
     # -- learned refusals ---------------------------------------------------------------------------
 
