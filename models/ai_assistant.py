@@ -13,6 +13,7 @@ from pydantic import ValidationError as PydanticValidationError
 from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
+from ..odoo_compat import user_groups
 from ..services.errors import AiMcpError, _lt
 from ..services.limits import (
     MAX_CALLS_PER_ROUND,
@@ -192,7 +193,7 @@ class AiAssistant(models.Model):
         assistant = self.sudo()
         if not assistant.active or not user.has_group("ai_mcp.group_ai_user"):
             return False
-        return not assistant.group_ids or bool(assistant.group_ids & user.groups_id)
+        return not assistant.group_ids or bool(assistant.group_ids & user_groups(user))
 
     def _assistant_settings(self):
         """AssistantSettings for the agent loop; the provider's key is decrypted here."""

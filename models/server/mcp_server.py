@@ -50,6 +50,10 @@ CONNECTION_FIELDS = frozenset(
     }
 )
 
+# what makes a server run a program, or which program: only system administrators set these on a
+# stdio server (the fields of _check_transport, and the environment the program gets)
+STDIO_FIELDS = frozenset({"transport", "command", "args", "env_vars", "cwd", "scope", "memory_limit_mb"})
+
 # each limited setting, its bounds and the message of its constraint
 LIMITS = (
     (
@@ -335,15 +339,7 @@ class McpServer(models.Model):
 
     @api.model
     def _check_stdio_allowed(self, stdio_servers):
-        if not stdio_servers:
-            return
-        if not self.env.su and not self.env.user.has_group("base.group_system"):
-            raise AccessError(
-                self.env._(
-                    "Only system administrators may configure stdio MCP servers: they run programs on the Odoo server."
-                )
-            )
-        if not self._stdio_enabled():
+        if stdio_servers and not self._stdio_enabled():
             raise ValidationError(
                 self.env._(
                     "stdio MCP servers are turned off. "
@@ -394,13 +390,17 @@ class McpServer(models.Model):
     @api.model_create_multi
     def create(self, vals_list):
         self._check_scope_change(vals_list)
-        return super().create(vals_list)
+        servers = super().create(vals_list)
+        servers._check_stdio_author()
+        return servers
 
     def write(self, vals):
         self._check_scope_change([vals])
         changed = self._fields_changed_by(vals, CONNECTION_FIELDS)
         reset = bool(changed) and not self.env.context.get("ai_mcp_keep_state")
         result = super().write(vals)
+        if STDIO_FIELDS & vals.keys():
+            self._check_stdio_author()
         if not self.env.su:
             # record rules are checked before a write; check again so nobody moves a record out of their reach
             self.check_access("write")
@@ -415,6 +415,18 @@ class McpServer(models.Model):
     def unlink(self):
         self._close_sessions()
         return super().unlink()
+
+    def _check_stdio_author(self):
+        """Only system administrators create or change stdio servers: they run programs on the Odoo
+        server. Checked here rather than in a constraint, which Odoo 19 runs as superuser."""
+        if self.env.su or self.env.user.has_group("base.group_system"):
+            return
+        if any(server.transport == "stdio" for server in self):
+            raise AccessError(
+                self.env._(
+                    "Only system administrators may configure stdio MCP servers: they run programs on the Odoo server."
+                )
+            )
 
     @api.model
     def _check_scope_change(self, vals_list):
