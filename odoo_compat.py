@@ -18,9 +18,29 @@ difference:
 - ``config_section(name)``: a custom section of Odoo's configuration file (``[ai_mcp]``). 18
   parses every section into ``config.misc``; 19 parses ``[options]`` only, so the file is read
   here.
+- ``chat_with(channels, partner_ids)``: the current user's direct chat with partners, made when
+  missing: 18's ``discuss.channel.channel_get``, 19's ``_get_or_create_chat``.
+- ``cron_progress(env, done, remaining)``: a running cron's progress. 19 deprecates 18's
+  ``ir.cron._notify_progress`` for ``_commit_progress``, which also commits (the addon commits
+  itself, never within a test): the progress row both write is written here.
 - ``file_groups_under(groups, category)`` (used by security/ai_mcp_groups.xml): where groups are
   listed on the user form. 18 puts them under an ir.module.category (``res.groups.category_id``);
   19 under a ``res.groups.privilege`` that belongs to the category.
+
+Elsewhere, each where it is used:
+
+- demo data: 18 makes it in a new database unless told not to, 19 only when asked
+  (``--with-demo``): scripts/lib.sh ``odoo_demo_args``, testing/odoo_http.py ``OdooServer.install``.
+- a tour step that reloads the page: static/tests/tours/series.js ``unloadsPage``.
+- 19's HTTP test rules (a request opens test cursors only while its test allows requests):
+  tests/chat_common.py ``ChatCase.setUp``.
+- a cron's code in a test: its server action is run in the test's transaction, which both series
+  do alike (19's ``method_direct_trigger`` opens a cursor of its own).
+
+Both series have, and the addon uses as they are: ``_message_post_after_hook`` (19 removed the
+``api.returns`` that 18 wraps ``message_post`` in), ``user._get_group_ids()`` in record rules, a
+search view ``<group>`` without ``expand``/``string`` (19 refuses them), raw ``CREATE UNIQUE INDEX``
+for an expression index (19 deprecates ``create_unique_index``).
 """
 
 from __future__ import annotations
@@ -45,7 +65,9 @@ __all__ = [
     "SERIES",
     "USER_GROUPS",
     "Constraint",
+    "chat_with",
     "config_section",
+    "cron_progress",
     "file_groups_under",
     "read_config_section",
     "user_groups",
@@ -95,6 +117,20 @@ def config_section(name: str) -> dict[str, str]:
     if ODOO_18:
         return dict(config.misc.get(name, {}))
     return read_config_section(config["config"] or "", name)
+
+
+def chat_with(channels, partner_ids: list[int]):
+    """The current user's direct chat (discuss.channel) with `partner_ids`, made when missing."""
+    if ODOO_18:
+        return channels.channel_get(list(partner_ids))
+    return channels._get_or_create_chat(list(partner_ids))
+
+
+def cron_progress(env, done: int, remaining: int) -> None:
+    """Records how far the running cron job got (nothing outside a cron job)."""
+    progress_id = env.context.get("ir_cron_progress_id")
+    if progress_id:
+        env["ir.cron.progress"].sudo().browse(progress_id).write({"done": done, "remaining": remaining})
 
 
 def file_groups_under(groups, category) -> None:

@@ -21,6 +21,7 @@ from ..services.limits import (
     TEMPERATURE,
     TOOL_CALL_TIMEOUT,
     TURN_TIMEOUT,
+    LimitedField,
 )
 from ..services.loop import AssistantSettings, LoopLimits, ToolBinding, ToolNameMap, ToolRef
 from ..services.server_spec import config_error_from
@@ -32,19 +33,21 @@ MAX_SERVERS = 10  # PRD NFR-4
 
 # each limited setting, its bounds and the message of its constraint
 LIMITS = (
-    ("temperature", TEMPERATURE, _lt("%(assistant)s: the temperature must be between %(low)s and %(high)s.")),
-    ("max_rounds", MAX_ROUNDS, _lt("%(assistant)s: the tool rounds must be between %(low)s and %(high)s.")),
-    (
+    LimitedField(
+        "temperature", TEMPERATURE, _lt("%(assistant)s: the temperature must be between %(low)s and %(high)s.")
+    ),
+    LimitedField("max_rounds", MAX_ROUNDS, _lt("%(assistant)s: the tool rounds must be between %(low)s and %(high)s.")),
+    LimitedField(
         "max_calls_per_round",
         MAX_CALLS_PER_ROUND,
         _lt("%(assistant)s: the tool calls per round must be between %(low)s and %(high)s."),
     ),
-    (
+    LimitedField(
         "call_timeout",
         TOOL_CALL_TIMEOUT,
         _lt("%(assistant)s: the tool call timeout must be between %(low)s and %(high)s seconds."),
     ),
-    (
+    LimitedField(
         "turn_timeout",
         TURN_TIMEOUT,
         _lt("%(assistant)s: the answer timeout must be between %(low)s and %(high)s seconds."),

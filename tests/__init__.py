@@ -39,3 +39,4 @@ from . import test_schema_refs
 from . import test_approvals
 from . import test_app_approval_tour
 from . import test_approval_race
+from . import test_database_constraints

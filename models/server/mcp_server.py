@@ -23,7 +23,7 @@ from ...selections import AUTH_TYPES, LOG_LEVELS, TRANSPORTS
 from ...services.env_vars import parse_env_json
 from ...services.errors import AiMcpError, ConfigError, _lt
 from ...services.http_validation import check_url, parse_headers_json
-from ...services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
+from ...services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT, LimitedField
 from ...services.mcp import MODERN_PROTOCOL_VERSIONS, stderr_tail
 from ...services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 
@@ -56,18 +56,20 @@ STDIO_FIELDS = frozenset({"transport", "command", "args", "env_vars", "cwd", "sc
 
 # each limited setting, its bounds and the message of its constraint
 LIMITS = (
-    (
+    LimitedField(
         "connect_timeout",
         CONNECT_TIMEOUT,
         _lt("%(server)s: the connect timeout must be between %(low)s and %(high)s seconds."),
     ),
-    ("call_timeout", CALL_TIMEOUT, _lt("%(server)s: the call timeout must be between %(low)s and %(high)s seconds.")),
-    (
+    LimitedField(
+        "call_timeout", CALL_TIMEOUT, _lt("%(server)s: the call timeout must be between %(low)s and %(high)s seconds.")
+    ),
+    LimitedField(
         "call_time_cap",
         CALL_TIME_CAP,
         _lt("%(server)s: the call time cap must be between %(low)s and %(high)s seconds (a day)."),
     ),
-    (
+    LimitedField(
         "question_timeout",
         QUESTION_TIMEOUT,
         _lt("%(server)s: the question timeout must be between %(low)s and %(high)s seconds (a day)."),

@@ -6,7 +6,15 @@
  * tests/test_ui_tour.py, which creates the records (and a real MCP server) first.
  */
 import {registry} from "@web/core/registry";
-import {stepUtils} from "@web_tour/tour_service/tour_utils";
+
+// the apps menu and the app's tile, as web_tour's stepUtils.goToAppSteps does (the module that
+// exports it moved in Odoo 19)
+function goToApp(xmlid) {
+    return [
+        {trigger: ".o_navbar_apps_menu button:enabled", run: "click"},
+        {trigger: `.o_app[data-menu-xmlid="${xmlid}"]`, run: "click"},
+    ];
+}
 
 function configMenu(xmlid) {
     return [
@@ -25,7 +33,7 @@ function openRow(text, check) {
 registry.category("web_tour.tours").add("ai_mcp_views_tour", {
     url: "/odoo",
     steps: () => [
-        ...stepUtils.goToAppSteps("ai_mcp.menu_ai_root", "Open the AI app"),
+        ...goToApp("ai_mcp.menu_ai_root"),
 
         // providers
         ...configMenu("menu_ai_provider"),
