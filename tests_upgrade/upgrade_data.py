@@ -415,6 +415,22 @@ def make_conversations(env, users, servers, tools, assistants):
         }
     )
 
+    if "ai.conversation.approval" in env:
+        # tools the user allowed for the rest of a conversation, and for one app in it
+        Approval = env["ai.conversation.approval"]
+        Approval.create(
+            {"conversation_id": paused.id, "user_id": owner.id, "tool_id": tools["delete"].id, "scope": "conversation"}
+        )
+        Approval.create(
+            {
+                "conversation_id": done.id,
+                "user_id": owner.id,
+                "tool_id": tools["read"].id,
+                "scope": "app",
+                "app_uri": "ui://orders/app.html",
+            }
+        )
+
     # a server's question the user answered, in a conversation since archived
     archived = Conversation.create({"assistant_id": helper.id, "user_id": owner.id, "name": "Old"})
     asked = {
