@@ -14,8 +14,7 @@ with these settings. Every process and node of a database must have the same `tu
 the one that writes a turn's heartbeats and the one that judges them are often not the same.
 """
 
-from odoo.tools import config
-
+from .odoo_compat import config_section
 from .services.limits import TURN_STALE_AFTER
 from .services.mcp import HubSettings, McpHub, get_hub, running_hub
 
@@ -27,7 +26,7 @@ __all__ = ["process_hub", "running_hub", "turn_stale_after"]
 
 def hub_settings() -> HubSettings:
     """The `[ai_mcp]` options of Odoo's configuration file; ConfigError names a bad one."""
-    return HubSettings.from_options(config.misc.get(SECTION, {}))
+    return HubSettings.from_options(config_section(SECTION))
 
 
 def process_hub() -> McpHub:
@@ -38,4 +37,4 @@ def process_hub() -> McpHub:
 def turn_stale_after() -> float:
     """Seconds without a heartbeat after which a running turn died with its process (`[ai_mcp]
     turn_stale_after`); ConfigError names a bad value."""
-    return TURN_STALE_AFTER.from_option(config.misc.get(SECTION, {}), STALE_OPTION)
+    return TURN_STALE_AFTER.from_option(config_section(SECTION), STALE_OPTION)

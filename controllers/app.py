@@ -14,6 +14,7 @@ from odoo import http
 from odoo.http import Response, request
 
 from ..exceptions import ChatRefused
+from ..odoo_compat import JSON_ROUTE
 from .refusals import answer
 
 _logger = logging.getLogger(__name__)
@@ -29,24 +30,24 @@ PAGE_HEADERS = [
 
 
 class AppController(http.Controller):
-    @http.route("/ai_mcp/app/open", type="json", auth="user")
+    @http.route("/ai_mcp/app/open", type=JSON_ROUTE, auth="user")
     def app_open(self, conversation_id, call_id, writing=None):
         """What the chat shows the app of call `call_id` with (ai.conversation._app_open; `writing`:
         the {server, tool, app} of a call the model is still writing); or {error}."""
         return _answer(conversation_id, lambda c: c._app_open(call_id, own_origins=_own_origins(), writing=writing))
 
-    @http.route("/ai_mcp/app/call_tool", type="json", auth="user")
+    @http.route("/ai_mcp/app/call_tool", type=JSON_ROUTE, auth="user")
     def app_call_tool(self, conversation_id, call_id, name, arguments=None, approved=False):
         """The CallToolResult of a tool the app of call `call_id` calls; or {error} (APPROVAL_REQUIRED:
         send it again with approved: true once the user allowed it)."""
         return _answer(conversation_id, lambda c: c._app_call_tool(call_id, name, arguments, approved))
 
-    @http.route("/ai_mcp/app/read_resource", type="json", auth="user")
+    @http.route("/ai_mcp/app/read_resource", type=JSON_ROUTE, auth="user")
     def app_read_resource(self, conversation_id, call_id, uri):
         """{contents: [{uri, mimeType, text | blob}]} of a resource of the app's server; or {error}."""
         return _answer(conversation_id, lambda c: c._app_read_resource(call_id, uri))
 
-    @http.route("/ai_mcp/app/model_context", type="json", auth="user")
+    @http.route("/ai_mcp/app/model_context", type=JSON_ROUTE, auth="user")
     def app_model_context(self, conversation_id, call_id, content=None, structuredContent=None):  # noqa: N803
         """Keep what the app tells the model (its next turns read it): {}; or {error}."""
 

@@ -15,6 +15,7 @@ from odoo import _, http
 from odoo.http import Response, request
 
 from ..exceptions import ChatRefused
+from ..odoo_compat import JSON_ROUTE
 from ..services.errors import ErrorCode
 from ..services.sse import HEARTBEAT, encode_event
 from .refusals import answer, refused
@@ -81,22 +82,22 @@ class ChatController(http.Controller):
 
     # -- JSON for the widget ---------------------------------------------------------------------
 
-    @http.route("/ai_mcp/assistants", type="json", auth="user")
+    @http.route("/ai_mcp/assistants", type=JSON_ROUTE, auth="user")
     def assistants(self):
         return request.env["ai.conversation"]._chat_assistant_list()
 
-    @http.route("/ai_mcp/conversations", type="json", auth="user")
+    @http.route("/ai_mcp/conversations", type=JSON_ROUTE, auth="user")
     def conversations(self, limit=50, assistant_id=None):
         return request.env["ai.conversation"]._chat_conversations(limit=limit, assistant_id=assistant_id)
 
-    @http.route("/ai_mcp/prompts", type="json", auth="user")
+    @http.route("/ai_mcp/prompts", type=JSON_ROUTE, auth="user")
     def prompts(self, assistant_id, cloud_service_id=None, conversation_id=None):
         """The prompts of the servers the conversation may use: {prompts, warnings}."""
         return answer(
             lambda: request.env["ai.conversation"]._chat_prompts(assistant_id, cloud_service_id, conversation_id)
         )
 
-    @http.route("/ai_mcp/prompts/get", type="json", auth="user")
+    @http.route("/ai_mcp/prompts/get", type=JSON_ROUTE, auth="user")
     def prompt_text(self, assistant_id, server_id, name, arguments=None, cloud_service_id=None, conversation_id=None):
         """{text}: what the prompt renders to, sent next as the user's message; or {error}."""
 
@@ -113,14 +114,14 @@ class ChatController(http.Controller):
 
         return answer(render)
 
-    @http.route("/ai_mcp/resources", type="json", auth="user")
+    @http.route("/ai_mcp/resources", type=JSON_ROUTE, auth="user")
     def resources(self, assistant_id, cloud_service_id=None, conversation_id=None):
         """The resources and templates of the servers the conversation may use: {servers, warnings}."""
         return answer(
             lambda: request.env["ai.conversation"]._chat_resources(assistant_id, cloud_service_id, conversation_id)
         )
 
-    @http.route("/ai_mcp/resources/read", type="json", auth="user")
+    @http.route("/ai_mcp/resources/read", type=JSON_ROUTE, auth="user")
     def resource_read(
         self,
         assistant_id=None,
@@ -151,11 +152,11 @@ class ChatController(http.Controller):
 
         return answer(read)
 
-    @http.route("/ai_mcp/conversation/<int:conversation_id>/history", type="json", auth="user")
+    @http.route("/ai_mcp/conversation/<int:conversation_id>/history", type=JSON_ROUTE, auth="user")
     def conversation_history(self, conversation_id):
         return answer(lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_history())
 
-    @http.route("/ai_mcp/chat/cancel_call", type="json", auth="user")
+    @http.route("/ai_mcp/chat/cancel_call", type=JSON_ROUTE, auth="user")
     def chat_cancel_call(self, conversation_id, call_id):
         """Stop one running tool call of the user's conversation; the worker running the turn,
         whichever it is, picks the request up from the database. {cancelling: bool}"""
@@ -163,7 +164,7 @@ class ChatController(http.Controller):
             lambda: {"cancelling": request.env["ai.conversation"]._chat_own(conversation_id)._chat_cancel_call(call_id)}
         )
 
-    @http.route("/ai_mcp/chat/elicitation", type="json", auth="user")
+    @http.route("/ai_mcp/chat/elicitation", type=JSON_ROUTE, auth="user")
     def chat_elicitation(self, conversation_id, call_id, elicitation, action, content=None):
         """The user's answer to a running call's question: {answered} or {answered: False, errors}."""
         return answer(
@@ -174,19 +175,19 @@ class ChatController(http.Controller):
             )
         )
 
-    @http.route("/ai_mcp/chat/approvals", type="json", auth="user")
+    @http.route("/ai_mcp/chat/approvals", type=JSON_ROUTE, auth="user")
     def chat_approvals(self, conversation_id):
         """The tool approvals the user remembered in their conversation: [{id, tool, title, server, scope, app}]."""
         return answer(lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_approvals())
 
-    @http.route("/ai_mcp/chat/approvals/revoke", type="json", auth="user")
+    @http.route("/ai_mcp/chat/approvals/revoke", type=JSON_ROUTE, auth="user")
     def chat_approvals_revoke(self, conversation_id, approval_id):
         """Forget one remembered approval of the user's conversation: its tool asks again. The list left."""
         return answer(
             lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_revoke_approval(approval_id)
         )
 
-    @http.route("/ai_mcp/assistant/<int:assistant_id>/discuss", type="json", auth="user")
+    @http.route("/ai_mcp/assistant/<int:assistant_id>/discuss", type=JSON_ROUTE, auth="user")
     def assistant_discuss(self, assistant_id):
         """The user's Discuss chat with the assistant (created when needed): {channel_id}."""
 

@@ -12,3 +12,4 @@ from . import discuss_channel
 from . import ai_demo
 from . import ai_tool_call
 from . import ai_tool_preset
+from . import res_groups

@@ -13,6 +13,7 @@ from pydantic import ValidationError as PydanticValidationError
 from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
+from ..odoo_compat import user_groups
 from ..services.errors import AiMcpError, _lt
 from ..services.limits import (
     MAX_CALLS_PER_ROUND,
@@ -21,6 +22,7 @@ from ..services.limits import (
     TOOL_CALL_TIMEOUT,
     TOOL_SEARCH_THRESHOLD,
     TURN_TIMEOUT,
+    LimitedField,
 )
 from ..services.loop import AssistantSettings, LoopLimits, ToolBinding, ToolNameMap, ToolRef
 from ..services.server_spec import config_error_from
@@ -28,28 +30,30 @@ from .conversation.ai_conversation_approval import approval_of
 
 _logger = logging.getLogger(__name__)
 
-MAX_SERVERS = 10  # PRD NFR-4
+MAX_SERVERS = 10  # MCP servers one assistant may use
 
 # each limited setting, its bounds and the message of its constraint
 LIMITS = (
-    ("temperature", TEMPERATURE, _lt("%(assistant)s: the temperature must be between %(low)s and %(high)s.")),
-    ("max_rounds", MAX_ROUNDS, _lt("%(assistant)s: the tool rounds must be between %(low)s and %(high)s.")),
-    (
+    LimitedField(
+        "temperature", TEMPERATURE, _lt("%(assistant)s: the temperature must be between %(low)s and %(high)s.")
+    ),
+    LimitedField("max_rounds", MAX_ROUNDS, _lt("%(assistant)s: the tool rounds must be between %(low)s and %(high)s.")),
+    LimitedField(
         "max_calls_per_round",
         MAX_CALLS_PER_ROUND,
         _lt("%(assistant)s: the tool calls per round must be between %(low)s and %(high)s."),
     ),
-    (
+    LimitedField(
         "call_timeout",
         TOOL_CALL_TIMEOUT,
         _lt("%(assistant)s: the tool call timeout must be between %(low)s and %(high)s seconds."),
     ),
-    (
+    LimitedField(
         "turn_timeout",
         TURN_TIMEOUT,
         _lt("%(assistant)s: the answer timeout must be between %(low)s and %(high)s seconds."),
     ),
-    (
+    LimitedField(
         "tool_search_threshold",
         TOOL_SEARCH_THRESHOLD,
         _lt("%(assistant)s: the tools offered up front must be between %(low)s and %(high)s."),
@@ -279,7 +283,7 @@ class AiAssistant(models.Model):
         assistant = self.sudo()
         if not assistant.active or not user.has_group("ai_mcp.group_ai_user"):
             return False
-        return not assistant.group_ids or bool(assistant.group_ids & user.groups_id)
+        return not assistant.group_ids or bool(assistant.group_ids & user_groups(user))
 
     def _assistant_settings(self):
         """AssistantSettings for the agent loop; the provider's key is decrypted here."""

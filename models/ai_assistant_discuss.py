@@ -5,6 +5,8 @@ from odoo import fields, models
 from odoo.exceptions import AccessError
 from odoo.tools import file_open
 
+from ..odoo_compat import chat_with
+
 _logger = logging.getLogger(__name__)
 
 AVATAR = "ai_mcp/static/description/icon.png"
@@ -49,7 +51,7 @@ class AiAssistant(models.Model):
         if not self._user_may_use():
             raise AccessError(self.env._("You may not chat with %s.", self.sudo().name))
         partner = self._discuss_partner()
-        return self.env["discuss.channel"].channel_get([partner.id])
+        return chat_with(self.env["discuss.channel"], [partner.id])
 
     def action_open_discuss_chat(self):
         """Opens Discuss on the current user's chat with this assistant."""

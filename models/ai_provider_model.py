@@ -8,6 +8,7 @@ take the capabilities of the record named like its model (ai.provider._llm_setti
 
 from odoo import api, fields, models
 
+from ..odoo_compat import Constraint
 from ..selections import MAX_TOKENS_PARAMS, REASONING_EFFORTS
 from ..services.llm import ModelCapabilities, ProviderKind, ReasoningEffort, default_capabilities
 
@@ -86,9 +87,7 @@ class AiProviderModel(models.Model):
     max_output_tokens = fields.Integer(tracking=True, help="The output cap; 0: none is sent.")
     context_window = fields.Integer(tracking=True, help="Tokens the model reads at most; 0: unknown.")
 
-    _sql_constraints = [
-        ("provider_name_uniq", "unique(provider_id, name)", "A provider lists each model once."),
-    ]
+    _provider_name_uniq = Constraint("unique(provider_id, name)", "A provider lists each model once.")
 
     @api.model_create_multi
     def create(self, vals_list):

@@ -12,6 +12,7 @@ from typing import NamedTuple
 from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
+from ..odoo_compat import Constraint
 from ..services.errors import ConfigError
 from ..services.loop import KNOWN_VARIABLES, resolve_preset, validate_preset, variables_in
 
@@ -54,9 +55,7 @@ class AiToolPreset(models.Model):
     )
     variables_help = fields.Char(string="Variables", compute="_compute_tool_arguments")
 
-    _sql_constraints = [
-        ("assistant_tool_uniq", "unique(assistant_id, tool_id)", "An assistant has one preset per tool."),
-    ]
+    _assistant_tool_uniq = Constraint("unique(assistant_id, tool_id)", "An assistant has one preset per tool.")
 
     @api.depends("tool_id.input_schema")
     def _compute_tool_arguments(self):

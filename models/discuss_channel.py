@@ -61,12 +61,10 @@ ARGUMENTS_PREVIEW_CHARS = 200
 class DiscussChannel(models.Model):
     _inherit = "discuss.channel"
 
-    @api.returns("mail.message", lambda value: value.id)
-    def message_post(self, **kwargs):
-        message = super().message_post(**kwargs)
+    def _message_post_after_hook(self, message, msg_vals):
         if len(self) == 1 and self.channel_type == "chat" and message.message_type == "comment":
             self._ai_mcp_schedule_reply(message)
-        return message
+        return super()._message_post_after_hook(message, msg_vals)
 
     def _ai_mcp_assistant(self):
         """The assistant this chat is with (sudo; archived ones too), if any."""

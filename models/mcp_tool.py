@@ -9,6 +9,7 @@ import json
 
 from odoo import api, fields, models
 
+from ..odoo_compat import Constraint
 from ..selections import TOOL_VISIBILITIES
 from ..services.tool_info import ToolAnnotations, ToolInfo
 
@@ -113,9 +114,7 @@ class McpTool(models.Model):
         "administrator reviews and accepts the change.",
     )
 
-    _sql_constraints = [
-        ("server_name_uniq", "unique(server_id, name)", "A server offers each tool name once."),
-    ]
+    _server_name_uniq = Constraint("unique(server_id, name)", "A server offers each tool name once.")
 
     @api.depends("name", "title", "server_id.name")
     def _compute_display_name(self):

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # ODOO_* are set here for the scripts that source this file
-# Shared by scripts/run, scripts/test and .ci/run: find an Odoo 18, or make one from its official
+# Shared by scripts/run, scripts/test and .ci/run: find an Odoo 18 or 19, or make one from its official
 # source (get_odoo), put our requirements into its Python without moving Odoo's pins, start
 # PostgreSQL, link the checkout as `ai_mcp`.
 
@@ -30,19 +30,19 @@ ai_mcp_cache_dir() {
     printf '%s\n' "${AI_MCP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ai_mcp}"
 }
 
-# odoo_cache_dir: where get_odoo makes an Odoo 18 (src/ with src/.venv, and its stamp).
+# odoo_cache_dir: where get_odoo makes an Odoo of the series (src/ with src/.venv, and its stamp).
 odoo_cache_dir() {
-    printf '%s\n' "$(ai_mcp_cache_dir)/odoo18"
+    printf '%s\n' "$(ai_mcp_cache_dir)/odoo$ODOO_SERIES"
 }
 
 # The folders find_odoo looks into for an odoo-bin, colon-separated.
 odoo_search_dirs() {
-    printf '%s\n' "${AI_MCP_ODOO_SEARCH-/opt/odoo18:$(odoo_cache_dir)/src}"
+    printf '%s\n' "${AI_MCP_ODOO_SEARCH-/opt/odoo$ODOO_SERIES:$(odoo_cache_dir)/src}"
 }
 
-# find_odoo: looks for Odoo 18, in this order:
+# find_odoo: looks for an Odoo of the series ($ODOO_SERIES, see use_odoo_series), in this order:
 #   1. $ODOO_BIN (an odoo-bin, or an `odoo` console script). Set but missing means "not found".
-#   2. odoo-bin in each folder of $AI_MCP_ODOO_SEARCH (default: /opt/odoo18, then the Odoo that
+#   2. odoo-bin in each folder of $AI_MCP_ODOO_SEARCH (default: /opt/odoo18 or /opt/odoo19, then the Odoo that
 #      get_odoo made in the cache)
 #   3. an `odoo` package importable by ${ODOO_PYTHON:-python3}
 # Its Python is $ODOO_PYTHON, else .venv/bin/python next to odoo-bin, else the script's own
@@ -58,7 +58,13 @@ find_odoo() {
     ODOO_WHERE=""
     ODOO_NOT_FOUND=""
     local bin="" root py major dir searched
-    if [[ -n ${ODOO_BIN:-} ]]; then
+    local named=${ODOO_BIN:-}
+    # ODOO_BIN names the Odoo of its own series: for the other one, the folders are searched
+    if [[ -n $named && -f $named ]] && major=$(_odoo_tree_major "$(dirname "$named")") &&
+        [[ -n $major && $major != "$ODOO_SERIES" && " ${ODOO_SERIES_KNOWN[*]} " == *" $major "* ]]; then
+        named=""
+    fi
+    if [[ -n $named ]]; then
         if [[ ! -f $ODOO_BIN ]]; then
             ODOO_NOT_FOUND="ODOO_BIN=$ODOO_BIN does not exist"
             return 1
@@ -68,12 +74,24 @@ find_odoo() {
         searched=$(odoo_search_dirs)
         local dirs=()
         IFS=: read -r -a dirs <<<"$searched"
+        # the first folder holding an Odoo of the series: /opt/odoo18 and /opt/odoo19 may both be
+        # searched (AI_MCP_ODOO_SEARCH), the other series' tree is passed over
+        local other=""
         for dir in "${dirs[@]}"; do
             if [[ -n $dir && -f $dir/odoo-bin ]]; then
+                major=$(_odoo_tree_major "$dir")
+                if [[ -n $major && $major != "$ODOO_SERIES" ]]; then
+                    other=${other:-$dir/odoo-bin is not Odoo $ODOO_SERIES (version: $major)}
+                    continue
+                fi
                 bin=$dir/odoo-bin
                 break
             fi
         done
+        if [[ -z $bin && -n $other ]]; then
+            ODOO_NOT_FOUND=$other
+            return 1
+        fi
     fi
 
     if [[ -n $bin ]]; then
@@ -91,8 +109,8 @@ find_odoo() {
         if [[ -z $major ]]; then
             major=$(cd / && "$py" -c 'import odoo.release as r; print(r.version_info[0])' 2>/dev/null) || major=""
         fi
-        if [[ $major != 18 ]]; then
-            ODOO_NOT_FOUND="$bin is not Odoo 18 (version: ${major:-unknown})"
+        if [[ $major != "$ODOO_SERIES" ]]; then
+            ODOO_NOT_FOUND="$bin is not Odoo $ODOO_SERIES (version: ${major:-unknown})"
             return 1
         fi
         ODOO_CMD=("$py" "$bin")
@@ -107,7 +125,7 @@ find_odoo() {
     local info
     if py=$(command -v "$py") &&
         info=$(cd / && "$py" -c 'import os, odoo.release as r; print(r.version_info[0], os.path.dirname(os.path.dirname(os.path.abspath(r.__file__))))' 2>/dev/null) &&
-        [[ ${info%% *} == 18 ]]; then
+        [[ ${info%% *} == "$ODOO_SERIES" ]]; then
         root=${info#* }
         ODOO_CMD=("$py" -m odoo)
         ODOO_PY=$py
@@ -117,23 +135,34 @@ find_odoo() {
         ODOO_WHERE="the odoo package of $py"
         return 0
     fi
-    ODOO_NOT_FOUND="no ODOO_BIN, no odoo-bin in ${searched:-(no folder)}, no odoo 18 package importable by ${ODOO_PYTHON:-python3}"
+    ODOO_NOT_FOUND="no ODOO_BIN, no odoo-bin in ${searched:-(no folder)}, no odoo $ODOO_SERIES package importable by ${ODOO_PYTHON:-python3}"
     return 1
 }
 
 odoo_missing_help() {
     cat >&2 <<EOF
-Odoo 18 is missing: ${ODOO_NOT_FOUND}.
-No Odoo 18 could be made in $(odoo_cache_dir) either (AI_MCP_ODOO_SOURCE names the source; see
-README.md, "Which Odoo"). Install Odoo 18.0 Community as described on
-https://www.odoo.com/documentation/18.0/administration/on_premise/source.html (for example in
-/opt/odoo18 with a virtualenv in /opt/odoo18/.venv), or point ODOO_BIN at an existing odoo-bin (and
+Odoo $ODOO_SERIES is missing: ${ODOO_NOT_FOUND}.
+No Odoo $ODOO_SERIES could be made in $(odoo_cache_dir) either (AI_MCP_ODOO_SOURCE names the source; see
+README.md, "Which Odoo"). Install Odoo $ODOO_SERIES.0 Community as described on
+https://www.odoo.com/documentation/$ODOO_SERIES.0/administration/on_premise/source.html (for example in
+/opt/odoo$ODOO_SERIES with a virtualenv in /opt/odoo$ODOO_SERIES/.venv), or point ODOO_BIN at an existing odoo-bin (and
 ODOO_PYTHON at the Python that runs it).
 EOF
 }
 
-ODOO_NIGHTLY_URL=https://nightly.odoo.com/18.0/nightly/src/odoo_18.0.latest.tar.gz
-ODOO_GIT_BRANCH=18.0
+# The series the functions here find, make and name: AI_MCP_ODOO_SERIES (18, the default, or 19).
+ODOO_SERIES_KNOWN=(18 19)
+# use_odoo_series N: find and make Odoo N from now on (scripts/test goes through each in turn).
+use_odoo_series() {
+    if [[ " ${ODOO_SERIES_KNOWN[*]} " != *" $1 "* ]]; then
+        warn "AI_MCP_ODOO_SERIES=$1: the addon runs on Odoo ${ODOO_SERIES_KNOWN[*]}"
+        return 1
+    fi
+    ODOO_SERIES=$1
+    ODOO_NIGHTLY_URL=https://nightly.odoo.com/$1.0/nightly/src/odoo_$1.0.latest.tar.gz
+    ODOO_GIT_BRANCH=$1.0
+}
+use_odoo_series "${AI_MCP_ODOO_SERIES:-18}" || exit 1
 ODOO_PINS=$AI_MCP_ROOT/scripts/odoo18/pins.txt
 ODOO_BUILD_CONSTRAINTS=$AI_MCP_ROOT/scripts/odoo18/build-constraints.txt
 # Debian packages Odoo's venv is made with: python-ldap and psycopg2 have no wheels and compile
@@ -174,12 +203,12 @@ _odoo_fetch() {
     kind=$(_odoo_source_kind "$source")
     case $kind in
     dir)
-        say "Odoo 18: copying $source ($(du -sh --exclude=.venv --exclude=.git "$source" 2>/dev/null | cut -f1))"
+        say "Odoo $ODOO_SERIES: copying $source ($(du -sh --exclude=.venv --exclude=.git "$source" 2>/dev/null | cut -f1))"
         mkdir -p "$into/tree"
         tar -C "$source" --exclude=./.venv --exclude=./.git -cf - . | tar -C "$into/tree" -xf -
         ;;
     archive)
-        say "Odoo 18: unpacking $source ($(du -h "$source" | cut -f1))"
+        say "Odoo $ODOO_SERIES: unpacking $source ($(du -h "$source" | cut -f1))"
         _extract "$source" "$into"
         ;;
     url)
@@ -187,20 +216,20 @@ _odoo_fetch() {
         name=${name%%\?*}
         size=$(curl -sfIL --connect-timeout 10 "$source" | tr -d '\r' |
             awk 'tolower($1) == "content-length:" {n = $2} END {if (n) printf "%.0f MB", n / 1048576}')
-        say "Odoo 18: downloading $source (${size:-size unknown}) into $into"
+        say "Odoo $ODOO_SERIES: downloading $source (${size:-size unknown}) into $into"
         if ! curl -fL --connect-timeout 10 --retry 2 --progress-bar -o "$into/$name" "$source"; then
-            warn "Odoo 18: could not download $source; set AI_MCP_ODOO_SOURCE to an Odoo 18.0 archive, folder or git URL you can reach"
+            warn "Odoo $ODOO_SERIES: could not download $source; set AI_MCP_ODOO_SOURCE to an Odoo $ODOO_SERIES.0 archive, folder or git URL you can reach"
             return 1
         fi
         _extract "$into/$name" "$into" && rm -f "$into/$name"
         ;;
     git)
-        say "Odoo 18: cloning ${source#git+} (branch $ODOO_GIT_BRANCH, depth 1)"
+        say "Odoo $ODOO_SERIES: cloning ${source#git+} (branch $ODOO_GIT_BRANCH, depth 1)"
         git clone --progress --depth 1 --branch "$ODOO_GIT_BRANCH" "${source#git+}" "$into/tree" || return 1
         rm -rf "$into/tree/.git"
         ;;
     *)
-        warn "Odoo 18: AI_MCP_ODOO_SOURCE=$source is not a folder, an archive (.tar.gz, .tgz, .tar, .tar.xz, .zip), an http(s) URL or a git URL"
+        warn "Odoo $ODOO_SERIES: AI_MCP_ODOO_SOURCE=$source is not a folder, an archive (.tar.gz, .tgz, .tar, .tar.xz, .zip), an http(s) URL or a git URL"
         return 1
         ;;
     esac
@@ -223,10 +252,10 @@ _odoo_debian_packages() {
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'ok installed' || missing+=("$package")
     done
     ((${#missing[@]})) || return 0
-    say "Odoo 18: apt-get install ${missing[*]}"
+    say "Odoo $ODOO_SERIES: apt-get install ${missing[*]}"
     if ! { _as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
         _as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } </dev/null; then
-        warn "Odoo 18: could not install ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again"
+        warn "Odoo $ODOO_SERIES: could not install ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again"
         return 1
     fi
 }
@@ -241,7 +270,7 @@ odoo_test_count() {
 apply_odoo_pins() {
     local py=$1
     _requirements_satisfied "$py" "$ODOO_PINS" && return 0
-    say "Odoo 18: installing what Odoo 18 needs on current packaging into $py: $(grep -v '^#' "$ODOO_PINS" | xargs)"
+    say "Odoo $ODOO_SERIES: installing what Odoo $ODOO_SERIES needs on current packaging into $py: $(grep -v '^#' "$ODOO_PINS" | xargs)"
     "$py" -m pip install --quiet --disable-pip-version-check -r "$ODOO_PINS" </dev/null
 }
 
@@ -253,7 +282,7 @@ odoo_gevent_check() {
     if out=$("$py" -c 'import gevent.monkey, psycopg2; from gevent.socket import wait_read, wait_write; gevent.monkey.patch_all()' 2>&1 </dev/null); then
         return 0
     fi
-    warn "Odoo 18: the gevent worker cannot start in $py: $(printf '%s\n' "$out" | tail -n 1)"
+    warn "Odoo $ODOO_SERIES: the gevent worker cannot start in $py: $(printf '%s\n' "$out" | tail -n 1)"
     warn "  fix: $py -m pip install -r $ODOO_PINS"
     return 1
 }
@@ -318,19 +347,27 @@ odoo_pool_args() {
     printf '%s\n' "--db_maxconn=$POOL_PER_WORKER" "--db_maxconn_gevent=$gevent"
 }
 
-# get_odoo: makes an Odoo 18 in $(odoo_cache_dir)/src with its own .venv, from $AI_MCP_ODOO_SOURCE
-# (a folder, an archive, an http(s) archive URL or a git URL) or Odoo's nightly 18.0 source archive;
+# odoo_source: where get_odoo makes the series from: AI_MCP_ODOO<series>_SOURCE (AI_MCP_ODOO19_SOURCE),
+# else AI_MCP_ODOO_SOURCE, else Odoo's nightly source archive of the series.
+odoo_source() {
+    local named=AI_MCP_ODOO${ODOO_SERIES}_SOURCE
+    printf '%s\n' "${!named:-${AI_MCP_ODOO_SOURCE:-$ODOO_NIGHTLY_URL}}"
+}
+
+# get_odoo: makes an Odoo of the series in $(odoo_cache_dir)/src with its own .venv, from $AI_MCP_ODOO_SOURCE
+# (a folder, an archive, an http(s) archive URL or a git URL) or Odoo's nightly source archive of the series;
 # reused while the source and the pins stay the same. find_odoo finds it afterwards (unless
 # AI_MCP_ODOO_SEARCH leaves the cache out).
 get_odoo() {
-    local source=${AI_MCP_ODOO_SOURCE:-$ODOO_NIGHTLY_URL} dir want work tree major venv_py
+    local source dir want work tree major venv_py
+    source=$(odoo_source)
     dir=$(odoo_cache_dir)
     want=$(_odoo_stamp "$source")
     if [[ -f $dir/src/odoo-bin && -x $dir/src/.venv/bin/python && $(cat "$dir/stamp" 2>/dev/null) == "$want" ]]; then
-        say "Odoo 18: reusing $dir/src (made from $source)"
+        say "Odoo $ODOO_SERIES: reusing $dir/src (made from $source)"
         return 0
     fi
-    say "Odoo 18: making one in $dir/src from $source"
+    say "Odoo $ODOO_SERIES: making one in $dir/src from $source"
     mkdir -p "$dir"
     work=$(mktemp -d "$dir/new.XXXXXX")
     if ! _odoo_fetch "$source" "$work"; then
@@ -338,13 +375,13 @@ get_odoo() {
         return 1
     fi
     if ! tree=$(_odoo_tree_in "$work"); then
-        warn "Odoo 18: no odoo/release.py in $source"
+        warn "Odoo $ODOO_SERIES: no odoo/release.py in $source"
         rm -rf "$work"
         return 1
     fi
     major=$(_odoo_tree_major "$tree")
-    if [[ $major != 18 ]]; then
-        warn "Odoo 18: $source holds Odoo ${major:-of unknown version}, not 18"
+    if [[ $major != "$ODOO_SERIES" ]]; then
+        warn "Odoo $ODOO_SERIES: $source holds Odoo ${major:-of unknown version}, not $ODOO_SERIES"
         rm -rf "$work"
         return 1
     fi
@@ -361,17 +398,17 @@ get_odoo() {
     mv "$tree" "$dir/src"
     rm -rf "$work"
     venv_py=$dir/src/.venv/bin/python
-    say "Odoo 18: creating $dir/src/.venv: Odoo's requirements.txt, then scripts/odoo18/pins.txt (a few minutes the first time)"
+    say "Odoo $ODOO_SERIES: creating $dir/src/.venv: Odoo's requirements.txt, then scripts/odoo18/pins.txt (a few minutes the first time)"
     if ! "${AI_MCP_ODOO_VENV_PYTHON:-python3}" -m venv "$dir/src/.venv" ||
         ! PIP_CONSTRAINT=$ODOO_BUILD_CONSTRAINTS "$venv_py" -m pip install --disable-pip-version-check --progress-bar on \
             -r "$dir/src/requirements.txt" </dev/null ||
         ! apply_odoo_pins "$venv_py"; then
-        warn "Odoo 18: installing Odoo's requirements failed (above); nothing was kept"
+        warn "Odoo $ODOO_SERIES: installing Odoo's requirements failed (above); nothing was kept"
         rm -rf "$dir/src"
         return 1
     fi
     printf '%s\n' "$want" >"$dir/stamp"
-    say "Odoo 18: ready in $dir/src ($(du -sh "$dir/src" | cut -f1) with its venv)"
+    say "Odoo $ODOO_SERIES: ready in $dir/src ($(du -sh "$dir/src" | cut -f1) with its venv)"
 }
 
 # odoo_or_make: find_odoo, else get_odoo and then the Odoo it made. What was made is used whatever
@@ -379,7 +416,7 @@ get_odoo() {
 # ODOO_BIN and ODOO_PYTHON, so the scripts this one starts use it too. 1 when none can be had.
 odoo_or_make() {
     find_odoo && return 0
-    say "Odoo 18: none found ($ODOO_NOT_FOUND)"
+    say "Odoo $ODOO_SERIES: none found ($ODOO_NOT_FOUND)"
     get_odoo && use_made_odoo
 }
 
@@ -448,7 +485,7 @@ odoo_constraints() {
     shift 3
     [[ -n $odoo_req ]] && args+=("$odoo_req")
     if ! "$py" "$ODOO_CONSTRAINTS" --lifted "$ODOO_LIFTED" --pins "$ODOO_PINS" "$@" "${args[@]}" </dev/null >"$out"; then
-        warn "requirements: could not read Odoo's pins (above); set ODOO_REQUIREMENTS to the requirements.txt of the Odoo 18 source tree"
+        warn "requirements: could not read Odoo's pins (above); set ODOO_REQUIREMENTS to the requirements.txt of the Odoo $ODOO_SERIES source tree"
         return 1
     fi
 }
@@ -510,7 +547,7 @@ _pip_failed() {
     if [[ -n $pins ]]; then
         warn "requirements: $(basename "$req") cannot be installed $where without moving the pin $pins:"
         warn "$causes"
-        warn "  fix: if Odoo 18 works with the version asked for, add $names to $ODOO_LIFTED with the reason;" \
+        warn "  fix: if Odoo $ODOO_SERIES works with the version asked for, add $names to $ODOO_LIFTED with the reason;" \
             "otherwise hold back the requirement of $(basename "$req") that asks for it"
     else
         warn "requirements: $(basename "$req") cannot be installed $where, its packages conflict:"
@@ -613,7 +650,7 @@ odoo_pins_check() {
     odoo_constraints "$py" "$work/constraints.txt" "$odoo_req" --declared || rc=1
     if ((rc == 0)) && ! _pip_install "$py" "$work/resolve.log" --dry-run --ignore-installed \
         -c "$work/constraints.txt" -r "$req"; then
-        _pip_failed "$work/resolve.log" "$work/constraints.txt" "$req" "beside the pins of a new Odoo 18 venv for $py"
+        _pip_failed "$work/resolve.log" "$work/constraints.txt" "$req" "beside the pins of a new Odoo $ODOO_SERIES venv for $py"
         rc=1
     fi
     ((rc == 0)) && say "requirements: $(basename "$req") resolves beside Odoo's declared pins for $py (lifted: $(_lifted_names))"
@@ -699,14 +736,24 @@ odoo_addons_path() {
 install_then_serve() {
     local db=$1 port=$2 option=$3 verb=update
     shift 3
-    if [[ $option == -i ]]; then verb=install; fi
-    "${ODOO_CMD[@]}" "$@" "$option" ai_mcp --stop-after-init || {
+    local demo=()
+    if [[ $option == -i ]]; then
+        verb=install
+        mapfile -t demo < <(odoo_demo_args)
+    fi
+    "${ODOO_CMD[@]}" "$@" "$option" ai_mcp "${demo[@]}" --stop-after-init || {
         warn "Odoo could not $verb ai_mcp in database $db (above); not serving"
         return 1
     }
     if [[ $option == -i ]]; then demo_db_quiet "$db"; fi
     say "serving on http://127.0.0.1:$port (new databases: log in as admin / admin); Ctrl-C stops"
     exec "${ODOO_CMD[@]}" "$@"
+}
+
+# odoo_demo_args: what makes a new database hold demo data on the series, one option a line: 18
+# makes it unless told not to, 19 only when asked.
+odoo_demo_args() {
+    if ((ODOO_SERIES >= 19)); then printf '%s\n' --with-demo; fi
 }
 
 # demo_db_quiet DB: the database scripts/run made calls no outside service by itself. Odoo's

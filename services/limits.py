@@ -9,11 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import Field
 
 from .errors import ConfigError
+
+
+class LimitedField(NamedTuple):
+    """A record's field held to a Limit, and the message (lazily translated) when it is not. A named
+    constructor, not a bare tuple: Odoo 19's string extractor takes a string opening the next bare
+    tuple after a translated call for a translatable one."""
+
+    field: str
+    limit: Limit
+    message: Any
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
-"""A real Odoo 18 on this machine, started for the HTTP benchmarks and the prefork tests, and a web client.
+"""A real Odoo (18 or 19) on this machine, started for the HTTP benchmarks and the prefork tests, and a web client.
 
 `OdooServer` installs ai_mcp into a new database and starts odoo-bin on it (threaded or prefork)
-from ODOO_BIN or /opt/odoo18/odoo-bin, run by ODOO_PYTHON or the .venv next to it (scripts/test
-passes ODOO_BIN for an Odoo that scripts/lib.sh found elsewhere or made). `WebClient` is a logged-in
+from ODOO_BIN or /opt/odoo<series>/odoo-bin (AI_MCP_ODOO_SERIES, 18 by default), run by ODOO_PYTHON
+or the .venv next to it (scripts/test passes ODOO_BIN for an Odoo that scripts/lib.sh found
+elsewhere or made). `WebClient` is a logged-in
 browser session as the chat widget uses it: session cookie, CSRF token, JSON-RPC, and the SSE chat
 stream read event by event.
 """
@@ -28,17 +29,36 @@ from services.sse import SseDecoder, SseEvent
 from testing.mcp_servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_ODOO_BIN = "/opt/odoo18/odoo-bin"
+SERIES = os.environ.get("AI_MCP_ODOO_SERIES") or "18"
+DEFAULT_ODOO_BIN = f"/opt/odoo{SERIES}/odoo-bin"
+RELEASE_MAJOR = re.compile(r"^version_info = \((\d+),", re.MULTILINE)
 
 
 class OdooNotFound(RuntimeError):
     """No odoo-bin to start: the message says which variable to set."""
 
 
+def odoo_series(command: list[str]) -> int:
+    """The major version of the Odoo that `command` (as find_odoo gives it) starts."""
+    if command[1:2] != ["-m"]:
+        release = Path(command[1]).resolve().parent / "odoo" / "release.py"
+        if release.exists() and (found := RELEASE_MAJOR.search(release.read_text())):
+            return int(found.group(1))
+    done = subprocess.run(
+        [command[0], "-c", "import odoo.release as r; print(r.version_info[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd="/" if command[1:2] == ["-m"] else str(Path(command[1]).resolve().parent),
+    )
+    return int(done.stdout.strip())
+
+
 def find_odoo() -> tuple[list[str], str | None]:
-    """(how to start Odoo 18, its addons folder when separate): ODOO_BIN (scripts/test sets it to
-    what scripts/lib.sh found or made), else /opt/odoo18/odoo-bin, each run by ODOO_PYTHON or the .venv next to it; else
-    `python -m odoo` of ODOO_PYTHON. OdooNotFound otherwise."""
+    """(how to start Odoo, its addons folder when separate): ODOO_BIN (scripts/test sets it to
+    what scripts/lib.sh found or made), else /opt/odoo<AI_MCP_ODOO_SERIES>/odoo-bin, each run by
+    ODOO_PYTHON or the .venv next to it; else `python -m odoo` of ODOO_PYTHON. OdooNotFound
+    otherwise."""
     odoo_bin = os.environ.get("ODOO_BIN") or (DEFAULT_ODOO_BIN if os.path.isfile(DEFAULT_ODOO_BIN) else "")
     python = os.environ.get("ODOO_PYTHON")
     if odoo_bin:
@@ -62,10 +82,12 @@ def find_odoo() -> tuple[list[str], str | None]:
             cwd="/",
         )
         major, _, root = found.stdout.strip().partition(" ")
-        if found.returncode == 0 and major == "18":
+        if found.returncode == 0 and major in ("18", "19"):
             addons = Path(root) / "addons"
             return [python, "-m", "odoo"], str(addons) if (addons / "web").is_dir() else None
-    raise OdooNotFound(f"no Odoo 18: no ODOO_BIN, no {DEFAULT_ODOO_BIN}, no odoo package importable by ODOO_PYTHON")
+    raise OdooNotFound(
+        f"no Odoo {SERIES}: no ODOO_BIN, no {DEFAULT_ODOO_BIN}, no odoo package importable by ODOO_PYTHON"
+    )
 
 
 def wait_until_serving(process: subprocess.Popen[bytes], port: int, log: str, timeout: float) -> None:
@@ -98,6 +120,7 @@ class OdooServer:
 
     def __init__(self, name: str, ready_timeout: float = 120.0, module: Path = ROOT) -> None:
         self.command, odoo_addons = find_odoo()
+        self.series = odoo_series(self.command)
         self.ready_timeout = ready_timeout
         self.tmp = Path(tempfile.mkdtemp(prefix=f"ai_mcp-{name}."))
         (self.tmp / "addons").mkdir()
@@ -144,7 +167,14 @@ class OdooServer:
 
     def install(self) -> None:
         done = subprocess.run(
-            [*self.args(self.log), "-i", "ai_mcp", "--without-demo=all", "--stop-after-init"],
+            # without demo data: 19 makes none unless asked (--with-demo), 18 unless told not to
+            [
+                *self.args(self.log),
+                "-i",
+                "ai_mcp",
+                *(["--without-demo=all"] if self.series == 18 else []),
+                "--stop-after-init",
+            ],
             check=False,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -261,6 +291,12 @@ class WebClient:
         if not match:
             raise RuntimeError("no csrf_token in /odoo")
         self.csrf = match.group(1)
+        self.series = int(self.jsonrpc("/web/webclient/version_info", {})["server_version_info"][0])
+
+    @property
+    def groups_field(self) -> str:
+        """The res.users field a user's groups are written to: renamed in Odoo 19."""
+        return "groups_id" if self.series == 18 else "group_ids"
 
     def with_headers(self, headers: dict[str, str]) -> WebClient:
         """The same session (cookie, CSRF token) sending `headers` with every request too."""
@@ -375,4 +411,4 @@ def create_ai_user(admin: WebClient, login: str, name: str | None = None) -> int
         ["res_id"],
     )
     values = {"name": name or login, "login": login, "password": login}
-    return admin.call("res.users", "create", {**values, "groups_id": [(6, 0, [g["res_id"] for g in groups])]})
+    return admin.call("res.users", "create", {**values, admin.groups_field: [(6, 0, [g["res_id"] for g in groups])]})

@@ -40,6 +40,7 @@ from . import test_schema_refs
 from . import test_approvals
 from . import test_app_approval_tour
 from . import test_approval_race
+from . import test_database_constraints
 from . import test_provider_models
 from . import test_provider_models_tour
 from . import test_tool_search

@@ -7,6 +7,7 @@ import socket
 import tempfile
 import time
 import types
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -14,6 +15,7 @@ import odoo
 from odoo.tests import HttpCase, new_test_user
 
 from odoo.addons.ai_mcp.hub_process import running_hub
+from odoo.addons.ai_mcp.odoo_compat import ODOO_18
 from odoo.addons.ai_mcp.services.sse import SseDecoder
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM
@@ -80,9 +82,31 @@ class ChatCase(HttpCase):
         if hub is not None:
             hub.run(hub.aclose_server(cls.server._server_key()))
 
+    # whether this test lets every request open test cursors (Odoo 19; see setUp)
+    _every_request_allowed = False
+
     def setUp(self):
         super().setUp()
         self.llm.reset()
+        if not ODOO_18:
+            # Odoo 19 lets a request open a test cursor only while the test allows requests, and its
+            # url_open allows them for the request alone. These tests also read a stream after its
+            # response came, and send from raw sockets, sessions and threads of their own: they allow
+            # every request for the whole test, which is what Odoo 18 does
+            allowed = HttpCase.allow_requests(self, all_requests=True)
+            allowed.__enter__()
+            self._every_request_allowed = True
+            self.addCleanup(allowed.__exit__, None, None, None)
+            self.addCleanup(setattr, self, "_every_request_allowed", False)
+
+    @contextmanager
+    def allow_requests(self, browser=None, all_requests=False):
+        """Odoo 19's: within a test that allows every request already, a request allows nothing more."""
+        if self._every_request_allowed:
+            yield
+            return
+        with super().allow_requests(browser=browser, all_requests=all_requests):
+            yield
 
     # -- HTTP ------------------------------------------------------------------------------------
 

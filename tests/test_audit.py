@@ -269,7 +269,8 @@ class TestAuditRetention(AiMcpCase):
         self.assertTrue(cron.active)
         self.assertEqual((cron.interval_number, cron.interval_type), (1, "days"))
         self.assertEqual(self.env["ir.config_parameter"].sudo().get_param("ai_mcp.tool_call_retention_days"), "90")
-        cron.method_direct_trigger()
+        # what the scheduler runs, in this transaction (19's method_direct_trigger opens its own)
+        cron.ir_actions_server_id.run()
         self.assertEqual(set(self.old.exists().mapped("tool_name")), {"old_0", "old_1"})
         self.assertEqual(self.fresh.exists(), self.fresh)
 

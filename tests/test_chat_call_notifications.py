@@ -226,13 +226,18 @@ class TestChatCallNotifications(ChatCase):
         self.assertEqual(events[-1].event, "done")
         # the pooled session heard tools/list_changed; a background sync follows within seconds, not at the daily cron
         deadline = time.monotonic() + 15
-        sprout = self.env["mcp.tool"]
-        while not sprout and time.monotonic() < deadline:
+        review_state = None
+        while review_state is None and time.monotonic() < deadline:
             time.sleep(0.2)
-            self.env.invalidate_all()
-            sprout = self.env["mcp.tool"].search([("server_id", "=", self.server.id), ("name", "=", "sprout")])
-        self.assertTrue(sprout, "the new tool was synced without waiting for the cron")
-        self.assertEqual(sprout.review_state, "changed", "a tool nobody reviewed is set aside, as the cron does")
+            # on a test cursor, serialized with the sync's own: never in the middle of its transaction
+            with self.registry.cursor() as cr:
+                cr.execute(
+                    "SELECT review_state FROM mcp_tool WHERE server_id = %s AND name = 'sprout'", (self.server.id,)
+                )
+                review_state = next(iter(cr.fetchall()), (None,))[0]
+        self.assertIsNotNone(review_state, "the new tool was synced without waiting for the cron")
+        self.assertEqual(review_state, "changed", "a tool nobody reviewed is set aside, as the cron does")
+        self.env.invalidate_all()
         self.llm.queue(Turn(text="Fine."))
         self.send("Anything new?", conversation_id=events[0].data["conversation_id"])
         offered = [t["function"]["name"] for t in self.llm.requests[-1]["tools"]]

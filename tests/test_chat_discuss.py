@@ -4,6 +4,7 @@ with a message carrying a compact summary of its tool calls."""
 from odoo.tests import tagged
 
 from odoo.addons.ai_mcp.hub_process import running_hub
+from odoo.addons.ai_mcp.odoo_compat import chat_with
 from odoo.addons.ai_mcp.testing.mcp_apps_server import APP_URI
 from odoo.addons.ai_mcp.testing.mcp_apps_server import PROGRAM as COUNTER_PROGRAM
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
@@ -152,7 +153,7 @@ class TestChatDiscuss(DiscussCase):
     def test_user_not_allowed_gets_a_polite_refusal(self):
         group = self.env["res.groups"].create({"name": "Helpers only"})
         self.assistant.group_ids = group
-        channel = self.env["discuss.channel"].with_user(self.other).channel_get([self.partner.id])
+        channel = chat_with(self.env["discuss.channel"].with_user(self.other), [self.partner.id])
         replies = self.say("hello", user=self.other, channel=channel)
         self.assertEqual(len(replies), 1)
         self.assertIn("not allowed to chat with Helper", str(replies.body))
@@ -167,7 +168,7 @@ class TestChatDiscuss(DiscussCase):
         self.assertIn("AI &gt; Configuration &gt; Providers", body)
 
     def test_other_chats_and_the_assistants_own_messages_are_left_alone(self):
-        colleague = self.env["discuss.channel"].with_user(self.user).channel_get([self.other.partner_id.id])
+        colleague = chat_with(self.env["discuss.channel"].with_user(self.user), [self.other.partner_id.id])
         colleague.with_user(self.user).message_post(body="hi", message_type="comment")
         self.env.cr.postcommit.run()
         self.assertFalse(self.llm.requests)

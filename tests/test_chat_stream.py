@@ -9,7 +9,6 @@ from unittest.mock import patch
 
 from odoo import fields
 from odoo.tests import tagged
-from odoo.tools import config
 
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
@@ -427,7 +426,7 @@ class TestChatStream(ChatCase):
         )
         self.assertEqual(response.status_code, 409, "30 s of silence is within the default limit")
         self.llm.queue(Turn(text="second"))
-        with patch.dict(config.misc, {"ai_mcp": {"turn_stale_after": "12"}}):
+        with patch("odoo.addons.ai_mcp.hub_process.config_section", return_value={"turn_stale_after": "12"}):
             response, more = self.send("again", conversation_id=conversation_id)
         self.assertEqual(response.status_code, 200, response.text)
         stored = self.stored_events(conversation_id)

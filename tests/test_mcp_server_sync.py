@@ -224,7 +224,7 @@ class TestMcpServerSync(AiMcpCase):
         self.assertEqual((cron.interval_number, cron.interval_type), (1, "days"))
         self.assertTrue(cron.active)
         with mute_logger(SYNC_LOGGER):
-            cron.method_direct_trigger()
+            cron.ir_actions_server_id.run()
         self.assertEqual(dead.state, "error")
         self.assertEqual(dead.last_error_code, "MCP_UNREACHABLE")
         self.assertEqual(good.state, "connected", good.last_error)

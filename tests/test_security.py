@@ -4,6 +4,7 @@ from odoo.exceptions import AccessError, UserError, ValidationError
 from odoo.tests import tagged
 from odoo.tools import mute_logger
 
+from odoo.addons.ai_mcp.odoo_compat import USER_GROUPS
 from odoo.addons.ai_mcp.services.errors import ConfigError
 
 from .common import PUBLIC_URL, AiMcpCase
@@ -173,7 +174,7 @@ class TestSecurity(AiMcpCase):
         self.assertFalse(self.restricted_assistant._user_may_use(self.user1))
         with self.assertRaises(AccessError):
             self.as_(self.user1, self.restricted_assistant).read(["name"])
-        self.group_x.users = [(4, self.user1.id)]
+        self.user1[USER_GROUPS] = [(4, self.group_x.id)]
         self.assertEqual(self.visible(self.user1, assistants), assistants)
         self.assertTrue(self.restricted_assistant._user_may_use(self.user1))
         self.assertEqual(self.visible(self.manager, assistants), assistants)

@@ -4,6 +4,8 @@ entry to a configured system server, stdio rules included."""
 from odoo.exceptions import AccessError, UserError
 from odoo.tests import tagged
 
+from odoo.addons.ai_mcp.odoo_compat import USER_GROUPS
+
 from .common import AiMcpCase
 
 
@@ -17,7 +19,7 @@ class TestServerPresets(AiMcpCase):
         cls.context7 = cls.env.ref("ai_mcp.mcp_server_preset_context7")
         cls.filesystem = cls.env.ref("ai_mcp.mcp_server_preset_filesystem")
         cls.fetch = cls.env.ref("ai_mcp.mcp_server_preset_fetch")
-        cls.admin.groups_id |= cls.env.ref("ai_mcp.group_ai_manager")
+        cls.admin[USER_GROUPS] |= cls.env.ref("ai_mcp.group_ai_manager")
 
     def create_from(self, preset, user):
         action = preset.with_user(user).action_create_server()

@@ -7,13 +7,15 @@ from odoo import Command
 from odoo.modules.module import get_module_path
 from odoo.tests import HttpCase, tagged
 
+from odoo.addons.ai_mcp.odoo_compat import USER_GROUPS
+
 
 @tagged("post_install", "-at_install")
 class TestAiUserIsInternal(HttpCase):
     def create_user(self, login, groups):
         # as an integration or an import sets groups: only the ones named, no default template
         return self.env["res.users"].create(
-            {"name": login, "login": login, "password": f"{login}-pw-1234", "groups_id": [Command.set(groups.ids)]}
+            {"name": login, "login": login, "password": f"{login}-pw-1234", USER_GROUPS: [Command.set(groups.ids)]}
         )
 
     def test_a_user_given_only_ai_user_logs_in_and_opens_the_assistant(self):
@@ -50,7 +52,7 @@ class TestMigrationKeepsPortalUsersPortal(HttpCase):
     def test_portal_users_lose_the_role_and_internal_users_keep_it(self):
         ai_user = self.env.ref("ai_mcp.group_ai_user")
         portal = self.env["res.users"].create(
-            {"name": "Portal", "login": "portal_ai", "groups_id": [Command.set(self.env.ref("base.group_portal").ids)]}
+            {"name": "Portal", "login": "portal_ai", USER_GROUPS: [Command.set(self.env.ref("base.group_portal").ids)]}
         )
         internal = self.create_internal("internal_ai")
         # as a database of 18.0.1.0.0 may hold it: the role given to a portal user directly
@@ -66,4 +68,4 @@ class TestMigrationKeepsPortalUsersPortal(HttpCase):
 
     def create_internal(self, login):
         groups = self.env.ref("ai_mcp.group_ai_user") | self.env.ref("base.group_user")
-        return self.env["res.users"].create({"name": login, "login": login, "groups_id": [Command.set(groups.ids)]})
+        return self.env["res.users"].create({"name": login, "login": login, USER_GROUPS: [Command.set(groups.ids)]})

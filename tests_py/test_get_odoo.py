@@ -2,11 +2,12 @@
 the module, serves the login page, and the demo assistant answers with a tool of the example server.
 
 The source is an archive laid out as Odoo's nightly source archive (one top folder, no odoo-bin,
-the addons inside the odoo package), made from the Odoo 18 tree the scripts find (scripts/lib.sh
-find_odoo: ODOO_BIN, /opt/odoo18, or the one .ci/run made in the cache, which is CI's; all its
+the addons inside the odoo package), made from the Odoo tree of the series (AI_MCP_ODOO_SERIES, 18 by
+default; 19 the same way) the scripts find (scripts/lib.sh find_odoo: ODOO_BIN, /opt/odoo18 or
+/opt/odoo19, or the one .ci/run made in the cache, which is CI's; all its
 addons: installing base needs every addon's manifest for the module categories), or from
 AI_MCP_TEST_ODOO_TREE. Minutes long: pip installs Odoo's requirements into a new venv. Skipped, with
-the reason, where there is no Odoo 18 tree to make it from or no PostgreSQL.
+the reason, where there is no Odoo tree of the series to make it from or no PostgreSQL.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 ROOT = Path(__file__).resolve().parents[1]
 MAKE_TIMEOUT = 1500.0
+SERIES = os.environ.get("AI_MCP_ODOO_SERIES") or "18"
 
 
 def found_odoo_tree() -> Path | None:
-    """AI_MCP_TEST_ODOO_TREE, else the source tree of the Odoo 18 that find_odoo finds here."""
+    """AI_MCP_TEST_ODOO_TREE, else the source tree of the Odoo of the series that find_odoo finds here."""
     if os.environ.get("AI_MCP_TEST_ODOO_TREE"):
         return Path(os.environ["AI_MCP_TEST_ODOO_TREE"])
     found = subprocess.run(
@@ -50,7 +52,7 @@ pytestmark = [
     pytest.mark.timeout(MAKE_TIMEOUT + 300),
     pytest.mark.skipif(
         ODOO_TREE is None or not (ODOO_TREE / "odoo" / "release.py").is_file(),
-        reason=f"no Odoo 18 source tree to make an archive from (found: {ODOO_TREE or 'none'})",
+        reason=f"no Odoo {SERIES} source tree to make an archive from (found: {ODOO_TREE or 'none'})",
     ),
     pytest.mark.skipif(shutil.which("pg_isready") is None, reason="no PostgreSQL (pg_isready) on this machine"),
 ]
@@ -58,8 +60,8 @@ pytestmark = [
 
 def nightly_archive(tree: Path, into: Path) -> Path:
     """`tree` (either layout) as Odoo's nightly archive lays it out."""
-    top = "odoo-18.0.post20261122"
-    archive = into / "odoo_18.0.latest.tar"
+    top = f"odoo-{SERIES}.0.post20261122"
+    archive = into / f"odoo_{SERIES}.0.latest.tar"
     with tarfile.open(archive, "w") as tar:
         for name in ("odoo", "setup", "requirements.txt", "setup.py", "setup.cfg", "LICENSE"):
             if (tree / name).exists():
@@ -136,7 +138,7 @@ def start_and_chat(env: dict[str, str], log_path: Path, timeout: float) -> tuple
     return turn, log_path.read_text(errors="replace"), served_in
 
 
-def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
+def test_scripts_run_makes_odoo_from_a_local_archive_and_the_demo_chat_works(
     bare_machine: dict[str, str], tmp_path: Path
 ) -> None:
     with ScriptedLLM(responder=demo_model) as llm:
@@ -147,12 +149,12 @@ def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
             "OPENAI_MODEL": "scripted-model",
         }
         turn, output, made_in = start_and_chat(env, tmp_path / "run.log", MAKE_TIMEOUT)
-    print(f"scripts/run made Odoo 18 and served /web/login in {made_in:.0f} s")  # pylint: disable=print-used
+    print(f"scripts/run made Odoo {SERIES} and served /web/login in {made_in:.0f} s")  # pylint: disable=print-used
 
-    cache = Path(bare_machine["AI_MCP_CACHE_DIR"]) / "odoo18"
-    assert f"Odoo 18: unpacking {bare_machine['AI_MCP_ODOO_SOURCE']}" in output
-    assert f"Odoo 18: ready in {cache}/src" in output
-    assert f"Odoo 18: {cache}/src/odoo-bin (Python {cache}/src/.venv/bin/python)" in output
+    cache = Path(bare_machine["AI_MCP_CACHE_DIR"]) / f"odoo{SERIES}"
+    assert f"Odoo {SERIES}: unpacking {bare_machine['AI_MCP_ODOO_SOURCE']}" in output
+    assert f"Odoo {SERIES}: ready in {cache}/src" in output
+    assert f"Odoo {SERIES}: {cache}/src/odoo-bin (Python {cache}/src/.venv/bin/python)" in output
     # the address is said once Odoo serves it: after the install, before the HTTP server starts
     db = bare_machine["AI_MCP_DB"]
     serving = output.index("serving on http://")
@@ -178,7 +180,9 @@ def test_scripts_run_makes_odoo_18_from_a_local_archive_and_the_demo_chat_works(
     check = f'source {ROOT}/scripts/lib.sh && get_odoo && use_made_odoo && odoo_gevent_check "$ODOO_PY"'
     again = subprocess.run(["bash", "-c", check], env=bare_machine, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.strip() == f"Odoo 18: reusing {cache}/src (made from {bare_machine['AI_MCP_ODOO_SOURCE']})"
+    assert (
+        again.stdout.strip() == f"Odoo {SERIES}: reusing {cache}/src (made from {bare_machine['AI_MCP_ODOO_SOURCE']})"
+    )
 
     # a second start with another provider (a key set after the first start): the demo uses it
     with ScriptedLLM(responder=demo_model, api_key="second-key") as second:

@@ -97,6 +97,59 @@ def test_the_cache_is_searched_after_opt_odoo18_by_default(tmp_path: Path) -> No
     assert out == f"/opt/odoo18:{tmp_path}/odoo18/src"
 
 
+def test_the_series_setting_finds_odoo_19_where_odoo_18_is_found_and_refuses_the_other(tmp_path: Path) -> None:
+    odoo18, odoo19 = odoo_tree(tmp_path / "odoo18"), odoo_tree(tmp_path / "odoo19", major=19)
+    search = {"AI_MCP_ODOO_SEARCH": f"{odoo18}:{odoo19}"}
+    assert found(bash(FIND, search)).startswith(f"found {odoo18}/.venv/bin/python {odoo18}/odoo-bin")
+    assert found(bash(FIND, {**search, "AI_MCP_ODOO_SERIES": "19"})).startswith(
+        f"found {odoo19}/.venv/bin/python {odoo19}/odoo-bin"
+    )
+    out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": str(odoo18), "AI_MCP_ODOO_SERIES": "19"}))
+    assert out == f"none: {odoo18}/odoo-bin is not Odoo 19 (version: 18)"
+    # what scripts/test does for each series in turn
+    both = 'for s in 18 19; do use_odoo_series "$s" && find_odoo && echo "$s: $ODOO_ROOT"; done'
+    assert found(bash(both, search)).splitlines() == [f"18: {odoo18}", f"19: {odoo19}"]
+
+
+def test_odoo_bin_of_one_series_leaves_the_other_to_the_search(tmp_path: Path) -> None:
+    odoo18, odoo19 = odoo_tree(tmp_path / "odoo18"), odoo_tree(tmp_path / "odoo19", major=19)
+    env = {"ODOO_BIN": f"{odoo18}/odoo-bin", "AI_MCP_ODOO_SEARCH": str(odoo19)}
+    both = 'for s in 18 19; do use_odoo_series "$s" && find_odoo && echo "$s: $ODOO_ROOT"; done'
+    assert found(bash(both, env)).splitlines() == [f"18: {odoo18}", f"19: {odoo19}"]
+
+
+def test_odoo_19_is_looked_for_in_opt_odoo19_then_its_own_cache_and_made_from_the_19_nightly(tmp_path: Path) -> None:
+    env = {"AI_MCP_CACHE_DIR": str(tmp_path), "AI_MCP_ODOO_SERIES": "19"}
+    assert found(bash("odoo_search_dirs", env)) == f"/opt/odoo19:{tmp_path}/odoo19/src"
+    assert found(bash("odoo_source", env)) == "https://nightly.odoo.com/19.0/nightly/src/odoo_19.0.latest.tar.gz"
+    assert found(bash("odoo_demo_args", env)) == "--with-demo", "19 makes demo data only when asked"
+    assert found(bash("odoo_demo_args", {"AI_MCP_CACHE_DIR": str(tmp_path)})) == ""
+
+
+def test_an_unknown_series_is_refused_naming_the_known_ones() -> None:
+    result = bash("echo loaded", {"AI_MCP_ODOO_SERIES": "17"})
+    assert result.returncode != 0 and "loaded" not in result.stdout
+    assert "AI_MCP_ODOO_SERIES=17: the addon runs on Odoo 18 19" in result.stderr
+
+
+def test_get_odoo_makes_19_from_its_own_source_and_refuses_an_18_archive(tmp_path: Path) -> None:
+    odoo_tree(tmp_path / "odoo18", venv=False)
+    archive = tmp_path / "odoo_18.0.latest.tar.gz"
+    subprocess.run(["tar", "-czf", str(archive), "-C", str(tmp_path), "odoo18"], check=True)
+    env = {
+        "AI_MCP_ODOO_SERIES": "19",
+        "AI_MCP_ODOO_SOURCE": "ftp://example.org/for-18.tgz",
+        "AI_MCP_ODOO19_SOURCE": str(archive),
+        "AI_MCP_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    assert found(bash("odoo_source", env)) == str(archive), "the series' own source first"
+    result = bash("get_odoo", env)
+    assert result.returncode == 1
+    assert f"Odoo 19: unpacking {archive}" in result.stdout
+    assert f"{archive} holds Odoo 18, not 19" in result.stderr
+    assert list((tmp_path / "cache" / "odoo19").iterdir()) == []
+
+
 def test_without_any_tree_an_importable_odoo_package_is_run_as_a_module(tmp_path: Path) -> None:
     package = odoo_tree(tmp_path / "site", venv=False)
     out = found(bash(FIND, {"AI_MCP_ODOO_SEARCH": "", "ODOO_PYTHON": sys.executable, "PYTHONPATH": str(package)}))
@@ -344,7 +397,7 @@ def test_without_odoo_the_summary_says_in_capitals_how_many_odoo_tests_were_skip
     count = found(bash("odoo_test_count"))
     assert int(count) > 100
     assert result.returncode == 0, result.stdout
-    assert f"odoo: SKIPPED {count} ODOO TESTS: no Odoo 18 found" in result.stdout
+    assert f"odoo: SKIPPED {count} ODOO TESTS: no Odoo 18/19 found" in result.stdout
 
     required = subprocess.run(
         [str(ROOT / "scripts" / "test"), "odoo"],
@@ -355,7 +408,7 @@ def test_without_odoo_the_summary_says_in_capitals_how_many_odoo_tests_were_skip
         timeout=120,
     )
     assert required.returncode == 1
-    assert "CI=true and AI_MCP_REQUIRE_ODOO=1: a run without Odoo fails" in required.stdout
+    assert "CI=true and AI_MCP_REQUIRE_ODOO=1: a run without Odoo 18/19 fails" in required.stdout
     assert "FAILED: odoo" in required.stdout
 
 

@@ -2,7 +2,8 @@
 conversation.
 
 The previous version is the module as its users last had it, taken from git (previous_version());
-it is installed into a new database of a real Odoo 18, filled through its own code
+it is installed into a new database of a real Odoo (18 or 19: the previous version that installs on
+it), filled through its own code
 (upgrade_data.py), then updated to this checkout the way an operator does it.
 
 Each version runs with its own requirements.txt met: what one needs and Odoo's Python lacks (or
@@ -53,42 +54,61 @@ def manifest_version(text: str) -> str:
     return manifest(text)["version"]
 
 
+def as_read(version: str, series: int) -> str:
+    """A manifest's version as Odoo `series` reads it: one naming no series is that series' own
+    (1.7.0 is 18.0.1.7.0 on 18 and 19.0.1.7.0 on 19)."""
+    return version if version.count(".") > 2 else f"{series}.0.{version}"
+
+
+def installs_on(version: str, series: int) -> bool:
+    return as_read(version, series).startswith(f"{series}.0.")
+
+
 def shown(commit: str, path: str) -> str:
     return git("show", f"{commit}:{path}") if git("ls-tree", "--name-only", commit, path).strip() else ""
 
 
-def runs_on(commit: str) -> tuple:
-    """What a commit's version is and runs on: its manifest's version and external dependencies and
-    the requirements of its requirements.txt."""
+def runs_on(commit: str, series: int) -> tuple:
+    """What a commit's version is and runs on: its manifest's version (as `series` reads it) and
+    external dependencies and the requirements of its requirements.txt."""
     declared = manifest(shown(commit, "__manifest__.py"))
     wanted = sorted(str(r) for r in requirements(shown(commit, "requirements.txt")))
-    return declared["version"], declared.get("external_dependencies"), wanted
+    return as_read(declared["version"], series), declared.get("external_dependencies"), wanted
 
 
-def previous_version() -> tuple[str, str]:
-    """(commit, version): the previous version as its users had it, its last commit before either its
-    dependencies or its version changed. The work toward a new version may change the dependencies
-    before the version is raised (mcp 2.3 came in a commit of its own): the commits after that run
-    neither version's requirements, and none was ever what an operator updated from."""
-    current = manifest_version((ROOT / "__manifest__.py").read_text())
-    if manifest_version(git("show", "HEAD:__manifest__.py")) != current:
-        return "HEAD", manifest_version(git("show", "HEAD:__manifest__.py"))
+def previous_version(series: int) -> tuple[str, str]:
+    """(commit, version as `series` reads it): the previous version that installs on Odoo `series`
+    as its users had it, its last commit before either its dependencies or its version changed.
+    The work toward a new version may change the dependencies before the version is raised (mcp 2.3
+    came in a commit of its own): the commits after that run neither version's requirements, and
+    none was ever what an operator updated from."""
+
+    def version_at(commit: str) -> str:
+        return as_read(manifest_version(git("show", f"{commit}:__manifest__.py")), series)
+
+    current = as_read(manifest_version((ROOT / "__manifest__.py").read_text()), series)
+    if version_at("HEAD") != current:
+        return "HEAD", version_at("HEAD")
     changes = git("log", "--format=%H", "--", "__manifest__.py").split()
-    older = [c for c in changes if manifest_version(git("show", f"{c}:__manifest__.py")) != current]
+    older = [
+        c
+        for c in changes
+        if version_at(c) != current and installs_on(manifest_version(git("show", f"{c}:__manifest__.py")), series)
+    ]
     if not older:
-        pytest.skip(f"no earlier version than {current} in this clone's history")
-    previous = manifest_version(git("show", f"{older[0]}:__manifest__.py"))
+        pytest.skip(f"no version before {current} in this clone's history installs on Odoo {series}")
+    previous = version_at(older[0])
     # the commit that brought the previous version in: the oldest of its run of manifest changes
     introduced = older[0]
     for commit in older[1:]:
-        if manifest_version(git("show", f"{commit}:__manifest__.py")) != previous:
+        if version_at(commit) != previous:
             break
         introduced = commit
-    released = runs_on(introduced)
+    released = runs_on(introduced, series)
     after = git(
         "rev-list", "--reverse", "--ancestry-path", f"{introduced}..HEAD", "--", "__manifest__.py", "requirements.txt"
     ).split()
-    changed = next((commit for commit in after if runs_on(commit) != released), None)
+    changed = next((commit for commit in after if runs_on(commit, series) != released), None)
     if changed is None:
         # not on one line of history: the commit before the current version came in
         changed = changes[changes.index(older[0]) - 1]
@@ -124,14 +144,14 @@ def with_requirements(server: OdooServer, addon: Path) -> Path | None:
 
 @pytest.fixture(scope="module")
 def upgraded() -> Iterator[tuple[dict, dict, str]]:
-    commit, version = previous_version()
+    try:
+        server = OdooServer("upgrade-tests")
+    except OdooNotFound as exc:
+        pytest.skip(str(exc))
     with tempfile.TemporaryDirectory(prefix="ai_mcp-previous.") as old:
-        unpack(commit, Path(old))
         try:
-            server = OdooServer("upgrade-tests", module=Path(old))
-        except OdooNotFound as exc:
-            pytest.skip(str(exc))
-        try:
+            commit, version = previous_version(server.series)
+            unpack(commit, Path(old))
             previous_deps = with_requirements(server, Path(old))
             current_deps = with_requirements(server, ROOT)
             server.use_module(Path(old), overlay=previous_deps)
@@ -157,7 +177,7 @@ def upgraded() -> Iterator[tuple[dict, dict, str]]:
 
 def test_update_runs_to_the_new_version(upgraded) -> None:
     before, after, _log = upgraded
-    current = manifest_version((ROOT / "__manifest__.py").read_text())
+    current = as_read(manifest_version((ROOT / "__manifest__.py").read_text()), int(after["version"].split(".")[0]))
     assert (before["version"], after["version"]) != (current, current)
     assert after["version"] == current
 

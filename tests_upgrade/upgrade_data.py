@@ -31,8 +31,14 @@ def installed_version(env):
     return env["ir.module.module"].sudo().search([("name", "=", "ai_mcp")]).latest_version
 
 
+def module_version(version):
+    """The addon's own part of a version as Odoo stores it ("18.0.1.2.0" and "19.0.1.2.0" are both
+    1.2.0): the series is Odoo's."""
+    return parse_version(".".join(version.split(".")[2:]))
+
+
 def since(env, version):
-    return parse_version(installed_version(env)) >= parse_version(version)
+    return module_version(installed_version(env)) >= module_version(version)
 
 
 def has(env, model, field):
@@ -63,10 +69,12 @@ def populate(env):
 def make_users(env):
     Users = env["res.users"]
     groups = env.ref("base.group_user") | env.ref("ai_mcp.group_ai_user")
-    owner = Users.create({"name": "Owner", "login": "upgrade_owner", "groups_id": [(6, 0, groups.ids)]})
-    other = Users.create({"name": "Other", "login": "upgrade_other", "groups_id": [(6, 0, groups.ids)]})
+    # renamed in Odoo 19
+    groups_id = "groups_id" if has(env, "res.users", "groups_id") else "group_ids"
+    owner = Users.create({"name": "Owner", "login": "upgrade_owner", groups_id: [(6, 0, groups.ids)]})
+    other = Users.create({"name": "Other", "login": "upgrade_other", groups_id: [(6, 0, groups.ids)]})
     portal = Users.create(
-        {"name": "Portal", "login": "upgrade_portal", "groups_id": [(6, 0, env.ref("base.group_portal").ids)]}
+        {"name": "Portal", "login": "upgrade_portal", groups_id: [(6, 0, env.ref("base.group_portal").ids)]}
     )
     if not since(env, "18.0.1.1.0"):
         # a portal user holding the AI role, which only 18.0.1.0.0 allowed (from 18.0.1.1.0 on, the
@@ -414,6 +422,22 @@ def make_conversations(env, users, servers, tools, assistants):
             "error_code": "TOOL_DENIED",
         }
     )
+
+    if "ai.conversation.approval" in env:
+        # tools the user allowed for the rest of a conversation, and for one app in it
+        Approval = env["ai.conversation.approval"]
+        Approval.create(
+            {"conversation_id": paused.id, "user_id": owner.id, "tool_id": tools["delete"].id, "scope": "conversation"}
+        )
+        Approval.create(
+            {
+                "conversation_id": done.id,
+                "user_id": owner.id,
+                "tool_id": tools["read"].id,
+                "scope": "app",
+                "app_uri": "ui://orders/app.html",
+            }
+        )
 
     # a server's question the user answered, in a conversation since archived
     archived = Conversation.create({"assistant_id": helper.id, "user_id": owner.id, "name": "Old"})

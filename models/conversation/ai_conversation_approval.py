@@ -12,7 +12,7 @@ import logging
 from psycopg2.errors import SerializationFailure
 
 from odoo import api, fields, models
-from odoo.tools import SQL, create_unique_index
+from odoo.tools import SQL
 
 _logger = logging.getLogger(__name__)
 
@@ -45,11 +45,11 @@ class AiConversationApproval(models.Model):
     def init(self):
         # one row per conversation, tool, scope and app: concurrent "remember" requests of an app's
         # waiting calls insert it once (ON CONFLICT DO NOTHING in _remember)
-        create_unique_index(
-            self.env.cr,
-            "ai_conversation_approval_unique",
-            self._table,
-            ["conversation_id", "tool_id", "scope", "COALESCE(app_uri, '')"],
+        self.env.cr.execute(
+            SQL(
+                "CREATE UNIQUE INDEX IF NOT EXISTS ai_conversation_approval_unique"
+                " ON ai_conversation_approval (conversation_id, tool_id, scope, COALESCE(app_uri, ''))"
+            )
         )
 
     @api.model

@@ -1,5 +1,7 @@
 from odoo import api, fields, models
 
+from ...odoo_compat import Constraint
+
 
 class AiConversationEvent(models.Model):
     """One event of a turn, exactly as it was streamed (the event types: docs/events.md).
@@ -17,13 +19,9 @@ class AiConversationEvent(models.Model):
     type = fields.Char(required=True, readonly=True)
     payload = fields.Json(required=True, readonly=True, help="The event's data() as it was streamed.")
 
-    _sql_constraints = [
-        (
-            "conversation_seq_uniq",
-            "unique(conversation_id, seq)",
-            "An event's sequence number is unique in its conversation.",
-        ),
-    ]
+    _conversation_seq_uniq = Constraint(
+        "unique(conversation_id, seq)", "An event's sequence number is unique in its conversation."
+    )
 
     @api.depends("type", "seq")
     def _compute_display_name(self):

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from odoo import api, fields, models
 
+from ...odoo_compat import Constraint
 from ...services.errors import ErrorCode, OAuthError
 from ...services.oauth import PENDING_LIFETIME, PendingAuthorization
 
@@ -35,7 +36,7 @@ class McpOauthPending(models.Model):
     authorization = fields.Text(compute="_compute_authorization", inverse="_inverse_authorization", copy=False)
     authorization_set = fields.Boolean(compute="_compute_secrets_set")
 
-    _sql_constraints = [("state_hash_uniq", "unique(state_hash)", "A sign-in state is used once.")]
+    _state_hash_uniq = Constraint("unique(state_hash)", "A sign-in state is used once.")
 
     def _compute_authorization(self):
         self._secret_compute("authorization")

@@ -23,7 +23,7 @@ from ...selections import AUTH_TYPES, LOG_LEVELS, TRANSPORTS
 from ...services.env_vars import parse_env_json
 from ...services.errors import AiMcpError, ConfigError, _lt
 from ...services.http_validation import check_url, parse_headers_json
-from ...services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT
+from ...services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT, LimitedField
 from ...services.mcp import MODERN_PROTOCOL_VERSIONS, stderr_tail
 from ...services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
 
@@ -50,20 +50,26 @@ CONNECTION_FIELDS = frozenset(
     }
 )
 
+# what makes a server run a program, or which program: only system administrators set these on a
+# stdio server (the fields of _check_transport, and the environment the program gets)
+STDIO_FIELDS = frozenset({"transport", "command", "args", "env_vars", "cwd", "scope", "memory_limit_mb"})
+
 # each limited setting, its bounds and the message of its constraint
 LIMITS = (
-    (
+    LimitedField(
         "connect_timeout",
         CONNECT_TIMEOUT,
         _lt("%(server)s: the connect timeout must be between %(low)s and %(high)s seconds."),
     ),
-    ("call_timeout", CALL_TIMEOUT, _lt("%(server)s: the call timeout must be between %(low)s and %(high)s seconds.")),
-    (
+    LimitedField(
+        "call_timeout", CALL_TIMEOUT, _lt("%(server)s: the call timeout must be between %(low)s and %(high)s seconds.")
+    ),
+    LimitedField(
         "call_time_cap",
         CALL_TIME_CAP,
         _lt("%(server)s: the call time cap must be between %(low)s and %(high)s seconds (a day)."),
     ),
-    (
+    LimitedField(
         "question_timeout",
         QUESTION_TIMEOUT,
         _lt("%(server)s: the question timeout must be between %(low)s and %(high)s seconds (a day)."),
@@ -335,15 +341,7 @@ class McpServer(models.Model):
 
     @api.model
     def _check_stdio_allowed(self, stdio_servers):
-        if not stdio_servers:
-            return
-        if not self.env.su and not self.env.user.has_group("base.group_system"):
-            raise AccessError(
-                self.env._(
-                    "Only system administrators may configure stdio MCP servers: they run programs on the Odoo server."
-                )
-            )
-        if not self._stdio_enabled():
+        if stdio_servers and not self._stdio_enabled():
             raise ValidationError(
                 self.env._(
                     "stdio MCP servers are turned off. "
@@ -394,13 +392,17 @@ class McpServer(models.Model):
     @api.model_create_multi
     def create(self, vals_list):
         self._check_scope_change(vals_list)
-        return super().create(vals_list)
+        servers = super().create(vals_list)
+        servers._check_stdio_author()
+        return servers
 
     def write(self, vals):
         self._check_scope_change([vals])
         changed = self._fields_changed_by(vals, CONNECTION_FIELDS)
         reset = bool(changed) and not self.env.context.get("ai_mcp_keep_state")
         result = super().write(vals)
+        if STDIO_FIELDS & vals.keys():
+            self._check_stdio_author()
         if not self.env.su:
             # record rules are checked before a write; check again so nobody moves a record out of their reach
             self.check_access("write")
@@ -415,6 +417,18 @@ class McpServer(models.Model):
     def unlink(self):
         self._close_sessions()
         return super().unlink()
+
+    def _check_stdio_author(self):
+        """Only system administrators create or change stdio servers: they run programs on the Odoo
+        server. Checked here rather than in a constraint, which Odoo 19 runs as superuser."""
+        if self.env.su or self.env.user.has_group("base.group_system"):
+            return
+        if any(server.transport == "stdio" for server in self):
+            raise AccessError(
+                self.env._(
+                    "Only system administrators may configure stdio MCP servers: they run programs on the Odoo server."
+                )
+            )
 
     @api.model
     def _check_scope_change(self, vals_list):

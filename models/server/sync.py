@@ -9,6 +9,7 @@ from odoo.modules import module as odoo_module
 
 from ...hub_process import process_hub
 from ...notify import config_error_text, error_text, notification
+from ...odoo_compat import cron_progress
 from ...services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode, McpError
 from ...services.mcp import connect_all, stderr_tail
 
@@ -160,7 +161,6 @@ class McpServer(models.Model):
     def _cron_sync_all(self):
         """Sync every active server; one that fails is marked `error` and the others go on."""
         servers = self.search([])
-        cron = self.env["ir.cron"]
         connected = servers._connect_all()
         for done, server in enumerate(servers, start=1):
             if isinstance(connected[server.id], AuthRequired):
@@ -177,7 +177,7 @@ class McpServer(models.Model):
                 server._record_error(AiMcpError(ErrorCode.MCP_PROTOCOL_ERROR, f"Sync failed unexpectedly: {exc}"))
             if not odoo_module.current_test:
                 self.env.cr.commit()  # each server's result stands on its own
-            cron._notify_progress(done=done, remaining=len(servers) - done)
+            cron_progress(self.env, done=done, remaining=len(servers) - done)
 
     # -- actions ---------------------------------------------------------------------------------
 

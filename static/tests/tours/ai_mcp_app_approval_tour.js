@@ -11,6 +11,7 @@
  *   fetches again without asking; the header lists the approval, and the user revokes it there.
  */
 import {registry} from "@web/core/registry";
+import {unloadsPage} from "./series";
 
 const VIA_APP = ".o_ai_chat_message_user:has(.o_ai_chat_via_app)";
 const APP_DIALOG = ".o_ai_app_approval_dialog";
@@ -52,13 +53,13 @@ function answered(number) {
 
 function reload() {
     return [
-        {
+        unloadsPage({
             content: "reload the page",
             trigger: ".o_ai_chat_conversation.active",
             run() {
                 window.location.reload();
             },
-        },
+        }),
         {content: "the conversation is open again", trigger: ".o_ai_chat_conversation.active"},
     ];
 }

@@ -6,6 +6,7 @@
  * away under "Result", below the app that shows it.
  */
 import {registry} from "@web/core/registry";
+import {unloadsPage} from "./series";
 
 const BLOCK = '.o_ai_chat_tool_block[data-tool="show_counter"]';
 const ANSWER = '.o_ai_chat_message_assistant .o_ai_chat_markdown:contains("Here is your counter.")';
@@ -58,13 +59,13 @@ registry.category("web_tour.tours").add("ai_mcp_app_scroll_tour", {
             trigger: `${BLOCK} .o_ai_mcp_app + details.o_ai_chat_tool_result_fold:not([open])`,
         },
         ...answerInViewBelowTheGrownApp(),
-        {
+        unloadsPage({
             content: "reopen the conversation",
             trigger: ".o_ai_chat_conversation.active",
             run() {
                 window.location.reload();
             },
-        },
+        }),
         {content: "it is open again", trigger: ANSWER},
         ...answerInViewBelowTheGrownApp(),
         {

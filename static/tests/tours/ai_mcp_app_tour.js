@@ -7,6 +7,7 @@
  * renders again from the stored result, and plays its script again.
  */
 import {registry} from "@web/core/registry";
+import {unloadsPage} from "./series";
 
 const BLOCK = '.o_ai_chat_tool_block[data-tool="show_counter"]';
 const VIA_APP = ".o_ai_chat_message_user:has(.o_ai_chat_via_app)";
@@ -64,13 +65,13 @@ registry.category("web_tour.tours").add("ai_mcp_app_tour", {
         {content: "the turn is over", trigger: '.o_ai_chat[data-status="idle"] .o_ai_chat_send'},
 
         // reload: the app renders again from the stored result
-        {
+        unloadsPage({
             content: "reload the page",
             trigger: ".o_ai_chat_conversation.active",
             run() {
                 window.location.reload();
             },
-        },
+        }),
         {
             content: "the conversation is open again",
             trigger: '.o_ai_chat_message_user:contains("Show me a counter")',

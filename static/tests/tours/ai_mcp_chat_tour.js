@@ -8,6 +8,7 @@
  * same conversation with the same blocks, rebuilt from its stored history.
  */
 import {registry} from "@web/core/registry";
+import {unloadsPage} from "./series";
 
 const ANSWER = ".o_ai_chat_message_assistant .o_ai_chat_markdown";
 
@@ -126,13 +127,13 @@ registry.category("web_tour.tours").add("ai_mcp_chat_tour", {
         },
 
         // reload: the same conversation, rebuilt from its history
-        {
+        unloadsPage({
             content: "reload the page",
             trigger: ".o_ai_chat_conversation.active",
             run() {
                 window.location.reload();
             },
-        },
+        }),
         {
             content: "the conversation is open again",
             trigger: '.o_ai_chat_message_user:contains("What is 2 + 3?")',

@@ -4,20 +4,13 @@
  * then picks one of them for an assistant from the Model field's list and saves. Run by
  * tests/test_provider_models_tour.py, which points the provider at a scripted LLM listing three models.
  */
+import {configMenu, goToApp} from "./app_menu";
 import {registry} from "@web/core/registry";
-import {stepUtils} from "@web_tour/tour_service/tour_utils";
-
-function configMenu(xmlid) {
-    return [
-        {trigger: 'button[data-menu-xmlid="ai_mcp.menu_ai_config"]', run: "click"},
-        {trigger: `a[data-menu-xmlid="ai_mcp.${xmlid}"]`, run: "click"},
-    ];
-}
 
 registry.category("web_tour.tours").add("ai_mcp_models_tour", {
     url: "/odoo",
     steps: () => [
-        ...stepUtils.goToAppSteps("ai_mcp.menu_ai_root", "Open the AI app"),
+        ...goToApp("ai_mcp.menu_ai_root"),
 
         ...configMenu("menu_ai_provider"),
         {

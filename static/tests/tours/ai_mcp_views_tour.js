@@ -5,15 +5,8 @@
  * real tool, filled through the form generated from its input schema, and called. Run by
  * tests/test_ui_tour.py, which creates the records (and a real MCP server) first.
  */
+import {configMenu, goToApp} from "./app_menu";
 import {registry} from "@web/core/registry";
-import {stepUtils} from "@web_tour/tour_service/tour_utils";
-
-function configMenu(xmlid) {
-    return [
-        {trigger: 'button[data-menu-xmlid="ai_mcp.menu_ai_config"]', run: "click"},
-        {trigger: `a[data-menu-xmlid="ai_mcp.${xmlid}"]`, run: "click"},
-    ];
-}
 
 function openRow(text, check) {
     return [
@@ -25,7 +18,7 @@ function openRow(text, check) {
 registry.category("web_tour.tours").add("ai_mcp_views_tour", {
     url: "/odoo",
     steps: () => [
-        ...stepUtils.goToAppSteps("ai_mcp.menu_ai_root", "Open the AI app"),
+        ...goToApp("ai_mcp.menu_ai_root"),
 
         // providers
         ...configMenu("menu_ai_provider"),
