@@ -28,12 +28,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import http.server
 import json
 import logging
 import os
 import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable, Hashable, Iterator
 from pathlib import Path
@@ -100,6 +98,7 @@ from services.oauth.discovery import Discovery  # noqa: E402
 from services.oauth.tokens import Renewal  # noqa: E402
 from services.server_spec import ServerSpec, build_server_spec  # noqa: E402
 from services.tool_info import ToolInfo  # noqa: E402
+from testing.json_document import serve_document  # noqa: E402
 
 _logger = logging.getLogger("conformance_client")
 T = TypeVar("T")
@@ -143,36 +142,13 @@ class Grant:
 def odoo_side() -> Iterator[str]:
     """Odoo's base URL as a provider sees it: serves the client metadata document at its path
     (the callback is never reached: the browser stand-in reads the redirect)."""
-    holder: dict[str, str] = {}
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            if self.path != CLIENT_METADATA_PATH:
-                self.send_error(404)
-                return
-            base = holder["url"]
-            document = client_metadata(
-                base + CALLBACK_PATH, CLIENT_NAME, client_id=base + CLIENT_METADATA_PATH, client_uri=base
-            )
-            body = json.dumps(document).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def document(url: str) -> dict[str, Any]:
+        base = url.removesuffix(CLIENT_METADATA_PATH)
+        return client_metadata(base + CALLBACK_PATH, CLIENT_NAME, client_id=url, client_uri=base)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    holder["url"] = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield holder["url"]
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve_document(CLIENT_METADATA_PATH, document) as url:
+        yield url.removesuffix(CLIENT_METADATA_PATH)
 
 
 class Client:

@@ -15,8 +15,9 @@ from services.oauth import ClientRegistration, GuardedHttp, discover
 from services.oauth import client as oauth_client
 from services.oauth.models import RegistrationKind
 from services.server_spec import ServerSpec, build_server_spec
+from testing.json_document import serve_document
 from testing.oauth_server import OAuthServer, Switches
-from tests_py.oauth_helpers import CALLBACK, MemoryStore, run, serve_document, sign_in
+from tests_py.oauth_helpers import CALLBACK, MemoryStore, run, sign_in
 
 
 @pytest.fixture(params=["streamable-http", "sse"])
