@@ -112,7 +112,18 @@ def previous_version(series: int) -> tuple[str, str]:
     if changed is None:
         # not on one line of history: the commit before the current version came in
         changed = changes[changes.index(older[0]) - 1]
-    return git("rev-parse", f"{changed}^").strip(), previous
+    return parent_towards(changed, introduced), previous
+
+
+def parent_towards(commit: str, ancestor: str) -> str:
+    """The parent of `commit` on the line of history that holds `ancestor`: a merge's first parent
+    may be the other branch, whose version the running series may not install (a branch that
+    made the addon install on Odoo 19, merged into a main whose manifest still named 18.0)."""
+    parents = git("rev-list", "--parents", "-n", "1", commit).split()[1:]
+    for parent in parents:
+        if subprocess.run(["git", "-C", str(ROOT), "merge-base", "--is-ancestor", ancestor, parent]).returncode == 0:
+            return parent
+    return parents[0]
 
 
 def unpack(commit: str, into: Path) -> None:

@@ -6,6 +6,7 @@
  */
 import {registry} from "@web/core/registry";
 import {contrastChecked} from "./contrast";
+import {unloadsPage} from "./series";
 
 const searchBlock =
     '.o_ai_chat_search_block[data-query="echo text back"]:contains("Searched tools: echo text back → ")';
@@ -45,13 +46,13 @@ registry.category("web_tour.tours").add("ai_mcp_tool_search_tour", {
         ...searchedThenCalled(),
         {trigger: '.o_ai_chat[data-status="idle"]'},
         contrastChecked("a tool search's block"),
-        {
+        unloadsPage({
             content: "reload the page",
             trigger: '.o_ai_chat_conversation.active:contains("Echo hi")',
             run() {
                 window.location.reload();
             },
-        },
+        }),
         {
             content: "the conversation is open again",
             trigger: '.o_ai_chat_message_user:contains("Echo hi")',
