@@ -8,9 +8,8 @@ import openai
 from conftest import http_spec
 from test_agent_loop import kinds, run, settings, tools_of
 
-from services.llm import LlmSettings
+from services.llm import LlmSettings, make_chat_model
 from services.llm._chat_completions import PlainChatCompletions
-from services.llm.stream import make_chat_model
 from services.loop import (
     HistoryMessage,
     TurnRequest,

@@ -13,7 +13,7 @@ from conftest import ManualClock, http_spec
 from test_agent_loop import kinds, persisted, settings
 
 from services.events import ToolInputEvent
-from services.llm.stream import ToolCallDelta
+from services.llm import ToolCallDelta
 from services.loop import ToolBinding, TurnRequest, run_turn
 from services.loop._tool_input_stream import TOOL_INPUT_INTERVAL, ToolInputStream
 from services.loop.tool_runner import BoundTool

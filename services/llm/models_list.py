@@ -6,8 +6,8 @@ from __future__ import annotations
 import openai
 
 from ..errors import ConfigError, _lt
+from .provider_errors import map_llm_error
 from .settings import LlmSettings, ProviderKind
-from .stream import map_llm_error
 
 
 def list_models(settings: LlmSettings) -> list[str]:

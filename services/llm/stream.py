@@ -15,10 +15,10 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from ..errors import ErrorCode, LlmError
-from .chat_model import REASONING_FIELDS, STREAMED_CALL_EXTRAS, make_chat_model
+from .chat_model import REASONING_FIELDS, STREAMED_CALL_EXTRAS
 from .provider_errors import map_llm_error
 
-__all__ = ["ModelReply", "Thinking", "ToolCallDelta", "make_chat_model", "map_llm_error", "stream_reply", "with_tools"]
+__all__ = ["ModelReply", "Thinking", "ToolCallDelta", "stream_reply", "with_tools"]
 
 _logger = logging.getLogger(__name__)
 
