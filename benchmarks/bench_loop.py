@@ -329,7 +329,7 @@ def compare_bodies(ours: list[dict[str, Any]], bare: list[dict[str, Any]]) -> st
 # Where our loop's own time goes, by suspect: (label, file name, function name) as pstats names
 # them. A function that no longer exists reads 0.
 SUSPECTS: tuple[tuple[str, str, str], ...] = (
-    ("ChatOpenAI built per turn (make_chat_model)", "stream.py", "make_chat_model"),
+    ("ChatOpenAI built per turn (make_chat_model)", "chat_model.py", "make_chat_model"),
     ("langchain tool per turn (_langchain_tool)", "agent_loop.py", "_langchain_tool"),
     ("bind_tools per model call", "base.py", "bind_tools"),
     ("history -> langchain messages (to_langchain)", "transcript.py", "to_langchain"),
