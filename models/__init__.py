@@ -8,6 +8,7 @@ from . import ai_assistant
 from . import ai_assistant_discuss
 from . import conversation
 from . import ai_message
+from . import ai_usage
 from . import discuss_channel
 from . import ai_demo
 from . import ai_tool_call

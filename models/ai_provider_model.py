@@ -6,11 +6,15 @@ whose request named a parameter the model refused reports it, the capability is 
 and the chatter tells the administrator what was refused and what changed. A turn's LlmSettings
 take the capabilities of the record named like its model (ai.provider._llm_settings)."""
 
+from decimal import Decimal
+
 from odoo import api, fields, models
+from odoo.exceptions import ValidationError
 
 from ..odoo_compat import Constraint
 from ..selections import MAX_TOKENS_PARAMS, REASONING_EFFORTS
 from ..services.llm import ModelCapabilities, ProviderKind, ReasoningEffort, default_capabilities
+from ..services.token_usage import Prices
 
 # the capability behind each request parameter a model may refuse (a token cap: max_tokens_param)
 REFUSABLE_FIELDS = {
@@ -87,7 +91,48 @@ class AiProviderModel(models.Model):
     max_output_tokens = fields.Integer(tracking=True, help="The output cap; 0: none is sent.")
     context_window = fields.Integer(tracking=True, help="Tokens the model reads at most; 0: unknown.")
 
+    # -- prices, per million tokens ------------------------------------------------------------------
+    currency_id = fields.Many2one(
+        "res.currency",
+        required=True,
+        default=lambda self: self.env.company.currency_id,
+        tracking=True,
+        help="The currency of the prices; costs are converted to the currency of the company that chats.",
+    )
+    price_input = fields.Float(
+        string="Input Price",
+        digits=(16, 6),
+        tracking=True,
+        help="Per million input tokens, as the provider bills them.",
+    )
+    price_cached_input = fields.Float(
+        string="Cached Input Price",
+        digits=(16, 6),
+        tracking=True,
+        help="Per million input tokens read from the provider's prompt cache; 0: the input price.",
+    )
+    price_output = fields.Float(
+        string="Output Price",
+        digits=(16, 6),
+        tracking=True,
+        help="Per million output tokens, reasoning tokens included.",
+    )
+
     _provider_name_uniq = Constraint("unique(provider_id, name)", "A provider lists each model once.")
+
+    @api.constrains("price_input", "price_cached_input", "price_output")
+    def _check_prices(self):
+        for model in self:
+            for fname in ("price_input", "price_cached_input", "price_output"):
+                if model[fname] < 0:
+                    raise ValidationError(
+                        self.env._(
+                            "%(field)s of %(model)s cannot be negative: enter what the provider bills per million "
+                            "tokens, or 0.",
+                            field=model._fields[fname].get_description(self.env)["string"],
+                            model=model.name,
+                        )
+                    )
 
     @api.model_create_multi
     def create(self, vals_list):
@@ -129,6 +174,22 @@ class AiProviderModel(models.Model):
             reasoning_effort=ReasoningEffort(self.reasoning_effort) if self.reasoning_effort else None,
             max_tokens_param=self.max_tokens_param or None,
             context_window=self.context_window or None,
+        )
+
+    def _prices(self, company, date):
+        """The prices in `company`'s currency on `date`, as Decimal (services.Prices)."""
+        self.ensure_one()
+        model = self.sudo()
+
+        def price(amount):
+            if model.currency_id != company.currency_id:
+                amount = model.currency_id._convert(amount, company.currency_id, company, date, round=False)
+            return Decimal(repr(amount))
+
+        return Prices(
+            input=price(model.price_input),
+            output=price(model.price_output),
+            cached_input=price(model.price_cached_input) if model.price_cached_input else None,
         )
 
     def _learn_refused_param(self, param, message):

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .errors import ErrorCode
+from .token_usage import TokenUsage
 from .tool_result import Part
 
 
@@ -247,6 +248,16 @@ class WarningEvent(_Event):
     message: str
 
 
+class UsageEvent(_Event):
+    """The tokens of one model call of the turn, as its provider reported them: the Odoo layer
+    records them with their cost. `round`: the round the call belongs to (the closing call
+    without tools has the number of the last round)."""
+
+    type: Literal["usage"] = "usage"
+    round: int
+    usage: TokenUsage
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     code: str
@@ -278,6 +289,7 @@ Event = Annotated[
     | AuthRequiredEvent
     | ConfirmContinueEvent
     | WarningEvent
+    | UsageEvent
     | ErrorEvent
     | DoneEvent,
     Field(discriminator="type"),

@@ -64,7 +64,7 @@ class Turn:
     chunks: int = 3
     arg_chunks: int = 3
     finish_reason: str | None = None  # None -> "tool_calls" if tool_calls else "stop"
-    usage: dict[str, int] | None = None  # None -> estimated from the request and the answer
+    usage: dict[str, Any] | None = None  # None -> estimated from the request and the answer
     latency: float = 0.0
     chunk_delay: float = 0.0
     status: int = 200

@@ -237,10 +237,11 @@ class _ChunkedSse:
 
 
 def types_of(events):
-    """Event types with consecutive text deltas shown once: the model's chunking is not the point."""
+    """Event types with consecutive text deltas shown once: the model's chunking is not the point;
+    without the `usage` following each model call, which test_usage.py asserts."""
     kinds = []
     for event in events:
-        if event.event == "text" and kinds and kinds[-1] == "text":
+        if (event.event == "text" and kinds and kinds[-1] == "text") or event.event == "usage":
             continue
         kinds.append(event.event)
     return kinds

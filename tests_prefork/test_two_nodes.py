@@ -227,7 +227,7 @@ def rows(run: dict) -> list[EventRow]:
 
 
 def kinds(run: dict) -> list[str]:
-    return [event.event for _t, event in run["events"] if event.event != "text"]
+    return [event.event for _t, event in run["events"] if event.event not in ("text", "usage")]
 
 
 def text(run: dict) -> str:

@@ -58,7 +58,9 @@ def run(hub: McpHub, request: TurnRequest) -> list[Any]:
 
 
 def kinds(events: list[Any]) -> list[str]:
-    return [e.type for e in events]
+    """The types of the turn's events, without the `usage` following each model call (tested on
+    its own in test_token_usage.py): what the user is shown."""
+    return [e.type for e in events if e.type != "usage"]
 
 
 def persisted(events: list[Any]) -> list[Any]:
@@ -339,7 +341,7 @@ def test_a_call_of_a_server_that_could_not_start_is_the_warning_not_a_failed_cal
     # a model that calls it anyway, as one that saw it called earlier in the conversation may
     llm.queue(Turn(tool_calls=(ToolCall("play_sheet_music", {}), ToolCall("echo", {"text": "hi"}))), Turn(text="ok"))
     events = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="Play it"))
-    shown = [e.type for e in events if e.type != "text"]
+    shown = [e for e in kinds(events) if e != "text"]
     assert shown == ["start", "warning", "round", "tool_call", "tool_result", "round", "done"]
     warning = events[1]
     assert warning.code == "MCP_UNREACHABLE" and warning.message.startswith("sheet-music is unavailable")
@@ -372,7 +374,7 @@ def test_an_approved_call_of_a_server_gone_meanwhile_says_it_could_not_be_reache
         hub,
         TurnRequest(assistant=settings(llm), tools=bindings, history=history, resume=Resume(approvals={"c1": True})),
     )
-    assert [e.type for e in resumed if e.type != "text"] == ["start", "warning", "tool_result", "round", "done"]
+    assert [e for e in kinds(resumed) if e != "text"] == ["start", "warning", "tool_result", "round", "done"]
     result = next(e for e in resumed if e.type == "tool_result")
     assert result.id == "c1" and result.error_code == "MCP_UNREACHABLE"
     assert result.error_message.startswith("Not run: gone-meanwhile could not be reached when this answer started")

@@ -76,6 +76,7 @@ def test_a_user_without_a_sign_in_is_asked_and_the_turn_resumes_as_that_user(
         "start",
         "round",
         "text",
+        "usage",
         "tool_call",
         "auth_required",
     ]

@@ -164,7 +164,7 @@ def test_a_turn_finds_its_tools_then_calls_them_with_approval(
     request = TurnRequest(assistant=_searching(llm), tools=tools, user_message="Invoice 2 chairs to Azure.")
     events = run(hub, request)
     assert kinds(events) == ["start", "round", "tool_search", "round", "tool_call", "approval_required"]
-    search = events[2]
+    search = next(e for e in events if e.type == "tool_search")
     assert search.query == "create a customer invoice" and search.found[0].tool == "create_invoice"
     assert search.found[0].server == "Odoo" and search.found[0].summary.startswith("Create a draft customer invoice")
     assert "create_invoice (Odoo): Create a draft customer invoice" in search.model_text
@@ -187,7 +187,7 @@ def test_a_turn_finds_its_tools_then_calls_them_with_approval(
             assistant=_searching(llm),
             tools=tools,
             history=history_from_events(stored[1:], "Invoice 2 chairs to Azure."),
-            resume=Resume(approvals={events[4].id: True}),
+            resume=Resume(approvals={next(e for e in events if e.type == "tool_call").id: True}),
             found_tools=tuple(search.kept),
         ),
     )
@@ -221,7 +221,7 @@ def test_tools_found_stay_offered_in_the_next_turns_least_recently_used_going_fi
         Turn(text="ok"),
     )
     first = run(hub, TurnRequest(assistant=assistant, tools=tools, user_message="commit"))
-    kept = first[2].kept
+    kept = next(e for e in first if e.type == "tool_search").kept
     assert ToolKey(server="mcp.server/git", tool="git_commit") in kept and len(kept) == 5
     llm.queue(
         Turn(tool_calls=(ToolCall("git_commit", {"repo_path": "/r", "message": "m"}),)),

@@ -15,6 +15,7 @@ from ..services.events import FAILED_CALL_STATUS, Event
 from .call_requests import CallRequests
 from .sql_rows import insert_row, update_row
 from .states import ConversationState, MessageStatus
+from .usage_rows import UsageContext, record_usage
 
 
 class StateChange(NamedTuple):
@@ -27,8 +28,16 @@ class StateChange(NamedTuple):
 class MessageLog:
     """The messages of one run of a turn, brought up to date event by event."""
 
-    def __init__(self, conversation_id: int, registry: Any, requests: CallRequests, audit_known: dict) -> None:
+    def __init__(
+        self,
+        conversation_id: int,
+        registry: Any,
+        requests: CallRequests,
+        audit_known: dict,
+        usage: UsageContext | None = None,
+    ) -> None:
         self.conversation_id = conversation_id
+        self.usage = usage  # None: a turn refused before any model call records no usage
         self.registry = registry
         self.requests = requests
         # the model reply being streamed: its text, calls and first sequence number
@@ -130,6 +139,11 @@ class MessageLog:
         provider = env["ai.conversation"].browse(self.conversation_id).assistant_id.provider_id
         if provider:
             provider._learn_refused_param(event.model, event.param, event.message)
+        return event, None
+
+    def _usage(self, env, seq, event):
+        if self.usage is not None:
+            record_usage(env, self.usage, self.conversation_id, event)
         return event, None
 
     def _tool_search(self, env, seq, event):
@@ -240,6 +254,7 @@ HANDLERS: dict[str, Callable[..., tuple[Event, StateChange | None]]] = {
     "tool_result": MessageLog._tool_result,
     "model_refused_param": MessageLog._model_refused_param,
     "tool_search": MessageLog._tool_search,
+    "usage": MessageLog._usage,
     "elicitation_done": MessageLog._elicitation_done,
     "approval_required": MessageLog._approval_required,
     "auth_required": MessageLog._auth_required,

@@ -1,15 +1,15 @@
 """How often a turn writes, wakes up and looks around: the timings the runner and the writer share.
 
-Events nobody acts on (text and thinking deltas, round markers, progress and log lines) are written in batches:
-with the next other event, or once the oldest unwritten one is TEXT_FLUSH_SECONDS old, or when
-TEXT_FLUSH_COUNT wait. Every other event is written before it is sent: the user may act on it (stop
-a call, answer a question, approve), which another worker reads from the database. The `start` of
-a new turn is batched too: the request already claimed the conversation and stored the message, so
-its row is all there is to write, and the user sees the turn begin without waiting for it. A few
-events are sent and never written (UNSTORED_TYPES).
+Events nobody acts on (text and thinking deltas, round markers, token usage, progress and log
+lines) are written in batches: with the next other event, or once the oldest unwritten one is
+TEXT_FLUSH_SECONDS old, or when TEXT_FLUSH_COUNT wait. Every other event is written before it is
+sent: the user may act on it (stop a call, answer a question, approve), which another worker reads
+from the database. The `start` of a new turn is batched too: the request already claimed the
+conversation and stored the message, so its row is all there is to write, and the user sees the
+turn begin without waiting for it. A few events are sent and never written (UNSTORED_TYPES).
 """
 
-DEFERRED_TYPES = frozenset({"text", "thinking", "round", "tool_progress", "tool_log"})
+DEFERRED_TYPES = frozenset({"text", "thinking", "round", "usage", "tool_progress", "tool_log"})
 TEXT_FLUSH_SECONDS = 0.25
 TEXT_FLUSH_COUNT = 64
 # Events sent but never stored: an MCP App tool's arguments as the model writes them (several a

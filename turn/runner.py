@@ -21,6 +21,7 @@ from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import FINAL_TYPES, ErrorEvent, Event, StartEvent, WarningEvent
 from ..services.loop import TurnControl
 from . import pacing
+from .usage_rows import UsageContext
 from .writer import TurnWriter
 
 _logger = logging.getLogger(__name__)
@@ -48,6 +49,8 @@ class ChatTurn:
     audit_known: dict[Any, Any] = field(default_factory=dict)
     # carries on after the user's answer: its `start` marks the approved calls running, at once
     resuming: bool = False
+    # what the turn's usage rows name (None: no model is called)
+    usage: UsageContext | None = None
     final: Event | None = field(default=None, init=False)
 
     def events(self, idle_every: float | None = None) -> Iterator[tuple[int | None, Event] | None]:

@@ -21,6 +21,7 @@ from . import pacing
 from .cursors import call_requests, turn_cursor
 from .message_log import MessageLog
 from .states import ConversationState
+from .usage_rows import UsageContext
 
 Row = tuple[int | None, Event]  # None: an UNSTORED_TYPES event, sent without a sequence number
 
@@ -35,6 +36,7 @@ class TurnData(Protocol):
     last_seq: int
     audit_known: dict[Any, Any]
     resuming: bool
+    usage: UsageContext | None
 
 
 class TurnWriter:
@@ -49,7 +51,7 @@ class TurnWriter:
         self.held_since = 0.0
         self.last_write = time.monotonic()
         self.heartbeat_every = pacing.heartbeat_seconds(turn_stale_after())
-        self.log = MessageLog(turn.conversation_id, turn.registry, call_requests, turn.audit_known)
+        self.log = MessageLog(turn.conversation_id, turn.registry, call_requests, turn.audit_known, turn.usage)
         self.cancels_sent: set[str] = set()
         # every write opens a new environment: without a company in its context, each looks the
         # user's company up again (ir.default's cache key needs it when a record is created)

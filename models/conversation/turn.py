@@ -62,6 +62,7 @@ class AiConversation(models.Model):
         warnings = []
         failure = None
         request = None
+        usage = None
         try:
             settings = assistant._assistant_settings()
             failure = self._provider_problem(settings)
@@ -83,6 +84,7 @@ class AiConversation(models.Model):
                 app_contexts=self._app_contexts(),
                 found_tools=tuple(ToolKey.model_validate(key) for key in self.sudo().found_tools or ()),
             )
+            usage = self.env["ai.usage"]._turn_context(self, settings.llm.model)
         except AiMcpError as exc:
             failure = exc
         hub = process_hub()
@@ -103,6 +105,7 @@ class AiConversation(models.Model):
             control=control,
             audit_known=self.env["ai.tool.call"]._audit_known(self),
             resuming=resume is not None,
+            usage=usage,
             stopped_message=self.env._(
                 "Stopped: the connection to the browser was closed before the answer was finished."
             ),

@@ -15,6 +15,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from ..errors import ErrorCode, LlmError
+from ..token_usage import TokenUsage
 from .chat_model import REASONING_FIELDS, STREAMED_CALL_EXTRAS
 from .provider_errors import map_llm_error
 
@@ -33,7 +34,7 @@ class ModelReply(BaseModel):
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     invalid_tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     finish_reason: str | None = None
-    usage: dict[str, int] = Field(default_factory=dict)
+    usage: TokenUsage = TokenUsage()
     reasoning: str = ""
     reasoning_field: str | None = None
     replay: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -127,7 +128,6 @@ def _block_pieces(blocks: list[Any]) -> list[str | Thinking]:
 
 
 def _reply(message: AIMessageChunk) -> ModelReply:
-    usage = message.usage_metadata or {}
     extra = message.additional_kwargs
     metadata = message.response_metadata
     reply = ModelReply(
@@ -135,7 +135,7 @@ def _reply(message: AIMessageChunk) -> ModelReply:
         tool_calls=[dict(call) for call in message.tool_calls],
         invalid_tool_calls=[dict(call) for call in message.invalid_tool_calls],
         finish_reason=metadata.get("finish_reason") or _responses_finish(metadata),
-        usage={k: int(v) for k, v in usage.items() if k in ("input_tokens", "output_tokens", "total_tokens")},
+        usage=TokenUsage.from_metadata(message.usage_metadata),
         reasoning=_text(extra.get(_REASONING_SENT_BACK))
         or _text(extra.get("reasoning"))
         or _block_reasoning(message.content),

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
@@ -38,9 +37,11 @@ from ..events import (
     ToolCallEvent,
     ToolResultEvent,
     ToolSearchEvent,
+    UsageEvent,
 )
 from ..llm import ModelReply, Thinking, ToolCallDelta
 from ..mcp import McpHub
+from ..token_usage import TokenUsage
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
 from .model_call import ModelCaller
@@ -90,7 +91,7 @@ class _Turn:
         if request.user_message:
             self.history.append(HistoryMessage(role="user", content=request.user_message))
         self.round = rounds_used(self.history)
-        self.usage: Counter[str] = Counter()
+        self.usage = TokenUsage()
         self.bound = TurnTools(hub, request.grants, request.sign_in_links, request.declined)
         self.offer = ToolOffer(self.bound, self.limits.tool_search_threshold, (), ())
         self.confirmed = False
@@ -223,7 +224,7 @@ class _Turn:
         yield self._done()
 
     def _done(self) -> DoneEvent:
-        return DoneEvent(usage=dict(self.usage), rounds=self.round)
+        return DoneEvent(usage=self.usage.totals(), rounds=self.round)
 
     async def _model_call(
         self, with_tools: bool, tool_deltas: bool = False
@@ -243,7 +244,9 @@ class _Turn:
         async with contextlib.aclosing(self.model.stream(messages, tools, tool_deltas)) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
-                    self.usage.update(item.usage)
+                    self.usage += item.usage
+                    # one per model call, reported or not: a call whose provider counts nothing is still a call
+                    yield UsageEvent(round=self.round, usage=item.usage)
                 elif self.remaining() <= 0:
                     raise LlmError(
                         ErrorCode.LLM_TIMEOUT,

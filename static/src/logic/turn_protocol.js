@@ -15,7 +15,8 @@ export const FINAL_TYPES = new Set([
 
 /**
  * Every event type the server sends (services/events.py Event); the widget skips any other, as one
- * from a newer server. Some change nothing shown: `model_refused_param` is for the model's record.
+ * from a newer server. Some change nothing shown: `model_refused_param` is for the model's record, `usage` for
+ * the usage records.
  */
 export const EVENT_TYPES = new Set([
     "start",
@@ -35,6 +36,7 @@ export const EVENT_TYPES = new Set([
     "auth_required",
     "confirm_continue",
     "warning",
+    "usage",
     "error",
     "done",
 ]);

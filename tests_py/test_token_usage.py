@@ -1,0 +1,131 @@
+"""Token usage and its cost: what providers report, summed and priced in Decimal; and a real
+turn's `usage` event after each model call (the scripted LLM reporting as OpenAI documents)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from conftest import http_spec
+from pydantic import ValidationError
+from test_agent_loop import run, settings, tools_of
+
+from services.events import UsageEvent
+from services.loop import TurnRequest
+from services.mcp import McpHub
+from services.token_usage import Prices, TokenUsage, cost_of
+from testing.mcp_servers import HttpServer
+from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+
+
+def test_langchain_usage_metadata_is_read_with_cached_and_reasoning_tokens() -> None:
+    usage = TokenUsage.from_metadata(
+        {
+            "input_tokens": 1200,
+            "output_tokens": 300,
+            "total_tokens": 1500,
+            "input_token_details": {"cache_read": 1024, "audio": 0},
+            "output_token_details": {"reasoning": 256},
+        }
+    )
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens, usage.reasoning_tokens) == (
+        1200,
+        1024,
+        300,
+        256,
+    )
+    assert usage.total_tokens == 1500
+    assert usage.totals() == {
+        "input_tokens": 1200,
+        "output_tokens": 300,
+        "cached_input_tokens": 1024,
+        "reasoning_tokens": 256,
+        "total_tokens": 1500,
+    }
+
+
+@pytest.mark.parametrize("metadata", [None, {}, {"input_tokens": None, "output_tokens": -3, "total_tokens": True}])
+def test_nothing_or_odd_counts_reported_is_no_usage(metadata: Any) -> None:
+    usage = TokenUsage.from_metadata(metadata)
+    assert usage == TokenUsage() and not usage.reported and usage.totals() == {}
+
+
+def test_cost_prices_the_cached_part_of_the_input_at_its_own_rate() -> None:
+    prices = Prices(input=Decimal("2.50"), cached_input=Decimal("1.25"), output=Decimal("10"))
+    usage = TokenUsage(input_tokens=1000, cached_input_tokens=600, output_tokens=50, reasoning_tokens=20)
+    # 400 x 2.50 + 600 x 1.25 + 50 x 10, per million; reasoning is inside the output
+    assert cost_of(usage, prices) == Decimal("0.00225")
+    assert cost_of(usage, Prices(input=Decimal("2.50"), output=Decimal("10"))) == Decimal("0.003")
+
+
+def test_a_month_of_cheap_rounds_sums_exactly() -> None:
+    """Binary floats drift over many small amounts; Decimal does not."""
+    prices = Prices(input=Decimal("0.15"), output=Decimal("0.60"))
+    one = cost_of(TokenUsage(input_tokens=700, output_tokens=30), prices)
+    assert one == Decimal("0.000123")
+    assert sum([one] * 100_000, Decimal(0)) == Decimal("12.3")
+    assert sum([float(one)] * 100_000) != 12.3
+
+
+def test_cached_tokens_reported_beyond_the_input_are_not_a_discount_below_zero() -> None:
+    prices = Prices(input=Decimal(2), cached_input=Decimal(1), output=Decimal(0))
+    assert cost_of(TokenUsage(input_tokens=10, cached_input_tokens=50), prices) == Decimal("0.00001")
+
+
+def test_negative_prices_are_refused() -> None:
+    with pytest.raises(ValidationError, match="input"):
+        Prices(input=Decimal(-1))
+
+
+def test_usages_add_up() -> None:
+    total = TokenUsage(input_tokens=1, output_tokens=2, cached_input_tokens=1) + TokenUsage(
+        input_tokens=3, output_tokens=4, reasoning_tokens=4
+    )
+    assert total == TokenUsage(input_tokens=4, output_tokens=6, cached_input_tokens=1, reasoning_tokens=4)
+
+
+def _reported(prompt: int, completion: int, cached: int = 0, reasoning: int = 0) -> dict[str, Any]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
+    }
+
+
+def test_each_model_call_of_a_turn_reports_its_usage(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
+    llm.queue(
+        Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),), usage=_reported(900, 40, cached=512)),
+        Turn(text="3", usage=_reported(1000, 12, reasoning=5)),
+    )
+    events = run(
+        hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, http_spec(tools_server)), user_message="1+2?")
+    )
+    usages = [e for e in events if isinstance(e, UsageEvent)]
+    assert [(u.round, u.usage) for u in usages] == [
+        (1, TokenUsage(input_tokens=900, output_tokens=40, cached_input_tokens=512)),
+        (2, TokenUsage(input_tokens=1000, output_tokens=12, reasoning_tokens=5)),
+    ]
+    # each comes before what the round's calls did, and the turn's sum is on `done`
+    kinds = [e.type for e in events]
+    assert kinds.index("usage") < kinds.index("tool_call")
+    assert events[-1].usage == {
+        "input_tokens": 1900,
+        "output_tokens": 52,
+        "cached_input_tokens": 512,
+        "reasoning_tokens": 5,
+        "total_tokens": 1952,
+    }
+
+
+def test_a_provider_reporting_nothing_still_leaves_one_usage_per_call(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
+    llm.queue(Turn(text="hi", usage={}))
+    events = run(
+        hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, http_spec(tools_server)), user_message="hi")
+    )
+    assert [e.usage for e in events if isinstance(e, UsageEvent)] == [TokenUsage()]
+    assert events[-1].usage == {}
