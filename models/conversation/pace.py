@@ -9,6 +9,7 @@ per user) so that two tabs starting at once cannot both take the last turn left.
 """
 
 import logging
+import math
 
 from odoo import api, fields, models
 from odoo.tools import SQL
@@ -67,7 +68,7 @@ class AiConversation(models.Model):
             window=breach.window.value,
             limit=breach.limit,
             retry_at=fields.Datetime.to_string(breach.next_at),
-            retry_after=int(breach.wait(now).total_seconds() + 0.999),
+            retry_after=math.ceil(breach.wait(now).total_seconds()),
         )
 
     @api.model
