@@ -262,6 +262,16 @@ class TestPaceSettings(TransactionCase):
         settings.execute()
         self.assertEqual(self.params(), (False, "200"), "0 is no limit")
 
+    def test_an_administrator_finds_them_in_the_ai_section_of_settings(self):
+        views = self.env["res.config.settings"].with_user(self.admin).get_views([(False, "form")])
+        arch = views["views"]["form"]["arch"]
+        self.assertIn('name="ai_mcp"', arch)
+        self.assertIn('name="ai_mcp_turns_per_minute"', arch)
+        self.assertIn('name="ai_mcp_turns_per_hour"', arch)
+        menu = self.env.ref("ai_mcp.menu_ai_settings").id
+        self.assertIn(menu, self.env["ir.ui.menu"].with_user(self.admin)._visible_menu_ids())
+        self.assertNotIn(menu, self.env["ir.ui.menu"].with_user(self.ai_manager)._visible_menu_ids())
+
     def test_users_and_managers_without_settings_rights_cannot_change_them(self):
         for user in (self.ai_user, self.ai_manager):
             with self.subTest(user=user.login), self.assertRaises(AccessError):
