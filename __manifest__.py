@@ -37,6 +37,7 @@
         "views/mcp_tool_try_wizard_views.xml",
         "views/mcp_server_import_wizard_views.xml",
         "views/ai_mcp_menus.xml",
+        "views/res_config_settings_views.xml",
         "views/ai_chat_views.xml",
         "data/ai_tool_call_cron.xml",
         "data/mcp_server_preset_data.xml",

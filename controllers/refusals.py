@@ -22,5 +22,6 @@ def answer(ask):
 
 def refused(refusal):
     """The answer of a plain HTTP route (a streamed turn) that is refused: {error} with the
-    refusal's HTTP status."""
-    return request.make_json_response(refusal.as_dict(), status=refusal.status)
+    refusal's HTTP status; one that says when to send again (a pace limit) in Retry-After too."""
+    headers = [("Retry-After", str(refusal.details["retry_after"]))] if "retry_after" in refusal.details else None
+    return request.make_json_response(refusal.as_dict(), headers=headers, status=refusal.status)

@@ -1,4 +1,5 @@
 from odoo import api, fields, models
+from odoo.tools import SQL
 
 from ..turn.states import MessageStatus
 from .conversation.ai_conversation_approval import APPROVALS
@@ -65,6 +66,15 @@ class AiMessage(models.Model):
     app_context = fields.Json(
         copy=False, help="What the call's interactive app last told the model: {title, text, at}."
     )
+
+    def init(self):
+        # the user messages of a conversation by time: what the pace limits count (conversation/pace.py)
+        self.env.cr.execute(
+            SQL(
+                "CREATE INDEX IF NOT EXISTS ai_message_user_turns"
+                " ON ai_message (conversation_id, create_date) WHERE role = 'user'"
+            )
+        )
 
     @api.depends("role", "tool_name", "seq")
     def _compute_display_name(self):

@@ -48,6 +48,8 @@ class ErrorCode(str, Enum):
     ALREADY_RECEIVED = "ALREADY_RECEIVED"
     SERVER_GONE = "SERVER_GONE"
     PROMPT_NOT_FOUND = "PROMPT_NOT_FOUND"
+    # a new turn that may not start now (the admission step: models/conversation/admission.py)
+    PACE_LIMITED = "PACE_LIMITED"
     # what an MCP App asks of its host (the chat) that is refused, or waits for the user
     APP_UNAVAILABLE = "APP_UNAVAILABLE"
     APPROVAL_REQUIRED = "APPROVAL_REQUIRED"
@@ -106,6 +108,7 @@ ADVICE: dict[ErrorCode, str] = {
     ErrorCode.ALREADY_RECEIVED: "This message was received before: its answer is in the conversation.",
     ErrorCode.SERVER_GONE: "The server that returned this link is no longer available to you.",
     ErrorCode.PROMPT_NOT_FOUND: "The server has no such prompt (any more); pick another one.",
+    ErrorCode.PACE_LIMITED: "You sent as many messages as your administrator allows for now; send again later.",
     ErrorCode.APP_UNAVAILABLE: "This app cannot be shown or used any more; its tool's result is still in the chat.",
     ErrorCode.APPROVAL_REQUIRED: "The user must allow this call before it runs.",
     ErrorCode.INTERNAL_ERROR: "The assistant failed unexpectedly; the details are in the server log.",

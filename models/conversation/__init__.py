@@ -2,6 +2,8 @@
 
 - ai_conversation.py: the model itself: its fields, what the chat's routes and Discuss ask of it,
   starting or resuming a turn
+- admission.py: whether a new turn may start now, the checks a start passes before anything is stored
+- pace.py: the pace limits, turns a user may start per minute and per hour (a check of admission.py)
 - claim.py: which turn holds a conversation, and taking over one whose process died
 - turn.py: what a turn is given: the history rebuilt from the events, the tools bound for the
   user, the ChatTurn
@@ -20,6 +22,8 @@ and the conversation's own models:
 """
 
 from . import ai_conversation
+from . import admission
+from . import pace
 from . import claim
 from . import turn
 from . import call

@@ -239,7 +239,8 @@ class AiConversation(models.Model):
         """Claims the conversation (a new one when none is given) for a turn answering `message`,
         stores the message, and returns the ChatTurn to run. Raises ChatRefused; ALREADY_RECEIVED,
         naming the conversation, when a message named `request_key` was stored before (a start
-        sent again by a browser that could not tell it had been). `app_call_id`: the call of the
+        sent again by a browser that could not tell it had been); the admission step's refusal
+        (admission.py) when the user may not start a turn now. `app_call_id`: the call of the
         conversation whose app sends the message in the user's name."""
         user = self.env.user
         assistant = self._usable_assistant(assistant_id)
@@ -251,14 +252,19 @@ class AiConversation(models.Model):
         self._refuse_received_again(request_key)
         if app_call_id is not None and not conversation_id:
             raise ChatRefused.invalid(self.env._("This message names an app that is not in this conversation."))
-        if conversation_id:
-            conversation = self._chat_own(conversation_id)
+        conversation = self._chat_own(conversation_id) if conversation_id else self.browse()
+        if conversation:
             if conversation.assistant_id != assistant:
                 raise ChatRefused.not_found()
             if cloud_service_id and int(cloud_service_id) != conversation.cloud_service_id.id:
                 raise ChatRefused.invalid(self.env._("A conversation keeps the cloud service it was started with."))
+            service = conversation.cloud_service_id
         else:
             service = self._usable_cloud_service(cloud_service_id)
+        refusal = self._turn_refusal(assistant, service)
+        if refusal is not None:
+            raise refusal
+        if not conversation:
             conversation = self.sudo().create(
                 {
                     "name": _shorten(text),

@@ -118,6 +118,34 @@ describe("ChatTurns on the store", () => {
         assert.equal(texts(store.chat), "Hello");
     });
 
+    test("a message past a pace limit says when to send again; Retry sends it once, in its place", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        const sentence =
+            "You have sent 10 messages in the last minute, the limit set by your administrator. " +
+            "You can send the next one at 14:03:12.";
+        server.streamed.push(refusal(429, {code: ErrorCode.PACE_LIMITED, message: sentence}));
+        await turns.send("one more");
+        assert.equal(server.fetched.length, 1, "a refusal is not sent again by itself");
+        assert.equal(store.chat.status, ChatStatus.ERROR);
+        assert.deepEqual(store.chat.error, {code: ErrorCode.PACE_LIMITED, message: sentence});
+        assert.deepEqual(
+            store.chat.messages.map((message) => [message.role, message.text]),
+            [["user", "one more"]],
+            "what the user wrote stays in the chat"
+        );
+        assert.equal(turns.canRetry, true);
+
+        server.streamed.push(eventStream([e.start(), e.text("Done."), e.done(1)]));
+        await turns.retry();
+        assert.equal(server.fetched[1].body.message, "one more");
+        assert.equal(server.fetched[1].body.request_key, server.fetched[0].body.request_key);
+        assert.equal(store.chat.messages.filter((message) => message.role === "user").length, 1);
+        assert.equal(texts(store.chat), "Done.");
+        assert.equal(store.chat.error, null);
+    });
+
     test("a message sent right after stop waits for the stopped turn, then goes", async () => {
         const server = new ScriptedServer();
         const {store, turns} = chatOn(server);

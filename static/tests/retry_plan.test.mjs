@@ -48,6 +48,12 @@ describe("retryPlan", () => {
                 .replaceLast,
             false
         );
+        assert.equal(
+            retryPlan({lastRequest: unsent, error: {code: "PACE_LIMITED"}, lastUserText: "hi"})
+                .replaceLast,
+            true,
+            "a message the server refused to start was not stored either"
+        );
     });
 
     test("nothing to retry without a user message", () => {
