@@ -89,9 +89,11 @@ def fit_history(history: Sequence[HistoryMessage], room: int) -> Fitted:
     share = max(room // EARLIER_RESULT_SHARE, MIN_RESULT_TOKENS)
     earlier = [[_shortened(message, share, shortened) for message in turn] for turn in earlier]
     shortened_now: list[str] = []
-    if messages_tokens(current) > room:
+    current_cost = messages_tokens(current)
+    if current_cost > room:
         current = _fit_current(current, room, shortened_now)
-    left = room - messages_tokens(current)
+        current_cost = messages_tokens(current)
+    left = room - current_cost
     kept: list[list[HistoryMessage]] = []
     for turn in reversed(earlier):
         cost = messages_tokens(turn)
@@ -106,7 +108,7 @@ def fit_history(history: Sequence[HistoryMessage], room: int) -> Fitted:
         dropped_turns=len(earlier) - len(kept),
         shortened=tuple(i for i in [*shortened, *shortened_now] if i in ids),
         shortened_now=tuple(shortened_now),
-        tokens=messages_tokens(fitted),
+        tokens=room - left,
     )
 
 
