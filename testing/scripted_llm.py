@@ -64,7 +64,7 @@ class Turn:
     chunks: int = 3
     arg_chunks: int = 3
     finish_reason: str | None = None  # None -> "tool_calls" if tool_calls else "stop"
-    usage: dict[str, int] | None = None  # None -> estimated from the request and the answer
+    usage: dict[str, Any] | None = None  # None -> estimated from the request and the answer
     # reported as usage.prompt_tokens_details.cached_tokens (the prompt's tokens read from the cache)
     cached_tokens: int | None = None
     latency: float = 0.0
