@@ -65,14 +65,14 @@ class Turn:
     arg_chunks: int = 3
     finish_reason: str | None = None  # None -> "tool_calls" if tool_calls else "stop"
     usage: dict[str, Any] | None = None  # None -> estimated from the request and the answer
-    # reported as usage.prompt_tokens_details.cached_tokens (the prompt's tokens read from the cache)
-    cached_tokens: int | None = None
     latency: float = 0.0
     chunk_delay: float = 0.0
     status: int = 200
     retry_after: float | None = None
     malformed_after: int | None = None
     disconnect_after: int | None = None
+    # reported as usage.prompt_tokens_details.cached_tokens (the prompt's tokens read from the cache)
+    cached_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.chunks < 1 or self.arg_chunks < 1:
