@@ -1,10 +1,10 @@
 """ai.provider: where a model is reached: its kind (OpenAI, Azure OpenAI, any OpenAI-compatible
 server, filled from a preset), base URL, API (Chat Completions or, for OpenAI and Azure, Responses),
-write-only API key and extra headers (ai.secret.mixin), query parameters, default model and
-timeout, and the models it serves (ai.provider.model, listed by "Refresh models"). Assistants
-(ai.assistant) name a provider and optionally a model; the agent loop gets the provider's settings,
-secrets decrypted, only when a turn calls the model. An administrator tests a provider with the
-call a turn makes."""
+write-only API key and extra headers (ai.secret.mixin), query parameters, default model, timeout
+and the context window of its models of unknown size, and the models it serves (ai.provider.model,
+listed by "Refresh models"). Assistants (ai.assistant) name a provider and optionally a model; the
+agent loop gets the provider's settings, secrets decrypted, only when a turn calls the model. An
+administrator tests a provider with the call a turn makes."""
 
 import json
 
