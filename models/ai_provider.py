@@ -1,10 +1,10 @@
 """ai.provider: where a model is reached: its kind (OpenAI, Azure OpenAI, any OpenAI-compatible
 server, filled from a preset), base URL, API (Chat Completions or, for OpenAI and Azure, Responses),
-write-only API key and extra headers (ai.secret.mixin), query parameters, default model and
-timeout, and the models it serves (ai.provider.model, listed by "Refresh models"). Assistants
-(ai.assistant) name a provider and optionally a model; the agent loop gets the provider's settings,
-secrets decrypted, only when a turn calls the model. An administrator tests a provider with the
-call a turn makes."""
+write-only API key and extra headers (ai.secret.mixin), query parameters, default model, timeout
+and the context window of its models of unknown size, and the models it serves (ai.provider.model,
+listed by "Refresh models"). Assistants (ai.assistant) name a provider and optionally a model; the
+agent loop gets the provider's settings, secrets decrypted, only when a turn calls the model. An
+administrator tests a provider with the call a turn makes."""
 
 import json
 
@@ -17,6 +17,7 @@ from ..notify import config_error_text, error_text, notification
 from ..selections import API_STYLES, PROVIDER_KINDS, PROVIDER_PRESETS
 from ..services.errors import AiMcpError, ConfigError
 from ..services.http_validation import check_url, parse_headers_json
+from ..services.limits import FALLBACK_CONTEXT_WINDOW
 from ..services.llm import PRESETS, ApiStyle, LlmSettings, ProviderKind, default_capabilities, list_models, ping
 from ..services.server_spec import config_error_from
 
@@ -101,6 +102,13 @@ class AiProvider(models.Model):
         required=True, default="gpt-4o-mini", tracking=True, help="Used by assistants that do not name a model."
     )
     timeout = fields.Float(default=60.0, help="Seconds to wait for the model.")
+    fallback_context_window = fields.Integer(
+        string="Context Window When Unknown",
+        default=int(FALLBACK_CONTEXT_WINDOW.default),
+        tracking=True,
+        help="Tokens a model of this provider reads at most when its own context window is not set on the model: "
+        "the conversation sent to the model is fitted to it, the oldest turns left out first.",
+    )
 
     def _compute_api_key(self):
         self._secret_compute("api_key")
@@ -185,6 +193,18 @@ class AiProvider(models.Model):
                     )
                 ) from None
 
+    @api.constrains("fallback_context_window")
+    def _check_fallback_context_window(self):
+        for provider in self:
+            if not FALLBACK_CONTEXT_WINDOW.allows(provider.fallback_context_window):
+                raise ValidationError(
+                    self.env._(
+                        "%(provider)s: the context window when unknown must be between %(low)s and %(high)s tokens.",
+                        provider=provider.name,
+                        **FALLBACK_CONTEXT_WINDOW.bounds,
+                    )
+                )
+
     @api.constrains("timeout")
     def _check_timeout(self):
         for provider in self:
@@ -216,6 +236,7 @@ class AiProvider(models.Model):
                 extra_query=_query_pairs(provider.extra_query),
                 capabilities=capabilities,
                 max_output_tokens=record.max_output_tokens or None if record else None,
+                fallback_context_window=provider.fallback_context_window,
             )
         except PydanticValidationError as exc:
             raise config_error_from(exc) from None

@@ -22,6 +22,7 @@ REFUSABLE_FIELDS = {
     "stream_options": "accepts_stream_options",
     "tool_choice": "accepts_tool_choice",
     "parallel_tool_calls": "accepts_parallel_tool_calls",
+    "prompt_cache_key": "accepts_prompt_cache_key",
 }
 TOKEN_CAPS = ("max_tokens", "max_completion_tokens")
 
@@ -37,6 +38,7 @@ def capability_values(capabilities: ModelCapabilities) -> dict:
         "reasoning_effort": capabilities.reasoning_effort.value if capabilities.reasoning_effort else False,
         "max_tokens_param": capabilities.max_tokens_param or False,
         "context_window": capabilities.context_window or 0,
+        "accepts_prompt_cache_key": capabilities.prompt_cache_key,
     }
 
 
@@ -79,6 +81,12 @@ class AiProviderModel(models.Model):
     )
     accepts_tool_choice = fields.Boolean(string="Accepts tool_choice", default=True, tracking=True)
     accepts_parallel_tool_calls = fields.Boolean(string="Accepts parallel_tool_calls", default=True, tracking=True)
+    accepts_prompt_cache_key = fields.Boolean(
+        string="Accepts prompt_cache_key",
+        tracking=True,
+        help="Requests carry a key per assistant and user, which routes them to the provider's prompt cache "
+        "(OpenAI, Azure OpenAI, Mistral). Off for servers that refuse fields they do not know.",
+    )
     reasoning_effort = fields.Selection(
         REASONING_EFFORTS, tracking=True, help="Sent with each request when set; empty: the model's own default."
     )
@@ -89,7 +97,11 @@ class AiProviderModel(models.Model):
         help="The name the model takes the output cap under; empty: no cap is sent.",
     )
     max_output_tokens = fields.Integer(tracking=True, help="The output cap; 0: none is sent.")
-    context_window = fields.Integer(tracking=True, help="Tokens the model reads at most; 0: unknown.")
+    context_window = fields.Integer(
+        tracking=True,
+        help="Tokens the model reads at most, its answer included; the conversation sent is fitted to it. "
+        "0: unknown (the provider's Context Window When Unknown counts).",
+    )
 
     # -- prices, per million tokens ------------------------------------------------------------------
     currency_id = fields.Many2one(
@@ -174,6 +186,7 @@ class AiProviderModel(models.Model):
             reasoning_effort=ReasoningEffort(self.reasoning_effort) if self.reasoning_effort else None,
             max_tokens_param=self.max_tokens_param or None,
             context_window=self.context_window or None,
+            prompt_cache_key=self.accepts_prompt_cache_key,
         )
 
     def _prices(self, company, date):

@@ -27,6 +27,8 @@ class ErrorCode(str, Enum):
     LLM_RATE_LIMITED = "LLM_RATE_LIMITED"
     LLM_BAD_RESPONSE = "LLM_BAD_RESPONSE"
     LLM_TIMEOUT = "LLM_TIMEOUT"
+    # the request was longer than the model reads (its context window)
+    LLM_CONTEXT_EXCEEDED = "LLM_CONTEXT_EXCEEDED"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
     TOOL_DENIED = "TOOL_DENIED"
     CANCELLED = "CANCELLED"
@@ -79,6 +81,10 @@ ADVICE: dict[ErrorCode, str] = {
         "The model answered with something that could not be used; retry or pick another model."
     ),
     ErrorCode.LLM_TIMEOUT: "The model took too long; retry, or raise the assistant's time limit.",
+    ErrorCode.LLM_CONTEXT_EXCEEDED: (
+        "The conversation is longer than the model reads; set the model's context window on its record, or start "
+        "a new conversation."
+    ),
     ErrorCode.LIMIT_EXCEEDED: "A limit of the assistant was reached.",
     ErrorCode.TOOL_DENIED: "The user denied this tool call.",
     ErrorCode.CANCELLED: "The request was cancelled.",

@@ -83,6 +83,11 @@ CALL_TIME_CAP = Limit(default=600.0, high=86400)
 # how long a question of the server (elicitation) waits for the user before it is cancelled
 QUESTION_TIMEOUT = Limit(default=600.0, high=86400)
 
+# a provider's: the context window of its models whose own is unknown (tokens), which the history
+# sent is fitted to (services/loop/context_fit.py); 32,000 is read by every current chat model
+# worth calling tools with, so a model of unknown size is neither cut short nor overrun
+FALLBACK_CONTEXT_WINDOW = Limit(default=32_000, high=10_000_000, low=1_000, low_included=True)
+
 # an assistant's
 TEMPERATURE = Limit(default=0.2, high=2, low_included=True)
 MAX_ROUNDS = Limit(default=5, high=20, low=1, low_included=True)

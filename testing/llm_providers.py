@@ -9,6 +9,8 @@ The docstring of each mode cites the documentation it follows.
 from __future__ import annotations
 
 import itertools
+import json
+import math
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -310,6 +312,7 @@ class _ResponseEvents:
 
     def done(self) -> list[bytes]:
         usage = self.reply.usage
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
         self.response.update(
             status="completed",
             output=self.items,
@@ -317,7 +320,7 @@ class _ResponseEvents:
                 "input_tokens": usage["prompt_tokens"],
                 "output_tokens": usage["completion_tokens"],
                 "total_tokens": usage["total_tokens"],
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": cached},
                 "output_tokens_details": {"reasoning_tokens": 0},
             },
         )
@@ -338,3 +341,75 @@ class AzureClassicResponses(AzureClassic, ResponsesApi):
         if refused is None and body.get("model") != self.deployment:
             return 404, {"error": {"code": "DeploymentNotFound", "message": "The API deployment does not exist."}}
         return refused
+
+
+class ContextWindow(Provider):
+    """A model whose context window holds `tokens`: a request counted longer is refused as OpenAI
+    refuses it, HTTP 400 with code `context_length_exceeded` and param `messages`: "This model's
+    maximum context length is 8192 tokens. However, your messages resulted in 8227 tokens. Please
+    reduce the length of the messages." (`sizes=False`: the sentence without the numbers, as
+    servers that do not count say it). https://platform.openai.com/docs/guides/error-codes#api-errors
+    The count is deterministic and not the loop's estimate: one token per 3 characters of the JSON
+    of the request's messages and tools, reported as `usage.prompt_tokens`, which OpenAI sends on
+    the last chunk when `stream_options.include_usage` is set.
+    https://platform.openai.com/docs/api-reference/chat/create#chat-create-stream_options"""
+
+    chars_per_token = 3
+
+    def __init__(self, tokens: int, sizes: bool = True) -> None:
+        self.tokens, self.sizes = tokens, sizes
+
+    def prompt_tokens(self, body: dict) -> int:
+        sent = json.dumps([body.get("messages") or [], body.get("tools") or []], ensure_ascii=False)
+        return math.ceil(len(sent) / self.chars_per_token)
+
+    def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
+        counted = self.prompt_tokens(body)
+        if counted <= self.tokens:
+            return None
+        sizes = (
+            f"This model's maximum context length is {self.tokens} tokens. "
+            f"However, your messages resulted in {counted} tokens. "
+        )
+        return _openai_error(
+            f"{sizes if self.sizes else ''}Please reduce the length of the messages.",
+            param="messages",
+            code="context_length_exceeded",
+        )
+
+
+class RefusesUnknownFields(Provider):
+    """A server validating its requests strictly against OpenAI's older schema (vLLM's pydantic
+    models forbid extra fields): a field it does not know is refused with 400 "Extra inputs are
+    not permitted". https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html#extra-parameters"""
+
+    known = frozenset(
+        {
+            "messages",
+            "model",
+            "stream",
+            "stream_options",
+            "temperature",
+            "tools",
+            "tool_choice",
+            "parallel_tool_calls",
+            "max_tokens",
+            "max_completion_tokens",
+            "n",
+            "stop",
+            "top_p",
+        }
+    )
+
+    def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
+        extra = sorted(set(body) - self.known)
+        if not extra:
+            return None
+        return 400, {
+            "object": "error",
+            "message": f"[{{'type': 'extra_forbidden', 'loc': ('body', '{extra[0]}'), 'msg': 'Extra inputs are not "
+            f"permitted', 'input': {body[extra[0]]!r}}}]",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        }

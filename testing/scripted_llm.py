@@ -71,6 +71,8 @@ class Turn:
     retry_after: float | None = None
     malformed_after: int | None = None
     disconnect_after: int | None = None
+    # reported as usage.prompt_tokens_details.cached_tokens (the prompt's tokens read from the cache)
+    cached_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.chunks < 1 or self.arg_chunks < 1:
@@ -95,7 +97,7 @@ class _Reply:
     model: str
     created: int
     calls: tuple[_WireCall, ...]
-    usage: dict[str, int]
+    usage: dict[str, Any]
     finish_reason: str
     include_usage: bool
 
@@ -124,10 +126,16 @@ def _estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def _estimate_usage(body: dict, text: str, calls: Iterable[_WireCall]) -> dict[str, int]:
-    prompt = _estimate_tokens(json.dumps(body.get("messages", []), ensure_ascii=False))
+def _estimate_usage(prompt: int, text: str, calls: Iterable[_WireCall]) -> dict[str, int]:
     completion = _estimate_tokens(text + "".join(call.name + call.arguments for call in calls))
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _usage(turn: Turn, prompt: int, calls: Iterable[_WireCall]) -> dict[str, Any]:
+    usage: dict[str, Any] = dict(turn.usage) if turn.usage is not None else _estimate_usage(prompt, turn.text, calls)
+    if turn.cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": turn.cached_tokens}
+    return usage
 
 
 def _chunk(reply: _Reply, delta: dict, finish_reason: str | None = None) -> dict:
@@ -259,6 +267,10 @@ class Provider:
     def as_chat(self, body: dict) -> dict:
         """The request as chat completions' `messages` and `tools`, which responders read."""
         return body
+
+    def prompt_tokens(self, body: dict) -> int:
+        """The tokens the provider counts in the request (usage.prompt_tokens)."""
+        return _estimate_tokens(json.dumps(body.get("messages", []), ensure_ascii=False))
 
     def stream(self, reply: _Reply, chunks: list[dict]) -> list[bytes]:
         """The server-sent events of a streamed reply, before `[DONE]`."""
@@ -606,7 +618,7 @@ class ScriptedLLM:
             model=body.get("model") or self.model,
             created=int(time.time()),
             calls=calls,
-            usage=turn.usage if turn.usage is not None else _estimate_usage(body, turn.text, calls),
+            usage=_usage(turn, self.provider.prompt_tokens(body), calls),
             finish_reason=turn.finish_reason or ("tool_calls" if calls else "stop"),
             include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
         )

@@ -194,6 +194,34 @@ class TestProviderModels(AiMcpCase):
         model.name = "local-reasoner-2"
         self.assertEqual(assistant.model, "local-reasoner-2")
 
+    def test_a_turns_context_window_is_the_models_else_the_providers_fallback(self):
+        provider = self.provider(default_model="gpt-4o-mini", fallback_context_window=20_000)
+        model = self.Model.create({"provider_id": provider.id, "name": "local-llama", "context_window": 64_000})
+        assistant = self.env["ai.assistant"].create({"name": "A", "provider_id": provider.id, "model_id": model.id})
+        self.assertEqual(assistant._assistant_settings().llm.context_window, 64_000)
+        model.context_window = 0
+        self.assertEqual(assistant._assistant_settings().llm.context_window, 20_000, "unknown: the provider's")
+        typed = self.env["ai.assistant"].create({"name": "B", "provider_id": provider.id, "model": "no-record"})
+        self.assertEqual(typed._assistant_settings().llm.context_window, 20_000)
+        self.assertEqual(self.provider().fallback_context_window, 32_000, "the default")
+        with self.assertRaises(ValidationError) as raised:
+            provider.fallback_context_window = 500
+        self.assertIn("between 1000 and 10000000 tokens", str(raised.exception))
+
+    def test_openai_and_mistral_models_take_a_prompt_cache_key_others_learn_it(self):
+        openai_provider = self.provider(kind="openai")
+        compatible = self.provider(kind="compatible")
+        make = self.Model.create
+        self.assertTrue(make({"provider_id": openai_provider.id, "name": "gpt-4o"}).accepts_prompt_cache_key)
+        self.assertTrue(make({"provider_id": compatible.id, "name": "mistral-large-latest"}).accepts_prompt_cache_key)
+        llama = make({"provider_id": compatible.id, "name": "llama3.1"})
+        self.assertFalse(llama.accepts_prompt_cache_key)
+        self.assertFalse(llama._learn_refused_param("prompt_cache_key", "Extra inputs are not permitted"))
+        mistral = compatible._model_named("mistral-large-latest")
+        self.assertTrue(mistral._learn_refused_param("prompt_cache_key", "Extra inputs are not permitted"))
+        self.assertFalse(mistral.accepts_prompt_cache_key)
+        self.assertFalse(compatible._llm_settings(model="mistral-large-latest").capabilities.prompt_cache_key)
+
     def test_an_assistant_naming_its_model_in_text_works_as_before(self):
         provider = self.provider(default_model="gpt-4o-mini")
         typed = self.env["ai.assistant"].create({"name": "Typed", "provider_id": provider.id, "model": "o3"})

@@ -12,7 +12,14 @@ from conftest import http_spec
 from test_agent_loop import persisted, run, tools_of
 
 from services.events import ModelRefusedParamEvent
-from services.llm import ApiStyle, LlmSettings, ModelCapabilities, ProviderKind, default_capabilities
+from services.llm import (
+    ApiStyle,
+    LlmSettings,
+    ModelCapabilities,
+    ProviderKind,
+    default_capabilities,
+    prompt_cache_key,
+)
 from services.loop import AssistantSettings, HistoryMessage, Resume, TurnRequest, history_from_events
 from services.loop.transcript import HistoryToolCall
 from services.mcp import McpHub
@@ -23,6 +30,7 @@ from testing.llm_providers import (
     GeminiCompat,
     LiteLLMWithoutDropParams,
     OpenAIReasoning,
+    RefusesUnknownFields,
     ResponsesApi,
     VllmWithoutAutoToolChoice,
 )
@@ -318,3 +326,52 @@ def test_a_tool_call_the_turn_cannot_read_ends_it_saying_so(hub: McpHub, serve: 
     events = two_rounds(hub, tools_server, assistant(llm))
     assert events[-1].type == "error"
     assert "could not read" in events[-1].message and "no tool ran" in events[-1].message
+
+
+# -- prompt_cache_key ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("api", [ApiStyle.CHAT_COMPLETIONS, ApiStyle.RESPONSES])
+def test_openai_requests_carry_the_turns_prompt_cache_key(
+    hub: McpHub, serve: Any, tools_server: HttpServer, api: ApiStyle
+) -> None:
+    llm = serve(ResponsesApi() if api is ApiStyle.RESPONSES else Provider())
+    capabilities = default_capabilities("gpt-4o", ProviderKind.OPENAI)
+    assert capabilities.prompt_cache_key
+    settings = assistant(llm, model="gpt-4o", kind=ProviderKind.OPENAI, api=api, capabilities=capabilities)
+    answered(two_rounds(hub, tools_server, settings, prompt_cache_key="5f0c2a"))
+    assert [r["prompt_cache_key"] for r in llm.requests] == ["5f0c2a", "5f0c2a"]
+
+
+def test_a_server_refusing_unknown_fields_is_sent_no_prompt_cache_key(
+    hub: McpHub, serve: Any, tools_server: HttpServer
+) -> None:
+    llm = serve(RefusesUnknownFields())
+    capabilities = default_capabilities("llama-3.3-70b", ProviderKind.COMPATIBLE)
+    settings = assistant(llm, model="llama-3.3-70b", capabilities=capabilities)
+    events = two_rounds(hub, tools_server, settings, prompt_cache_key="5f0c2a")
+    answered(events)
+    assert not [e for e in events if e.type == "model_refused_param"]
+    assert len(llm.requests) == 2 and all("prompt_cache_key" not in r for r in llm.requests)
+
+
+def test_a_refused_prompt_cache_key_is_left_out_and_told_for_the_model_to_learn(
+    hub: McpHub, serve: Any, tools_server: HttpServer
+) -> None:
+    # a Mistral model's name behind a strict proxy: its family takes the key, the proxy does not
+    llm = serve(RefusesUnknownFields())
+    capabilities = default_capabilities("mistral-large-latest", ProviderKind.COMPATIBLE)
+    assert capabilities.prompt_cache_key
+    settings = assistant(llm, model="mistral-large-latest", capabilities=capabilities)
+    events = two_rounds(hub, tools_server, settings, prompt_cache_key="5f0c2a")
+    answered(events)
+    (refused,) = [e for e in events if isinstance(e, ModelRefusedParamEvent)]
+    assert refused.param == "prompt_cache_key" and "Extra inputs are not permitted" in refused.message
+    assert [r.get("prompt_cache_key") for r in llm.requests] == ["5f0c2a", None, None]
+
+
+def test_the_prompt_cache_key_is_a_keyed_hash_of_assistant_and_user() -> None:
+    key = prompt_cache_key("database secret", 3, 7)
+    assert key == prompt_cache_key("database secret", 3, 7) and len(key) == 32
+    assert key != prompt_cache_key("database secret", 3, 8) != prompt_cache_key("database secret", 4, 7)
+    assert key != prompt_cache_key("another database", 3, 7)

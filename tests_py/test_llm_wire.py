@@ -69,7 +69,6 @@ def test_a_refused_parameter_is_named_whatever_the_error_looks_like(body: Any, p
     "body",
     [
         {"message": "max_tokens is too large: 100000. This model supports at most 16384 completion tokens."},
-        {"message": "This model's maximum context length is 8192 tokens."},
         {"message": "temperature must be between 0 and 2", "param": None},
         {"message": "Invalid 'temperature': decimal above maximum value. Expected a value <= 1, but got 1.5 instead."},
     ],

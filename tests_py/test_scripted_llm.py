@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessageChunk, BaseMessageChunk, HumanMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
+from testing.llm_providers import ContextWindow
 from testing.scripted_llm import NO_TURN_LEFT, ScriptedLLM, ToolCall, Turn, tool_then_answer
 
 UNICODE_TEXT = "héllo 世界 🙂"
@@ -187,6 +188,34 @@ def test_langchain_stream_usage_is_computed_by_default(llm: ScriptedLLM) -> None
     assert usage is not None
     assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
     assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
+
+
+def test_cached_tokens_are_reported_as_openai_and_read_by_langchain(llm: ScriptedLLM) -> None:
+    llm.queue(Turn(text="hey", cached_tokens=1024))
+    message, _ = aggregate(chat_model(llm, stream_usage=True).stream("a question"))
+    assert message.usage_metadata is not None
+    assert message.usage_metadata["input_token_details"]["cache_read"] == 1024
+    assert llm.requests[0]["stream_options"] == {"include_usage": True}
+
+
+def test_a_context_window_refuses_a_longer_request_as_openai_does() -> None:
+    window = ContextWindow(50)
+    with ScriptedLLM(provider=window) as llm:
+        llm.queue(Turn(text="short"))
+        api = client(llm)
+        chunks = list(
+            api.chat.completions.create(model="m", messages=USER, stream=True, stream_options={"include_usage": True})
+        )
+        assert chunks[-1].usage is not None
+        assert chunks[-1].usage.prompt_tokens == window.prompt_tokens(llm.requests[0])
+        long = [{"role": "user", "content": "x" * 300}]
+        with pytest.raises(openai.BadRequestError) as raised:
+            api.chat.completions.create(model="m", messages=long)
+        counted = window.prompt_tokens(llm.requests[1])
+    assert raised.value.status_code == 400 and raised.value.code == "context_length_exceeded"
+    assert raised.value.param == "messages" and counted > 100
+    said = f"maximum context length is 50 tokens. However, your messages resulted in {counted} tokens."
+    assert said in str(raised.value)
 
 
 def test_langchain_finish_reason_length_is_visible(llm: ScriptedLLM) -> None:

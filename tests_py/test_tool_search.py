@@ -3,6 +3,7 @@ through real MCP servers (testing/tool_catalogue.py) and the scripted LLM."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -18,7 +19,7 @@ from services.loop.tool_search import SearchableTool, ToolIndex, tokens
 from services.mcp import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from testing.mcp_servers import HttpServer, serve_http
-from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+from testing.scripted_llm import ScriptedLLM, ToolCall, Turn, _sample_arguments
 from testing.tool_catalogue import CATALOGUES, catalogue_tools
 
 # (query, the tool that must be in the top 3): written from the tools' own descriptions
@@ -245,6 +246,34 @@ def test_tools_found_stay_offered_in_the_next_turns_least_recently_used_going_fi
     dropped = [key for key in kept if key not in search.kept]
     assert len(dropped) == 5 + len(found) - 6 and dropped == [key for key in kept if key != commit][: len(dropped)]
     assert "create_pivot_table" in _offered(llm.requests[-1]) and "git_commit" in _offered(llm.requests[-1])
+
+
+def test_calling_a_tool_found_keeps_the_tools_offered_and_the_prompt_byte_for_byte(
+    hub: McpHub, catalogue_servers: dict[str, HttpServer]
+) -> None:
+    """The start of each request (system prompt, tools) stays what the provider's prompt cache
+    holds: calling a tool found, the least recently found first, does not move it in the offer."""
+
+    def search_then_call_the_first_found(body: dict[str, Any]) -> Turn:
+        results = sum(1 for m in body["messages"] if m["role"] == "tool")
+        if results == 0:
+            return Turn(tool_calls=(ToolCall("search_tools", {"query": "git"}),))
+        if results < 3:
+            first_found = body["tools"][1]["function"]
+            return Turn(tool_calls=(ToolCall(first_found["name"], _sample_arguments(first_found["parameters"])),))
+        return Turn(text="Clean.")
+
+    with ScriptedLLM(responder=search_then_call_the_first_found) as llm:
+        request = TurnRequest(assistant=_searching(llm), tools=_bindings(hub, catalogue_servers), user_message="Git?")
+        events = run(hub, request)
+    assert events[-1].type == "done"
+    search = next(e for e in events if isinstance(e, ToolSearchEvent))
+    called = [e.name for e in events if e.type == "tool_call"]
+    assert len(search.found) > 2 and called[0] == called[1] != search.found[0].name  # the best found is offered last
+    rounds = llm.requests
+    assert len(rounds) == 4 and _offered(rounds[1])[1] == called[0]
+    assert [json.dumps(body["tools"]) for body in rounds[1:]] == [json.dumps(rounds[1]["tools"])] * 3
+    assert [json.dumps(body["messages"][0]) for body in rounds] == [json.dumps(rounds[0]["messages"][0])] * 4
 
 
 def test_few_tools_are_offered_as_they_are(

@@ -8,10 +8,13 @@ from odoo import models
 from ...hub_process import process_hub
 from ...services.errors import AiMcpError, ErrorCode
 from ...services.events import StartEvent, ToolKey, parse_event
+from ...services.llm import prompt_cache_key
 from ...services.loop import HistoryMessage, SignInLink, TurnControl, TurnRequest, history_from_events, run_turn
 from ...turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
 
-# The model is given the last turns only: a long chat must not grow every request without bound.
+# The turns read from the database for the model: the loop fits them to the model's context window
+# (services/loop/context_fit.py), the oldest going first; this bounds what each turn reads, parses
+# and measures before any fitting, whatever the window, in a conversation of hundreds of turns.
 HISTORY_TURNS = 30
 INTERRUPTED_CALL = "Not run: the answer was interrupted before this call finished."
 
@@ -83,6 +86,7 @@ class AiConversation(models.Model):
                 spent=spent,
                 app_contexts=self._app_contexts(),
                 found_tools=tuple(ToolKey.model_validate(key) for key in self.sudo().found_tools or ()),
+                prompt_cache_key=self._prompt_cache_key(),
             )
             usage = self.env["ai.usage"]._turn_context(self, settings.llm.model)
         except AiMcpError as exc:
@@ -110,6 +114,12 @@ class AiConversation(models.Model):
                 "Stopped: the connection to the browser was closed before the answer was finished."
             ),
         )
+
+    def _prompt_cache_key(self):
+        """The same for every turn of this assistant and user, and meaningless to the provider
+        (services/llm/prompt_cache.py says why)."""
+        secret = self.env["ir.config_parameter"].sudo().get_param("database.secret") or ""
+        return prompt_cache_key(secret, self.assistant_id.id, self.env.uid)
 
     def _sign_in_access(self, bindings):
         """({server key: grant}, {server key: SignInLink}) for the OAuth servers of `bindings`: the

@@ -36,7 +36,7 @@ REASONING_FIELDS = ("reasoning_content", "reasoning")
 STREAMED_CALL_EXTRAS = "tool_call_extras"
 _CALL_KEYS = frozenset({"index", "id", "type", "function"})
 # request fields a capability may leave out (ModelCapabilities, by field name)
-_OPTIONAL_FIELDS = ("temperature", "stream_options", "tool_choice", "parallel_tool_calls")
+_OPTIONAL_FIELDS = ("temperature", "stream_options", "tool_choice", "parallel_tool_calls", "prompt_cache_key")
 _TOKEN_CAPS = ("max_tokens", "max_completion_tokens")
 
 

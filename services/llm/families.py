@@ -38,6 +38,15 @@ _GEMINI_THINKING = re.compile(r"^(models/)?gemini-(2\.5|3)")
 # `tool_choice` too; temperature 0..1. https://docs.claude.com/en/api/openai-sdk
 # (nothing refused: plain defaults)
 
+# `prompt_cache_key` (requests sharing a key are routed to the same prompt cache): OpenAI's Chat
+# Completions and Responses https://platform.openai.com/docs/guides/prompt-caching, Azure OpenAI
+# https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/prompt-caching, and Mistral's
+# API for its own models https://docs.mistral.ai/inference/conversations/advanced/prompt-caching.
+# Other OpenAI-compatible servers may refuse a field they do not know (vLLM, LiteLLM): off, unless
+# the administrator turns it on.
+_CACHE_KEY_KINDS = (ProviderKind.OPENAI, ProviderKind.AZURE)
+_MISTRAL = re.compile(r"^(mistral|magistral|codestral|devstral|ministral|pixtral|open-mistral|open-mixtral)")
+
 _CONTEXT = {
     "gpt-4o": 128_000,
     "gpt-4.1": 1_047_576,
@@ -67,20 +76,22 @@ def default_capabilities(model_name: str, kind: ProviderKind) -> ModelCapabiliti
 
     `kind` matters where the same name is served differently: an Azure deployment's name is the
     admin's choice, so it says nothing unless it is the model's own name."""
-    del kind  # every family rule below keys on the model's own name, whoever serves it
     name = _name(model_name)
-    window = _context_window(name)
+    # the family rules key on the model's own name, whoever serves it; the cache key on who serves it
+    common = {"context_window": _context_window(name), "prompt_cache_key": _takes_cache_key(name, kind)}
     if _O_SERIES.match(name) or _GPT5.match(name):
         return ModelCapabilities(
             temperature=False,
             max_tokens_param="max_completion_tokens",
             reasoning_effort=ReasoningEffort.MEDIUM,  # the providers' own default, shown in the form
-            context_window=window,
+            **common,
         )
     if _DEEPSEEK_REASONER.match(name):
-        return ModelCapabilities(
-            temperature=False, tool_choice=False, max_tokens_param="max_tokens", context_window=window
-        )
+        return ModelCapabilities(temperature=False, tool_choice=False, max_tokens_param="max_tokens", **common)
     if _GEMINI_THINKING.match(name):
-        return ModelCapabilities(max_tokens_param="max_tokens", context_window=window)
-    return ModelCapabilities(context_window=window)
+        return ModelCapabilities(max_tokens_param="max_tokens", **common)
+    return ModelCapabilities(**common)
+
+
+def _takes_cache_key(name: str, kind: ProviderKind) -> bool:
+    return kind in _CACHE_KEY_KINDS or bool(_MISTRAL.match(name))

@@ -1,6 +1,7 @@
 """A provider's failure as an LLM_* code and a sentence that helps: the provider's own explanation
-(whatever the shape of its error body), what to change where the cause is known, and the
-parameter a model refused, which the call is retried without (ParamRefused).
+(whatever the shape of its error body), what to change where the cause is known, the parameter a
+model refused, which the call is retried without (ParamRefused), and a request longer than the
+model reads (ContextExceeded), which the loop retries once with less of the conversation.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import httpx
 import openai
+from langchain_core.exceptions import ContextOverflowError
 
 from ..errors import ErrorCode, LlmError
 
@@ -23,6 +25,7 @@ REFUSABLE = (
     "max_tokens",
     "tool_choice",
     "parallel_tool_calls",
+    "prompt_cache_key",
 )
 _PARAM = re.compile(r"\b(" + "|".join(REFUSABLE) + r")\b")
 # words providers refuse a parameter with: OpenAI "Unsupported parameter"/"Unsupported value",
@@ -42,6 +45,21 @@ _VLLM_HINT = (
     "'Tools in the Prompt' on the assistant."
 )
 _MESSAGE_LIMIT = 1000
+# A request longer than the model's context window, as providers word it: OpenAI's error code
+# `context_length_exceeded` ("This model's maximum context length is 8192 tokens. However, your
+# messages resulted in 8227 tokens."), vLLM and LiteLLM repeat OpenAI's sentence, Anthropic's
+# compatibility says "prompt is too long", Mistral and others "context window"/"context length",
+# Gemini "exceeds the maximum number of tokens", Ollama "input length exceeds".
+_CONTEXT_CODES = ("context_length_exceeded",)
+_CONTEXT_WORDS = re.compile(
+    r"context[_ ]length|context window|maximum context|prompt is too long|too many (input )?tokens|"
+    r"exceeds the maximum number of tokens|input length exceeds|reduce the length of the messages",
+    re.IGNORECASE,
+)
+_CONTEXT_LIMIT = re.compile(
+    r"maximum context length is (\d+)|context window of (\d+)|limit of (\d+) tokens", re.IGNORECASE
+)
+_CONTEXT_SENT = re.compile(r"(\d+) in the messages|resulted in (\d+) tokens|prompt is too long: (\d+)", re.IGNORECASE)
 
 _logger = logging.getLogger(__name__)
 
@@ -52,6 +70,16 @@ class ParamRefused(LlmError):
     def __init__(self, param: str, message: str) -> None:
         super().__init__(ErrorCode.LLM_BAD_RESPONSE, message)
         self.param = param
+
+
+class ContextExceeded(LlmError):
+    """The request was longer than the model reads. `limit`: the window the provider named, and
+    `sent`: the tokens it counted in the request, when its message says them."""
+
+    def __init__(self, message: str, limit: int | None = None, sent: int | None = None) -> None:
+        super().__init__(ErrorCode.LLM_CONTEXT_EXCEEDED, message)
+        self.limit = limit
+        self.sent = sent
 
 
 def provider_message(exc: openai.APIStatusError) -> str:
@@ -112,6 +140,9 @@ def refused_param(exc: openai.APIStatusError, message: str) -> str | None:
 def map_llm_error(exc: BaseException, got_output: bool = False) -> LlmError:
     if isinstance(exc, LlmError):
         return exc
+    if isinstance(exc, ContextOverflowError) and not isinstance(exc, openai.APIStatusError):
+        # LangChain's reading of an error the Responses API streams ("exceeds the context window")
+        return ContextExceeded(f"The model provider answered that the request is longer than the model reads: {exc}")
     if isinstance(exc, openai.APITimeoutError):
         return LlmError(ErrorCode.LLM_TIMEOUT, "The model did not answer in time.")
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
@@ -148,10 +179,25 @@ def _status_error(exc: openai.APIStatusError) -> LlmError:
     message = f"The model provider answered with an error ({_status(exc)}): {explained}"
     if _VLLM_AUTO_TOOL_CHOICE in explained:
         return LlmError(ErrorCode.LLM_BAD_RESPONSE, message + _VLLM_HINT)
+    if _context_exceeded(exc, explained):
+        return ContextExceeded(message, _number(_CONTEXT_LIMIT, explained), _number(_CONTEXT_SENT, explained))
     param = refused_param(exc, explained)
     if param is not None:
         return ParamRefused(param, message)
     return LlmError(ErrorCode.LLM_BAD_RESPONSE, message)
+
+
+def _context_exceeded(exc: openai.APIStatusError, message: str) -> bool:
+    if exc.status_code not in (400, 413, 422):
+        return False
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    return error.get("code") in _CONTEXT_CODES or bool(_CONTEXT_WORDS.search(message))
+
+
+def _number(pattern: re.Pattern[str], message: str) -> int | None:
+    found = pattern.search(message)
+    return int(next(group for group in found.groups() if group)) if found else None
 
 
 def _status(exc: openai.APIStatusError) -> str:

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from ..limits import TEMPERATURE
+from ..limits import FALLBACK_CONTEXT_WINDOW, TEMPERATURE
 
 
 class ProviderKind(StrEnum):
@@ -54,6 +54,8 @@ class ModelCapabilities(BaseModel):
     reasoning_effort: ReasoningEffort | None = None  # sent when set
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] | None = None  # None: no cap sent
     context_window: int | None = Field(None, gt=0)  # tokens; None when unknown
+    # `prompt_cache_key`, which routes requests of one assistant and user to the same prompt cache
+    prompt_cache_key: bool = False
 
 
 class LlmSettings(BaseModel):
@@ -72,3 +74,10 @@ class LlmSettings(BaseModel):
     extra_query: tuple[tuple[str, str], ...] = ()
     capabilities: ModelCapabilities = ModelCapabilities()
     max_output_tokens: int | None = Field(None, gt=0)
+    # the window the history is fitted to when the model's own (capabilities) is unknown
+    fallback_context_window: int = FALLBACK_CONTEXT_WINDOW.field()
+
+    @property
+    def context_window(self) -> int:
+        """The tokens a request may hold, prompt and answer together."""
+        return self.capabilities.context_window or self.fallback_context_window

@@ -1,8 +1,9 @@
 """The loop wing: running a turn against the model.
 
 The agent loop (rounds of a streamed model reply and the tool calls it asks for, within the turn's
-limits and budget), the tools a turn offers (their names, presets and bindings to MCP servers,
-natively or described in the prompt), the runner that calls them, the transcript a paused turn
+limits and budget, each call's history fitted to the model's context window), the tools a turn
+offers (their names, presets and bindings to MCP servers, natively or described in the prompt), the
+runner that calls them, the transcript a paused turn
 resumes from and the control a turn is stopped by. Odoo's records and the turn runner import this
 face; it knows the shared vocabulary and the faces of the model (services/llm), MCP, OAuth and
 apps wings.

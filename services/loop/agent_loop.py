@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -38,12 +38,14 @@ from ..events import (
     ToolResultEvent,
     ToolSearchEvent,
     UsageEvent,
+    WarningEvent,
 )
-from ..llm import ModelReply, Thinking, ToolCallDelta
+from ..llm import ContextExceeded, ModelReply, Thinking, ToolCallDelta
 from ..mcp import McpHub
 from ..token_usage import TokenUsage
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
+from .context_fit import ContextFitter
 from .model_call import ModelCaller
 from .offered_tools import ToolOffer
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
@@ -96,7 +98,8 @@ class _Turn:
         self.offer = ToolOffer(self.bound, self.limits.tool_search_threshold, (), ())
         self.confirmed = False
         self._invalid_json: set[str] = set()  # ids of calls whose arguments were not JSON
-        self.model = ModelCaller(self.settings.llm)
+        self.model = ModelCaller(self.settings.llm, request.prompt_cache_key)
+        self.fitter = ContextFitter(self.settings.llm)
         # a model that takes no native tool calls has them described in the prompt
         self.prompted = self.settings.prompted_tools or not self.settings.llm.capabilities.native_tools
         self.runner = ToolRunner(
@@ -229,22 +232,48 @@ class _Turn:
     async def _model_call(
         self, with_tools: bool, tool_deltas: bool = False
     ) -> AsyncIterator[Event | ToolCallDelta | ModelReply]:
-        """The model's reply as events (text, thinking, a refused parameter), the pieces of its
-        tool calls, and the whole reply last."""
+        """The model's reply as events (text, thinking, a refused parameter, what was left out to
+        fit the model's window), the pieces of its tool calls, and the whole reply last."""
         if self.remaining() <= 0:
             raise LlmError(
                 ErrorCode.LLM_TIMEOUT,
                 f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
             )
-        native = not self.prompted
-        messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
-        if not with_tools:
-            messages.append(SystemMessage(FINAL_CALL_HINT))
-        tools = self.offer.definitions() if with_tools and native else []
+        system_prompt = self._system_prompt(with_tools)
+        tools = self.offer.definitions() if with_tools and not self.prompted else []
+        while True:
+            got_output = False
+            try:
+                async for item in self._fitted_call(system_prompt, tools, with_tools, tool_deltas):
+                    got_output = got_output or isinstance(item, (TextEvent, ThinkingEvent, ToolCallDelta, ModelReply))
+                    yield item
+                return
+            except ContextExceeded as refusal:
+                # said before the answer started: the request is made again, shorter, once
+                if got_output or not self.fitter.tighten(refusal):
+                    raise
+                _logger.info("Model context exceeded, sent again shorter: model=%s", self.settings.llm.model)
+                yield WarningEvent(
+                    code=ErrorCode.LLM_CONTEXT_EXCEEDED.value,
+                    message="The conversation was longer than the model reads: it was sent again with less of it.",
+                )
+
+    async def _fitted_call(
+        self, system_prompt: str, tools: Sequence[dict[str, Any]], with_tools: bool, tool_deltas: bool
+    ) -> AsyncIterator[Event | ToolCallDelta | ModelReply]:
+        """One model call with the history fitted to the model's window (context_fit.py)."""
+        final_hint = "" if with_tools else FINAL_CALL_HINT
+        fitted = self.fitter.fit(self.history, f"{system_prompt}\n\n{final_hint}".strip(), tools)
+        for notice in self.fitter.notices(fitted, self.history):
+            yield WarningEvent(code=ErrorCode.LLM_CONTEXT_EXCEEDED.value, message=notice)
+        messages = to_langchain(fitted.history, system_prompt, native_tools=not self.prompted)
+        if final_hint:
+            messages.append(SystemMessage(final_hint))
         async with contextlib.aclosing(self.model.stream(messages, tools, tool_deltas)) as stream:
             async for item in stream:
                 if isinstance(item, ModelReply):
                     self.usage += item.usage
+                    self.fitter.calibrate(item.usage.input_tokens)
                     # one per model call, reported or not: a call whose provider counts nothing is still a call
                     yield UsageEvent(round=self.round, usage=item.usage)
                 elif self.remaining() <= 0:

@@ -4,6 +4,9 @@ Binding tools converts each one (~tens of µs a tool), so the chat model is boun
 the tools offered change (a server declined mid-turn, the last round without tools). A request
 field the model refuses (a 400 naming it) is left out and the call made once more (once per field
 refused); the turn keeps going without it, and the refusal is told as an event, for the model's record to learn from.
+
+Where the model takes one, each request carries the turn's `prompt_cache_key`, so that the requests
+of one assistant and user reach the same prompt cache.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ ModelItem = str | Thinking | ToolCallDelta | ModelReply | ModelRefusedParamEvent
 
 
 class ModelCaller:
-    def __init__(self, settings: LlmSettings) -> None:
+    def __init__(self, settings: LlmSettings, prompt_cache_key: str = "") -> None:
+        self.prompt_cache_key = prompt_cache_key
         self._use(settings)
 
     def _use(self, settings: LlmSettings) -> None:
@@ -71,4 +75,6 @@ class ModelCaller:
         if len(tools) != len(self._offered) or any(a is not b for a, b in zip(tools, self._offered, strict=True)):
             self._offered = tuple(tools)
             self._chat_offering = with_tools(self.chat, tools)
+            if self.prompt_cache_key and self.settings.capabilities.prompt_cache_key:
+                self._chat_offering = self._chat_offering.bind(prompt_cache_key=self.prompt_cache_key)
         return self._chat_offering

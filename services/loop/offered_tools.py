@@ -9,6 +9,10 @@ search runs over the turn's tools only (those the assistant may use, bound by th
 it finds is offered from the next round on and stays offered for the rest of the conversation, up
 to the threshold, the least recently found or called going first. A call of a tool that is not
 offered is answered with how to find it.
+
+The tools are offered in an order that only grows within a turn (those found at its start by
+name, those found since appended) whatever is called or found again, so that the request's start
+stays byte for byte what the provider's prompt cache holds.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ class ToolOffer:
         by_key = {(tool.server.key, tool.info.name): name for name, tool in bound.tools.items()}
         # least recently found or called first; what earlier turns called counts as used
         self.found: list[str] = [by_key[key] for key in ((k.server, k.tool) for k in found) if key in by_key]
+        # the order offered: by name at the turn's start, each tool found since appended
+        self._order: list[str] = sorted(self.found)
         self.used(call.name for message in history for call in message.tool_calls)
         self._definitions: tuple[dict[str, Any], ...] = ()
         self._shown: tuple[str, ...] = ()
@@ -62,7 +68,8 @@ class ToolOffer:
         if not self.active:
             return list(self.bound.tools)
         always = [name for name in self.bound.tools if name in self.bound.always]
-        return [self.search_name, *always, *(name for name in self.found if name not in self.bound.always)]
+        found = set(self.found) - self.bound.always
+        return [self.search_name, *always, *(name for name in self._order if name in found)]
 
     def definitions(self) -> Sequence[dict[str, Any]]:
         """The OpenAI tools offered now: the same objects while the offer stays the same."""
@@ -138,6 +145,8 @@ class ToolOffer:
             if self.active and name in self.bound.tools and name not in self.bound.always:
                 if name in self.found:
                     self.found.remove(name)
+                else:
+                    self._order = [*(n for n in self._order if n != name), name]
                 self.found.append(name)
         self._trim()
 

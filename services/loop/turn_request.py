@@ -81,3 +81,6 @@ class TurnRequest(BaseModel):
     app_contexts: tuple[AppContext, ...] = ()
     # the tools its searches found, least recently used first (ToolSearchEvent.kept)
     found_tools: tuple[ToolKey, ...] = ()
+    # sent as `prompt_cache_key` where the model takes it: the same for every turn of one assistant
+    # and user (prompt_cache_key() makes it)
+    prompt_cache_key: str = Field("", max_length=64)
