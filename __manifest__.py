@@ -42,6 +42,7 @@
         "data/mcp_server_preset_data.xml",
         "data/ai_demo_environment.xml",
         "views/ai_tool_call_views.xml",
+        "views/ai_usage_views.xml",
         "views/ai_tool_preset_views.xml",
         "views/mcp_server_preset_views.xml",
         "views/app_sandbox_templates.xml",
