@@ -320,6 +320,9 @@ def test_answers_given_before_usage_rows_are_in_the_usage_reports(upgraded) -> N
     )
     assert orders["date"] == answer["create_date"]
     assert (orders["cost"], orders["round"], orders["model_name"]) == (0.0, 1, "gpt-upgrade")
+    if "ai.provider.model" in before["records"]:
+        [model] = [m for m in after["records"]["ai.provider.model"] if m["name"] == "gpt-upgrade"]
+        assert orders["model_id"][0] == model["id"]
     assert orders["user_id"][1] == "Owner" and orders["assistant_id"] and orders["provider_id"]
     assert orders["cloud_service_id"], "the conversation's cloud service"
     if "Recorded" in conversations:

@@ -271,6 +271,9 @@ def make_assistants(env, servers, tools):
     env["ai.tool.preset"].create(
         {"assistant_id": helper.id, "tool_id": tools["search"].id, "arguments": '{"q": "{{user.login}}"}'}
     )
+    if "ai.provider.model" in env:
+        # the helper's model as a record of its provider (versions with models as records)
+        env["ai.provider.model"].create({"provider_id": provider.id, "name": "gpt-upgrade"})
     return {"helper": helper, "restricted": restricted, "retired": retired, "provider": provider}
 
 
