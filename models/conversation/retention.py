@@ -51,10 +51,11 @@ class AiConversation(models.Model):
 
     @api.model
     def _expired_conversation_ids(self, companies, now, limit):
-        """Ids of the first `limit` expired conversations (see `_expired_conversations`)."""
-        self.env.cr.execute(
-            SQL("SELECT c.id %s ORDER BY c.id LIMIT %s", self._expired_conversations(companies, now), limit)
-        )
+        """Ids of the first `limit` expired conversations (see `_expired_conversations`), locked:
+        one a user claims meanwhile for a turn is skipped, and one locked here is not claimed
+        (the user is told it is busy) until it is gone."""
+        expired = self._expired_conversations(companies, now)
+        self.env.cr.execute(SQL("SELECT c.id %s ORDER BY c.id LIMIT %s FOR UPDATE OF c SKIP LOCKED", expired, limit))
         return [row[0] for row in self.env.cr.fetchall()]
 
     @api.model
