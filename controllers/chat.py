@@ -156,6 +156,12 @@ class ChatController(http.Controller):
     def conversation_history(self, conversation_id):
         return answer(lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_history())
 
+    @http.route("/ai_mcp/chat/usage", type=JSON_ROUTE, auth="user")
+    def chat_usage(self, conversation_id=None):
+        """{month: {tokens, costs}, conversation: {tokens, costs} | null}: the user's usage this month
+        in the current company, and that of their conversation `conversation_id`."""
+        return answer(lambda: request.env["ai.conversation"]._chat_usage(conversation_id))
+
     @http.route("/ai_mcp/chat/cancel_call", type=JSON_ROUTE, auth="user")
     def chat_cancel_call(self, conversation_id, call_id):
         """Stop one running tool call of the user's conversation; the worker running the turn,

@@ -14,4 +14,5 @@ from . import ai_demo
 from . import ai_tool_call
 from . import ai_tool_preset
 from . import res_groups
+from . import res_company
 from . import res_config_settings

@@ -7,6 +7,10 @@ them and by day. The cost is computed once, when the row is written, from the mo
 a later price change does not rewrite the past. Rows outlive their conversation (its link is
 cleared), so the totals stay when old conversations are removed."""
 
+from datetime import datetime, time
+
+import pytz
+
 from odoo import api, fields, models
 
 from ..services.token_usage import Prices
@@ -71,3 +75,48 @@ class AiUsage(models.Model):
             cloud_service_id=conversation.cloud_service_id.id or None,
             prices=prices,
         )
+
+    # -- totals the chat shows -----------------------------------------------------------------------
+
+    @api.model
+    def _chat_totals(self, conversation=None, now=None):
+        """{month, conversation}: the current user's tokens and cost this month in the current
+        company, and those of `conversation` (theirs; None when no conversation is open)."""
+        month = [
+            ("user_id", "=", self.env.uid),
+            ("company_id", "=", self.env.company.id),
+            ("date", ">=", self._month_start(now)),
+        ]
+        return {
+            "month": self._totals(month),
+            "conversation": self._totals([("conversation_id", "=", conversation.id)]) if conversation else None,
+        }
+
+    @api.model
+    def _totals(self, domain):
+        """{tokens, costs: [{amount, currency}]} of the rows of `domain`: one grouped query, a cost
+        per currency (a conversation's rows are in its company's currency), none of no cost."""
+        groups = self.sudo()._read_group(domain, ["currency_id"], ["total_tokens:sum", "cost:sum"])
+        costs = [
+            {"amount": cost, "currency": _currency(currency)} for currency, _tokens, cost in groups if cost and cost > 0
+        ]
+        return {"tokens": sum(tokens or 0 for _currency, tokens, _cost in groups), "costs": costs}
+
+    @api.model
+    def _month_start(self, now=None):
+        """The first instant of the current month in the user's time zone, as a naive UTC datetime."""
+        now = now or fields.Datetime.now()
+        zone = pytz.timezone(self.env.context.get("tz") or self.env.user.tz or "UTC")
+        local = pytz.utc.localize(now).astimezone(zone)
+        first = zone.localize(datetime.combine(local.date().replace(day=1), time.min))
+        return first.astimezone(pytz.utc).replace(tzinfo=None)
+
+
+def _currency(currency):
+    """What the widget formats an amount of `currency` (res.currency) with."""
+    return {
+        "code": currency.name,
+        "symbol": currency.symbol,
+        "position": currency.position,
+        "digits": currency.decimal_places,
+    }

@@ -1,6 +1,7 @@
-"""The AI section of Odoo's Settings: instance-wide settings of the assistants' chat, stored as
-system parameters (ir.config_parameter). Odoo lets only Settings administrators open and save this
-page; they are AI managers too (security/ai_mcp_groups.xml)."""
+"""The AI section of Odoo's Settings: the pace limits, instance-wide and stored as system parameters
+(ir.config_parameter), and how long the current company keeps idle conversations (res.company).
+Odoo lets only Settings administrators open and save this page; they are AI managers too
+(security/ai_mcp_groups.xml)."""
 
 from odoo import api, fields, models
 from odoo.exceptions import ValidationError
@@ -23,6 +24,7 @@ class ResConfigSettings(models.TransientModel):
         help="How many messages one user may send to the assistants in an hour, in the chat and in Discuss "
         "together. 0: no limit.",
     )
+    ai_conversation_retention_days = fields.Integer(related="company_id.ai_conversation_retention_days", readonly=False)
 
     @api.constrains("ai_mcp_turns_per_minute", "ai_mcp_turns_per_hour")
     def _check_ai_mcp_pace(self):

@@ -177,6 +177,25 @@ class DeepSeekReasoner(Provider):
         return super().stream(reply, [chunks[0], *thinking, *chunks[1:]])
 
 
+class DeepSeekContextCache(Provider):
+    """DeepSeek's usage: the input tokens read from its context cache are reported as
+    `prompt_cache_hit_tokens` (the others as `prompt_cache_miss_tokens`) at the top of `usage`,
+    without OpenAI's `prompt_tokens_details.cached_tokens`; the thinking tokens as
+    `completion_tokens_details.reasoning_tokens`.
+    https://api-docs.deepseek.com/api/create-chat-completion (the response's `usage`)
+    https://api-docs.deepseek.com/guides/kv_cache (checking the cache hit status)"""
+
+    def stream(self, reply: _Reply, chunks: list[dict]) -> list[bytes]:
+        return super().stream(reply, [_deepseek_usage(chunk) if chunk.get("usage") else chunk for chunk in chunks])
+
+
+def _deepseek_usage(chunk: dict) -> dict:
+    usage = dict(chunk["usage"])
+    hit = (usage.pop("prompt_tokens_details", None) or {}).get("cached_tokens") or 0
+    usage.update(prompt_cache_hit_tokens=hit, prompt_cache_miss_tokens=usage["prompt_tokens"] - hit)
+    return {**chunk, "usage": usage}
+
+
 class VllmWithoutAutoToolChoice(Provider):
     """vLLM started without `--enable-auto-tool-choice`: a request offering tools with
     `tool_choice` "auto" (its default when tools are given) is refused with 400 '"auto" tool
@@ -312,7 +331,6 @@ class _ResponseEvents:
 
     def done(self) -> list[bytes]:
         usage = self.reply.usage
-        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
         self.response.update(
             status="completed",
             output=self.items,
@@ -320,8 +338,12 @@ class _ResponseEvents:
                 "input_tokens": usage["prompt_tokens"],
                 "output_tokens": usage["completion_tokens"],
                 "total_tokens": usage["total_tokens"],
-                "input_tokens_details": {"cached_tokens": cached},
-                "output_tokens_details": {"reasoning_tokens": 0},
+                "input_tokens_details": {
+                    "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+                },
+                "output_tokens_details": {
+                    "reasoning_tokens": (usage.get("completion_tokens_details") or {}).get("reasoning_tokens", 0)
+                },
             },
         )
         self._send("response.completed", response=self.response)

@@ -47,3 +47,5 @@ from . import test_provider_models_tour
 from . import test_tool_search
 from . import test_usage
 from . import test_chat_pace
+from . import test_retention
+from . import test_usage_migration

@@ -2,6 +2,8 @@
 leaves one row per model call with the tokens the provider reported and their cost at the model's
 prices, readable by its user and the AI managers only."""
 
+from datetime import datetime
+
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tests import new_test_user, tagged
 
@@ -100,3 +102,69 @@ class TestUsage(ChatCase):
                 self.model.price_output = -1
         self.model.invalidate_recordset()
         self.assertEqual(self.model.price_output, 10.0)
+
+    # -- the totals the chat shows -----------------------------------------------------------------
+
+    def _row(self, date, tokens, cost, user=None, company=None):
+        company = company or self.user.company_id
+        return self.env["ai.usage"].create(
+            {
+                "date": date,
+                "user_id": (user or self.user).id,
+                "company_id": company.id,
+                "currency_id": company.currency_id.id,
+                "assistant_id": self.assistant.id,
+                "model_name": "scripted-model",
+                "input_tokens": tokens,
+                "total_tokens": tokens,
+                "cost": cost,
+            }
+        )
+
+    def test_the_chat_shows_the_conversation_total_after_its_turn(self):
+        events = self._tool_turn()
+        conversation_id = events[0].data["conversation_id"]
+        totals = self.jsonrpc("/ai_mcp/chat/usage", {"conversation_id": conversation_id})["result"]
+        self.assertEqual(totals["conversation"]["tokens"], 2270)
+        [cost] = totals["conversation"]["costs"]
+        self.assertAlmostEqual(cost["amount"], 0.00545, places=6)
+        self.assertEqual(cost["currency"]["code"], self.user.company_id.currency_id.name)
+        self.assertEqual(totals["month"]["tokens"], 2270, "this turn is this month's")
+        conversation = self.conversation(conversation_id)
+        self.assertEqual(conversation.usage_tokens, 2270)
+        self.assertAlmostEqual(conversation.usage_cost, 0.00545, places=6)
+
+    def test_a_conversation_of_a_model_without_prices_shows_tokens_only(self):
+        self.model.write({"price_input": 0, "price_cached_input": 0, "price_output": 0})
+        events = self._tool_turn()
+        totals = self.jsonrpc("/ai_mcp/chat/usage", {"conversation_id": events[0].data["conversation_id"]})["result"]
+        self.assertEqual(totals["conversation"], {"tokens": 2270, "costs": []})
+
+    def test_someone_elses_conversation_total_is_refused(self):
+        events = self._tool_turn()
+        self.login(self.other)
+        response = self.jsonrpc("/ai_mcp/chat/usage", {"conversation_id": events[0].data["conversation_id"]})
+        self.assertEqual(response["error"]["data"]["name"], "werkzeug.exceptions.NotFound", response)
+
+    def test_the_month_counts_the_users_own_rows_in_the_current_company_since_the_first(self):
+        now = datetime(2026, 3, 15, 12, 0)
+        other_company = self.env["res.company"].create({"name": "Usage Other Co"})
+        self.user.write({"company_ids": [(4, other_company.id)], "tz": "UTC"})
+        self._row(datetime(2026, 3, 1, 0, 0), 1000, 0.5)
+        self._row(datetime(2026, 3, 15, 11, 0), 200, 0.25)
+        self._row(datetime(2026, 2, 28, 23, 59), 40000, 9.0)  # last month
+        self._row(datetime(2026, 3, 10), 7, 1.0, user=self.other)
+        self._row(datetime(2026, 3, 10), 30, 1.0, company=other_company)
+        Conversation = self.env["ai.conversation"].with_user(self.user)
+        month = Conversation._chat_usage(now=now)["month"]
+        self.assertEqual(month["tokens"], 1200)
+        self.assertAlmostEqual(month["costs"][0]["amount"], 0.75)
+        in_other = Conversation.with_company(other_company)._chat_usage(now=now)["month"]
+        self.assertEqual(in_other["tokens"], 30)
+
+    def test_the_month_starts_at_midnight_where_the_user_is(self):
+        self.user.tz = "Asia/Shanghai"  # UTC+8: March begins on Feb 28 at 16:00 UTC
+        self._row(datetime(2026, 2, 28, 16, 30), 100, 0)
+        self._row(datetime(2026, 2, 28, 15, 30), 9000, 0)
+        month = self.env["ai.conversation"].with_user(self.user)._chat_usage(now=datetime(2026, 3, 2))["month"]
+        self.assertEqual(month, {"tokens": 100, "costs": []})

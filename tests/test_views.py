@@ -80,6 +80,39 @@ class TestViews(TransactionCase):
         self.assertNotIn("ai_mcp.menu_ai_config", for_user, "configuration is for AI managers")
         outsider = new_test_user(self.env, "views_outsider", groups="base.group_user")
         self.assertNotIn("ai_mcp.menu_ai_root", visible(outsider))
+        # AI > Reporting: everyone's usage for AI managers, their own for AI users
+        self.assertTrue(
+            {"ai_mcp.menu_ai_usage", "ai_mcp.menu_ai_usage_report", "ai_mcp.menu_ai_usage_mine"} <= for_manager
+        )
+        self.assertIn("ai_mcp.menu_ai_usage_mine", for_user)
+        self.assertNotIn("ai_mcp.menu_ai_usage_report", for_user)
+
+    def test_usage_reports_open_with_cost_and_tokens_by_month_and_day(self):
+        for xmlid, user in (("ai_mcp.action_ai_usage", self.manager), ("ai_mcp.action_ai_usage_mine", self.user)):
+            with self.subTest(action=xmlid):
+                action = self.env.ref(xmlid)
+                self.assertEqual(action.view_mode, "pivot,graph,list,form")
+                views = (
+                    self.env["ai.usage"]
+                    .with_user(user)
+                    .get_views([(False, kind) for kind in ("pivot", "graph", "list", "form", "search")])
+                )
+                pivot = etree.fromstring(views["views"]["pivot"]["arch"])
+                self.assertEqual(
+                    [(f.get("name"), f.get("interval")) for f in pivot.xpath("//field[@type='row']")],
+                    [("date", "month"), ("date", "day")],
+                )
+                measures = {f.get("name") for f in pivot.xpath("//field[@type='measure']")}
+                self.assertTrue({"cost", "total_tokens", "cached_input_tokens", "reasoning_tokens"} <= measures)
+                search = etree.fromstring(views["views"]["search"]["arch"])
+                group_bys = {f.get("name") for f in search.xpath("//group/filter")}
+                self.assertTrue(
+                    {"groupby_user", "groupby_assistant", "groupby_provider", "groupby_model", "groupby_day"}
+                    <= group_bys
+                )
+        mine = self.env.ref("ai_mcp.action_ai_usage_mine")
+        self.assertIn("search_default_filter_this_month", mine.context)
+        self.assertEqual(mine.domain, "[('user_id', '=', uid)]")
 
     def test_server_form_shows_only_the_fields_of_its_transport(self):
         form = Form(self.env["mcp.server"].with_user(self.manager))

@@ -8,13 +8,16 @@ from typing import Any
 
 import pytest
 from conftest import http_spec
+from langchain_openai.chat_models.base import _create_usage_metadata
 from pydantic import ValidationError
 from test_agent_loop import run, settings, tools_of
 
 from services.events import UsageEvent
-from services.loop import TurnRequest
+from services.llm import ApiStyle, LlmSettings, ProviderKind, default_capabilities
+from services.loop import AssistantSettings, TurnRequest
 from services.mcp import McpHub
 from services.token_usage import Prices, TokenUsage, cost_of
+from testing.llm_providers import DeepSeekContextCache, ResponsesApi
 from testing.mcp_servers import HttpServer
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
@@ -129,3 +132,60 @@ def test_a_provider_reporting_nothing_still_leaves_one_usage_per_call(
     )
     assert [e.usage for e in events if isinstance(e, UsageEvent)] == [TokenUsage()]
     assert events[-1].usage == {}
+
+
+def _usages(hub: McpHub, tools_server: HttpServer, assistant: AssistantSettings) -> list[TokenUsage]:
+    events = run(
+        hub, TurnRequest(assistant=assistant, tools=tools_of(hub, http_spec(tools_server)), user_message="1+2?")
+    )
+    assert events[-1].type == "done", events[-1]
+    return [e.usage for e in events if isinstance(e, UsageEvent)]
+
+
+def test_deepseek_cache_hits_are_recorded_as_cached_input(hub: McpHub, tools_server: HttpServer) -> None:
+    # DeepSeek reports them as prompt_cache_hit_tokens, which LangChain's usage_metadata leaves out
+    with ScriptedLLM(provider=DeepSeekContextCache()) as llm:
+        llm.queue(
+            Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),), usage=_reported(900, 40, cached=768)),
+            Turn(text="3", usage=_reported(1000, 12, cached=896, reasoning=7)),
+        )
+        usages = _usages(hub, tools_server, settings(llm))
+    assert [(u.input_tokens, u.cached_input_tokens, u.reasoning_tokens) for u in usages] == [
+        (900, 768, 0),
+        (1000, 896, 7),
+    ]
+    prices = Prices(input=Decimal("0.27"), cached_input=Decimal("0.07"), output=Decimal("1.10"))
+    assert cost_of(usages[0], prices) == (132 * Decimal("0.27") + 768 * Decimal("0.07") + 40 * Decimal("1.10")) / (
+        10**6
+    )
+
+
+def test_the_responses_api_cached_and_reasoning_tokens_are_recorded(hub: McpHub, tools_server: HttpServer) -> None:
+    with ScriptedLLM(provider=ResponsesApi()) as llm:
+        llm.queue(
+            Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),), usage=_reported(900, 40, cached=512, reasoning=30)),
+            Turn(text="3", usage=_reported(1000, 12)),
+        )
+        assistant = settings(llm)
+        llm_settings = LlmSettings(
+            **{
+                **assistant.llm.model_dump(),
+                "model": "gpt-5",
+                "kind": ProviderKind.OPENAI,
+                "api": ApiStyle.RESPONSES,
+                "capabilities": default_capabilities("gpt-5", ProviderKind.OPENAI),
+            }
+        )
+        usages = _usages(hub, tools_server, assistant.model_copy(update={"llm": llm_settings}))
+    assert [(u.input_tokens, u.cached_input_tokens, u.output_tokens, u.reasoning_tokens) for u in usages] == [
+        (900, 512, 40, 30),
+        (1000, 0, 12, 0),
+    ]
+
+
+@pytest.mark.parametrize("tier", ["priority", "flex"])
+def test_a_service_tiers_cached_and_reasoning_tokens_are_read(tier: str) -> None:
+    # LangChain names them after the tier (priority_cache_read) when OpenAI answers with one
+    metadata = _create_usage_metadata(_reported(2000, 500, cached=1500, reasoning=200), tier)
+    usage = TokenUsage.from_metadata(metadata)
+    assert (usage.cached_input_tokens, usage.reasoning_tokens) == (1500, 200)

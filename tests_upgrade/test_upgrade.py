@@ -40,6 +40,8 @@ from testing.requirements_overlay import (  # noqa: E402
 )
 
 DATA_SCRIPT = (Path(__file__).parent / "upgrade_data.py").read_text()
+# models whose rows the update adds to, keeping those it found
+GROWN_BY_UPDATE = {"ai.usage"}
 
 
 def git(*args: str) -> str:
@@ -198,7 +200,10 @@ def test_every_record_is_kept_as_it_was(upgraded) -> None:
     for model, records in before["records"].items():
         assert records, f"upgrade_data.py made no {model} record: the test would prove nothing"
         kept = {r["id"]: r for r in after["records"][model]}
-        assert sorted(kept) == [r["id"] for r in records], model
+        if model in GROWN_BY_UPDATE:
+            assert {r["id"] for r in records} <= set(kept), model
+        else:
+            assert sorted(kept) == [r["id"] for r in records], model
         for record in records:
             now = kept[record["id"]]
             assert {k: now[k] for k in record} == record, f"{model} {record['id']} changed"
@@ -296,3 +301,30 @@ def test_providers_get_the_kind_of_their_url_and_every_turn_calls_what_it_called
     assert all(a["custom_temperature"] and not a["model_id"] for a in after["records"]["ai.assistant"])
     assert before["turn_settings"], "no assistant to compare"
     assert after["turn_settings"] == before["turn_settings"]
+
+
+def test_answers_given_before_usage_rows_are_in_the_usage_reports(upgraded) -> None:
+    """Each answer with usage gets one ai.usage row (its tokens, no cost), unless its turn already
+    left its own; the answers keep their usage."""
+    before, after, _log = upgraded
+    conversations = {c["name"]: c["id"] for c in after["records"]["ai.conversation"]}
+    rows = after["records"]["ai.usage"]
+    kept = {row["id"] for row in before["records"].get("ai.usage", [])}
+    made = [row for row in rows if row["id"] not in kept]
+    assert [(r["conversation_id"][0], r["input_tokens"], r["output_tokens"], r["total_tokens"]) for r in made] == [
+        (conversations["Orders"], 120, 9, 129)
+    ]
+    [orders] = made
+    answer = next(
+        m for m in after["records"]["ai.message"] if m["conversation_id"][0] == conversations["Orders"] and m["usage"]
+    )
+    assert orders["date"] == answer["create_date"]
+    assert (orders["cost"], orders["round"], orders["model_name"]) == (0.0, 1, "gpt-upgrade")
+    if "ai.provider.model" in before["records"]:
+        [model] = [m for m in after["records"]["ai.provider.model"] if m["name"] == "gpt-upgrade"]
+        assert orders["model_id"][0] == model["id"]
+    assert orders["user_id"][1] == "Owner" and orders["assistant_id"] and orders["provider_id"]
+    assert orders["cloud_service_id"], "the conversation's cloud service"
+    if "Recorded" in conversations:
+        recorded = [r for r in rows if r["conversation_id"] and r["conversation_id"][0] == conversations["Recorded"]]
+        assert len(recorded) == 1, "a turn recorded as it ran is not counted again"

@@ -61,6 +61,8 @@ def populate(env):
     tools = make_tools(env, servers)
     assistants = make_assistants(env, servers, tools)
     make_conversations(env, users, servers, tools, assistants)
+    if "ai.usage" in env:
+        make_recorded_usage(env, users, assistants)
     if since(env, "18.0.1.2.0"):
         make_oauth(env, users, servers, assistants)
     env.cr.commit()
@@ -269,6 +271,9 @@ def make_assistants(env, servers, tools):
     env["ai.tool.preset"].create(
         {"assistant_id": helper.id, "tool_id": tools["search"].id, "arguments": '{"q": "{{user.login}}"}'}
     )
+    if "ai.provider.model" in env:
+        # the helper's model as a record of its provider (versions with models as records)
+        env["ai.provider.model"].create({"provider_id": provider.id, "name": "gpt-upgrade"})
     return {"helper": helper, "restricted": restricted, "retired": retired, "provider": provider}
 
 
@@ -477,6 +482,42 @@ def make_conversations(env, users, servers, tools, assistants):
         )
         Message.create({"conversation_id": chat.id, "role": "user", "content": "Hello"})
         Message.create({"conversation_id": chat.id, "role": "assistant", "content": "Hello! How can I help?"})
+
+
+def make_recorded_usage(env, users, assistants):
+    """A turn whose model calls left their usage rows as it ran (versions with ai.usage): the
+    update must not count its answer a second time."""
+    owner, helper = users["owner"], assistants["helper"]
+    recorded = env["ai.conversation"].create({"assistant_id": helper.id, "user_id": owner.id, "name": "Recorded"})
+    Message = env["ai.message"]
+    Message.create({"conversation_id": recorded.id, "role": "user", "content": "How many orders?"})
+    answer = Message.create(
+        {
+            "conversation_id": recorded.id,
+            "role": "assistant",
+            "content": "Seven.",
+            "rounds": 1,
+            "usage": {"input_tokens": 300, "output_tokens": 4, "total_tokens": 304},
+        }
+    )
+    env.flush_all()
+    env["ai.usage"].create(
+        {
+            "date": answer.create_date,
+            "user_id": owner.id,
+            "company_id": owner.company_id.id,
+            "currency_id": owner.company_id.currency_id.id,
+            "assistant_id": helper.id,
+            "provider_id": helper.provider_id.id,
+            "model_name": "upgrade-model",
+            "conversation_id": recorded.id,
+            "round": 1,
+            "input_tokens": 300,
+            "output_tokens": 4,
+            "total_tokens": 304,
+            "cost": 0.0021,
+        }
+    )
 
 
 def make_oauth(env, users, servers, assistants):

@@ -14,6 +14,7 @@
 - app.py: the MCP Apps of the conversation's tool calls: their HTML, policy and resources
 - app_call.py: the tools an MCP App calls through the chat
 - app_context.py: what an app tells the model and says in the user's name
+- retention.py: removing the conversations past their company's retention
 
 and the conversation's own models:
 
@@ -35,3 +36,4 @@ from . import app_call
 from . import app_context
 from . import ai_conversation_approval
 from . import ai_conversation_event
+from . import retention

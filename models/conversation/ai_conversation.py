@@ -88,8 +88,29 @@ class AiConversation(models.Model):
         readonly=True, help="Renewed while an answer runs; an answer silent for long died with its server process."
     )
 
+    # -- what its model calls cost (ai.usage rows, summed when read: the writer keeps no counter) --
+    usage_tokens = fields.Integer(string="Tokens", compute="_compute_usage", help="Tokens of every model call.")
+    usage_cost = fields.Float(
+        string="Cost",
+        digits=(16, 6),
+        compute="_compute_usage",
+        help="What its model calls cost, at the models' prices when they were made, in the company's currency.",
+    )
+
     message_ids = fields.One2many("ai.message", "conversation_id", string="Messages")
     event_ids = fields.One2many("ai.conversation.event", "conversation_id", string="Events")
+
+    def _compute_usage(self):
+        groups = (
+            self.env["ai.usage"]
+            .sudo()
+            ._read_group(
+                [("conversation_id", "in", self._origin.ids)], ["conversation_id"], ["total_tokens:sum", "cost:sum"]
+            )
+        )
+        totals = {conversation.id: (tokens, cost) for conversation, tokens, cost in groups}
+        for conversation in self:
+            conversation.usage_tokens, conversation.usage_cost = totals.get(conversation._origin.id, (0, 0.0))
 
     def write(self, vals):
         if not self.env.su and RUNNER_FIELDS & set(vals):
@@ -184,6 +205,14 @@ class AiConversation(models.Model):
             "messages": [_history_message(m) for m in users],
             "events": events._wire(),
         }
+
+    @api.model
+    def _chat_usage(self, conversation_id=None, now=None):
+        """The totals the chat shows (ai.usage `_chat_totals`); `conversation_id` must be the user's."""
+        if not self.env.user.has_group("ai_mcp.group_ai_user"):
+            raise ChatRefused.not_found()
+        conversation = self._chat_own(conversation_id) if conversation_id else None
+        return self.env["ai.usage"]._chat_totals(conversation, now=now)
 
     def _chat_events_after(self, after):
         """[(seq, type, payload)] of the stored events after `after`."""

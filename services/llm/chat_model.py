@@ -10,8 +10,9 @@ LangChain sends what the settings hold, and two things more come from this modul
 - the request carries only what the model accepts (ModelCapabilities), under the names it takes,
   and fields a provider needs back on an assistant message or a tool call (DeepSeek's
   `reasoning_content`, Gemini's `extra_content`) are put back on the messages LangChain builds;
-- the fields a provider streams that LangChain drops (reasoning, a tool call's extra fields) are
-  kept on the message chunks, where stream.py reads them.
+- the fields a provider streams that LangChain drops (reasoning, a tool call's extra fields, usage
+  counts of its own such as DeepSeek's cache hits) are kept on the message chunks, where stream.py
+  reads them.
 The API is the settings' choice: `use_responses_api` is always set, so no model name switches it.
 """
 
@@ -25,6 +26,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 from pydantic import PrivateAttr
 
+from ..token_usage import PROVIDER_USAGE_FIELDS
 from ._chat_completions import post_payloads_as_they_are
 from .settings import ApiStyle, LlmSettings, ModelCapabilities, ProviderKind
 
@@ -34,6 +36,8 @@ TOOL_CALL_REPLAY = "tool_call_replay"
 # streamed: reasoning text under the provider's field name, a tool call's extra fields by its index
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 STREAMED_CALL_EXTRAS = "tool_call_extras"
+# streamed: the usage counts of the provider's own that LangChain leaves out of usage_metadata
+STREAMED_USAGE = "provider_usage"
 _CALL_KEYS = frozenset({"index", "id", "type", "function"})
 # request fields a capability may leave out (ModelCapabilities, by field name)
 _OPTIONAL_FIELDS = ("temperature", "stream_options", "tool_choice", "parallel_tool_calls", "prompt_cache_key")
@@ -67,7 +71,13 @@ def _put_back(message: AIMessage, sent: dict[str, Any]) -> None:
 
 def keep_streamed_fields(chunk: dict[str, Any], message: AIMessageChunk) -> None:
     """Keeps on `message` what LangChain drops from a streamed chunk: reasoning text (merged as
-    text across chunks) and a tool call's extra fields (by the call's index)."""
+    text across chunks), a tool call's extra fields (by the call's index) and the provider's own
+    usage counts (on the last chunk, which has no choices)."""
+    usage = chunk.get("usage")
+    if isinstance(usage, dict):
+        own = {field: usage[field] for field in PROVIDER_USAGE_FIELDS if field in usage}
+        if own:
+            message.additional_kwargs[STREAMED_USAGE] = own
     choices = chunk.get("choices")
     if not choices:
         return

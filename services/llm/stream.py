@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ErrorCode, LlmError
 from ..token_usage import TokenUsage
-from .chat_model import REASONING_FIELDS, STREAMED_CALL_EXTRAS
+from .chat_model import REASONING_FIELDS, STREAMED_CALL_EXTRAS, STREAMED_USAGE
 from .provider_errors import map_llm_error
 
 __all__ = ["ModelReply", "Thinking", "ToolCallDelta", "stream_reply", "with_tools"]
@@ -135,7 +135,7 @@ def _reply(message: AIMessageChunk) -> ModelReply:
         tool_calls=[dict(call) for call in message.tool_calls],
         invalid_tool_calls=[dict(call) for call in message.invalid_tool_calls],
         finish_reason=metadata.get("finish_reason") or _responses_finish(metadata),
-        usage=TokenUsage.from_metadata(message.usage_metadata),
+        usage=TokenUsage.from_metadata(message.usage_metadata, extra.get(STREAMED_USAGE)),
         reasoning=_text(extra.get(_REASONING_SENT_BACK))
         or _text(extra.get("reasoning"))
         or _block_reasoning(message.content),

@@ -4,8 +4,9 @@
  * (tests/test_chat_tour.py scripts both, with the assistant limited to 2 rounds and `echo`
  * requiring approval):
  * ask, watch the `add` call run and finish, open its block, say "go on" at the round limit,
- * allow the `echo` call in the approval dialog, read the answer, then reload the page and find the
- * same conversation with the same blocks, rebuilt from its stored history.
+ * allow the `echo` call in the approval dialog, read the answer and the tokens it used in the header,
+ * then reload the page and find the same conversation with the same blocks, rebuilt from its stored
+ * history.
  */
 import {registry} from "@web/core/registry";
 import {unloadsPage} from "./series";
@@ -29,6 +30,11 @@ function finishedChat() {
         },
         {content: "the answer, as markdown", trigger: `${ANSWER} strong:contains("2 + 3 = 5")`},
         {content: "the turn is over", trigger: '.o_ai_chat[data-status="idle"] .o_ai_chat_send'},
+        {
+            content: "the header shows what the conversation used, and the user's month",
+            trigger: '.o_ai_chat_header .o_ai_usage_conversation:contains("tokens")',
+        },
+        {trigger: '.o_ai_chat_header .o_ai_usage_month:contains("This month:")'},
     ];
 }
 

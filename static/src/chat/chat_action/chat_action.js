@@ -28,6 +28,7 @@ import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
 import {PromptSource} from "@ai_mcp/logic/prompt_source";
 import {ResourceSource} from "@ai_mcp/logic/resource_source";
 import {SignInPause} from "@ai_mcp/logic/sign_in_pause";
+import {UsageTotals} from "@ai_mcp/logic/usage_totals";
 import {ChatHeader} from "../chat_header/chat_header";
 import {ChatNotices} from "../chat_notices/chat_notices";
 import {Composer} from "../composer/composer";
@@ -86,6 +87,8 @@ export class ChatAction extends Component {
         this.promptSource = new PromptSource(this.store);
         this.prompts = useState(this.promptSource.state);
         this.resourceSource = new ResourceSource(this.store);
+        this.usageTotals = new UsageTotals(this.store);
+        this.usage = useState(this.usageTotals.state);
         this.pauses = new PauseDialogs(useService("dialog"), this.turns);
         // an app asks about a tool only when the model's call of it is not waiting for an answer
         useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
@@ -117,6 +120,7 @@ export class ChatAction extends Component {
             this.turns.dispose();
             this.pauses.close();
             this.signIn.dispose();
+            this.usageTotals.dispose();
         });
     }
 
@@ -205,6 +209,7 @@ export class ChatAction extends Component {
             throw error;
         }
         this.state.assistantId = this.state.assistants[0]?.id ?? null;
+        this.usageTotals.refresh();
         const action = this.props.action || {};
         const activeId = parseInt(action.context?.active_id ?? action.params?.active_id, 10);
         if (activeId) {

@@ -3,15 +3,17 @@ import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
 import {RememberedApprovals} from "../remembered_approvals/remembered_approvals";
+import {UsageSummary} from "../usage_summary/usage_summary";
 
 /**
  * The conversation's title with the assistant picker and, for users who have cloud services, the
  * cloud-service picker (whose servers add tools to the conversation). Both are fixed once the
- * conversation has started. A started conversation lists the tools the user allowed in it.
+ * conversation has started. A started conversation lists the tools the user allowed in it. The
+ * tokens the conversation and the user's month used are shown small (`usage`: usage_totals.js).
  */
 export class ChatHeader extends Component {
     static template = "ai_mcp.ChatHeader";
-    static components = {RememberedApprovals};
+    static components = {RememberedApprovals, UsageSummary};
     static props = {
         conversationId: {type: [Number, {value: null}], optional: true},
         title: String,
@@ -19,6 +21,7 @@ export class ChatHeader extends Component {
         assistantId: {type: [Number, {value: null}], optional: true},
         cloudServiceId: {type: [Number, {value: null}], optional: true},
         locked: Boolean,
+        usage: {type: Object, optional: true},
         onToggleList: Function,
         onAssistantChange: Function,
         onCloudServiceChange: Function,

@@ -1,0 +1,139 @@
+"""Retention of conversations (Settings > AI, per company): the cron removes the idle
+conversations without activity for longer than their company keeps them, in batches, with their
+messages and events; their usage rows stay, so the reports keep what they cost. The clock is
+injected: every date is set relative to the `now` the cron is given."""
+
+from datetime import datetime, timedelta
+
+from odoo.exceptions import ValidationError
+from odoo.tests import TransactionCase, new_test_user, tagged
+
+NOW = datetime(2026, 6, 30, 12, 0)
+
+
+@tagged("post_install", "-at_install")
+class TestRetention(TransactionCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.env = cls.env(context=dict(cls.env.context, tracking_disable=True))
+        cls.company_a = cls.env["res.company"].create({"name": "Keeps 30 days", "ai_conversation_retention_days": 30})
+        cls.company_b = cls.env["res.company"].create({"name": "Keeps 90 days", "ai_conversation_retention_days": 90})
+        groups = "base.group_user,ai_mcp.group_ai_user"
+        cls.user_a = new_test_user(cls.env, "keep_a", groups=groups, company_id=cls.company_a.id)
+        cls.user_b = new_test_user(cls.env, "keep_b", groups=groups, company_id=cls.company_b.id)
+        provider = cls.env["ai.provider"].create(
+            {"name": "Nowhere", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-x", "default_model": "m"}
+        )
+        cls.assistant = cls.env["ai.assistant"].create({"name": "Keeper", "provider_id": provider.id})
+
+    def conversation(self, user, idle_days, state="idle"):
+        """A conversation of `user` with a message and an event, all last touched `idle_days` ago,
+        and the usage row of its answer."""
+        conversation = self.env["ai.conversation"].create(
+            {"name": f"{idle_days} days", "assistant_id": self.assistant.id, "user_id": user.id}
+        )
+        message = self.env["ai.message"].create({"conversation_id": conversation.id, "role": "user", "content": "hi"})
+        event = self.env["ai.conversation.event"].create(
+            {"conversation_id": conversation.id, "seq": 1, "type": "done", "payload": {"rounds": 1}}
+        )
+        usage = self.env["ai.usage"].create(
+            {
+                "user_id": user.id,
+                "company_id": user.company_id.id,
+                "currency_id": user.company_id.currency_id.id,
+                "conversation_id": conversation.id,
+                "total_tokens": 100,
+                "cost": 0.25,
+            }
+        )
+        self.env.flush_all()
+        at = NOW - timedelta(days=idle_days)
+        self.env.cr.execute(
+            "UPDATE ai_conversation SET write_date = %s, state = %s WHERE id = %s", (at, state, conversation.id)
+        )
+        self.env.cr.execute("UPDATE ai_message SET create_date = %s WHERE id = %s", (at, message.id))
+        self.env.cr.execute("UPDATE ai_conversation_event SET create_date = %s WHERE id = %s", (at, event.id))
+        self.env.invalidate_all()
+        return conversation, usage
+
+    def gc(self, **options):
+        return self.env["ai.conversation"]._gc_conversations(now=NOW, **options)
+
+    def test_each_company_keeps_its_conversations_as_long_as_it_says(self):
+        old_a, usage_a = self.conversation(self.user_a, 31)
+        recent_a, _usage = self.conversation(self.user_a, 29)
+        same_age_b, _usage = self.conversation(self.user_b, 31)
+        old_b, _usage = self.conversation(self.user_b, 91)
+        self.assertEqual(self.gc(), 2)
+        self.assertFalse(old_a.exists())
+        self.assertFalse(old_b.exists())
+        self.assertTrue(recent_a.exists())
+        self.assertTrue(same_age_b.exists(), "company B keeps 90 days")
+        self.assertFalse(self.env["ai.message"].search([("conversation_id", "=", old_a.id)]))
+        self.assertFalse(self.env["ai.conversation.event"].search([("conversation_id", "=", old_a.id)]))
+        # what it cost stays in the reports
+        self.assertTrue(usage_a.exists())
+        self.assertFalse(usage_a.conversation_id)
+        self.assertEqual((usage_a.total_tokens, usage_a.cost), (100, 0.25))
+
+    def test_a_recent_message_or_event_is_activity(self):
+        with_message, _usage = self.conversation(self.user_a, 40)
+        with_event, _usage = self.conversation(self.user_a, 40)
+        self.env.cr.execute(
+            "UPDATE ai_message SET create_date = %s WHERE conversation_id = %s",
+            (NOW - timedelta(days=2), with_message.id),
+        )
+        self.env.cr.execute(
+            "UPDATE ai_conversation_event SET create_date = %s WHERE conversation_id = %s",
+            (NOW - timedelta(days=2), with_event.id),
+        )
+        self.assertEqual(self.gc(), 0)
+        self.assertTrue((with_message | with_event).exists())
+
+    def test_answering_or_waiting_conversations_stay(self):
+        states = ("running", "awaiting_approval", "awaiting_confirmation", "awaiting_auth")
+        waiting = [self.conversation(self.user_a, 400, state=state)[0] for state in states]
+        self.assertEqual(self.gc(), 0)
+        self.assertEqual(len(self.env["ai.conversation"].browse([c.id for c in waiting]).exists()), 4)
+
+    def test_zero_keeps_forever(self):
+        self.company_a.ai_conversation_retention_days = 0
+        kept, _usage = self.conversation(self.user_a, 5000)
+        self.assertEqual(self.gc(), 0)
+        self.assertTrue(kept.exists())
+
+    def test_batches_go_on_in_the_next_run_the_cron_is_told_to_make(self):
+        old = [self.conversation(self.user_a, 60)[0] for _i in range(5)]
+        cron = self.env.ref("ai_mcp.ir_cron_ai_conversation_gc")
+        progress = self.env["ir.cron.progress"].create({"cron_id": cron.id, "remaining": 0, "done": 0})
+        Conversation = self.env["ai.conversation"].with_context(ir_cron_progress_id=progress.id, cron_id=cron.id)
+        self.assertEqual(Conversation._gc_conversations(batch=2, batches=1, now=NOW), 2)
+        self.assertEqual((progress.done, progress.remaining), (2, 3), "the cron runs again for the rest")
+        self.assertEqual(Conversation._gc_conversations(batch=2, batches=2, now=NOW), 3)
+        self.assertEqual((progress.done, progress.remaining), (3, 0))
+        self.assertFalse(self.env["ai.conversation"].browse([c.id for c in old]).exists())
+
+    def test_the_daily_cron_runs_the_retention(self):
+        # dated before NOW, which is in the past: at least as old when the cron reads the clock
+        old, _usage = self.conversation(self.user_a, 60)
+        kept, _usage = self.conversation(self.user_b, 60)
+        self.company_b.ai_conversation_retention_days = 0
+        cron = self.env.ref("ai_mcp.ir_cron_ai_conversation_gc")
+        self.assertEqual((cron.interval_number, cron.interval_type), (1, "days"))
+        # what the scheduler runs, in this transaction (19's method_direct_trigger opens its own)
+        cron.ir_actions_server_id.run()
+        self.assertFalse(old.exists())
+        self.assertTrue(kept.exists())
+
+    def test_a_negative_retention_is_refused(self):
+        with self.assertRaisesRegex(ValidationError, "negative number of days"):
+            self.company_a.ai_conversation_retention_days = -1
+
+    def test_the_setting_is_the_current_companys(self):
+        settings = self.env["res.config.settings"].with_company(self.company_b).create({})
+        self.assertEqual(settings.ai_conversation_retention_days, 90)
+        settings.ai_conversation_retention_days = 45
+        settings.execute()
+        self.assertEqual(self.company_b.ai_conversation_retention_days, 45)
+        self.assertEqual(self.company_a.ai_conversation_retention_days, 30)
