@@ -290,9 +290,9 @@ def test_tool_calls_audited_before_apps_are_the_models(upgraded) -> None:
 
 
 def test_providers_get_the_kind_of_their_url_and_every_turn_calls_what_it_called(upgraded) -> None:
-    """A provider made before kinds is OpenAI, Azure or OpenAI-compatible as its URL says, speaks
-    Chat Completions as before, and each assistant's turn calls the same URL, key, model and
-    temperature as before the update."""
+    """A provider is OpenAI, Azure or OpenAI-compatible as its URL says (one made before kinds is
+    classified so by the update, one made after keeps its own), speaks Chat Completions as before,
+    and each assistant's turn calls the same URL, key, model and temperature as before the update."""
     before, after, _log = upgraded
     providers = after["records"]["ai.provider"]
     kinds = {provider["name"]: provider["kind"] for provider in providers}

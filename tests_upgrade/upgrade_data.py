@@ -232,17 +232,45 @@ def make_tools(env, servers):
     return tools
 
 
+def provider_values(env, kind, values):
+    """`values` of a provider, with its kind and, on the compatible one, extra headers (a secret)
+    where the version has them; a version before kinds classifies it by its URL when updated."""
+    fields = env["ai.provider"]._fields
+    if "kind" in fields:
+        values = {**values, "kind": kind}
+    if "extra_headers" in fields and kind == "compatible":
+        values = {**values, "extra_headers": '{"X-Tenant": "upgrade-tenant-11"}'}
+    return values
+
+
 def make_assistants(env, servers, tools):
-    provider = env["ai.provider"].create(
-        {"name": "Upgrade LLM", "base_url": "https://llm.example.com/v1", "api_key": "sk-upgrade-1"}
+    Provider = env["ai.provider"]
+    provider = Provider.create(
+        provider_values(
+            env,
+            "compatible",
+            {"name": "Upgrade LLM", "base_url": "https://llm.example.com/v1", "api_key": "sk-upgrade-1"},
+        )
     )
-    # providers made before kinds: each is classified by its URL and calls what it called
-    openai = env["ai.provider"].create(
-        {"name": "Upgrade OpenAI", "base_url": "https://api.openai.com/v1", "default_model": "o3", "api_key": "sk-o"}
+    openai = Provider.create(
+        provider_values(
+            env,
+            "openai",
+            {
+                "name": "Upgrade OpenAI",
+                "base_url": "https://api.openai.com/v1",
+                "default_model": "o3",
+                "api_key": "sk-o",
+            },
+        )
     )
     env["ai.assistant"].create({"name": "Reasoner", "provider_id": openai.id})
-    env["ai.provider"].create(
-        {"name": "Upgrade Azure", "base_url": "https://acme.openai.azure.com/openai/v1", "api_key": "sk-az"}
+    Provider.create(
+        provider_values(
+            env,
+            "azure",
+            {"name": "Upgrade Azure", "base_url": "https://acme.openai.azure.com/openai/v1", "api_key": "sk-az"},
+        )
     )
     Assistant = env["ai.assistant"]
     helper = Assistant.create(
