@@ -13,3 +13,4 @@ from . import ai_demo
 from . import ai_tool_call
 from . import ai_tool_preset
 from . import res_groups
+from . import ir_http

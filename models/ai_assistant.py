@@ -11,7 +11,7 @@ import logging
 from pydantic import ValidationError as PydanticValidationError
 
 from odoo import api, fields, models
-from odoo.exceptions import ValidationError
+from odoo.exceptions import UserError, ValidationError
 
 from ..companies import company_allows
 from ..odoo_compat import user_groups
@@ -242,6 +242,29 @@ class AiAssistant(models.Model):
                         assistant.name,
                     )
                 )
+
+    def _check_company(self, fnames=None):
+        """Odoo's check passes a many2many when any of its records fits the company; each of an
+        assistant's servers and tools must."""
+        super()._check_company(fnames)
+        names = self._fields if fnames is None or "company_id" in fnames else fnames
+        many = [name for name in names if self._fields[name].type == "many2many" and self._fields[name].check_company]
+        for assistant in self.sudo():
+            for name in many:
+                linked = assistant[name].with_context(active_test=False)
+                foreign = linked - linked.filtered_domain(linked._check_company_domain(assistant.company_id))
+                if foreign:
+                    raise UserError(
+                        self.env._(
+                            "%(assistant)s belongs to %(company)s, but %(field)s (%(fname)s: %(values)s) belong to "
+                            "another company.",
+                            assistant=assistant.name,
+                            company=assistant.company_id.name or self.env._("every company"),
+                            field=self._fields[name]._description_string(self.env),
+                            fname=name,
+                            values=", ".join(foreign.mapped("display_name")),
+                        )
+                    )
 
     @api.constrains("model_id", "provider_id")
     def _check_model_provider(self):

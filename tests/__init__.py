@@ -44,3 +44,4 @@ from . import test_database_constraints
 from . import test_provider_models
 from . import test_provider_models_tour
 from . import test_tool_search
+from . import test_companies
