@@ -74,7 +74,6 @@ class AiAssistant(models.Model):
     active = fields.Boolean(default=True, tracking=True)
     company_id = fields.Many2one(
         "res.company",
-        string="Company",
         default=lambda self: self.env.company,
         index=True,
         tracking=True,
@@ -246,7 +245,7 @@ class AiAssistant(models.Model):
     def _check_company(self, fnames=None):
         """Odoo's check passes a many2many when any of its records fits the company; each of an
         assistant's servers and tools must."""
-        super()._check_company(fnames)
+        result = super()._check_company(fnames)
         names = self._fields if fnames is None or "company_id" in fnames else fnames
         many = [name for name in names if self._fields[name].type == "many2many" and self._fields[name].check_company]
         for assistant in self.sudo():
@@ -265,6 +264,7 @@ class AiAssistant(models.Model):
                             values=", ".join(foreign.mapped("display_name")),
                         )
                     )
+        return result
 
     @api.constrains("model_id", "provider_id")
     def _check_model_provider(self):

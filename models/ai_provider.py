@@ -36,7 +36,6 @@ class AiProvider(models.Model):
     active = fields.Boolean(default=True, tracking=True)
     company_id = fields.Many2one(
         "res.company",
-        string="Company",
         default=lambda self: self.env.company,
         index=True,
         tracking=True,

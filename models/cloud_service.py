@@ -14,11 +14,11 @@ class CloudService(models.Model):
     active = fields.Boolean(default=True)
     company_id = fields.Many2one(
         "res.company",
-        string="Company",
         default=lambda self: self.env.company,
         index=True,
         tracking=True,
-        help="Only users working in this company chat with the service's tools; its MCP servers belong to it too. Empty: shared by every company.",
+        help="Only users working in this company chat with the service's tools; its MCP servers belong to it too. "
+        "Empty: shared by every company.",
     )
     owner_id = fields.Many2one(
         "res.users",

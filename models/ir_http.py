@@ -16,11 +16,12 @@ class IrHttp(models.AbstractModel):
 
     @classmethod
     def _pre_dispatch(cls, rule, args):
-        super()._pre_dispatch(rule, args)
+        result = super()._pre_dispatch(rule, args)
         if request.httprequest.path.startswith(CHAT_PATH_PREFIX) and request.env.uid:
             switched = switched_company_ids(request.httprequest.cookies.get("cids"), request.env.user)
             if switched:
                 request.update_context(allowed_company_ids=switched)
+        return result
 
 
 def switched_company_ids(cookie, user):

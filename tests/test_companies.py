@@ -200,6 +200,23 @@ class TestCompanies(CompaniesMixin, TransactionCase):
             [a["name"] for a in in_b["ai.conversation"]._chat_assistant_list()], ["Assistant b", "Assistant shared"]
         )
 
+    def test_tool_calls_follow_their_conversation(self):
+        Call = self.env["ai.tool.call"]
+        conversation_a = self.env["ai.conversation"].create(
+            {
+                "assistant_id": self.records["a"]["ai.assistant"].id,
+                "user_id": self.user_a.id,
+                "company_id": self.company_a.id,
+            }
+        )
+        in_a = Call.create({"tool_name": "in_a", "status": "ok", "conversation_id": conversation_a.id})
+        # a call made outside any conversation (a manager trying a tool) is not hidden by companies
+        tried = Call.create({"tool_name": "tried", "status": "ok"})
+        self.assertEqual(Call.with_user(self.manager_a).search([]), in_a | tried)
+        self.assertEqual(Call.with_user(self.manager_b).search([]), tried)
+        with self.assertRaises(AccessError):
+            in_a.with_user(self.manager_b).read(["tool_name"])
+
     def test_another_companys_server_gives_no_sign_in_and_lends_no_grant(self):
         server = self.records["a"]["mcp.server"]
         server.write({"auth_type": "oauth", "oauth_token_scope": "shared"})
@@ -243,7 +260,10 @@ class TestCompanyChat(CompaniesMixin, ChatCase):
         return self.send("Hi", assistant_id=assistant.id)
 
     def test_each_company_chats_with_its_assistant_and_its_conversation_carries_the_company(self):
-        for user, assistant, company in ((self.user_a, self.assistant_a, self.company_a), (self.user_b, self.assistant_b, self.company_b)):
+        for user, assistant, company in (
+            (self.user_a, self.assistant_a, self.company_a),
+            (self.user_b, self.assistant_b, self.company_b),
+        ):
             with self.subTest(user=user.login):
                 self.login(user)
                 response, events = self.chat(assistant)

@@ -296,3 +296,14 @@ def test_providers_get_the_kind_of_their_url_and_every_turn_calls_what_it_called
     assert all(a["custom_temperature"] and not a["model_id"] for a in after["records"]["ai.assistant"])
     assert before["turn_settings"], "no assistant to compare"
     assert after["turn_settings"] == before["turn_settings"]
+
+
+def test_records_made_before_companies_stay_shared(upgraded) -> None:
+    """Providers, assistants, servers, tools, cloud services, presets and conversations made before
+    they had a company are shared by every company after the update, as they were."""
+    _before, after, _log = upgraded
+    records = after["records"]
+    models = ("ai.provider", "ai.assistant", "mcp.server", "mcp.tool", "cloud.service", "ai.conversation")
+    for model in models:
+        assert records[model], f"no {model} to check"
+        assert [r["company_id"] for r in records[model]] == [False] * len(records[model]), model

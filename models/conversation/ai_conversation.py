@@ -47,7 +47,6 @@ class AiConversation(models.Model):
     active = fields.Boolean(default=True)
     company_id = fields.Many2one(
         "res.company",
-        string="Company",
         default=lambda self: self.env.company,
         readonly=True,
         index="btree_not_null",
@@ -163,9 +162,9 @@ class AiConversation(models.Model):
         return self._untrusted_record(
             "ai.conversation",
             conversation_id,
-            lambda c: c.user_id == self.env.user
-            and self.env.user.has_group("ai_mcp.group_ai_user")
-            and company_allows(c),
+            lambda c: (
+                c.user_id == self.env.user and self.env.user.has_group("ai_mcp.group_ai_user") and company_allows(c)
+            ),
         )
 
     @api.model

@@ -102,7 +102,6 @@ class McpServer(models.Model):
     )
     company_id = fields.Many2one(
         "res.company",
-        string="Company",
         default=lambda self: self._default_company_id(),
         index=True,
         tracking=True,
