@@ -210,10 +210,13 @@ class TestCompanies(CompaniesMixin, TransactionCase):
             }
         )
         in_a = Call.create({"tool_name": "in_a", "status": "ok", "conversation_id": conversation_a.id})
-        # a call made outside any conversation (a manager trying a tool) is not hidden by companies
-        tried = Call.create({"tool_name": "tried", "status": "ok"})
-        self.assertEqual(Call.with_user(self.manager_a).search([]), in_a | tried)
-        self.assertEqual(Call.with_user(self.manager_b).search([]), tried)
+        # a call made outside any conversation (a manager trying a tool) follows its server
+        tried_a = Call.create({"tool_name": "tried", "status": "ok", "server_id": self.records["a"]["mcp.server"].id})
+        tried_shared = Call.create(
+            {"tool_name": "tried", "status": "ok", "server_id": self.records["shared"]["mcp.server"].id}
+        )
+        self.assertEqual(Call.with_user(self.manager_a).search([]), in_a | tried_a | tried_shared)
+        self.assertEqual(Call.with_user(self.manager_b).search([]), tried_shared)
         with self.assertRaises(AccessError):
             in_a.with_user(self.manager_b).read(["tool_name"])
 
