@@ -332,6 +332,8 @@ class AiAssistant(models.Model):
         company = self.sudo().company_id
         if not company or company_allows(self, user) or company not in user.sudo().company_ids:
             return None
+        if not self.sudo().with_context(allowed_company_ids=company.ids)._user_may_use(user):
+            return None  # not theirs in its company either
         return self.env._(
             "%(assistant)s belongs to %(company)s: switch to %(company)s to chat with it.",
             assistant=self.sudo().name,

@@ -2,8 +2,8 @@
 
 Odoo's web client keeps the switched-to companies in the `cids` cookie and sends them as the
 context of its own model calls; the chat's routes (/ai_mcp/...) are called by the widget directly,
-so the cookie is read here, as Odoo reads it for its own pages: the companies the user may work in,
-ignoring any other."""
+so the cookie is read here: the companies it names that the user may work in, ignoring any other.
+Without the cookie a request runs, as any Odoo request, in all the user's companies."""
 
 from odoo import models
 from odoo.http import request

@@ -7,7 +7,9 @@ import json
 from odoo.exceptions import AccessError, UserError
 from odoo.tests import TransactionCase, new_test_user, tagged
 
+from odoo.addons.ai_mcp.exceptions import ChatRefused
 from odoo.addons.ai_mcp.models.server.oauth import CALLBACK_PATH
+from odoo.addons.ai_mcp.services.errors import ErrorCode
 from odoo.addons.ai_mcp.testing.scripted_llm import Turn
 
 from .chat_common import ChatCase, text_of
@@ -199,6 +201,20 @@ class TestCompanies(CompaniesMixin, TransactionCase):
         self.assertEqual(
             [a["name"] for a in in_b["ai.conversation"]._chat_assistant_list()], ["Assistant b", "Assistant shared"]
         )
+
+    def test_only_an_assistant_usable_in_its_company_asks_to_switch_to_it(self):
+        assistant_a = self.records["a"]["ai.assistant"]
+        in_b = self.env(user=self.both, context={"allowed_company_ids": [self.company_b.id]})["ai.conversation"]
+        with self.assertRaises(ChatRefused) as refused:
+            in_b._usable_assistant(assistant_a.id)
+        self.assertEqual(
+            refused.exception.message, "Assistant a belongs to Company A: switch to Company A to chat with it."
+        )
+        # not theirs in company A either: the same answer as for a missing assistant
+        assistant_a.group_ids = self.env.ref("base.group_system")
+        with self.assertRaises(ChatRefused) as refused:
+            in_b._usable_assistant(assistant_a.id)
+        self.assertEqual(refused.exception.code, ErrorCode.NOT_FOUND)
 
     def test_tool_calls_follow_their_conversation(self):
         Call = self.env["ai.tool.call"]
