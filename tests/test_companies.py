@@ -310,6 +310,15 @@ class TestCompanyChat(CompaniesMixin, ChatCase):
         names = [a["name"] for a in self.jsonrpc("/ai_mcp/assistants")["result"]]
         self.assertEqual(names, ["Helper", "Helper B"])
 
+    def test_a_cookie_naming_another_company_opens_nothing(self):
+        self.login(self.user_b)
+        response, events = self.chat(self.assistant_a, cids=self.company_a)
+        self.assertEqual(response.status_code, 404, response.text)
+        self.assertFalse(events)
+        response, events = self.chat(self.assistant_b, cids=self.company_a | self.company_b)
+        self.assertEqual(response.status_code, 200, response.text)
+        self.assertEqual(self.conversation(events[0].data["conversation_id"]).company_id, self.company_b)
+
     def test_a_user_of_both_chats_in_the_company_switched_to(self):
         self.login(self.both)
         response, events = self.chat(self.assistant_b, cids=self.company_b)
