@@ -236,6 +236,18 @@ class TestCompanies(CompaniesMixin, TransactionCase):
         with self.assertRaises(AccessError):
             in_a.with_user(self.manager_b).read(["tool_name"])
 
+    def test_a_server_moved_to_a_company_serves_no_one_elses_turns(self):
+        shared = self.records["shared"]
+        shared["mcp.server"].with_context(ai_mcp_keep_state=True).write({"state": "connected"})
+        self.assertEqual(shared["ai.assistant"].with_user(self.user_b)._usable_servers(), shared["mcp.server"])
+        # a manager of A takes the shared assistant's server into company A: Odoo checks links from
+        # the assistant's side only, so the assistant still names it
+        shared["mcp.server"].company_id = self.company_a
+        assistant = shared["ai.assistant"]
+        self.assertEqual(assistant.mcp_server_ids, shared["mcp.server"])
+        self.assertEqual(assistant.with_user(self.user_a)._usable_servers(), shared["mcp.server"])
+        self.assertFalse(assistant.with_user(self.user_b)._usable_servers())
+
     def test_another_companys_server_gives_no_sign_in_and_lends_no_grant(self):
         server = self.records["a"]["mcp.server"]
         server.write({"auth_type": "oauth", "oauth_token_scope": "shared"})
