@@ -27,6 +27,7 @@
         "security/ir.model.access.csv",
         "security/ai_mcp_rules.xml",
         "security/ai_mcp_chat_rules.xml",
+        "security/ai_mcp_company_rules.xml",
         "data/ir_config_parameter.xml",
         "data/ir_cron.xml",
         "views/ai_provider_views.xml",

@@ -16,3 +16,4 @@ from . import ai_tool_preset
 from . import res_groups
 from . import res_company
 from . import res_config_settings
+from . import ir_http

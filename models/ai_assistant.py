@@ -11,8 +11,9 @@ import logging
 from pydantic import ValidationError as PydanticValidationError
 
 from odoo import api, fields, models
-from odoo.exceptions import ValidationError
+from odoo.exceptions import UserError, ValidationError
 
+from ..companies import company_allows
 from ..odoo_compat import user_groups
 from ..services.errors import AiMcpError, _lt
 from ..services.limits import (
@@ -66,17 +67,28 @@ class AiAssistant(models.Model):
     _description = "AI Assistant"
     _inherit = ["mail.thread"]
     _order = "name, id"
+    _check_company_auto = True
 
     # -- identity and model ----------------------------------------------------------------------
     name = fields.Char(required=True, tracking=True)
     active = fields.Boolean(default=True, tracking=True)
-    provider_id = fields.Many2one("ai.provider", string="Provider", required=True, ondelete="restrict", tracking=True)
+    company_id = fields.Many2one(
+        "res.company",
+        default=lambda self: self.env.company,
+        index=True,
+        tracking=True,
+        help="Only users working in this company chat with the assistant; empty: shared by every company.",
+    )
+    provider_id = fields.Many2one(
+        "ai.provider", string="Provider", required=True, ondelete="restrict", tracking=True, check_company=True
+    )
     model = fields.Char(tracking=True, help="The model to use; empty means the provider's default model.")
     model_id = fields.Many2one(
         "ai.provider.model",
         string="Model Record",
         ondelete="set null",
         tracking=True,
+        check_company=True,
         domain="[('provider_id', '=', provider_id)]",
         help="A model of the provider's list (Refresh models on the provider), or a new one typed in; empty: "
         "the model named below, else the provider's default model.",
@@ -125,6 +137,7 @@ class AiAssistant(models.Model):
         "assistant_id",
         "server_id",
         string="MCP Servers",
+        check_company=True,
         domain=[("scope", "=", "system")],
         help=f"System MCP servers whose tools the assistant may use (at most {MAX_SERVERS}).",
     )
@@ -134,6 +147,7 @@ class AiAssistant(models.Model):
         "assistant_id",
         "tool_id",
         string="Disabled Tools",
+        check_company=True,
         domain="[('server_id', 'in', mcp_server_ids)]",
         help="Tools of the chosen servers this assistant must not use.",
     )
@@ -143,6 +157,7 @@ class AiAssistant(models.Model):
         "assistant_id",
         "tool_id",
         string="Always Offered Tools",
+        check_company=True,
         domain="[('server_id', 'in', mcp_server_ids)]",
         help="When the model searches the assistant's tools (more of them than Tools Offered Up Front), these are "
         "offered in every answer all the same.",
@@ -227,6 +242,30 @@ class AiAssistant(models.Model):
                     )
                 )
 
+    def _check_company(self, fnames=None):
+        """Odoo's check passes a many2many when any of its records fits the company; each of an
+        assistant's servers and tools must."""
+        result = super()._check_company(fnames)
+        names = self._fields if fnames is None or "company_id" in fnames else fnames
+        many = [name for name in names if self._fields[name].type == "many2many" and self._fields[name].check_company]
+        for assistant in self.sudo():
+            for name in many:
+                linked = assistant[name].with_context(active_test=False)
+                foreign = linked - linked.filtered_domain(linked._check_company_domain(assistant.company_id))
+                if foreign:
+                    raise UserError(
+                        self.env._(
+                            "%(assistant)s belongs to %(company)s, but %(field)s (%(fname)s: %(values)s) belong to "
+                            "another company.",
+                            assistant=assistant.name,
+                            company=assistant.company_id.name or self.env._("every company"),
+                            field=self._fields[name]._description_string(self.env),
+                            fname=name,
+                            values=", ".join(foreign.mapped("display_name")),
+                        )
+                    )
+        return result
+
     @api.constrains("model_id", "provider_id")
     def _check_model_provider(self):
         for assistant in self.sudo():
@@ -281,9 +320,25 @@ class AiAssistant(models.Model):
         self.ensure_one()
         user = user or self.env.user
         assistant = self.sudo()
-        if not assistant.active or not user.has_group("ai_mcp.group_ai_user"):
+        if not assistant.active or not user.has_group("ai_mcp.group_ai_user") or not company_allows(assistant, user):
             return False
         return not assistant.group_ids or bool(assistant.group_ids & user_groups(user))
+
+    def _other_company_refusal(self, user):
+        """Why `user` may not chat with this assistant now when it belongs to another of their
+        companies than those they are working in; None otherwise (a company they are not allowed
+        in says nothing: the assistant is not theirs to know of)."""
+        self.ensure_one()
+        company = self.sudo().company_id
+        if not company or company_allows(self, user) or company not in user.sudo().company_ids:
+            return None
+        if not self.sudo().with_context(allowed_company_ids=company.ids)._user_may_use(user):
+            return None  # not theirs in its company either
+        return self.env._(
+            "%(assistant)s belongs to %(company)s: switch to %(company)s to chat with it.",
+            assistant=self.sudo().name,
+            company=company.name,
+        )
 
     def _assistant_settings(self):
         """AssistantSettings for the agent loop; the provider's key is decrypted here."""
@@ -378,11 +433,11 @@ class AiAssistant(models.Model):
         connected system servers, and the active, connected user servers of `cloud_service` when the
         current user owns it or is a member (else why not is appended to `warnings`, when given)."""
         self.ensure_one()
-        servers = self._system_servers().filtered(lambda s: s.state == "connected")
+        servers = self._system_servers().filtered(lambda s: s.state == "connected" and company_allows(s, self.env.user))
         if cloud_service:
             service = cloud_service.sudo()
             if service._user_may_use(self.env.user):
-                servers |= self._service_servers(service)
+                servers |= self._service_servers(service).filtered(lambda s: company_allows(s, self.env.user))
             elif warnings is not None:
                 warnings.append(self.env._("You may not use the tools of %s; its servers are left out.", service.name))
         return servers

@@ -31,9 +31,17 @@ class AiProvider(models.Model):
     _inherit = ["mail.thread", "ai.secret.mixin"]
     _order = "name, id"
     _secret_fields = ("api_key", "extra_headers")
+    _check_company_auto = True
 
     name = fields.Char(required=True, tracking=True)
     active = fields.Boolean(default=True, tracking=True)
+    company_id = fields.Many2one(
+        "res.company",
+        default=lambda self: self.env.company,
+        index=True,
+        tracking=True,
+        help="Only assistants of this company use the provider; empty: shared by every company.",
+    )
     preset = fields.Selection(
         PROVIDER_PRESETS, help="Fills the kind, base URL, API version and default model; every value stays editable."
     )

@@ -55,6 +55,7 @@ class AiProviderModel(models.Model):
         help="The model's id as the provider knows it; on Azure's deployment URL, the deployment's name.",
     )
     provider_id = fields.Many2one("ai.provider", required=True, ondelete="cascade", index=True)
+    company_id = fields.Many2one(related="provider_id.company_id", store=True, index=True)
     active = fields.Boolean(default=True)
     listed = fields.Boolean(
         string="Listed by the Provider",

@@ -29,8 +29,10 @@ class AiToolPreset(models.Model):
     _name = "ai.tool.preset"
     _description = "AI Tool Parameter Preset"
     _order = "assistant_id, tool_id, id"
+    _check_company_auto = True
 
     assistant_id = fields.Many2one("ai.assistant", string="Assistant", required=True, ondelete="cascade", index=True)
+    company_id = fields.Many2one(related="assistant_id.company_id", store=True, index=True)
     assistant_server_ids = fields.Many2many(related="assistant_id.mcp_server_ids", string="Assistant Servers")
     tool_id = fields.Many2one(
         "mcp.tool",
@@ -38,6 +40,7 @@ class AiToolPreset(models.Model):
         required=True,
         ondelete="cascade",
         index=True,
+        check_company=True,
         domain="[('server_id', 'in', assistant_server_ids)]",
         help="A tool of one of the assistant's MCP servers.",
     )

@@ -61,7 +61,8 @@ class AiUsage(models.Model):
         conversation = conversation.sudo()
         assistant = conversation.assistant_id
         provider = assistant.provider_id
-        company = self.env.company
+        # billed to the company the conversation belongs to; one held before companies, to the one worked in
+        company = conversation.company_id or self.env.company
         model = provider._model_named(model_name) if provider else self.env["ai.provider.model"]
         prices = model._prices(company, fields.Date.context_today(self)) if model else Prices()
         return UsageContext(

@@ -1,14 +1,25 @@
 from odoo import api, fields, models
 
+from ..companies import company_allows
+
 
 class CloudService(models.Model):
     _name = "cloud.service"
     _description = "Cloud Service"
     _inherit = ["mail.thread"]
     _order = "name, id"
+    _check_company_auto = True
 
     name = fields.Char(required=True, tracking=True)
     active = fields.Boolean(default=True)
+    company_id = fields.Many2one(
+        "res.company",
+        default=lambda self: self.env.company,
+        index=True,
+        tracking=True,
+        help="Only users working in this company chat with the service's tools; its MCP servers belong to it too. "
+        "Empty: shared by every company.",
+    )
     owner_id = fields.Many2one(
         "res.users",
         string="Owner",
@@ -42,6 +53,9 @@ class CloudService(models.Model):
 
     def write(self, vals):
         result = super().write(vals)
+        if "company_id" in vals:
+            # a service's servers serve only its conversations: they move with it
+            self.sudo().with_context(active_test=False).user_mcp_server_ids.write({"company_id": vals["company_id"]})
         if not self.env.su:
             # record rules are checked before a write; check again so an owner cannot hand a service
             # (and the servers attached to it) to someone else
@@ -53,4 +67,8 @@ class CloudService(models.Model):
         self.ensure_one()
         user = user or self.env.user
         service = self.sudo()
-        return service.active and (user == service.owner_id or user in service.member_ids)
+        return (
+            service.active
+            and (user == service.owner_id or user in service.member_ids)
+            and company_allows(service, user)
+        )

@@ -101,6 +101,9 @@ class DiscussChannel(models.Model):
         """A ChatTurn answering `text`, or the text to answer at once (a refusal, a reminder)."""
         self.ensure_one()
         user = self.env.user
+        other_company = assistant._other_company_refusal(user)
+        if other_company:
+            return other_company
         if not assistant.active or not assistant._user_may_use(user):
             return self.env._(
                 "Sorry, you are not allowed to chat with %s. Ask an AI manager for access.", assistant.name

@@ -49,6 +49,7 @@ class McpTool(models.Model):
     active = fields.Boolean(default=True, help="Cleared when the server no longer offers the tool.")
     scope = fields.Selection(related="server_id.scope", store=True, index=True)
     owner_id = fields.Many2one(related="server_id.owner_id", store=True, index=True)
+    company_id = fields.Many2one(related="server_id.company_id", store=True, index=True)
 
     # -- the admin's choices (kept across syncs) -------------------------------------------------
     enabled = fields.Boolean(default=True, help="Disabled tools are never given to a model.")

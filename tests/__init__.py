@@ -49,3 +49,4 @@ from . import test_usage
 from . import test_chat_pace
 from . import test_retention
 from . import test_usage_migration
+from . import test_companies

@@ -328,3 +328,14 @@ def test_answers_given_before_usage_rows_are_in_the_usage_reports(upgraded) -> N
     if "Recorded" in conversations:
         recorded = [r for r in rows if r["conversation_id"] and r["conversation_id"][0] == conversations["Recorded"]]
         assert len(recorded) == 1, "a turn recorded as it ran is not counted again"
+
+
+def test_records_made_before_companies_stay_shared(upgraded) -> None:
+    """Providers, assistants, servers, tools, cloud services, presets and conversations made before
+    they had a company are shared by every company after the update, as they were."""
+    _before, after, _log = upgraded
+    records = after["records"]
+    models = ("ai.provider", "ai.assistant", "mcp.server", "mcp.tool", "cloud.service", "ai.conversation")
+    for model in models:
+        assert records[model], f"no {model} to check"
+        assert [r["company_id"] for r in records[model]] == [False] * len(records[model]), model

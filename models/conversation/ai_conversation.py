@@ -8,6 +8,7 @@ import re
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
+from ...companies import company_allows
 from ...exceptions import ChatRefused
 from ...services.errors import ErrorCode
 from ...services.loop import Resume
@@ -32,6 +33,7 @@ RUNNER_FIELDS = {
     "cloud_service_id",
     "channel_id",
     "found_tools",
+    "company_id",
 }
 
 
@@ -39,10 +41,20 @@ class AiConversation(models.Model):
     _name = "ai.conversation"
     _description = "AI Conversation"
     _order = "write_date desc, id desc"
+    _check_company_auto = True
 
     name = fields.Char(string="Title", required=True, default=lambda self: self.env._("New conversation"))
     active = fields.Boolean(default=True)
-    assistant_id = fields.Many2one("ai.assistant", string="Assistant", required=True, ondelete="cascade", index=True)
+    company_id = fields.Many2one(
+        "res.company",
+        default=lambda self: self.env.company,
+        readonly=True,
+        index="btree_not_null",
+        help="The company the conversation was started in; empty: started before conversations had one.",
+    )
+    assistant_id = fields.Many2one(
+        "ai.assistant", string="Assistant", required=True, ondelete="cascade", index=True, check_company=True
+    )
     user_id = fields.Many2one(
         "res.users", string="User", required=True, default=lambda self: self.env.user, ondelete="cascade", index=True
     )
@@ -51,6 +63,7 @@ class AiConversation(models.Model):
         string="Cloud Service",
         ondelete="set null",
         index="btree_not_null",
+        check_company=True,
         help="The tools of this service's MCP servers are offered in the conversation.",
     )
     channel_id = fields.Many2one(
@@ -145,7 +158,7 @@ class AiConversation(models.Model):
     @api.model
     def _chat_conversations(self, limit=50, assistant_id=None):
         """The current user's conversations, newest first."""
-        domain = [("user_id", "=", self.env.uid)]
+        domain = [("user_id", "=", self.env.uid), ("company_id", "in", [False, *self.env.companies.ids])]
         if assistant_id:
             domain.append(("assistant_id", "=", int(assistant_id)))
         conversations = self.sudo().search(domain, limit=max(1, min(int(limit or 50), 200)))
@@ -170,7 +183,9 @@ class AiConversation(models.Model):
         return self._untrusted_record(
             "ai.conversation",
             conversation_id,
-            lambda c: c.user_id == self.env.user and self.env.user.has_group("ai_mcp.group_ai_user"),
+            lambda c: (
+                c.user_id == self.env.user and self.env.user.has_group("ai_mcp.group_ai_user") and company_allows(c)
+            ),
         )
 
     @api.model
@@ -301,6 +316,8 @@ class AiConversation(models.Model):
                     "user_id": user.id,
                     "cloud_service_id": service.id or False,
                     "channel_id": channel.id if channel else False,
+                    # the company chatted in; the assistant's or the service's when they have one
+                    "company_id": (assistant.company_id or service.company_id or self.env.company).id,
                 }
             )
         origin = conversation._app_message_values(app_call_id) if app_call_id is not None else {}
@@ -456,7 +473,13 @@ class AiConversation(models.Model):
 
     @api.model
     def _usable_assistant(self, assistant_id):
-        """The assistant (sudo) the current user may chat with, or 404."""
+        """The assistant (sudo) the current user may chat with, or 404; an assistant of one of the
+        user's companies that they are not working in now is refused saying so."""
+        assistant = self.env["ai.assistant"].sudo().browse(self._sent_id(assistant_id)).exists()
+        if assistant:
+            other_company = assistant._other_company_refusal(self.env.user)
+            if other_company:
+                raise ChatRefused.invalid(other_company)
         return self._untrusted_record("ai.assistant", assistant_id, lambda a: a._user_may_use(self.env.user))
 
     @api.model

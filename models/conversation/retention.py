@@ -1,6 +1,6 @@
 """Removing the conversations a company keeps no longer.
 
-Each company sets how many days its users' conversations are kept without activity
+Each company sets how many days its conversations are kept without activity
 (res.company `ai_conversation_retention_days`, 0: forever). A daily cron removes those whose last
 activity (the conversation's last write, its last event or message) is older, that are not
 answering nor waiting for the user, in batches: each batch is committed, and what is left after a
@@ -65,8 +65,9 @@ class AiConversation(models.Model):
 
     @api.model
     def _expired_conversations(self, companies, now):
-        """FROM and WHERE of the idle conversations of `companies`' users (by their main company)
-        without activity within their company's retention."""
+        """FROM and WHERE of the idle conversations of `companies` without activity within their
+        company's retention: a conversation's company, or its user's main company for one held
+        before conversations had a company (they are shared)."""
         self.env.flush_all()
         cutoffs = SQL(", ").join(
             SQL("(%s, %s::timestamp)", company.id, now - timedelta(days=company.ai_conversation_retention_days))
@@ -76,7 +77,7 @@ class AiConversation(models.Model):
             """
               FROM ai_conversation c
               JOIN res_users u ON u.id = c.user_id
-              JOIN (VALUES %(cutoffs)s) AS kept(company_id, cutoff) ON kept.company_id = u.company_id
+              JOIN (VALUES %(cutoffs)s) AS kept(company_id, cutoff) ON kept.company_id = COALESCE(c.company_id, u.company_id)
              WHERE c.state = %(idle)s
                AND c.write_date < kept.cutoff
                AND NOT EXISTS (

@@ -83,6 +83,7 @@ class McpServer(models.Model):
     _inherit = ["mail.thread", "ai.secret.mixin"]
     _order = "sequence, name, id"
     _secret_fields = ("api_key", "headers", "env_vars")
+    _check_company_auto = True
 
     # -- identity --------------------------------------------------------------------------------
     name = fields.Char(required=True, tracking=True)
@@ -99,7 +100,17 @@ class McpServer(models.Model):
         help="System servers are configured by AI managers and given to assistants; user servers belong to "
         "the owner of a cloud service and serve only that service's conversations.",
     )
-    cloud_service_id = fields.Many2one("cloud.service", string="Cloud Service", ondelete="cascade", index=True)
+    company_id = fields.Many2one(
+        "res.company",
+        default=lambda self: self._default_company_id(),
+        index=True,
+        tracking=True,
+        help="Only assistants and cloud services of this company use the server, and only users working in it "
+        "sign in to it; a user server has its cloud service's. Empty: shared by every company.",
+    )
+    cloud_service_id = fields.Many2one(
+        "cloud.service", string="Cloud Service", ondelete="cascade", index=True, check_company=True
+    )
     owner_id = fields.Many2one(
         "res.users",
         string="Owner",
@@ -230,6 +241,11 @@ class McpServer(models.Model):
         if self.env.context.get("default_cloud_service_id") or not self.env.user.has_group("ai_mcp.group_ai_manager"):
             return "user"
         return "system"
+
+    @api.model
+    def _default_company_id(self):
+        service = self.env["cloud.service"].browse(self.env.context.get("default_cloud_service_id"))
+        return service.company_id if service else self.env.company
 
     @api.depends("scope", "cloud_service_id.owner_id")
     def _compute_owner_id(self):
@@ -392,7 +408,7 @@ class McpServer(models.Model):
     @api.model_create_multi
     def create(self, vals_list):
         self._check_scope_change(vals_list)
-        servers = super().create(vals_list)
+        servers = super().create([self._with_service_company(vals) for vals in vals_list])
         servers._check_stdio_author()
         return servers
 
@@ -413,6 +429,14 @@ class McpServer(models.Model):
                     {"state": "draft", "last_error": False, "last_error_code": False}
                 )
         return result
+
+    @api.model
+    def _with_service_company(self, vals):
+        """`vals` of a server made in a cloud service, with the service's company unless one is given."""
+        if vals.get("cloud_service_id") and "company_id" not in vals:
+            service = self.env["cloud.service"].sudo().browse(vals["cloud_service_id"])
+            return {**vals, "company_id": service.company_id.id}
+        return vals
 
     def unlink(self):
         self._close_sessions()

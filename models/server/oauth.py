@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
+from ...companies import company_allows
 from ...hub_process import process_hub
 from ...notify import notification, oauth_error_text
 from ...services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
@@ -140,6 +141,9 @@ class McpServer(models.Model):
         """RefreshingTokens for `user` on this server (refreshing writes in its own transaction), or
         None until Odoo is registered with the server's provider."""
         self.ensure_one()
+        if not company_allows(self, user):
+            # the grants of another company's server are never lent, whatever reads them as superuser
+            return None
         registration = self._oauth_registration_data()
         if registration is None:
             return None
@@ -236,6 +240,8 @@ class McpServer(models.Model):
         grant, AI managers (system servers) or the cloud service's owner (user servers)."""
         self.ensure_one()
         server = self.sudo()  # a user may sign in to a server whose configuration they cannot read
+        if not company_allows(server):
+            raise AccessError(self.env._("You may not use %s.", server.name))
         if server.auth_type != "oauth":
             raise UserError(self.env._("%s does not sign in with OAuth: its Authentication is not OAuth.", server.name))
         if server.oauth_token_scope == "shared":
