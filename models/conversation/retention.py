@@ -77,7 +77,8 @@ class AiConversation(models.Model):
             """
               FROM ai_conversation c
               JOIN res_users u ON u.id = c.user_id
-              JOIN (VALUES %(cutoffs)s) AS kept(company_id, cutoff) ON kept.company_id = COALESCE(c.company_id, u.company_id)
+              JOIN (VALUES %(cutoffs)s) AS kept(company_id, cutoff)
+                ON kept.company_id = COALESCE(c.company_id, u.company_id)
              WHERE c.state = %(idle)s
                AND c.write_date < kept.cutoff
                AND NOT EXISTS (
