@@ -24,6 +24,7 @@ HTTP_STATUS = {
     ErrorCode.CONVERSATION_BUSY: 409,
     ErrorCode.NOT_WAITING: 409,
     ErrorCode.ALREADY_RECEIVED: 409,
+    ErrorCode.BUDGET_SPENT: 402,
 }
 
 

@@ -45,3 +45,4 @@ from . import test_provider_models
 from . import test_provider_models_tour
 from . import test_tool_search
 from . import test_usage
+from . import test_budget

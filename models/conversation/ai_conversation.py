@@ -257,8 +257,10 @@ class AiConversation(models.Model):
                 raise ChatRefused.not_found()
             if cloud_service_id and int(cloud_service_id) != conversation.cloud_service_id.id:
                 raise ChatRefused.invalid(self.env._("A conversation keeps the cloud service it was started with."))
+            self._refuse_spent_budget(conversation.cloud_service_id)
         else:
             service = self._usable_cloud_service(cloud_service_id)
+            self._refuse_spent_budget(service)
             conversation = self.sudo().create(
                 {
                     "name": _shorten(text),
@@ -282,6 +284,14 @@ class AiConversation(models.Model):
         )
         history = conversation._llm_history(resuming=False)
         return conversation._prepare_turn(last_seq, history, user_message=text)
+
+    @api.model
+    def _refuse_spent_budget(self, cloud_service):
+        """BUDGET_SPENT, naming the budget and who can raise it, when a budget the current user's
+        turn would be charged to is spent: before anything is stored, so the message is kept."""
+        refusal = self.env["ai.budget"]._turn_refusal(self.env.user, self.env.company, cloud_service)
+        if refusal is not None:
+            raise ChatRefused(ErrorCode.BUDGET_SPENT, refusal)
 
     def _refuse_received_again(self, request_key):
         """ALREADY_RECEIVED when this user's message named `request_key` is stored already."""
@@ -342,6 +352,7 @@ class AiConversation(models.Model):
             raise self._busy_refusal(self.state)
         else:
             raise ChatRefused(ErrorCode.NOT_WAITING, self.env._("This conversation is not waiting for an answer."))
+        self._refuse_spent_budget(self.cloud_service_id)
         # after an approval or a sign-in the turn goes on with the time it had left;
         # "continue?" grants a whole limit again
         spent = (

@@ -151,6 +151,7 @@ class _Turn:
             ):
                 yield ConfirmContinueEvent(rounds_used=self.round, max_rounds=self.limits.max_rounds)
                 return
+            self._check_spend()
             self.round += 1
             yield RoundEvent(n=self.round, max=self.limits.max_rounds)
             reply: ModelReply | None = None
@@ -216,12 +217,21 @@ class _Turn:
             yield event
 
     async def _final_answer(self) -> AsyncIterator[Event]:
+        self._check_spend()
         async for item in self._model_call(with_tools=False):
             if isinstance(item, ModelReply):
                 self.history.append(HistoryMessage(role="assistant", content=item.text, reasoning=item.reasoning))
             elif not isinstance(item, ToolCallDelta):
                 yield item
         yield self._done()
+
+    def _check_spend(self) -> None:
+        """No model call starts once a budget the turn is charged to is spent: the turn ends
+        saying which (the round under way when it was spent is the most it goes over)."""
+        spend = self.request.spend
+        if spend is not None and (refusal := spend.refusal()) is not None:
+            _logger.info("Turn stopped, a budget is spent: assistant=%s round=%s", self.settings.name, self.round)
+            raise AiMcpError(ErrorCode.BUDGET_SPENT, refusal)
 
     def _done(self) -> DoneEvent:
         return DoneEvent(usage=self.usage.totals(), rounds=self.round)
@@ -236,6 +246,7 @@ class _Turn:
                 ErrorCode.LLM_TIMEOUT,
                 f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
             )
+        spend = self.request.spend
         native = not self.prompted
         messages = to_langchain(self.history, self._system_prompt(with_tools), native_tools=native)
         if not with_tools:
@@ -245,6 +256,8 @@ class _Turn:
             async for item in stream:
                 if isinstance(item, ModelReply):
                     self.usage += item.usage
+                    if spend is not None:
+                        spend.charge(item.usage)
                     # one per model call, reported or not: a call whose provider counts nothing is still a call
                     yield UsageEvent(round=self.round, usage=item.usage)
                 elif self.remaining() <= 0:

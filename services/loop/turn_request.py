@@ -20,6 +20,7 @@ from ..limits import (
 from ..llm import LlmSettings
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
+from .spend_guard import SpendGuard
 from .transcript import HistoryMessage
 from .turn_tools import SignInLink, ToolBinding
 
@@ -81,3 +82,5 @@ class TurnRequest(BaseModel):
     app_contexts: tuple[AppContext, ...] = ()
     # the tools its searches found, least recently used first (ToolSearchEvent.kept)
     found_tools: tuple[ToolKey, ...] = ()
+    # the budgets the turn is charged to: asked before every model call (None: no budget applies)
+    spend: InstanceOf[SpendGuard] | None = None
