@@ -79,7 +79,8 @@ def charge_budgets(
             (Decimal(tokens) if budget.tokens else cost, budget_id, start),
         )
         row = cr.fetchone()
-        if row is None:  # the budget was deleted since the turn began
+        if row is None:  # the budget was deleted since the turn began: as if lifted
+            charges.append(Charge(budget_id, Decimal(0), Decimal(0), False, False))
             continue
         counter_id, spent, amount, active, warned = row
         spent, amount = Decimal(str(spent)), Decimal(str(amount))

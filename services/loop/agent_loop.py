@@ -151,7 +151,7 @@ class _Turn:
             ):
                 yield ConfirmContinueEvent(rounds_used=self.round, max_rounds=self.limits.max_rounds)
                 return
-            self._check_spend()
+            await self._check_spend()
             self.round += 1
             yield RoundEvent(n=self.round, max=self.limits.max_rounds)
             reply: ModelReply | None = None
@@ -217,7 +217,7 @@ class _Turn:
             yield event
 
     async def _final_answer(self) -> AsyncIterator[Event]:
-        self._check_spend()
+        await self._check_spend()
         async for item in self._model_call(with_tools=False):
             if isinstance(item, ModelReply):
                 self.history.append(HistoryMessage(role="assistant", content=item.text, reasoning=item.reasoning))
@@ -225,11 +225,14 @@ class _Turn:
                 yield item
         yield self._done()
 
-    def _check_spend(self) -> None:
+    async def _check_spend(self) -> None:
         """No model call starts once a budget the turn is charged to is spent: the turn ends
-        saying which (the round under way when it was spent is the most it goes over)."""
+        saying which (spend_guard.py: a turn goes over a budget by one round at most)."""
         spend = self.request.spend
-        if spend is not None and (refusal := spend.refusal()) is not None:
+        if spend is None:
+            return
+        await spend.settled()
+        if (refusal := spend.refusal()) is not None:
             _logger.info("Turn stopped, a budget is spent: assistant=%s round=%s", self.settings.name, self.round)
             raise AiMcpError(ErrorCode.BUDGET_SPENT, refusal)
 

@@ -5,14 +5,18 @@ the Odoo layer's turn writer, which charges the budgets in the database, reports
 stands after charging with `confirm()`. The writer does not keep pace with the loop (the loop may
 begin a round before the writer stored the last one), so a budget's spending as the loop sees it is
 the counter last confirmed plus the turn's own calls charged since: the turn's own rounds count at
-once, the other turns' as soon as the writer reads the counter. A turn thus goes over a budget by
-at most the one model call under way when it was spent.
+once, the other turns' as soon as the writer reads the counter. Before a model call the loop waits
+(briefly: the writer stores a budgeted call's usage at once) for the writer to have charged the
+turn's earlier calls, so the counter it reads holds every other turn's charges up to then. A turn
+thus starts at most one model call once a budget is spent by others, and none once it is spent by
+its own: each turn goes over a budget by at most one round.
 
 Thread-safe: the loop runs on the hub's thread, the writer in the request's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from decimal import Decimal
 
@@ -21,6 +25,10 @@ from pydantic import BaseModel, ConfigDict
 from ..token_usage import Prices, TokenUsage, cost_of
 
 __all__ = ["BudgetLine", "SpendGuard"]
+
+# how long the loop waits at most for the writer to charge the turn's last call, and how often it looks
+SETTLE_TIMEOUT = 5.0
+SETTLE_POLL = 0.01
 
 
 class BudgetLine(BaseModel):
@@ -48,8 +56,14 @@ class _Standing:
 
 
 class SpendGuard:
-    def __init__(self, lines: tuple[BudgetLine, ...] | list[BudgetLine], prices: Prices) -> None:
+    def __init__(
+        self,
+        lines: tuple[BudgetLine, ...] | list[BudgetLine],
+        prices: Prices,
+        settle_timeout: float = SETTLE_TIMEOUT,
+    ) -> None:
         self._lock = threading.Lock()
+        self._settle_timeout = settle_timeout
         self._prices = prices
         self._budgets = {line.budget_id: _Standing(line) for line in lines}
         # the turn's own calls, in order: (cost, tokens)
@@ -73,6 +87,18 @@ class SpendGuard:
                 return
             standing.spent, standing.amount, standing.charged = spent, amount, charged
             standing.lifted = not active
+
+    async def settled(self) -> None:
+        """Waits until the writer has charged every call of the turn so far, or the settle
+        timeout passed (a writer that is late only makes the count rest on the turn's own calls)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._settle_timeout
+        while not self._all_charged() and loop.time() < deadline:
+            await asyncio.sleep(SETTLE_POLL)
+
+    def _all_charged(self) -> bool:
+        with self._lock:
+            return all(standing.charged >= len(self._calls) for standing in self._budgets.values())
 
     def refusal(self) -> str | None:
         """Why no further model call may start (the first budget spent), or None."""
