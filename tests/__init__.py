@@ -46,3 +46,4 @@ from . import test_provider_models_tour
 from . import test_tool_search
 from . import test_usage
 from . import test_budget
+from . import test_budget_tour
