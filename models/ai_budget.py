@@ -6,7 +6,7 @@ month or year (periods start on Monday, the 1st, January 1st; in UTC). Every mod
 is charged to every budget that applies to it (turn/budget_charges.py): its user's, the user's
 groups', its cloud service's and its company's. Once one is spent, no new turn starts
 (`_turn_refusal`) and a turn under way ends after its round (the turn's SpendGuard); at
-WARN_SHARE its users are warned once. AI managers create, raise, lower and lift (archive) budgets;
+WARN_PERCENT its users are warned once. AI managers create, raise, lower and lift (archive) budgets;
 AI users read those that apply to them."""
 
 from decimal import Decimal
@@ -18,7 +18,7 @@ from odoo.tools import format_amount, formatLang
 from ..odoo_compat import ODOO_18, Constraint, user_groups
 from ..services.loop import BudgetLine, SpendGuard
 from ..turn import budget_charges
-from ..turn.budget_charges import WARN_SHARE, ChargedBudget, period_start
+from ..turn.budget_charges import WARN_PERCENT, ChargedBudget, period_start
 
 SCOPE_FIELDS = {"user": "user_id", "group": "group_id", "cloud_service": "cloud_service_id"}
 # at most this many AI managers are named in a refusal
@@ -190,7 +190,7 @@ class AiBudget(models.Model):
             period=self._period_word(),
             name=self.name,
             amount=self._amount_text(),
-            share=f"{WARN_SHARE:.0%}",
+            share=WARN_PERCENT,
         )
 
     def _period_word(self):

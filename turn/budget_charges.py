@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 # a budget warns once per period when this share of it is spent
 WARN_SHARE = Decimal("0.8")
+WARN_PERCENT = f"{WARN_SHARE:.0%}"
 
 
 @dataclass(frozen=True)
