@@ -111,6 +111,25 @@ class TestBudget(BudgetCase):
         # both rounds' tool calls ran and were answered: the history stays whole for the next turn
         self.assertEqual([e.data["ok"] for e in events if e.event == "tool_result"], [True, True])
 
+    def test_an_answer_to_an_approval_waits_while_the_budget_is_spent(self):
+        budget = self.budget(0.10)
+        self.tools["add"].requires_approval = True
+        _response, events = self.chat(
+            Turn(tool_calls=(ToolCall("add", {"a": 2, "b": 3}, id="call_add"),), usage=reported(40_000)),
+            Turn(text="5.", usage=reported(40_000)),
+        )
+        self.assertEqual(events[-1].event, "approval_required")
+        conversation_id = events[0].data["conversation_id"]
+        response, _events = self.resume(conversation_id, approvals={"call_add": True})
+        self.assertEqual(response.status_code, 402, response.text)
+        self.assertRegex(response.json()["error"]["message"], REFUSAL)
+        self.assertEqual(self.conversation(conversation_id).state, "awaiting_approval", "the question still stands")
+
+        budget.with_user(self.manager).amount = 1.0
+        _response, events = self.resume(conversation_id, approvals={"call_add": True})
+        self.assertEqual(events[-1].event, "done", events[-1].data)
+        self.assertEqual(len(self.llm.requests), 2)
+
     def test_the_warning_at_80_percent_is_given_once_per_period(self):
         self.budget(1000, unit="tokens")
         _response, events = self.chat(Turn(text="5.", usage=reported(850)))
