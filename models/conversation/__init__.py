@@ -2,6 +2,7 @@
 
 - ai_conversation.py: the model itself: its fields, what the chat's routes and Discuss ask of it,
   starting or resuming a turn
+- budget.py: a spent AI budget refuses a new turn, or an answer to a pause
 - claim.py: which turn holds a conversation, and taking over one whose process died
 - turn.py: what a turn is given: the history rebuilt from the events, the tools bound for the
   user, the ChatTurn
@@ -20,6 +21,7 @@ and the conversation's own models:
 """
 
 from . import ai_conversation
+from . import budget
 from . import claim
 from . import turn
 from . import call

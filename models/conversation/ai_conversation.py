@@ -239,7 +239,8 @@ class AiConversation(models.Model):
         """Claims the conversation (a new one when none is given) for a turn answering `message`,
         stores the message, and returns the ChatTurn to run. Raises ChatRefused; ALREADY_RECEIVED,
         naming the conversation, when a message named `request_key` was stored before (a start
-        sent again by a browser that could not tell it had been). `app_call_id`: the call of the
+        sent again by a browser that could not tell it had been); BUDGET_SPENT (budget.py) when a
+        budget of the user's is spent. `app_call_id`: the call of the
         conversation whose app sends the message in the user's name."""
         user = self.env.user
         assistant = self._usable_assistant(assistant_id)
@@ -251,16 +252,19 @@ class AiConversation(models.Model):
         self._refuse_received_again(request_key)
         if app_call_id is not None and not conversation_id:
             raise ChatRefused.invalid(self.env._("This message names an app that is not in this conversation."))
-        if conversation_id:
-            conversation = self._chat_own(conversation_id)
+        conversation = self._chat_own(conversation_id) if conversation_id else self.browse()
+        if conversation:
             if conversation.assistant_id != assistant:
                 raise ChatRefused.not_found()
             if cloud_service_id and int(cloud_service_id) != conversation.cloud_service_id.id:
                 raise ChatRefused.invalid(self.env._("A conversation keeps the cloud service it was started with."))
-            self._refuse_spent_budget(conversation.cloud_service_id)
+            service = conversation.cloud_service_id
         else:
             service = self._usable_cloud_service(cloud_service_id)
-            self._refuse_spent_budget(service)
+        refusal = self._budget_refusal(assistant, service)
+        if refusal is not None:
+            raise refusal
+        if not conversation:
             conversation = self.sudo().create(
                 {
                     "name": _shorten(text),
@@ -284,14 +288,6 @@ class AiConversation(models.Model):
         )
         history = conversation._llm_history(resuming=False)
         return conversation._prepare_turn(last_seq, history, user_message=text)
-
-    @api.model
-    def _refuse_spent_budget(self, cloud_service):
-        """BUDGET_SPENT, naming the budget and who can raise it, when a budget the current user's
-        turn would be charged to is spent: before anything is stored, so the message is kept."""
-        refusal = self.env["ai.budget"]._turn_refusal(self.env.user, self.env.company, cloud_service)
-        if refusal is not None:
-            raise ChatRefused(ErrorCode.BUDGET_SPENT, refusal)
 
     def _refuse_received_again(self, request_key):
         """ALREADY_RECEIVED when this user's message named `request_key` is stored already."""
@@ -352,7 +348,9 @@ class AiConversation(models.Model):
             raise self._busy_refusal(self.state)
         else:
             raise ChatRefused(ErrorCode.NOT_WAITING, self.env._("This conversation is not waiting for an answer."))
-        self._refuse_spent_budget(self.cloud_service_id)
+        refusal = self._budget_refusal(self.assistant_id, self.cloud_service_id)
+        if refusal is not None:
+            raise refusal
         # after an approval or a sign-in the turn goes on with the time it had left;
         # "continue?" grants a whole limit again
         spent = (
