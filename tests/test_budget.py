@@ -253,11 +253,17 @@ class TestBudgetScopes(BudgetCase):
             mine.with_user(self.user).action_archive()
         mine.invalidate_recordset()
         self.assertEqual(mine.amount, 1.0)
+        # a budget of another company is neither theirs nor shown to them, even when it counts everyone there
+        elsewhere = self.env["res.company"].create({"name": "Elsewhere"})
+        theirs_there = self.budget(1.0, name="Elsewhere's cap", scope="company", user_id=False, company_id=elsewhere.id)
+        self.assertNotIn(theirs_there, as_user.search([("scope", "=", "company")]))
+        with self.assertRaises(AccessError):
+            theirs_there.with_user(self.user).read(["name"])
         as_manager = self.env["ai.budget"].with_user(self.manager)
         created = as_manager.create({"name": "Team", "scope": "company", "amount": 5})
         created.amount = 10
         created.action_archive()
-        self.assertEqual(as_manager.search([]), mine | theirs)
+        self.assertEqual(as_manager.search([]), mine | theirs, "a manager of one company sees its budgets")
 
 
 @tagged("post_install", "-at_install")
