@@ -137,13 +137,15 @@ class AiBudget(models.Model):
         if not budgets:
             return None, ()
         spent = budgets._spent_now(budget_charges.budget_day(self.env.cr))
+        # the budgets are of one company: its AI managers are looked up once
+        raisers = budgets[0]._raisers()
         lines = [
             BudgetLine(
                 budget_id=budget.id,
                 tokens=budget.unit == "tokens",
                 amount=Decimal(str(budget.amount)),
                 spent=spent.get(budget.id, Decimal(0)),
-                refusal=budget._refusal_message(),
+                refusal=budget._refusal_message(raisers),
             )
             for budget in budgets
         ]
@@ -173,14 +175,15 @@ class AiBudget(models.Model):
 
     # -- what the user is told ------------------------------------------------------------------
 
-    def _refusal_message(self):
+    def _refusal_message(self, raisers=None):
+        """`raisers`: who can raise it, when looked up already (`_raisers`)."""
         self.ensure_one()
         return self.env._(
             "Your %(period)s AI budget “%(name)s” (%(amount)s) is spent. %(who)s can raise it.",
             period=self._period_word(),
             name=self.name,
             amount=self._amount_text(),
-            who=self._raisers(),
+            who=raisers or self._raisers(),
         )
 
     def _warning_message(self):
