@@ -47,6 +47,7 @@
         "views/ai_tool_call_views.xml",
         "views/ai_usage_views.xml",
         "views/ai_tool_preset_views.xml",
+        "views/ai_budget_views.xml",
         "views/mcp_server_preset_views.xml",
         "views/app_sandbox_templates.xml",
     ],

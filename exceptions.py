@@ -25,6 +25,7 @@ HTTP_STATUS = {
     ErrorCode.NOT_WAITING: 409,
     ErrorCode.ALREADY_RECEIVED: 409,
     ErrorCode.PACE_LIMITED: 429,
+    ErrorCode.BUDGET_SPENT: 402,
 }
 
 

@@ -9,6 +9,8 @@ from . import ai_assistant_discuss
 from . import conversation
 from . import ai_message
 from . import ai_usage
+from . import ai_budget
+from . import ai_budget_period
 from . import discuss_channel
 from . import ai_demo
 from . import ai_tool_call

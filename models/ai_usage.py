@@ -57,7 +57,8 @@ class AiUsage(models.Model):
 
     @api.model
     def _turn_context(self, conversation, model_name):
-        """What the usage rows of a turn of `conversation` name, its request naming `model_name`."""
+        """(the turn's SpendGuard or None, what the usage rows of a turn of `conversation` name),
+        its request naming `model_name`."""
         conversation = conversation.sudo()
         assistant = conversation.assistant_id
         provider = assistant.provider_id
@@ -65,7 +66,10 @@ class AiUsage(models.Model):
         company = conversation.company_id or self.env.company
         model = provider._model_named(model_name) if provider else self.env["ai.provider.model"]
         prices = model._prices(company, fields.Date.context_today(self)) if model else Prices()
-        return UsageContext(
+        spend, budgets = self.env["ai.budget"]._turn_spend(
+            conversation.user_id, company, conversation.cloud_service_id, prices
+        )
+        return spend, UsageContext(
             user_id=conversation.user_id.id,
             company_id=company.id,
             currency_id=company.currency_id.id,
@@ -75,6 +79,7 @@ class AiUsage(models.Model):
             model_name=model_name,
             cloud_service_id=conversation.cloud_service_id.id or None,
             prices=prices,
+            budgets=budgets,
         )
 
     # -- totals the chat shows -----------------------------------------------------------------------

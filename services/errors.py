@@ -58,6 +58,9 @@ class ErrorCode(str, Enum):
     # a turn that broke for a reason of ours, and tools a turn could not offer
     INTERNAL_ERROR = "INTERNAL_ERROR"
     TOOLS_LEFT_OUT = "TOOLS_LEFT_OUT"
+    # an AI budget (ai.budget) that is spent, or nearly
+    BUDGET_SPENT = "BUDGET_SPENT"
+    BUDGET_NEAR = "BUDGET_NEAR"
 
 
 ADVICE: dict[ErrorCode, str] = {
@@ -119,6 +122,8 @@ ADVICE: dict[ErrorCode, str] = {
     ErrorCode.APPROVAL_REQUIRED: "The user must allow this call before it runs.",
     ErrorCode.INTERNAL_ERROR: "The assistant failed unexpectedly; the details are in the server log.",
     ErrorCode.TOOLS_LEFT_OUT: "Some tools could not be offered to the model; the warning says which and why.",
+    ErrorCode.BUDGET_SPENT: "An AI budget that applies to you is spent for this period; an AI manager can raise it.",
+    ErrorCode.BUDGET_NEAR: "An AI budget that applies to you is nearly spent for this period.",
 }
 
 

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..services.events import FAILED_CALL_STATUS, Event
+from ..services.loop import SpendGuard
 from .call_requests import CallRequests
 from .sql_rows import insert_row, update_row
 from .states import ConversationState, MessageStatus
-from .usage_rows import UsageContext, record_usage
+from .usage_rows import UsageContext, UsageLedger
 
 
 class StateChange(NamedTuple):
@@ -35,9 +36,11 @@ class MessageLog:
         requests: CallRequests,
         audit_known: dict,
         usage: UsageContext | None = None,
+        spend: SpendGuard | None = None,
     ) -> None:
         self.conversation_id = conversation_id
-        self.usage = usage  # None: a turn refused before any model call records no usage
+        # None: a turn refused before any model call records no usage
+        self.usage = UsageLedger(usage, spend) if usage is not None else None
         self.registry = registry
         self.requests = requests
         # the model reply being streamed: its text, calls and first sequence number
@@ -143,7 +146,7 @@ class MessageLog:
 
     def _usage(self, env, seq, event):
         if self.usage is not None:
-            record_usage(env, self.usage, self.conversation_id, event)
+            self.usage.record(env, self.conversation_id, event)
         return event, None
 
     def _tool_search(self, env, seq, event):

@@ -19,7 +19,7 @@ from typing import Any
 from ..hub_process import process_hub
 from ..services.errors import AiMcpError, ErrorCode
 from ..services.events import FINAL_TYPES, ErrorEvent, Event, StartEvent, WarningEvent
-from ..services.loop import TurnControl
+from ..services.loop import SpendGuard, TurnControl
 from . import pacing
 from .usage_rows import UsageContext
 from .writer import TurnWriter
@@ -51,6 +51,8 @@ class ChatTurn:
     resuming: bool = False
     # what the turn's usage rows name (None: no model is called)
     usage: UsageContext | None = None
+    # the budgets the loop asks before each model call; the writer tells it their counters
+    spend: SpendGuard | None = None
     final: Event | None = field(default=None, init=False)
 
     def events(self, idle_every: float | None = None) -> Iterator[tuple[int | None, Event] | None]:
@@ -75,6 +77,9 @@ class ChatTurn:
                     if event.type in FINAL_TYPES:
                         self.final = event
                     yield seq, event
+                if self.final is None:
+                    for warning in writer.take_warnings():
+                        yield from writer.add(WarningEvent(code=ErrorCode.BUDGET_NEAR.value, message=warning))
                 if self.final is not None:
                     return
             # the loop always ends on a final event; should it not, the conversation must not stay running

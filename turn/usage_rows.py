@@ -2,16 +2,20 @@
 
 What a row names besides its tokens (user, company, assistant, provider, model, cloud service and
 the model's prices in the company's currency) is read once, where the turn is prepared, into a
-UsageContext: the writer adds a row per model call without a lookup.
+UsageContext: the writer adds a row per model call, and charges the budgets named there, without
+a lookup.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ..services.events import UsageEvent
+from ..services.loop import SpendGuard
 from ..services.token_usage import Prices, cost_of
+from . import budget_charges
+from .budget_charges import ChargedBudget, charge_budgets
 from .sql_rows import insert_row
 
 
@@ -28,6 +32,8 @@ class UsageContext:
     model_name: str
     cloud_service_id: int | None
     prices: Prices
+    # the budgets each call is charged to (turn/budget_charges.py)
+    budgets: tuple[ChargedBudget, ...] = field(default=())
 
 
 def record_usage(env, context: UsageContext, conversation_id: int, event: UsageEvent) -> Decimal:
@@ -57,3 +63,34 @@ def record_usage(env, context: UsageContext, conversation_id: int, event: UsageE
         },
     )
     return cost
+
+
+class UsageLedger:
+    """The usage rows of one run of a turn and the budgets they are charged to. Tells the turn's
+    SpendGuard each budget's counter after every charge, and keeps the warnings due (a budget
+    passing its warning share) for the runner to send."""
+
+    def __init__(self, context: UsageContext, spend: SpendGuard | None = None) -> None:
+        self.context = context
+        self.spend = spend
+        self.calls = 0  # the turn's calls charged so far, in the loop's order
+        self.warnings: list[str] = []
+
+    def record(self, env, conversation_id: int, event: UsageEvent) -> None:
+        cost = record_usage(env, self.context, conversation_id, event)
+        self.calls += 1
+        budgets = self.context.budgets
+        if not budgets:
+            return
+        warnings = {budget.budget_id: budget.warning for budget in budgets}
+        for charge in charge_budgets(
+            env.cr, budgets, cost, event.usage.total_tokens, budget_charges.budget_day(env.cr)
+        ):
+            if self.spend is not None:
+                self.spend.confirm(charge.budget_id, charge.spent, charge.amount, charge.active, self.calls)
+            if charge.warn:
+                self.warnings.append(warnings[charge.budget_id])
+
+    def take_warnings(self) -> list[str]:
+        warnings, self.warnings = self.warnings, []
+        return warnings

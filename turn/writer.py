@@ -16,7 +16,7 @@ from odoo import api, fields
 
 from ..hub_process import turn_stale_after
 from ..services.events import Event
-from ..services.loop import TurnControl
+from ..services.loop import SpendGuard, TurnControl
 from . import pacing
 from .cursors import call_requests, turn_cursor
 from .message_log import MessageLog
@@ -37,6 +37,7 @@ class TurnData(Protocol):
     audit_known: dict[Any, Any]
     resuming: bool
     usage: UsageContext | None
+    spend: SpendGuard | None
 
 
 class TurnWriter:
@@ -51,7 +52,14 @@ class TurnWriter:
         self.held_since = 0.0
         self.last_write = time.monotonic()
         self.heartbeat_every = pacing.heartbeat_seconds(turn_stale_after())
-        self.log = MessageLog(turn.conversation_id, turn.registry, call_requests, turn.audit_known, turn.usage)
+        self.log = MessageLog(
+            turn.conversation_id, turn.registry, call_requests, turn.audit_known, turn.usage, turn.spend
+        )
+        # a turn charged to budgets writes each call's usage at once: the loop learns the counters
+        # (and the user a budget's warning) before the next round rather than a batch later
+        self.deferred = (
+            pacing.DEFERRED_TYPES - {"usage"} if turn.usage and turn.usage.budgets else pacing.DEFERRED_TYPES
+        )
         self.cancels_sent: set[str] = set()
         # every write opens a new environment: without a company in its context, each looks the
         # user's company up again (ir.default's cache key needs it when a record is created)
@@ -68,12 +76,12 @@ class TurnWriter:
         self.seq += 1
         row = (self.seq, event)
         ready: list[Row] = [row]
-        if event.type in pacing.HELD_TYPES or (self.held and event.type in pacing.DEFERRED_TYPES):
+        if event.type in pacing.HELD_TYPES or (self.held and event.type in self.deferred):
             if not self.held:
                 self.held_since = now
             self.held.append(row)
             ready = []
-        elif not (event.type in pacing.DEFERRED_TYPES or (event.type == "start" and not self.turn.resuming)):
+        elif not (event.type in self.deferred or (event.type == "start" and not self.turn.resuming)):
             row = (self.seq, self._write([row]))
             return [*self._release(), row]
         if not self.pending:
@@ -107,6 +115,10 @@ class TurnWriter:
         """The held events, once written."""
         released, self.held = self.held, []
         return released
+
+    def take_warnings(self) -> list[str]:
+        """The budgets' warnings the last writes gave (each budget's once per period)."""
+        return self.log.usage.take_warnings() if self.log.usage is not None else []
 
     def pass_requests(self, control: TurnControl) -> None:
         """Hands `control` what the user asked of this turn's running calls (a stop, an answer to

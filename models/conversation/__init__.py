@@ -4,6 +4,7 @@
   starting or resuming a turn
 - admission.py: whether a new turn may start now, the checks a start passes before anything is stored
 - pace.py: the pace limits, turns a user may start per minute and per hour (a check of admission.py)
+- budget.py: a spent AI budget refuses a new turn (a check of admission.py), or an answer to a pause
 - claim.py: which turn holds a conversation, and taking over one whose process died
 - turn.py: what a turn is given: the history rebuilt from the events, the tools bound for the
   user, the ChatTurn
@@ -25,6 +26,7 @@ and the conversation's own models:
 from . import ai_conversation
 from . import admission
 from . import pace
+from . import budget
 from . import claim
 from . import turn
 from . import call

@@ -2,7 +2,8 @@
 
 Both ways a turn starts go through it: the chat's start (`_chat_send`, from the browser) and a
 message in a Discuss chat with an assistant (which calls `_chat_send` too). A resume (an approval
-answered, "continue?", a sign-in) carries on a turn that was admitted already, and passes no check.
+answered, "continue?", a sign-in) carries on a turn that was admitted already: it is no new turn for
+the pace limits, but it calls the model again, so a spent budget holds it (`_chat_resume`).
 
 Each check is a method of ai.conversation that returns the ChatRefused keeping the current user's
 turn from starting, or None; `_turn_checks` lists them in the order they run. The refusal's code says
@@ -28,5 +29,5 @@ class AiConversation(models.Model):
     @api.model
     def _turn_checks(self):
         """The checks a new turn passes, in order, each `check(assistant, cloud_service)`: the pace
-        limits (pace.py). Another check is added to this list."""
-        return [self._pace_refusal]
+        limits (pace.py), then the budgets (budget.py)."""
+        return [self._pace_refusal, self._budget_refusal]

@@ -284,7 +284,8 @@ class AiConversation(models.Model):
         stores the message, and returns the ChatTurn to run. Raises ChatRefused; ALREADY_RECEIVED,
         naming the conversation, when a message named `request_key` was stored before (a start
         sent again by a browser that could not tell it had been); the admission step's refusal
-        (admission.py) when the user may not start a turn now. `app_call_id`: the call of the
+        (admission.py: pace limits, spent budgets) when the user may not start a turn now.
+        `app_call_id`: the call of the
         conversation whose app sends the message in the user's name."""
         user = self.env.user
         assistant = self._usable_assistant(assistant_id)
@@ -394,6 +395,9 @@ class AiConversation(models.Model):
             raise self._busy_refusal(self.state)
         else:
             raise ChatRefused(ErrorCode.NOT_WAITING, self.env._("This conversation is not waiting for an answer."))
+        refusal = self._budget_refusal(self.assistant_id, self.cloud_service_id)
+        if refusal is not None:
+            raise refusal
         # after an approval or a sign-in the turn goes on with the time it had left;
         # "continue?" grants a whole limit again
         spent = (

@@ -65,7 +65,7 @@ class AiConversation(models.Model):
         warnings = []
         failure = None
         request = None
-        usage = None
+        usage = spend = None
         try:
             settings = assistant._assistant_settings()
             failure = self._provider_problem(settings)
@@ -73,6 +73,7 @@ class AiConversation(models.Model):
                 self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self
             )
             grants, links = self._sign_in_access(tools)
+            spend, usage = self.env["ai.usage"]._turn_context(self, settings.llm.model)
             request = TurnRequest(
                 assistant=settings,
                 history=history,
@@ -87,8 +88,8 @@ class AiConversation(models.Model):
                 app_contexts=self._app_contexts(),
                 found_tools=tuple(ToolKey.model_validate(key) for key in self.sudo().found_tools or ()),
                 prompt_cache_key=self._prompt_cache_key(),
+                spend=spend,
             )
-            usage = self.env["ai.usage"]._turn_context(self, settings.llm.model)
         except AiMcpError as exc:
             failure = exc
         hub = process_hub()
@@ -110,6 +111,7 @@ class AiConversation(models.Model):
             audit_known=self.env["ai.tool.call"]._audit_known(self),
             resuming=resume is not None,
             usage=usage,
+            spend=spend,
             stopped_message=self.env._(
                 "Stopped: the connection to the browser was closed before the answer was finished."
             ),

@@ -13,6 +13,7 @@ from .agent_loop import run_turn
 from .presets import KNOWN_VARIABLES, resolve_preset, validate_preset, variables_in
 from .tool_names import ToolNameMap, ToolRef
 from .tool_runner import argument_problems, without_null_optionals
+from .spend_guard import BudgetLine, SpendGuard
 from .transcript import HistoryMessage, history_from_events
 from .turn_control import TurnControl
 from .turn_request import AssistantSettings, LoopLimits, Resume, TurnRequest
@@ -20,11 +21,13 @@ from .turn_tools import SignInLink, ToolBinding
 
 __all__ = [
     "AssistantSettings",
+    "BudgetLine",
     "HistoryMessage",
     "KNOWN_VARIABLES",
     "LoopLimits",
     "Resume",
     "SignInLink",
+    "SpendGuard",
     "ToolBinding",
     "ToolNameMap",
     "ToolRef",

@@ -154,6 +154,7 @@ class _Turn:
             ):
                 yield ConfirmContinueEvent(rounds_used=self.round, max_rounds=self.limits.max_rounds)
                 return
+            await self._check_spend()
             self.round += 1
             yield RoundEvent(n=self.round, max=self.limits.max_rounds)
             reply: ModelReply | None = None
@@ -219,12 +220,24 @@ class _Turn:
             yield event
 
     async def _final_answer(self) -> AsyncIterator[Event]:
+        await self._check_spend()
         async for item in self._model_call(with_tools=False):
             if isinstance(item, ModelReply):
                 self.history.append(HistoryMessage(role="assistant", content=item.text, reasoning=item.reasoning))
             elif not isinstance(item, ToolCallDelta):
                 yield item
         yield self._done()
+
+    async def _check_spend(self) -> None:
+        """No model call starts once a budget the turn is charged to is spent: the turn ends
+        saying which (spend_guard.py: a turn goes over a budget by one round at most)."""
+        spend = self.request.spend
+        if spend is None:
+            return
+        await spend.settled()
+        if (refusal := spend.refusal()) is not None:
+            _logger.info("Turn stopped, a budget is spent: assistant=%s round=%s", self.settings.name, self.round)
+            raise AiMcpError(ErrorCode.BUDGET_SPENT, refusal)
 
     def _done(self) -> DoneEvent:
         return DoneEvent(usage=self.usage.totals(), rounds=self.round)
@@ -274,6 +287,8 @@ class _Turn:
                 if isinstance(item, ModelReply):
                     self.usage += item.usage
                     self.fitter.calibrate(item.usage.input_tokens)
+                    if self.request.spend is not None:
+                        self.request.spend.charge(item.usage)
                     # one per model call, reported or not: a call whose provider counts nothing is still a call
                     yield UsageEvent(round=self.round, usage=item.usage)
                 elif self.remaining() <= 0:

@@ -20,6 +20,7 @@ from ..limits import (
 from ..llm import LlmSettings
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
+from .spend_guard import SpendGuard
 from .transcript import HistoryMessage
 from .turn_tools import SignInLink, ToolBinding
 
@@ -84,3 +85,5 @@ class TurnRequest(BaseModel):
     # sent as `prompt_cache_key` where the model takes it: the same for every turn of one assistant
     # and user (prompt_cache_key() makes it)
     prompt_cache_key: str = Field("", max_length=64)
+    # the budgets the turn is charged to: asked before every model call (None: no budget applies)
+    spend: InstanceOf[SpendGuard] | None = None
