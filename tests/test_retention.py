@@ -23,15 +23,28 @@ class TestRetention(TransactionCase):
         cls.user_a = new_test_user(cls.env, "keep_a", groups=groups, company_id=cls.company_a.id)
         cls.user_b = new_test_user(cls.env, "keep_b", groups=groups, company_id=cls.company_b.id)
         provider = cls.env["ai.provider"].create(
-            {"name": "Nowhere", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-x", "default_model": "m"}
+            {
+                "name": "Nowhere",
+                "base_url": "http://127.0.0.1:9/v1",
+                "api_key": "sk-x",
+                "default_model": "m",
+                "company_id": False,
+            }
         )
-        cls.assistant = cls.env["ai.assistant"].create({"name": "Keeper", "provider_id": provider.id})
+        cls.assistant = cls.env["ai.assistant"].create(
+            {"name": "Keeper", "provider_id": provider.id, "company_id": False}
+        )
 
     def conversation(self, user, idle_days, state="idle"):
-        """A conversation of `user` with a message and an event, all last touched `idle_days` ago,
-        and the usage row of its answer."""
+        """A conversation of `user` in their company with a message and an event, all last touched
+        `idle_days` ago, and the usage row of its answer."""
         conversation = self.env["ai.conversation"].create(
-            {"name": f"{idle_days} days", "assistant_id": self.assistant.id, "user_id": user.id}
+            {
+                "name": f"{idle_days} days",
+                "assistant_id": self.assistant.id,
+                "user_id": user.id,
+                "company_id": user.company_id.id,
+            }
         )
         message = self.env["ai.message"].create({"conversation_id": conversation.id, "role": "user", "content": "hi"})
         event = self.env["ai.conversation.event"].create(
@@ -76,6 +89,19 @@ class TestRetention(TransactionCase):
         self.assertTrue(usage_a.exists())
         self.assertFalse(usage_a.conversation_id)
         self.assertEqual((usage_a.total_tokens, usage_a.cost), (100, 0.25))
+
+    def test_a_conversation_held_before_companies_follows_its_users_company(self):
+        kept_by_b, _usage = self.conversation(self.user_b, 40)
+        shared_a, _usage = self.conversation(self.user_a, 40)
+        shared_b, _usage = self.conversation(self.user_b, 40)
+        # as the update left them: no company, their last activity untouched
+        self.env.cr.execute(
+            "UPDATE ai_conversation SET company_id = NULL WHERE id IN %s", ((shared_a.id, shared_b.id),)
+        )
+        self.env.invalidate_all()
+        self.assertEqual(self.gc(), 1)
+        self.assertFalse(shared_a.exists(), "its user's company A keeps 30 days")
+        self.assertTrue(shared_b.exists() and kept_by_b.exists(), "company B keeps 90 days")
 
     def test_a_recent_message_or_event_is_activity(self):
         with_message, _usage = self.conversation(self.user_a, 40)
