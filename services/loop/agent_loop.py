@@ -14,7 +14,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
-from urllib.parse import urlencode
 
 from langchain_core.messages import SystemMessage
 
@@ -28,9 +27,7 @@ from ..events import (
     DoneEvent,
     ErrorEvent,
     Event,
-    PendingCall,
     RoundEvent,
-    SignIn,
     StartEvent,
     TextEvent,
     ThinkingEvent,
@@ -48,6 +45,7 @@ from ._tool_input_stream import ToolInputStream
 from .context_fit import ContextFitter
 from .model_call import ModelCaller
 from .offered_tools import ToolOffer
+from .pauses import approval_pause, sign_in_pause
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (
     HistoryMessage,
@@ -387,7 +385,7 @@ class _Turn:
             return
         waiting = [call for call, tool in runnable if tool.requires_approval] if approvals is None else []
         if waiting:
-            yield ApprovalRequiredEvent(calls=[_pending(c) for c in waiting], turn_ms=self._turn_ms())
+            yield approval_pause(waiting, self._turn_ms())
             return
         results: dict[str, ToolResultEvent] = {}
         async with contextlib.aclosing(self.runner.run(runnable)) as running:
@@ -413,25 +411,13 @@ class _Turn:
         return self.bound.waits_for_sign_in(next(tool.server for call, tool in runnable if call.id == call_id))
 
     def _auth_required(self, refusals: dict[str, AuthRequired], calls: list[ToolCallEvent]) -> AuthRequiredEvent:
-        servers = []
-        for key, refusal in refusals.items():
-            link = self.request.sign_in_links[key]
-            query = {"step_up": "1", "scope": refusal.scope or ""} if refusal.step_up else {}
-            url = f"{link.url}&{urlencode(query)}" if query else link.url
-            servers.append(
-                SignIn(
-                    server_id=link.server_id,
-                    server=refusal.server_name,
-                    url=url,
-                    step_up=refusal.step_up,
-                    scope=refusal.scope,
-                    message=refusal.message,
-                )
-            )
+        event = sign_in_pause(refusals, self.request.sign_in_links, calls, self._turn_ms())
         _logger.info(
-            "Turn waits for a sign-in: assistant=%s servers=%s", self.settings.name, ",".join(s.server for s in servers)
+            "Turn waits for a sign-in: assistant=%s servers=%s",
+            self.settings.name,
+            ",".join(s.server for s in event.servers),
         )
-        return AuthRequiredEvent(servers=servers, calls=[_pending(c) for c in calls], turn_ms=self._turn_ms())
+        return event
 
     def _answer_unreachable(self, calls: list[ToolCallEvent]) -> list[ToolCallEvent]:
         """The calls left to run once those of servers that could not be reached at the turn's
@@ -498,7 +484,3 @@ def _unreachable(call: ToolCallEvent, tool: BoundTool, error: McpError) -> ToolR
         f"Not run: {tool.server.name} could not be reached when this answer started ({error.message}), "
         "so its tools are unavailable in this answer. Answer without them.",
     )
-
-
-def _pending(call: ToolCallEvent) -> PendingCall:
-    return PendingCall(id=call.id, tool=call.tool, title=call.title, server=call.server, arguments=call.arguments)
