@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from odoo import api, fields, models
 from odoo.exceptions import ValidationError
-from odoo.tools import format_amount, formatLang
+from odoo.tools import format_amount, formatLang, ormcache
 
 from ..odoo_compat import ODOO_18, Constraint, user_groups
 from ..services.loop import BudgetLine, SpendGuard
@@ -94,12 +94,34 @@ class AiBudget(models.Model):
             if self.scope != scope:
                 self[fname] = False
 
+    @api.model_create_multi
+    def create(self, vals_list):
+        self.env.registry.clear_cache()  # _company_has_budgets
+        return super().create(vals_list)
+
+    def write(self, vals):
+        self.env.registry.clear_cache()
+        return super().write(vals)
+
+    def unlink(self):
+        self.env.registry.clear_cache()
+        return super().unlink()
+
     # -- what a turn is charged to --------------------------------------------------------------
+
+    @api.model
+    @ormcache("company_id")
+    def _company_has_budgets(self, company_id):
+        """Whether `company_id` has an active budget. Every turn's start asks, and most companies
+        have none: cached, and cleared whenever a budget is created, changed or deleted."""
+        return bool(self.sudo().search_count([("company_id", "=", company_id)], limit=1))
 
     @api.model
     def _turn_budgets(self, user, company, cloud_service):
         """The active budgets of `company` a turn of `user` (through `cloud_service`, if any) is
         charged to, as superuser."""
+        if not self._company_has_budgets(company.id):
+            return self.sudo().browse()
         domain = [
             ("company_id", "=", company.id),
             "|",
