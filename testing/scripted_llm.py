@@ -105,6 +105,18 @@ class _Reply:
 # ---------------------------------------------------------------- wire format
 
 
+def openai_usage(prompt: int, completion: int, cached: int = 0, reasoning: int = 0) -> dict[str, Any]:
+    """A usage object as OpenAI's Chat Completions reports it (cached tokens are part of the
+    prompt's, reasoning tokens part of the completion's), for a Turn's `usage`."""
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
+    }
+
+
 def _split(text: str, parts: int) -> list[str]:
     """Split into at most ``parts`` non-empty pieces.
 

@@ -7,20 +7,9 @@ from datetime import datetime
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tests import new_test_user, tagged
 
-from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
+from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn, openai_usage
 
 from .chat_common import AI_USER_GROUPS, ChatCase
-
-
-def reported(prompt, completion, cached=0, reasoning=0):
-    """A usage object as OpenAI's Chat Completions reports it."""
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": cached},
-        "completion_tokens_details": {"reasoning_tokens": reasoning},
-    }
 
 
 @tagged("post_install", "-at_install")
@@ -41,8 +30,10 @@ class TestUsage(ChatCase):
 
     def _tool_turn(self):
         self.llm.queue(
-            Turn(tool_calls=(ToolCall("add", {"a": 2, "b": 3}, id="call_add"),), usage=reported(1000, 50, cached=600)),
-            Turn(text="5.", usage=reported(1200, 20, reasoning=8)),
+            Turn(
+                tool_calls=(ToolCall("add", {"a": 2, "b": 3}, id="call_add"),), usage=openai_usage(1000, 50, cached=600)
+            ),
+            Turn(text="5.", usage=openai_usage(1200, 20, reasoning=8)),
         )
         self.login(self.user)
         response, events = self.send("What is 2 + 3?")

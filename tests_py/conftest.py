@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,23 @@ def tools_server() -> Iterator[HttpServer]:
 def llm() -> Iterator[ScriptedLLM]:
     with ScriptedLLM() as server:
         yield server
+
+
+@pytest.fixture
+def scripted_llms() -> Iterator[Callable[..., ScriptedLLM]]:
+    """Starts scripted LLMs with the options given (a provider's strict mode, a responder...), each
+    closed once the test is over."""
+    servers: list[ScriptedLLM] = []
+
+    def start(**options: Any) -> ScriptedLLM:
+        server = ScriptedLLM(**options)
+        server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
 
 
 @pytest.fixture(scope="module")

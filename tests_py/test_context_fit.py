@@ -4,7 +4,7 @@ request longer than its window (testing/llm_providers.py ContextWindow)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -249,18 +249,9 @@ def test_a_value_out_of_range_is_not_a_context_error() -> None:
 
 
 @pytest.fixture
-def small_window() -> Iterator[Any]:
-    servers: list[ScriptedLLM] = []
-
-    def start(tokens: int, sizes: bool = True) -> ScriptedLLM:
-        server = ScriptedLLM(provider=ContextWindow(tokens, sizes=sizes))
-        server.start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
+def small_window(scripted_llms: Callable[..., ScriptedLLM]) -> Callable[..., ScriptedLLM]:
+    """A scripted LLM refusing requests longer than its window of `tokens`, as OpenAI does."""
+    return lambda tokens, sizes=True: scripted_llms(provider=ContextWindow(tokens, sizes=sizes))
 
 
 def assistant(llm: ScriptedLLM, window: int | None, **capabilities: Any) -> AssistantSettings:

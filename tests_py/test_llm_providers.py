@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -39,18 +39,9 @@ from testing.scripted_llm import Provider, ScriptedLLM, ToolCall, Turn, tool_the
 
 
 @pytest.fixture
-def serve() -> Iterator[Any]:
-    servers: list[ScriptedLLM] = []
-
-    def start(provider: Provider, **options: Any) -> ScriptedLLM:
-        server = ScriptedLLM(responder=tool_then_answer, provider=provider, **options)
-        server.start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
+def serve(scripted_llms: Callable[..., ScriptedLLM]) -> Callable[..., ScriptedLLM]:
+    """A scripted LLM as strict as `provider`, calling the first tool offered then answering."""
+    return lambda provider, **options: scripted_llms(responder=tool_then_answer, provider=provider, **options)
 
 
 def assistant(llm: ScriptedLLM, prompted_tools: bool = False, **fields: Any) -> AssistantSettings:

@@ -19,7 +19,7 @@ from services.mcp import McpHub
 from services.token_usage import Prices, TokenUsage, cost_of
 from testing.llm_providers import DeepSeekContextCache, ResponsesApi
 from testing.mcp_servers import HttpServer
-from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
+from testing.scripted_llm import ScriptedLLM, ToolCall, Turn, openai_usage
 
 
 def test_langchain_usage_metadata_is_read_with_cached_and_reasoning_tokens() -> None:
@@ -88,20 +88,10 @@ def test_usages_add_up() -> None:
     assert total == TokenUsage(input_tokens=4, output_tokens=6, cached_input_tokens=1, reasoning_tokens=4)
 
 
-def _reported(prompt: int, completion: int, cached: int = 0, reasoning: int = 0) -> dict[str, Any]:
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": cached},
-        "completion_tokens_details": {"reasoning_tokens": reasoning},
-    }
-
-
 def test_each_model_call_of_a_turn_reports_its_usage(hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer) -> None:
     llm.queue(
-        Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),), usage=_reported(900, 40, cached=512)),
-        Turn(text="3", usage=_reported(1000, 12, reasoning=5)),
+        Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),), usage=openai_usage(900, 40, cached=512)),
+        Turn(text="3", usage=openai_usage(1000, 12, reasoning=5)),
     )
     events = run(
         hub, TurnRequest(assistant=settings(llm), tools=tools_of(hub, http_spec(tools_server)), user_message="1+2?")
@@ -146,8 +136,8 @@ def test_deepseek_cache_hits_are_recorded_as_cached_input(hub: McpHub, tools_ser
     # DeepSeek reports them as prompt_cache_hit_tokens, which LangChain's usage_metadata leaves out
     with ScriptedLLM(provider=DeepSeekContextCache()) as llm:
         llm.queue(
-            Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),), usage=_reported(900, 40, cached=768)),
-            Turn(text="3", usage=_reported(1000, 12, cached=896, reasoning=7)),
+            Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),), usage=openai_usage(900, 40, cached=768)),
+            Turn(text="3", usage=openai_usage(1000, 12, cached=896, reasoning=7)),
         )
         usages = _usages(hub, tools_server, settings(llm))
     assert [(u.input_tokens, u.cached_input_tokens, u.reasoning_tokens) for u in usages] == [
@@ -163,8 +153,11 @@ def test_deepseek_cache_hits_are_recorded_as_cached_input(hub: McpHub, tools_ser
 def test_the_responses_api_cached_and_reasoning_tokens_are_recorded(hub: McpHub, tools_server: HttpServer) -> None:
     with ScriptedLLM(provider=ResponsesApi()) as llm:
         llm.queue(
-            Turn(tool_calls=(ToolCall("add", {"a": 1, "b": 2}),), usage=_reported(900, 40, cached=512, reasoning=30)),
-            Turn(text="3", usage=_reported(1000, 12)),
+            Turn(
+                tool_calls=(ToolCall("add", {"a": 1, "b": 2}),),
+                usage=openai_usage(900, 40, cached=512, reasoning=30),
+            ),
+            Turn(text="3", usage=openai_usage(1000, 12)),
         )
         assistant = settings(llm)
         llm_settings = LlmSettings(
@@ -186,6 +179,6 @@ def test_the_responses_api_cached_and_reasoning_tokens_are_recorded(hub: McpHub,
 @pytest.mark.parametrize("tier", ["priority", "flex"])
 def test_a_service_tiers_cached_and_reasoning_tokens_are_read(tier: str) -> None:
     # LangChain names them after the tier (priority_cache_read) when OpenAI answers with one
-    metadata = _create_usage_metadata(_reported(2000, 500, cached=1500, reasoning=200), tier)
+    metadata = _create_usage_metadata(openai_usage(2000, 500, cached=1500, reasoning=200), tier)
     usage = TokenUsage.from_metadata(metadata)
     assert (usage.cached_input_tokens, usage.reasoning_tokens) == (1500, 200)
