@@ -25,6 +25,7 @@ import pytest
 
 from testing.mcp_servers import free_port
 from testing.odoo_http import WebClient, wait_until_serving
+from testing.script_env import script_env
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +96,8 @@ def bare_machine(tmp_path: Path) -> Iterator[dict[str, str]]:
     cache = tmp_path / "cache"
     (tmp_path / "no-odoo-here").mkdir()
     db = f"ai_mcp_get_odoo_{os.getpid()}"
-    env = {k: v for k, v in os.environ.items() if k not in {"ODOO_BIN", "ODOO_PYTHON"}}
+    # the series under test stays the caller's choice; every other variable of the scripts is set here
+    env = script_env(AI_MCP_ODOO_SERIES=SERIES)
     env.update(
         {
             "AI_MCP_ODOO_SOURCE": str(nightly_archive(ODOO_TREE or Path(), tmp_path)),
