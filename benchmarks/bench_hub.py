@@ -304,7 +304,7 @@ def main() -> int:
     by_name = {lane.name: lane for lane in lanes}
     print(f"(info) {verdict(by_name)}; wall time {time.perf_counter() - started:.1f} s")
     print(summary_line(by_name))
-    return 0
+    return 1 if "MISSED" in verdict(by_name) else 0
 
 
 if __name__ == "__main__":

@@ -529,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
         f"; wall time {time.perf_counter() - started:.1f} s"
     )
     print(summary_line(benches))
-    return 0
+    return 0 if overhead_ok == "ok" else 1
 
 
 if __name__ == "__main__":

@@ -148,6 +148,8 @@ def main() -> None:
         f"quiet_ms={quiet * 1000:.0f} "
         f"chatty_ms={chatty * 1000:.0f}"
     )
+    if ratio > GOAL_RATIO or stored >= GOAL_STORED or first > GOAL_FIRST_MS:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

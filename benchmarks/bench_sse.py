@@ -222,6 +222,8 @@ def main() -> None:
         f"sse/direct={s_total / d_total:.2f} concurrent={opts.concurrent} concurrent_errors={len(errors)} "
         f"concurrent_ttfb_p95_ms={percentile(ttfbs, 0.95):.1f}"
     )
+    if first_text_overhead > GOAL_FIRST_TEXT_MS or errors:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

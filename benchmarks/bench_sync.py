@@ -156,6 +156,8 @@ def main() -> None:
         f"raw_s={median['raw']:.3f} raw_sequential_s={median['raw_sequential']:.3f} servers={len(all_specs)} "
         f"tools_per_server={TOOLS}"
     )
+    if not ok:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
