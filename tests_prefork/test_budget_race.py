@@ -27,6 +27,7 @@ if str(ROOT) not in sys.path:
 from testing.mcp_servers import serve_http  # noqa: E402
 from testing.odoo_cluster import NginxNotFound, OdooCluster  # noqa: E402
 from testing.odoo_http import OdooNotFound, WebClient, create_ai_user  # noqa: E402
+from testing.prerequisites import missing  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
 API_KEY = "budget-race-key"
@@ -65,7 +66,7 @@ def ctx() -> Iterator[dict]:
     try:
         cluster = OdooCluster("budget-race", nodes=2)
     except (OdooNotFound, NginxNotFound) as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
     with (
         ScriptedLLM(responder=responder, api_key=API_KEY) as llm,
         serve_http("streamable-http", "--name", "work") as work,

@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
 from services.sse import SseDecoder  # noqa: E402
 from testing.mcp_servers import serve_http, server_argv  # noqa: E402
 from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user  # noqa: E402
+from testing.prerequisites import missing  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
 API_KEY = "prefork-key"
@@ -62,7 +63,7 @@ def odoo(state_dir: Path) -> Iterator[dict]:
     try:
         server = OdooServer("prefork-tests")
     except OdooNotFound as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
     with (
         ScriptedLLM(responder=responder, api_key=API_KEY) as llm,
         serve_http("streamable-http", "--name", "web") as web,

@@ -25,6 +25,7 @@ if str(ROOT) not in sys.path:
 
 from testing.oauth_server import OAuthServer  # noqa: E402
 from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
+from testing.prerequisites import missing  # noqa: E402
 
 WORKERS = 2
 WAIT = 60
@@ -38,7 +39,7 @@ def odoo() -> Iterator[dict]:
     try:
         server = OdooServer("prefork-oauth")
     except OdooNotFound as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
     with OAuthServer(name="notes") as oauth:
         try:
             server.install()

@@ -36,6 +36,7 @@ from testing.mcp_servers import HttpServer, serve_http  # noqa: E402
 from testing.oauth_server import OAuthServer  # noqa: E402
 from testing.odoo_cluster import NginxNotFound, OdooCluster  # noqa: E402
 from testing.odoo_http import OdooNotFound, WebClient, create_ai_user  # noqa: E402
+from testing.prerequisites import missing  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
 API_KEY = "two-nodes-key"
@@ -83,7 +84,7 @@ def ctx(state_dir: Path) -> Iterator[dict]:
             options={"turn_stale_after": STALE, "mcp_failure_cooldown": 3600},
         )
     except (OdooNotFound, NginxNotFound) as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
     flaky = HttpServer("streamable-http", "--name", "flaky")
     with (
         ScriptedLLM(responder=responder, api_key=API_KEY) as llm,

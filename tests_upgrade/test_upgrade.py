@@ -32,6 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from testing.odoo_http import OdooNotFound, OdooServer  # noqa: E402
+from testing.prerequisites import missing  # noqa: E402
 from testing.requirements_overlay import (  # noqa: E402
     OverlayUnavailable,
     check_services_import,
@@ -150,7 +151,7 @@ def with_requirements(server: OdooServer, addon: Path) -> Path | None:
     try:
         overlay = overlay_for(python, addon)
     except OverlayUnavailable as exc:
-        pytest.skip(f"the requirements of {addon} cannot be installed beside Odoo's own packages: {exc}")
+        missing(f"the requirements of {addon} cannot be installed beside Odoo's own packages: {exc}")
     check_services_import(python, addon, overlay)
     return overlay
 
@@ -160,7 +161,7 @@ def upgraded() -> Iterator[tuple[dict, dict, str]]:
     try:
         server = OdooServer("upgrade-tests")
     except OdooNotFound as exc:
-        pytest.skip(str(exc))
+        missing(str(exc))
     with tempfile.TemporaryDirectory(prefix="ai_mcp-previous.") as old:
         try:
             commit, version = previous_version(server.series)
