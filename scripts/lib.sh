@@ -668,8 +668,44 @@ _as_root() {
     fi
 }
 
+# postgres_env_from_odoo_args ARGS...: exports PGHOST, PGPORT, PGUSER and PGPASSWORD from odoo-bin's
+# --db_host, --db_port, --db_user (-r) and --db_password (-w), so that what the scripts ask PostgreSQL
+# themselves (is it up, does the database exist, max_connections) goes to the server Odoo is told
+# to use, not to the default local cluster.
+postgres_env_from_odoo_args() {
+    local arg next=""
+    for arg in "$@"; do
+        if [[ -n $next ]]; then
+            export "$next=$arg"
+            next=""
+            continue
+        fi
+        case $arg in
+        --db_host) next=PGHOST ;;
+        --db_host=*) export PGHOST=${arg#--db_host=} ;;
+        --db_port) next=PGPORT ;;
+        --db_port=*) export PGPORT=${arg#--db_port=} ;;
+        --db_user | -r) next=PGUSER ;;
+        --db_user=*) export PGUSER=${arg#--db_user=} ;;
+        --db_password | -w) next=PGPASSWORD ;;
+        --db_password=*) export PGPASSWORD=${arg#--db_password=} ;;
+        esac
+    done
+}
+
+# postgres_is_local: whether PGHOST (unset, a socket folder or a loopback name) is this machine's
+# PostgreSQL, which the scripts may start and give a role.
+postgres_is_local() {
+    case ${PGHOST:-} in
+    "" | /* | localhost | 127.0.0.1 | ::1) return 0 ;;
+    *) return 1 ;;
+    esac
+}
+
 # ensure_postgres: start a local PostgreSQL when none answers, and give the current user a
-# superuser role when it has none (Odoo connects as this user over the local socket).
+# superuser role when it has none (Odoo connects as this user over the local socket). A server on
+# another host (PGHOST, see postgres_env_from_odoo_args) is never started, and no role is created
+# where a user is named (PGUSER) or the server is elsewhere: the scripts only say what is wrong.
 ensure_postgres() {
     local user i
     user=$(id -un)
@@ -678,6 +714,10 @@ ensure_postgres() {
         return 1
     fi
     if ! pg_isready -q; then
+        if ! postgres_is_local; then
+            warn "PostgreSQL at $PGHOST${PGPORT:+ port $PGPORT} (--db_host) does not answer; start it and try again"
+            return 1
+        fi
         say "postgresql: not running, starting it"
         if command -v pg_lsclusters >/dev/null; then
             local ver name _rest
@@ -697,6 +737,11 @@ ensure_postgres() {
         fi
     fi
     if ! psql -d postgres -Atqc 'select 1' >/dev/null 2>&1 </dev/null; then
+        if [[ -n ${PGUSER:-} ]] || ! postgres_is_local; then
+            warn "cannot connect to PostgreSQL at ${PGHOST:-the local socket}${PGPORT:+ port $PGPORT} as" \
+                "${PGUSER:-$user} (--db_host/--db_port/--db_user/--db_password): check that it accepts this user"
+            return 1
+        fi
         say "postgresql: creating superuser role $user"
         if [[ $(id -u) == 0 ]]; then
             su postgres -c "createuser -s '$user'" </dev/null
@@ -746,8 +791,46 @@ install_then_serve() {
         return 1
     }
     if [[ $option == -i ]]; then demo_db_quiet "$db"; fi
-    say "serving on http://127.0.0.1:$port (new databases: log in as admin / admin); Ctrl-C stops"
+    announce_when_serving "$port" $$ &
     exec "${ODOO_CMD[@]}" "$@"
+}
+
+# announce_when_serving PORT PID: says "serving on" once the login page on PORT answers (Odoo takes
+# seconds to load its registry after it opens the port, and refuses or stalls connections until
+# then); says nothing if PID (Odoo, which the script became) ends first.
+announce_when_serving() {
+    local port=$1 pid=$2
+    "${ODOO_PY:-python3}" - "$port" "$pid" <<'PY' || return 0
+import os, sys, time, urllib.error, urllib.request
+port, pid = int(sys.argv[1]), int(sys.argv[2])
+
+def ended():
+    # an ended Odoo whose parent has not reaped it yet is a zombie, which os.kill still finds
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except FileNotFoundError:
+        return True
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+while True:
+    if ended():
+        sys.exit(1)
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/web/login", timeout=5).close()
+        sys.exit(0)
+    except urllib.error.HTTPError:
+        sys.exit(0)  # it answers, even if with an error page: the address is right
+    except OSError:
+        time.sleep(0.5)
+PY
+    say "serving on http://127.0.0.1:$port (new databases: log in as admin / admin); Ctrl-C stops"
 }
 
 # odoo_demo_args: what makes a new database hold demo data on the series, one option a line: 18

@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
+
+from testing.script_env import script_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PINS = ROOT / "scripts" / "odoo18" / "pins.txt"
 
 
 def clean_env() -> dict[str, str]:
-    """This process's environment without what would make the scripts find this machine's Odoo or
-    require one (a CI's AI_MCP_REQUIRE_ODOO=1)."""
-    return {k: v for k, v in os.environ.items() if k not in {"ODOO_BIN", "ODOO_PYTHON", "CI", "AI_MCP_REQUIRE_ODOO"}}
+    """This process's environment without any variable the scripts read (the caller's Odoo, source,
+    cache folder or series, a CI's AI_MCP_REQUIRE_ODOO=1): each test sets what it depends on."""
+    return script_env()
 
 
 def bash(script: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -343,34 +348,50 @@ def test_the_cache_folder_is_ai_mcp_cache_dir_for_the_addons_link_too(tmp_path: 
     assert "CACHE_DIR=$(ai_mcp_cache_dir)" in run and 'link_addon "$CACHE_DIR/addons"' in run
 
 
-def start(folder: Path, option: str, install_rc: int = 0) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    """install_then_serve with a fake Odoo and a fake psql that log each call, in order, to one file."""
+def start(
+    folder: Path, option: str, install_rc: int = 0, serve: str = ""
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """install_then_serve with a fake Odoo and a fake psql that log each call, in order, to one file;
+    the fake Odoo, once told to serve, runs `serve` (bash)."""
     folder.mkdir(exist_ok=True)
     calls = folder / "calls"
     odoo = fake_python(
         folder / "odoo-python",
-        f'echo "odoo $*" >> {calls}; if [[ "$*" == *--stop-after-init* ]]; then exit {install_rc}; fi',
+        f'echo "odoo $*" >> {calls}; if [[ "$*" == *--stop-after-init* ]]; then exit {install_rc}; fi\n{serve}',
     )
     bin_dir = folder / "bin"
     bin_dir.mkdir()
     fake_python(bin_dir / "psql", f'echo "psql $*" >> {calls}')
+    port = free_port()
     result = bash(
-        f'ODOO_CMD=("{odoo}" odoo-bin); install_then_serve demo 8123 {option} --database=demo --dev=xml',
-        {"PATH": f"{bin_dir}:{os.environ['PATH']}"},
+        f'ODOO_CMD=("{odoo}" odoo-bin); install_then_serve demo {port} {option} --database=demo --dev=xml',
+        {"PATH": f"{bin_dir}:{os.environ['PATH']}", "ODOO_PY": sys.executable, "FAKE_PORT": str(port)},
     )
     return result, calls.read_text().splitlines() if calls.exists() else []
 
 
-def test_scripts_run_says_where_it_serves_only_once_the_install_is_done(tmp_path: Path) -> None:
-    result, calls = start(tmp_path / "new", "-i")
+# Odoo opens its port seconds after it starts: the fake one waits, says so, then serves for a moment
+SLOW_ODOO = f"""sleep 1.5; echo "fake odoo: answering on $FAKE_PORT"
+timeout 4 {sys.executable} -m http.server --bind 127.0.0.1 "$FAKE_PORT" >/dev/null 2>&1; exit 0"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_scripts_run_says_where_it_serves_only_once_the_login_page_answers(tmp_path: Path) -> None:
+    result, calls = start(tmp_path / "new", "-i", serve=SLOW_ODOO)
     assert result.returncode == 0, result.stderr
     install, quiet, serve = calls
     assert install == "odoo odoo-bin --database=demo --dev=xml -i ai_mcp --stop-after-init"
     assert quiet.startswith("psql -d demo") and "iap_enrich_auto_done = true" in quiet
     assert serve == "odoo odoo-bin --database=demo --dev=xml", "it serves without installing again"
-    assert result.stdout.splitlines() == [
-        "serving on http://127.0.0.1:8123 (new databases: log in as admin / admin); Ctrl-C stops"
-    ]
+    answering, serving = result.stdout.splitlines()
+    assert answering.startswith("fake odoo: answering on"), "not said before Odoo answers"
+    port = answering.rsplit(" ", 1)[1]
+    assert serving == f"serving on http://127.0.0.1:{port} (new databases: log in as admin / admin); Ctrl-C stops"
 
 
 def test_an_updated_database_is_left_as_it_is_and_a_failed_install_is_not_served(tmp_path: Path) -> None:
@@ -380,6 +401,7 @@ def test_an_updated_database_is_left_as_it_is_and_a_failed_install_is_not_served
         "odoo odoo-bin --database=demo --dev=xml -u ai_mcp --stop-after-init",
         "odoo odoo-bin --database=demo --dev=xml",
     ], "an existing database keeps its settings: no psql"
+    assert "serving on" not in result.stdout, "an Odoo that stopped before it answered is not announced"
     result, calls = start(tmp_path / "failed", "-i", install_rc=1)
     assert result.returncode != 0 and "serving on" not in result.stdout
     assert calls == ["odoo odoo-bin --database=demo --dev=xml -i ai_mcp --stop-after-init"]
@@ -399,9 +421,10 @@ def test_without_odoo_the_summary_says_in_capitals_how_many_odoo_tests_were_skip
     assert result.returncode == 0, result.stdout
     assert f"odoo: SKIPPED {count} ODOO TESTS: no Odoo 18/19 found" in result.stdout
 
+    # in CI a run without Odoo fails by default: it would otherwise be green without testing Odoo
     required = subprocess.run(
         [str(ROOT / "scripts" / "test"), "odoo"],
-        env={**env, "CI": "true", "AI_MCP_REQUIRE_ODOO": "1"},
+        env={**env, "CI": "true"},
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -410,6 +433,38 @@ def test_without_odoo_the_summary_says_in_capitals_how_many_odoo_tests_were_skip
     assert required.returncode == 1
     assert "CI=true and AI_MCP_REQUIRE_ODOO=1: a run without Odoo 18/19 fails" in required.stdout
     assert "FAILED: odoo" in required.stdout
+    waived = subprocess.run(
+        [str(ROOT / "scripts" / "test"), "odoo"],
+        env={**env, "CI": "true", "AI_MCP_REQUIRE_ODOO": "0"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert waived.returncode == 0, "AI_MCP_REQUIRE_ODOO=0 waives it on purpose"
+    assert f"odoo: SKIPPED {count} ODOO TESTS" in waived.stdout
+
+
+def test_ci_requires_both_series_and_counts_a_skipped_prerequisite_as_a_failure(tmp_path: Path) -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "export AI_MCP_REQUIRE_ODOO=${AI_MCP_REQUIRE_ODOO:-1}" in ci
+    test = tmp_path / "test_needs_nginx.py"
+    test.write_text(
+        "from testing.prerequisites import missing\n\n\n"
+        "def test_two_nodes():\n    missing('no nginx on this machine')\n"
+    )
+    for ci_value, outcome in (("true", "1 failed"), ("", "1 skipped")):
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+            env={**clean_env(), "CI": ci_value, "PYTHONPATH": str(ROOT)},
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert outcome in result.stdout, result.stdout
+        if ci_value:
+            assert "CI=true and a prerequisite is missing: no nginx on this machine" in result.stdout
 
 
 # -- requirements beside Odoo's pins -----------------------------------------------------------
@@ -673,3 +728,92 @@ def test_the_pins_check_resolves_afresh_against_odoos_declared_pins(tmp_path: Pa
         f"cannot be installed beside the pins of a new Odoo 18 venv for {python} without moving the pin "
         "cryptography==3.4.8 (Odoo pins cryptography==3.4.8)"
     ) in result.stderr
+
+
+# -- scripts/run's PostgreSQL steps follow odoo-bin's --db_* options ---------------------------
+
+
+def test_the_scripts_postgresql_steps_go_where_odoo_bins_db_options_point() -> None:
+    said = found(
+        bash(
+            "postgres_env_from_odoo_args --dev=xml --db_host=db.internal --db_port 5433 -r odoo -w s3cret\n"
+            'echo "$PGHOST $PGPORT $PGUSER $PGPASSWORD"'
+        )
+    )
+    assert said == "db.internal 5433 odoo s3cret"
+    assert found(bash('postgres_env_from_odoo_args --db_user=alice --db_password=pw; echo "$PGUSER $PGPASSWORD"')) == (
+        "alice pw"
+    )
+
+
+def postgres_tools(folder: Path, ready: bool) -> dict[str, str]:
+    """PATH with PostgreSQL's client tools, su and sudo faked: each logs its call; none connects."""
+    calls = folder / "calls"
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(parents=True)
+    for tool in ("pg_isready", "psql", "pg_lsclusters", "pg_ctlcluster", "su", "sudo", "createuser", "service"):
+        rc = 0 if tool == "pg_isready" and ready else 1
+        fake_python(bin_dir / tool, f'echo "{tool} $*" >> {calls}; exit {rc}')
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls)}
+
+
+@pytest.mark.parametrize(
+    ("options", "ready", "said"),
+    [
+        ("--db_host=db.internal", False, "PostgreSQL at db.internal (--db_host) does not answer"),
+        ("--db_host=db.internal", True, "cannot connect to PostgreSQL at db.internal as"),
+        ("--db_user=odoo", True, "cannot connect to PostgreSQL at the local socket as odoo"),
+    ],
+)
+def test_a_postgresql_named_by_odoo_options_is_never_started_nor_given_a_role(
+    tmp_path: Path, options: str, ready: bool, said: str
+) -> None:
+    env = postgres_tools(tmp_path, ready)
+    result = bash(f"postgres_env_from_odoo_args {options}; ensure_postgres", env)
+    assert result.returncode == 1
+    assert said in result.stderr
+    calls = Path(env["CALLS"]).read_text()
+    for starts_or_creates in ("pg_ctlcluster", "su ", "sudo ", "createuser", "service "):
+        assert starts_or_creates not in calls, calls
+
+
+def serving(port: int) -> subprocess.Popen[bytes]:
+    """A server on 127.0.0.1:port, once it answers."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(600):
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return server
+        time.sleep(0.05)
+    server.kill()
+    raise AssertionError(f"nothing answers on port {port}")
+
+
+def test_a_restart_does_not_adopt_the_example_server_of_an_odoo_that_just_died() -> None:
+    """The example server of a killed run exits within a second of its Odoo: scripts/run waits to see
+    whether the port it finds answering is released before it uses it, and starts its own if so."""
+    run = (ROOT / "scripts" / "run").read_text()
+    assert 'port_open "$EXAMPLE_PORT" && ! port_released "$EXAMPLE_PORT"' in run
+    define = run[run.index("port_open() {") : run.index("# The example MCP server")]
+    check = f"ODOO_PY={sys.executable}\n{define}\n"
+
+    port = free_port()
+    leaving = serving(port)
+    threading.Timer(0.5, leaving.kill).start()  # its Odoo died: it goes within a second
+    try:
+        assert bash(check + f"port_open {port} && port_released {port}").returncode == 0
+    finally:
+        leaving.kill()
+        leaving.wait()
+
+    port = free_port()
+    staying = serving(port)
+    try:
+        assert bash(check + f"port_open {port} && ! port_released {port}").returncode == 0, "one that stays is used"
+    finally:
+        staying.kill()
+        staying.wait()
