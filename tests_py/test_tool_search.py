@@ -15,7 +15,7 @@ from services.errors import ErrorCode
 from services.events import ToolKey, ToolSearchEvent
 from services.loop import AssistantSettings, LoopLimits, Resume, ToolBinding, TurnRequest, history_from_events
 from services.loop.tool_names import ToolNameMap, ToolRef
-from services.loop.tool_search import SearchableTool, ToolIndex, tokens
+from services.loop.tool_search import MAX_RESULTS, SearchableTool, ToolIndex, tokens
 from services.mcp import McpHub
 from services.server_spec import ServerSpec, build_server_spec
 from testing.mcp_servers import HttpServer, serve_http
@@ -78,11 +78,60 @@ def index() -> ToolIndex:
     return ToolIndex(_searchable())
 
 
+# queries as a model words them when it looks for a tool for the user's task: its own words, not the
+# catalogue's ("undo" where the tool says "revert", "find" where it says "search")
+MODEL_WORDED = [
+    ("undo a commit", "git_revert"),
+    ("git blame line author", "git_blame"),
+    ("refund invoice credit note", "create_credit_note"),
+    ("share drive folder with user", "share_folder"),
+    ("fork repository", "fork_repository"),
+    ("new excel workbook", "create_workbook"),
+    ("post note on record chatter", "post_message"),
+    ("unpaid customer invoices", "list_overdue_invoices"),
+    ("delete git branch", "git_delete_branch"),
+    ("find files by name", "search_files"),
+    ("grep for text in files", "grep_files"),
+    ("database table columns", "describe_table"),
+    ("slow sql queries", "get_top_queries"),
+    ("send invoice by email", "send_invoice_email"),
+    ("schedule meeting", "create_calendar_event"),
+    ("create jira issue", "create_ticket"),
+    ("pull request review", "create_pull_request_review"),
+    ("stock quantity product", "check_product_availability"),
+    ("employee vacation", "create_leave_request"),
+    ("merge branch", "git_merge"),
+    ("profit and loss report", "get_profit_and_loss"),
+    ("contact lookup by email", "find_partner"),
+    ("rename file", "move_file"),
+    ("download document from drive", "download_document"),
+]
+
+
+def found_in(index: ToolIndex, query: str, wanted: str, limit: int) -> list[str]:
+    found = [tool.name for tool in index.search(query, limit)]
+    assert any(name == wanted or name.endswith(f"__{wanted}") for name in found), found
+    return found
+
+
 @pytest.mark.parametrize(("query", "wanted"), RANKING)
 def test_the_right_tool_is_in_the_top_three(index: ToolIndex, query: str, wanted: str) -> None:
     assert len(index.tools) == 320
-    found = [tool.name for tool in index.search(query, 3)]
-    assert any(name == wanted or name.endswith(f"__{wanted}") for name in found), found
+    found_in(index, query, wanted, 3)
+
+
+@pytest.mark.parametrize(("query", "wanted"), MODEL_WORDED)
+def test_a_models_own_wording_finds_the_tool_among_the_results_it_is_shown(
+    index: ToolIndex, query: str, wanted: str
+) -> None:
+    found_in(index, query, wanted, MAX_RESULTS)
+
+
+def test_a_word_finds_the_tools_that_say_it_otherwise_but_counts_less_than_the_word_itself() -> None:
+    revert = SearchableTool("git_revert", "", "Revert some existing commits.", "Git")
+    undo = SearchableTool("undo_edit", "", "Undo the last edit of a file.", "Files")
+    assert [t.name for t in ToolIndex([revert]).search("undo commit")] == ["git_revert"]
+    assert [t.name for t in ToolIndex([revert, undo]).search("undo")] == ["undo_edit", "git_revert"]
 
 
 def test_a_tools_exact_name_comes_first_and_nothing_matches_nothing(index: ToolIndex) -> None:

@@ -4,7 +4,8 @@ A tool is found by its name, title, description, argument names (and their descr
 server's name, ranked with BM25 (Okapi, as Lucene scores it) over fields of different weights: a word
 of the name counts more than one of the description. Everything is local and in memory: no network,
 no embedding model. Words are folded to lower case, split at snake_case, kebab-case, dots and
-camelCase, lightly stemmed ("invoices", "invoiced" and "invoice" meet), and Chinese, Japanese or
+camelCase, lightly stemmed ("invoices", "invoiced" and "invoice" meet), a word also finds at half
+weight the words tools use for the same thing ("undo" finds "revert"), and Chinese, Japanese or
 Korean text, which has no spaces, is cut into characters and pairs of characters, so a server that
 describes its tools in one of those languages is found in it too.
 
@@ -45,6 +46,29 @@ _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _STOP_WORDS = frozenset(
     "a an and are as at be by can do for from has have how i if in into is it its me my no not of on or "
     "our so that the their them then this to use used uses using was we what when which will with you your".split()
+)
+
+
+# A model searching words its query after the task ("undo a commit", "find files by name"), and a
+# server words its tools after its own vocabulary ("revert", "search"): the words of each group stand
+# for one another, at a lower weight than the word itself. Written here because no offline thesaurus
+# ships as a package without a corpus to download (WordNet through nltk), and tool vocabulary is
+# narrow: a few dozen verbs and nouns of tool names.
+RELATED_WEIGHT = 0.5
+_RELATED_GROUPS = (
+    "find search lookup locate",
+    "undo revert reverse rollback",
+    "delete remove drop erase",
+    "create new make add",
+    "show get display view read fetch",
+    "column field attribute",
+    "folder directory",
+    "email mail",
+    "meeting event appointment",
+    "customer client partner contact",
+    "unpaid overdue outstanding",
+    "slow slowest",
+    "vacation leave holiday",
 )
 
 
@@ -96,11 +120,12 @@ class ToolIndex:
 
     def search(self, query: str, limit: int = MAX_RESULTS) -> list[SearchableTool]:
         """The tools that best match `query`, best first, at most `limit`; ties keep the index's
-        order. A query that is a tool's exact name finds it first."""
+        order. A query that is a tool's exact name finds it first. A word also finds, at a lower
+        weight, the words tools use for the same thing (`related`)."""
         scores: dict[int, float] = defaultdict(float)
-        for term in set(tokens(query)):
+        for term, weight in _weighted_terms(tokens(query)).items():
             for doc, score in self._postings.get(term, ()):
-                scores[doc] += score
+                scores[doc] += weight * score
         exact = self._by_name.get(query.strip())
         if exact is not None:
             scores[exact] = math.inf
@@ -112,6 +137,21 @@ class ToolIndex:
 def index_of(tools: tuple[SearchableTool, ...]) -> ToolIndex:
     """The index of `tools`, built once for as long as they stay the same."""
     return ToolIndex(tools)
+
+
+def _weighted_terms(terms: Iterable[str]) -> dict[str, float]:
+    """Each query term at weight 1, and the terms related to it at RELATED_WEIGHT where the query
+    does not hold them itself."""
+    weights = dict.fromkeys(terms, 1.0)
+    for term in list(weights):
+        for other in related(term):
+            weights.setdefault(other, RELATED_WEIGHT)
+    return weights
+
+
+def related(term: str) -> frozenset[str]:
+    """The stemmed words that tools' names and descriptions use for what `term` means, itself left out."""
+    return _RELATED.get(term, frozenset()) - {term}
 
 
 def _idf(count: int, documents: int) -> float:
@@ -135,9 +175,11 @@ def tokens(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A light English stem: plural and verb endings off, so that the forms of a word meet."""
+    """A light English stem: plural, verb and superlative endings off, so that the forms of a word meet."""
     if len(word) <= 3 or word.isdigit():
         return word
+    if word.endswith("est") and len(word) >= 7:
+        word = word[:-3]
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"
     elif word.endswith(("sses", "xes", "ches", "shes")):
@@ -211,3 +253,10 @@ def _cjk_terms(word: str) -> list[str]:
     close_run()
     close_other()
     return terms
+
+
+_RELATED: dict[str, frozenset[str]] = {
+    stem(word): group
+    for group in (frozenset(stem(word) for word in line.split()) for line in _RELATED_GROUPS)
+    for word in group
+}
