@@ -193,7 +193,11 @@ def test_calls_sent_under_one_index_are_told_apart_by_id(hub: McpHub, serve: Any
     llm.queue(Turn(tool_calls=(ToolCall("echo", {"text": "a"}), ToolCall("echo", {"text": "b"}))))
     events = two_rounds(hub, tools_server, assistant(llm))
     assert events[-1].type == "done"
-    assert sorted(e.model_text for e in events if e.type == "tool_result") == ["a", "b"]
+    # each result answers its own call: the call that echoes "a" gets "a", whatever order they finished in
+    asked = {e.id: e.arguments["text"] for e in events if e.type == "tool_call"}
+    answered_with = {e.id: e.model_text for e in events if e.type == "tool_result"}
+    assert sorted(asked.values()) == ["a", "b"] and len(asked) == 2
+    assert answered_with == asked
 
 
 def test_gemini_signatures_survive_a_pause_for_approval(hub: McpHub, serve: Any, tools_server: HttpServer) -> None:
