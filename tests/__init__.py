@@ -49,6 +49,7 @@ from . import test_usage
 from . import test_chat_pace
 from . import test_retention
 from . import test_usage_migration
+from . import test_provider_kind_migration
 from . import test_companies
 from . import test_budget
 from . import test_budget_tour

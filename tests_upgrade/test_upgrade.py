@@ -290,10 +290,10 @@ def test_tool_calls_audited_before_apps_are_the_models(upgraded) -> None:
         assert call["origin"] == was[call["id"]].get("origin", "model"), call["id"]
 
 
-def test_providers_get_the_kind_of_their_url_and_every_turn_calls_what_it_called(upgraded) -> None:
-    """A provider is OpenAI, Azure or OpenAI-compatible as its URL says (one made before kinds is
-    classified so by the update, one made after keeps its own), speaks Chat Completions as before,
-    and each assistant's turn calls the same URL, key, model and temperature as before the update."""
+def test_providers_keep_their_kind_and_every_turn_calls_what_it_called(upgraded) -> None:
+    """A provider keeps its kind (OpenAI, Azure or OpenAI-compatible; the classification of one made
+    before kinds, by its URL, is tests/test_provider_kind_migration.py), speaks Chat Completions as
+    before, and each assistant's turn calls the same URL, key, model and temperature as before."""
     before, after, _log = upgraded
     providers = after["records"]["ai.provider"]
     kinds = {provider["name"]: provider["kind"] for provider in providers}
