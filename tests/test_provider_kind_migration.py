@@ -2,19 +2,13 @@
 provider kinds has it: each provider gets the kind its base URL says, before Odoo would give every one
 the default of new providers (OpenAI)."""
 
-import importlib.util
-from pathlib import Path
-
 from odoo.tests import TransactionCase, tagged
 
-SCRIPT = Path(__file__).resolve().parents[1] / "migrations" / "1.8.0" / "pre-migrate.py"
+from .migration_script import migration_module
 
 
 def migrate(cr):
-    spec = importlib.util.spec_from_file_location("ai_mcp_provider_kind_pre_migrate", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.migrate(cr, "1.7.0")
+    migration_module("1.8.0", "pre-migrate").migrate(cr, "1.7.0")
 
 
 @tagged("post_install", "-at_install")

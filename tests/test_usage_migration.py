@@ -1,20 +1,15 @@
 """migrations/1.9.0/post-past_usage.py on the database of this test: answers given before usage rows
 existed get one row each, a turn already recorded gets none, and running it again adds nothing."""
 
-import importlib.util
 from datetime import datetime
-from pathlib import Path
 
 from odoo.tests import TransactionCase, new_test_user, tagged
 
-SCRIPT = Path(__file__).resolve().parents[1] / "migrations" / "1.9.0" / "post-past_usage.py"
+from .migration_script import migration_module
 
 
 def migrate(cr):
-    spec = importlib.util.spec_from_file_location("ai_mcp_usage_post_migrate", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.migrate(cr, "1.8.0")
+    migration_module("1.9.0", "post-past_usage").migrate(cr, "1.8.0")
 
 
 @tagged("post_install", "-at_install")

@@ -1,13 +1,12 @@
 """'AI User' makes an internal user, as Odoo's own application user roles do, and the
 18.0.1.1.0 migration keeps portal users out of that role instead of making them internal too."""
 
-import importlib.util
-
 from odoo import Command
-from odoo.modules.module import get_module_path
 from odoo.tests import HttpCase, tagged
 
 from odoo.addons.ai_mcp.odoo_compat import USER_GROUPS
+
+from .migration_script import migration_module
 
 
 @tagged("post_install", "-at_install")
@@ -41,11 +40,8 @@ class TestAiUserIsInternal(HttpCase):
 @tagged("post_install", "-at_install")
 class TestMigrationKeepsPortalUsersPortal(HttpCase):
     def migrate(self):
-        path = f"{get_module_path('ai_mcp')}/migrations/18.0.1.1.0/pre-migrate.py"
-        spec = importlib.util.spec_from_file_location("ai_mcp_pre_migrate_18_0_1_1_0", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        with self.assertLogs("ai_mcp_pre_migrate_18_0_1_1_0", "WARNING") as logs:
+        module = migration_module("18.0.1.1.0", "pre-migrate")
+        with self.assertLogs(module.__name__, "WARNING") as logs:
             module.migrate(self.env.cr, "18.0.1.0.0")
         return logs.output
 
