@@ -20,3 +20,19 @@ def company_allows(record, user=None) -> bool:
     company = record.sudo().company_id
     user = user or record.env.user
     return not company or company in allowed_companies(record.env, user)
+
+
+def linked_from_elsewhere(company, model, domain):
+    """The records of `model` matching `domain` (the links to a record about to move to `company`)
+    that are shared or of another company, archived ones too (restored, they would link it again).
+    Read as superuser: whoever moves the record is told what it would break, whatever its company."""
+    elsewhere = ["|", ("company_id", "=", False), ("company_id", "!=", company.id)]
+    return company.env[model].sudo().with_context(active_test=False).search(domain + elsewhere)
+
+
+def named_with_company(records) -> str:
+    """Each of `records` with its company, as in "Name (Company), Other (every company)"."""
+    env = records.env
+    return ", ".join(
+        f"{record.display_name} ({record.company_id.name or env._('every company')})" for record in records
+    )

@@ -236,17 +236,47 @@ class TestCompanies(CompaniesMixin, TransactionCase):
         with self.assertRaises(AccessError):
             in_a.with_user(self.manager_b).read(["tool_name"])
 
-    def test_a_server_moved_to_a_company_serves_no_one_elses_turns(self):
-        shared = self.records["shared"]
-        shared["mcp.server"].with_context(ai_mcp_keep_state=True).write({"state": "connected"})
-        self.assertEqual(shared["ai.assistant"].with_user(self.user_b)._usable_servers(), shared["mcp.server"])
-        # a manager of A takes the shared assistant's server into company A: Odoo checks links from
-        # the assistant's side only, so the assistant still names it
-        shared["mcp.server"].company_id = self.company_a
-        assistant = shared["ai.assistant"]
-        self.assertEqual(assistant.mcp_server_ids, shared["mcp.server"])
-        self.assertEqual(assistant.with_user(self.user_a)._usable_servers(), shared["mcp.server"])
-        self.assertFalse(assistant.with_user(self.user_b)._usable_servers())
+    def test_a_server_another_companys_assistant_uses_cannot_move(self):
+        a, shared = self.records["a"], self.records["shared"]
+        server = shared["mcp.server"]
+        a["ai.assistant"].write({"mcp_server_ids": [(4, server.id)]})
+        # taken into company B, it would drop from A's assistant, and the shared one would hand it to A's users
+        with self.assertRaises(UserError) as refused, self.env.cr.savepoint():
+            server.with_user(self.manager_b).write({"company_id": self.company_b.id})
+        self.assertEqual(
+            refused.exception.args[0],
+            "Server shared cannot belong to Company B while assistants of another company, or shared ones, use it: "
+            "Assistant a (Company A), Assistant shared (every company). Take the server out of them first, or leave "
+            "it shared.",
+        )
+        server.invalidate_recordset()
+        self.assertFalse(server.company_id)
+        # an archived assistant counts: it would use the server again once restored
+        shared["ai.assistant"].write({"mcp_server_ids": [(3, server.id)]})
+        a["ai.assistant"].active = False
+        with self.assertRaisesRegex(UserError, r"use it: Assistant a \(Company A\)\. Take"), self.env.cr.savepoint():
+            server.write({"company_id": self.company_b.id})
+        # used by A's assistants only, it may become A's; and any server may become shared
+        server.with_user(self.manager_a).write({"company_id": self.company_a.id})
+        self.assertEqual(server.tool_ids.company_id, self.company_a)
+        self.records["b"]["mcp.server"].with_user(self.manager_b).write({"company_id": False})
+
+    def test_a_provider_another_companys_assistant_uses_cannot_move(self):
+        a, b, shared = self.records["a"], self.records["b"], self.records["shared"]
+        with self.assertRaises(UserError) as refused, self.env.cr.savepoint():
+            shared["ai.provider"].with_user(self.manager_a).write({"company_id": self.company_a.id})
+        self.assertEqual(
+            refused.exception.args[0],
+            "Provider shared cannot belong to Company A while assistants of another company, or shared ones, use it: "
+            "Assistant shared (every company). Choose another provider for them first, or leave it shared.",
+        )
+        with self.assertRaisesRegex(UserError, r"use it: Assistant b \(Company B\)\. Choose"), self.env.cr.savepoint():
+            b["ai.provider"].write({"company_id": self.company_a.id})
+        shared["ai.provider"].invalidate_recordset()
+        self.assertFalse(shared["ai.provider"].company_id)
+        self.assertEqual(b["ai.provider"].company_id, self.company_b)
+        a["ai.provider"].with_user(self.manager_a).write({"company_id": False})
+        a["ai.provider"].with_user(self.manager_a).write({"company_id": self.company_a.id})
 
     def test_another_companys_server_gives_no_sign_in_and_lends_no_grant(self):
         server = self.records["a"]["mcp.server"]
