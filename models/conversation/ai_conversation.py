@@ -179,14 +179,23 @@ class AiConversation(models.Model):
 
     @api.model
     def _chat_own(self, conversation_id):
-        """The current user's conversation (sudo), or 404 whether it is missing or someone else's."""
+        """The current user's conversation (sudo, working in its company: _in_its_company), or 404
+        whether it is missing or someone else's."""
         return self._untrusted_record(
             "ai.conversation",
             conversation_id,
             lambda c: (
                 c.user_id == self.env.user and self.env.user.has_group("ai_mcp.group_ai_user") and company_allows(c)
             ),
-        )
+        )._in_its_company()
+
+    def _in_its_company(self):
+        """This conversation working in its company alone, whichever companies the user switched to:
+        its turns, and what the chat reads for it, use only that company's records and shared ones
+        (companies.py asks env.companies). One held before conversations had a company, as it is."""
+        if len(self) != 1 or not self.company_id:
+            return self
+        return self.with_context(allowed_company_ids=self.company_id.ids)
 
     @api.model
     def _untrusted_record(self, model_name, record_id, may_use):
@@ -306,7 +315,8 @@ class AiConversation(models.Model):
             service = conversation.cloud_service_id
         else:
             service = self._usable_cloud_service(cloud_service_id)
-        refusal = self._turn_refusal(assistant, service)
+        # an open conversation is charged to its company, whichever the user works in first now
+        refusal = self.with_env(conversation.env(su=self.env.su))._turn_refusal(assistant, service)
         if refusal is not None:
             raise refusal
         if not conversation:
@@ -321,6 +331,7 @@ class AiConversation(models.Model):
                     "company_id": (assistant.company_id or service.company_id or self.env.company).id,
                 }
             )
+            conversation = conversation._in_its_company()
         origin = conversation._app_message_values(app_call_id) if app_call_id is not None else {}
         last_seq = conversation._claim((ConversationState.IDLE,))
         self.env["ai.message"].sudo().create(
