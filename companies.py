@@ -22,6 +22,17 @@ def company_allows(record, user=None) -> bool:
     return not company or company in allowed_companies(record.env, user)
 
 
+def company_to_switch_to(record, user, may_use):
+    """The company of `record` when it is one of `user`'s companies that they are not working in now
+    and `may_use(record)` would be true there; None otherwise (a company they are not allowed in
+    says nothing: the record is not theirs to know of)."""
+    record.ensure_one()
+    company = record.sudo().company_id
+    if not company or company_allows(record, user) or company not in user.sudo().company_ids:
+        return None
+    return company if may_use(record.sudo().with_context(allowed_company_ids=company.ids)) else None
+
+
 def linked_from_elsewhere(company, model, domain):
     """The records of `model` matching `domain` (the links to a record about to move to `company`)
     that are shared or of another company, archived ones too (restored, they would link it again).

@@ -443,6 +443,26 @@ class TestCompanyChat(CompaniesMixin, ChatCase):
         self.assertIn("add", self.offered_tools())
         self.assertNotIn("b_only", self.offered_tools(), "B's server is not used in A's conversation")
 
+    def test_another_companys_cloud_service_is_refused_saying_to_switch(self):
+        service = self.env["cloud.service"].create(
+            {"name": "Shop A", "owner_id": self.both.id, "company_id": self.company_a.id}
+        )
+        self.login(self.both)
+        self.opener.cookies.set("cids", str(self.company_b.id))
+        response, events = self.send("Hi", assistant_id=self.assistant.id, cloud_service_id=service.id)
+        self.assertEqual(response.status_code, 400, response.text)
+        self.assertFalse(events)
+        self.assertEqual(
+            response.json()["error"]["message"],
+            "Shop A belongs to Company A: switch to Company A to chat with its tools.",
+        )
+        # a member who does not work in company A is not told it exists
+        service.member_ids = self.user_b
+        self.login(self.user_b)
+        response, _events = self.send("Hi", assistant_id=self.assistant.id, cloud_service_id=service.id)
+        self.assertEqual(response.status_code, 404, response.text)
+        self.assertFalse(self.env["ai.conversation"].search([("cloud_service_id", "=", service.id)]))
+
     def test_a_user_of_both_is_billed_and_budgeted_in_the_company_chatted_in(self):
         Budget = self.env["ai.budget"]
         cap_a = Budget.create(

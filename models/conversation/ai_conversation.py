@@ -499,9 +499,15 @@ class AiConversation(models.Model):
 
     @api.model
     def _usable_cloud_service(self, cloud_service_id):
-        """The cloud service (sudo) the current user may use, none when none is asked, or 404."""
+        """The cloud service (sudo) the current user may use, none when none is asked, or 404; one of
+        the user's companies that they are not working in now is refused saying so."""
         if not cloud_service_id:
             return self.env["cloud.service"]
+        service = self.env["cloud.service"].sudo().browse(self._sent_id(cloud_service_id)).exists()
+        if service:
+            other_company = service._other_company_refusal(self.env.user)
+            if other_company:
+                raise ChatRefused.invalid(other_company)
         return self._untrusted_record("cloud.service", cloud_service_id, lambda s: s._user_may_use(self.env.user))
 
 
