@@ -192,8 +192,9 @@ class AiConversation(models.Model):
     def _in_its_company(self):
         """This conversation working in its company alone, whichever companies the user switched to:
         its turns, and what the chat reads for it, use only that company's records and shared ones
-        (companies.py asks env.companies). One held before conversations had a company, as it is."""
-        if len(self) != 1 or not self.company_id:
+        (companies.py asks env.companies). One held before conversations had a company, or in a
+        company its user no longer works in (the chat refuses it: company_allows), as it is."""
+        if len(self) != 1 or self.company_id not in self.env.user.sudo().company_ids:
             return self
         return self.with_context(allowed_company_ids=self.company_id.ids)
 
