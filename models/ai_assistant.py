@@ -13,7 +13,7 @@ from pydantic import ValidationError as PydanticValidationError
 from odoo import api, fields, models
 from odoo.exceptions import UserError, ValidationError
 
-from ..companies import company_allows
+from ..companies import company_allows, company_to_switch_to
 from ..odoo_compat import user_groups
 from ..services.errors import AiMcpError, _lt
 from ..services.limits import (
@@ -326,14 +326,10 @@ class AiAssistant(models.Model):
 
     def _other_company_refusal(self, user):
         """Why `user` may not chat with this assistant now when it belongs to another of their
-        companies than those they are working in; None otherwise (a company they are not allowed
-        in says nothing: the assistant is not theirs to know of)."""
-        self.ensure_one()
-        company = self.sudo().company_id
-        if not company or company_allows(self, user) or company not in user.sudo().company_ids:
+        companies than those they are working in, and is theirs there; None otherwise."""
+        company = company_to_switch_to(self, user, lambda there: there._user_may_use(user))
+        if company is None:
             return None
-        if not self.sudo().with_context(allowed_company_ids=company.ids)._user_may_use(user):
-            return None  # not theirs in its company either
         return self.env._(
             "%(assistant)s belongs to %(company)s: switch to %(company)s to chat with it.",
             assistant=self.sudo().name,

@@ -13,6 +13,7 @@ from pydantic import ValidationError as PydanticValidationError
 from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
+from ..companies import linked_from_elsewhere, named_with_company
 from ..notify import config_error_text, error_text, notification
 from ..selections import API_STYLES, PROVIDER_KINDS, PROVIDER_PRESETS
 from ..services.errors import AiMcpError, ConfigError
@@ -219,6 +220,27 @@ class AiProvider(models.Model):
             if provider.timeout <= 0:
                 raise ValidationError(
                     self.env._("%s: the timeout must be a positive number of seconds.", provider.name)
+                )
+
+    def write(self, vals):
+        if vals.get("company_id"):
+            self._check_assistants_fit(self.env["res.company"].browse(vals["company_id"]))
+        return super().write(vals)
+
+    def _check_assistants_fit(self, company):
+        """A provider moved to `company` would serve assistants of another company, or shared ones,
+        that use it: refused, naming them (Odoo checks the link from the assistant's side only)."""
+        for provider in self:
+            assistants = linked_from_elsewhere(company, "ai.assistant", [("provider_id", "=", provider.id)])
+            if assistants:
+                raise ValidationError(
+                    self.env._(
+                        "%(provider)s cannot belong to %(company)s while assistants of another company, or shared "
+                        "ones, use it: %(assistants)s. Choose another provider for them first, or leave it shared.",
+                        provider=provider.name,
+                        company=company.sudo().name,
+                        assistants=named_with_company(assistants),
+                    )
                 )
 
     def _llm_settings(self, model=None, temperature=None):

@@ -1,6 +1,6 @@
 from odoo import api, fields, models
 
-from ..companies import company_allows
+from ..companies import company_allows, company_to_switch_to
 
 
 class CloudService(models.Model):
@@ -71,4 +71,16 @@ class CloudService(models.Model):
             service.active
             and (user == service.owner_id or user in service.member_ids)
             and company_allows(service, user)
+        )
+
+    def _other_company_refusal(self, user):
+        """Why `user` may not chat with this service's tools now when it belongs to another of their
+        companies than those they are working in, and is theirs there; None otherwise."""
+        company = company_to_switch_to(self, user, lambda there: there._user_may_use(user))
+        if company is None:
+            return None
+        return self.env._(
+            "%(service)s belongs to %(company)s: switch to %(company)s to chat with its tools.",
+            service=self.sudo().name,
+            company=company.name,
         )

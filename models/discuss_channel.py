@@ -115,6 +115,7 @@ class DiscussChannel(models.Model):
             limit=1,
         )
         if conversation:
+            conversation = conversation._in_its_company()
             conversation._repair_if_stale()
         try:
             if conversation.state == ConversationState.AWAITING_APPROVAL:

@@ -204,8 +204,9 @@ class TestBudget(BudgetCase):
 @tagged("post_install", "-at_install")
 class TestBudgetScopes(BudgetCase):
     def applies(self, budget, user, service=None):
+        """Whether a turn of `user` in their company (through `service`) is charged to `budget`."""
         Budget = self.env["ai.budget"]
-        return budget in Budget._turn_budgets(user, self.env.company, service or self.env["cloud.service"])
+        return budget in Budget._turn_budgets(user, user.company_id, service or self.env["cloud.service"])
 
     def test_group_cloud_service_and_company_budgets_apply_to_their_users_only(self):
         sales = self.env["res.groups"].create({"name": "Sales AI"})

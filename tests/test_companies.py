@@ -10,7 +10,7 @@ from odoo.tests import TransactionCase, new_test_user, tagged
 from odoo.addons.ai_mcp.exceptions import ChatRefused
 from odoo.addons.ai_mcp.models.server.oauth import CALLBACK_PATH
 from odoo.addons.ai_mcp.services.errors import ErrorCode
-from odoo.addons.ai_mcp.testing.scripted_llm import Turn
+from odoo.addons.ai_mcp.testing.scripted_llm import Turn, openai_usage
 
 from .chat_common import ChatCase, text_of
 from .common import DEAD_SYSTEM_URL, PUBLIC_URL
@@ -236,17 +236,47 @@ class TestCompanies(CompaniesMixin, TransactionCase):
         with self.assertRaises(AccessError):
             in_a.with_user(self.manager_b).read(["tool_name"])
 
-    def test_a_server_moved_to_a_company_serves_no_one_elses_turns(self):
-        shared = self.records["shared"]
-        shared["mcp.server"].with_context(ai_mcp_keep_state=True).write({"state": "connected"})
-        self.assertEqual(shared["ai.assistant"].with_user(self.user_b)._usable_servers(), shared["mcp.server"])
-        # a manager of A takes the shared assistant's server into company A: Odoo checks links from
-        # the assistant's side only, so the assistant still names it
-        shared["mcp.server"].company_id = self.company_a
-        assistant = shared["ai.assistant"]
-        self.assertEqual(assistant.mcp_server_ids, shared["mcp.server"])
-        self.assertEqual(assistant.with_user(self.user_a)._usable_servers(), shared["mcp.server"])
-        self.assertFalse(assistant.with_user(self.user_b)._usable_servers())
+    def test_a_server_another_companys_assistant_uses_cannot_move(self):
+        a, shared = self.records["a"], self.records["shared"]
+        server = shared["mcp.server"]
+        a["ai.assistant"].write({"mcp_server_ids": [(4, server.id)]})
+        # taken into company B, it would drop from A's assistant, and the shared one would hand it to A's users
+        with self.assertRaises(UserError) as refused, self.env.cr.savepoint():
+            server.with_user(self.manager_b).write({"company_id": self.company_b.id})
+        self.assertEqual(
+            refused.exception.args[0],
+            "Server shared cannot belong to Company B while assistants of another company, or shared ones, use it: "
+            "Assistant a (Company A), Assistant shared (every company). Take the server out of them first, or leave "
+            "it shared.",
+        )
+        server.invalidate_recordset()
+        self.assertFalse(server.company_id)
+        # an archived assistant counts: it would use the server again once restored
+        shared["ai.assistant"].write({"mcp_server_ids": [(3, server.id)]})
+        a["ai.assistant"].active = False
+        with self.assertRaisesRegex(UserError, r"use it: Assistant a \(Company A\)\. Take"), self.env.cr.savepoint():
+            server.write({"company_id": self.company_b.id})
+        # used by A's assistants only, it may become A's; and any server may become shared
+        server.with_user(self.manager_a).write({"company_id": self.company_a.id})
+        self.assertEqual(server.tool_ids.company_id, self.company_a)
+        self.records["b"]["mcp.server"].with_user(self.manager_b).write({"company_id": False})
+
+    def test_a_provider_another_companys_assistant_uses_cannot_move(self):
+        a, b, shared = self.records["a"], self.records["b"], self.records["shared"]
+        with self.assertRaises(UserError) as refused, self.env.cr.savepoint():
+            shared["ai.provider"].with_user(self.manager_a).write({"company_id": self.company_a.id})
+        self.assertEqual(
+            refused.exception.args[0],
+            "Provider shared cannot belong to Company A while assistants of another company, or shared ones, use it: "
+            "Assistant shared (every company). Choose another provider for them first, or leave it shared.",
+        )
+        with self.assertRaisesRegex(UserError, r"use it: Assistant b \(Company B\)\. Choose"), self.env.cr.savepoint():
+            b["ai.provider"].write({"company_id": self.company_a.id})
+        shared["ai.provider"].invalidate_recordset()
+        self.assertFalse(shared["ai.provider"].company_id)
+        self.assertEqual(b["ai.provider"].company_id, self.company_b)
+        a["ai.provider"].with_user(self.manager_a).write({"company_id": False})
+        a["ai.provider"].with_user(self.manager_a).write({"company_id": self.company_a.id})
 
     def test_another_companys_server_gives_no_sign_in_and_lends_no_grant(self):
         server = self.records["a"]["mcp.server"]
@@ -367,3 +397,116 @@ class TestCompanyChat(CompaniesMixin, ChatCase):
         self.assertNotIn(conversation_b.id, [c["id"] for c in listed])
         response, _events = self.replay(conversation_b.id)
         self.assertEqual(response.status_code, 404)
+
+    def offered_tools(self):
+        return {tool["function"]["name"] for tool in self.llm.requests[-1].get("tools", [])}
+
+    def test_a_turn_uses_no_provider_of_another_company(self):
+        # as 1.9.0 let it be: the shared assistant's provider taken into company A
+        self.env.cr.execute(
+            "UPDATE ai_provider SET company_id = %s WHERE id = %s", (self.company_a.id, self.provider.id)
+        )
+        self.env.invalidate_all()
+        self.login(self.user_b)
+        response, events = self.chat(self.assistant)
+        self.assertEqual(response.status_code, 200, response.text)
+        self.assertEqual(events[-1].event, "error")
+        self.assertEqual(events[-1].data["code"], "CONFIG_INVALID")
+        self.assertIn(
+            "Helper cannot answer in Company B: its provider Scripted belongs to another company.",
+            events[-1].data["message"],
+        )
+        self.assertFalse(self.llm.requests, "nothing is sent through A's provider for B's user")
+        self.assertFalse(self.env["ai.usage"].search([("user_id", "=", self.user_b.id)]))
+        self.login(self.user_a)
+        _response, events = self.chat(self.assistant)
+        self.assertEqual(text_of(events), "Hello.")
+
+    def test_a_turn_uses_no_server_of_another_company(self):
+        server_b = self.env["mcp.server"].create(
+            {"name": "B tools", "scope": "system", "url": self.mcp.url, "company_id": self.company_b.id}
+        )
+        server_b.with_context(ai_mcp_keep_state=True).write({"state": "connected"})
+        self.env["mcp.tool"].create(
+            {"name": "b_only", "server_id": server_b.id, "content_hash": "h", "approved_hash": "h"}
+        )
+        # as 1.9.0 let it be: A's assistant's server taken into company B
+        self.env.cr.execute(
+            "INSERT INTO ai_assistant_mcp_server_rel (assistant_id, server_id) VALUES (%s, %s)",
+            (self.assistant_a.id, server_b.id),
+        )
+        self.env.invalidate_all()
+        self.login(self.both)
+        response, events = self.chat(self.assistant_a, cids=self.company_a | self.company_b)
+        self.assertEqual(text_of(events), "Hello.", response.text)
+        self.assertEqual(self.conversation(events[0].data["conversation_id"]).company_id, self.company_a)
+        self.assertIn("add", self.offered_tools())
+        self.assertNotIn("b_only", self.offered_tools(), "B's server is not used in A's conversation")
+
+    def test_another_companys_cloud_service_is_refused_saying_to_switch(self):
+        service = self.env["cloud.service"].create(
+            {"name": "Shop A", "owner_id": self.both.id, "company_id": self.company_a.id}
+        )
+        self.login(self.both)
+        self.opener.cookies.set("cids", str(self.company_b.id))
+        response, events = self.send("Hi", assistant_id=self.assistant.id, cloud_service_id=service.id)
+        self.assertEqual(response.status_code, 400, response.text)
+        self.assertFalse(events)
+        self.assertEqual(
+            response.json()["error"]["message"],
+            "Shop A belongs to Company A: switch to Company A to chat with its tools.",
+        )
+        # a member who does not work in company A is not told it exists
+        service.member_ids = self.user_b
+        self.login(self.user_b)
+        response, _events = self.send("Hi", assistant_id=self.assistant.id, cloud_service_id=service.id)
+        self.assertEqual(response.status_code, 404, response.text)
+        self.assertFalse(self.env["ai.conversation"].search([("cloud_service_id", "=", service.id)]))
+
+    def test_a_user_of_both_is_billed_and_budgeted_in_the_company_chatted_in(self):
+        Budget = self.env["ai.budget"]
+        cap_a = Budget.create(
+            {"name": "A's cap", "company_id": self.company_a.id, "scope": "company", "unit": "tokens", "amount": 1000}
+        )
+        cap_b = Budget.create(
+            {
+                "name": "B's cap",
+                "company_id": self.company_b.id,
+                "scope": "user",
+                "user_id": self.both.id,
+                "unit": "tokens",
+                "amount": 100,
+            }
+        )
+        self.login(self.both)
+        self.opener.cookies.set("cids", str(self.company_b.id))
+        self.llm.queue(Turn(text="Hello.", usage=openai_usage(150, 0)))
+        response, events = self.send("Hi", assistant_id=self.assistant.id)
+        self.assertEqual(text_of(events), "Hello.", response.text)
+        conversation_b = self.conversation(events[0].data["conversation_id"])
+        self.assertEqual(conversation_b.company_id, self.company_b)
+        usage = self.env["ai.usage"].search([("user_id", "=", self.both.id)])
+        self.assertEqual((usage.company_id, usage.total_tokens), (self.company_b, 150))
+        (cap_a | cap_b).invalidate_recordset()
+        self.assertEqual((cap_a.spent, cap_b.spent), (0, 150), "only B's budgets are charged")
+        # B's spent budget refuses her in B: a new conversation, or B's, even while A is her current company
+        for cids, conversation in (
+            (self.company_b, None),
+            (self.company_a | self.company_b, conversation_b),
+        ):
+            with self.subTest(cids=cids.ids, conversation=bool(conversation)):
+                self.opener.cookies.set("cids", "-".join(str(c.id) for c in cids))
+                body = {"conversation_id": conversation.id} if conversation else {}
+                response, events = self.send("Again", assistant_id=self.assistant.id, **body)
+                self.assertEqual(response.status_code, 402, response.text)
+                self.assertIn("“B's cap”", response.json()["error"]["message"])
+        self.assertEqual(len(self.llm.requests), 1)
+        # and not in A, where A's budgets are charged
+        response, events = self.chat(self.assistant, cids=self.company_a)
+        self.assertEqual(text_of(events), "Hello.", response.text)
+        self.assertEqual(self.conversation(events[0].data["conversation_id"]).company_id, self.company_a)
+        usage = self.env["ai.usage"].search([("user_id", "=", self.both.id)], order="id")
+        self.assertEqual(usage.company_id, self.company_a | self.company_b)
+        self.assertEqual(usage[-1].company_id, self.company_a)
+        (cap_a | cap_b).invalidate_recordset()
+        self.assertEqual((cap_a.spent, cap_b.spent), (usage[-1].total_tokens, 150))

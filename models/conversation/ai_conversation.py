@@ -179,14 +179,24 @@ class AiConversation(models.Model):
 
     @api.model
     def _chat_own(self, conversation_id):
-        """The current user's conversation (sudo), or 404 whether it is missing or someone else's."""
+        """The current user's conversation (sudo, working in its company: _in_its_company), or 404
+        whether it is missing or someone else's."""
         return self._untrusted_record(
             "ai.conversation",
             conversation_id,
             lambda c: (
                 c.user_id == self.env.user and self.env.user.has_group("ai_mcp.group_ai_user") and company_allows(c)
             ),
-        )
+        )._in_its_company()
+
+    def _in_its_company(self):
+        """This conversation working in its company alone, whichever companies the user switched to:
+        its turns, and what the chat reads for it, use only that company's records and shared ones
+        (companies.py asks env.companies). One held before conversations had a company, or in a
+        company its user no longer works in (the chat refuses it: company_allows), as it is."""
+        if len(self) != 1 or self.company_id not in self.env.user.sudo().company_ids:
+            return self
+        return self.with_context(allowed_company_ids=self.company_id.ids)
 
     @api.model
     def _untrusted_record(self, model_name, record_id, may_use):
@@ -306,7 +316,8 @@ class AiConversation(models.Model):
             service = conversation.cloud_service_id
         else:
             service = self._usable_cloud_service(cloud_service_id)
-        refusal = self._turn_refusal(assistant, service)
+        # an open conversation is charged to its company, whichever the user works in first now
+        refusal = self.with_env(conversation.env(su=self.env.su))._turn_refusal(assistant, service)
         if refusal is not None:
             raise refusal
         if not conversation:
@@ -321,6 +332,7 @@ class AiConversation(models.Model):
                     "company_id": (assistant.company_id or service.company_id or self.env.company).id,
                 }
             )
+            conversation = conversation._in_its_company()
         origin = conversation._app_message_values(app_call_id) if app_call_id is not None else {}
         last_seq = conversation._claim((ConversationState.IDLE,))
         self.env["ai.message"].sudo().create(
@@ -488,9 +500,15 @@ class AiConversation(models.Model):
 
     @api.model
     def _usable_cloud_service(self, cloud_service_id):
-        """The cloud service (sudo) the current user may use, none when none is asked, or 404."""
+        """The cloud service (sudo) the current user may use, none when none is asked, or 404; one of
+        the user's companies that they are not working in now is refused saying so."""
         if not cloud_service_id:
             return self.env["cloud.service"]
+        service = self.env["cloud.service"].sudo().browse(self._sent_id(cloud_service_id)).exists()
+        if service:
+            other_company = service._other_company_refusal(self.env.user)
+            if other_company:
+                raise ChatRefused.invalid(other_company)
         return self._untrusted_record("cloud.service", cloud_service_id, lambda s: s._user_may_use(self.env.user))
 
 

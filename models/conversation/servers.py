@@ -1,8 +1,9 @@
 """The MCP servers a conversation may use beyond the turn's tools (prompts, resources), and asking
 them on the user's behalf.
 
-Which servers: ai.assistant._usable_servers, the servers whose tools the turn may use, so nothing of
-another cloud service's server is ever listed or read.
+Which servers: ai.assistant._usable_servers, the servers whose tools the turn may use, in the
+conversation's company, so nothing of another cloud service's server, or of another company's, is
+ever listed or read.
 """
 
 import logging
@@ -36,9 +37,13 @@ class AiConversation(models.Model):
             if conversation.assistant_id != assistant:
                 raise ChatRefused.not_found()
             service = conversation.cloud_service_id
+            env = conversation.env(su=self.env.su)
         else:
             service = self._usable_cloud_service(cloud_service_id)
-        return assistant.with_env(self.env)._usable_servers(service)
+            # the company a conversation started now belongs to (ai_conversation.py `_chat_send`)
+            company = assistant.company_id or service.company_id or self.env.company
+            env = self.with_context(allowed_company_ids=company.ids).env
+        return assistant.with_env(env)._usable_servers(service)
 
     @api.model
     def _conversation_server(self, assistant_id, server_id, cloud_service_id=None, conversation_id=None):

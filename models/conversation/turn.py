@@ -5,6 +5,7 @@ from functools import partial
 
 from odoo import models
 
+from ...companies import company_allows
 from ...hub_process import process_hub
 from ...services.errors import AiMcpError, ErrorCode
 from ...services.events import StartEvent, ToolKey, parse_event
@@ -138,7 +139,20 @@ class AiConversation(models.Model):
         return grants, links
 
     def _provider_problem(self, settings):
-        """An error for a provider that cannot work as configured, found before calling it."""
+        """An error for a provider that cannot work as configured, or not in the conversation's
+        company (a provider moved there before such moves were checked), found before calling it."""
+        provider = self.assistant_id.sudo().provider_id
+        if not company_allows(provider):
+            return AiMcpError(
+                ErrorCode.CONFIG_INVALID,
+                self.env._(
+                    "%(assistant)s cannot answer in %(company)s: its provider %(provider)s belongs to another "
+                    "company. Ask an AI manager to choose a provider of %(company)s, or a shared one, for it.",
+                    assistant=self.assistant_id.sudo().name,
+                    company=(self.company_id or self.env.company).name,
+                    provider=provider.name,
+                ),
+            )
         llm = settings.llm
         if not llm.api_key.get_secret_value() and "api.openai.com" in llm.base_url:
             return AiMcpError(

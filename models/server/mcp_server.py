@@ -17,6 +17,7 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tools import str2bool
 
+from ...companies import linked_from_elsewhere, named_with_company
 from ...hub_process import running_hub
 from ...notify import config_error_text
 from ...selections import AUTH_TYPES, LOG_LEVELS, TRANSPORTS
@@ -414,6 +415,8 @@ class McpServer(models.Model):
 
     def write(self, vals):
         self._check_scope_change([vals])
+        if vals.get("company_id"):
+            self._check_assistants_fit(self.env["res.company"].browse(vals["company_id"]))
         changed = self._fields_changed_by(vals, CONNECTION_FIELDS)
         reset = bool(changed) and not self.env.context.get("ai_mcp_keep_state")
         result = super().write(vals)
@@ -429,6 +432,33 @@ class McpServer(models.Model):
                     {"state": "draft", "last_error": False, "last_error_code": False}
                 )
         return result
+
+    def _check_assistants_fit(self, company):
+        """A server moved to `company` would leave the assistants of another company using it, and
+        lend shared ones its tools in that company only: refused, naming them (Odoo checks the links
+        from the assistant's side only)."""
+        for server in self:
+            assistants = linked_from_elsewhere(
+                company,
+                "ai.assistant",
+                [
+                    "|",
+                    "|",
+                    ("mcp_server_ids", "=", server.id),
+                    ("mcp_tool_disabled_ids.server_id", "=", server.id),
+                    ("mcp_tool_always_ids.server_id", "=", server.id),
+                ],
+            )
+            if assistants:
+                raise ValidationError(
+                    self.env._(
+                        "%(server)s cannot belong to %(company)s while assistants of another company, or shared "
+                        "ones, use it: %(assistants)s. Take the server out of them first, or leave it shared.",
+                        server=server.name,
+                        company=company.sudo().name,
+                        assistants=named_with_company(assistants),
+                    )
+                )
 
     @api.model
     def _with_service_company(self, vals):
