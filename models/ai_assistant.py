@@ -414,15 +414,22 @@ class AiAssistant(models.Model):
         """A warning for each of the assistant's system servers whose last connection failed, with
         its error: their tools are not offered, and the user learns why in the chat."""
         failed = self._system_servers().filtered(lambda s: s.state == "error")
-        # self.env._: Odoo's _() finds the language in its caller's frame, which a comprehension hides
-        return [
-            self.env._(
-                "%(server)s is unavailable, so its tools are left out of this answer: %(error)s",
-                server=server.name,
-                error=server.last_error or server.last_error_code or self.env._("its last connection failed."),
+        return [self._failed_server_notice(server) for server in failed]
+
+    def _failed_server_notice(self, server):
+        """Why `server` is left out. What a stdio server wrote to its standard error is for the admin
+        (it may hold the secrets of its environment): the user only learns where it can be read."""
+        if server.transport == "stdio" and server.last_stderr:
+            return self.env._(
+                "%s could not start, so its tools are left out of this answer; an administrator can see why on the "
+                "server's form.",
+                server.name,
             )
-            for server in failed
-        ]
+        return self.env._(
+            "%(server)s is unavailable, so its tools are left out of this answer: %(error)s",
+            server=server.name,
+            error=server.last_error or server.last_error_code or self.env._("its last connection failed."),
+        )
 
     def _usable_servers(self, cloud_service=None, warnings=None):
         """The servers whose tools, prompts and resources a turn of this assistant may use: its active,

@@ -1,6 +1,6 @@
 """ai.provider: where a model is reached: its kind (OpenAI, Azure OpenAI, any OpenAI-compatible
 server, filled from a preset), base URL, API (Chat Completions or, for OpenAI and Azure, Responses),
-write-only API key and extra headers (ai.secret.mixin), query parameters, default model, timeout
+write-only API key, extra headers and query parameters (ai.secret.mixin), default model, timeout
 and the context window of its models of unknown size, and the models it serves (ai.provider.model,
 listed by "Refresh models"). Assistants (ai.assistant) name a provider and optionally a model; the
 agent loop gets the provider's settings, secrets decrypted, only when a turn calls the model. An
@@ -31,7 +31,7 @@ class AiProvider(models.Model):
     _description = "AI Provider"
     _inherit = ["mail.thread", "ai.secret.mixin"]
     _order = "name, id"
-    _secret_fields = ("api_key", "extra_headers")
+    _secret_fields = ("api_key", "extra_headers", "extra_query")
     _check_company_auto = True
 
     name = fields.Char(required=True, tracking=True)
@@ -89,10 +89,18 @@ class AiProvider(models.Model):
     extra_header_names = fields.Char(
         string="Header Names", readonly=True, help="The names of the stored extra headers."
     )
+    # write-only as the headers are: some gateways take their key in the query
     extra_query = fields.Text(
         string="Query Parameters",
-        tracking=True,
-        help='A JSON object of query parameters added to every request, e.g. {"tenant": "acme"}.',
+        compute="_compute_extra_query",
+        inverse="_inverse_extra_query",
+        copy=False,
+        help='Write-only: a JSON object of query parameters added to every request, e.g. {"tenant": "acme"}. '
+        "Leave empty to keep the stored parameters.",
+    )
+    extra_query_set = fields.Boolean(compute="_compute_secrets_set")
+    extra_query_names = fields.Char(
+        string="Query Parameter Names", readonly=True, help="The names of the stored query parameters."
     )
     lists_models = fields.Boolean(
         string="Lists Its Models", default=True, help="The provider answers GET /models with the models it serves."
@@ -135,9 +143,29 @@ class AiProvider(models.Model):
             if names[provider.id]:
                 provider.extra_header_names = ", ".join(parse_headers_json(names[provider.id], field="extra_headers"))
 
+    def _compute_extra_query(self):
+        self._secret_compute("extra_query")
+
+    def _inverse_extra_query(self):
+        written = {provider.id: provider.extra_query for provider in self}
+        self._secret_inverse("extra_query")
+        for provider in self:
+            if written[provider.id]:
+                provider.extra_query_names = ", ".join(name for name, _value in _query_pairs(written[provider.id]))
+
     def _secret_normalize(self, fname, value):
         if fname == "extra_headers":
             return json.dumps(parse_headers_json(value, field="extra_headers"))
+        if fname == "extra_query":
+            try:
+                return json.dumps(dict(_query_pairs(value)))
+            except ValueError:
+                raise ValidationError(
+                    self.env._(
+                        '%s: the query parameters must be a JSON object of strings, e.g. {"tenant": "acme"}.',
+                        self.name,
+                    )
+                ) from None
         return super()._secret_normalize(fname, value)
 
     @api.depends("model_ids")
@@ -176,19 +204,6 @@ class AiProvider(models.Model):
                 raise ValidationError(
                     self.env._("%s: the Responses API is offered by OpenAI and Azure OpenAI only.", provider.name)
                 )
-
-    @api.constrains("extra_query")
-    def _check_extra_query(self):
-        for provider in self:
-            try:
-                _query_pairs(provider.extra_query)
-            except ValueError:
-                raise ValidationError(
-                    self.env._(
-                        '%s: the query parameters must be a JSON object of strings, e.g. {"tenant": "acme"}.',
-                        provider.name,
-                    )
-                ) from None
 
     @api.constrains("base_url")
     def _check_base_url(self):
@@ -263,7 +278,7 @@ class AiProvider(models.Model):
                 api=provider.api_style,
                 api_version=(provider.api_version or "").strip() if provider.kind == ProviderKind.AZURE else "",
                 extra_headers=tuple(parse_headers_json(provider._secret_value("extra_headers")).items()),
-                extra_query=_query_pairs(provider.extra_query),
+                extra_query=_query_pairs(provider._secret_value("extra_query")),
                 capabilities=capabilities,
                 max_output_tokens=record.max_output_tokens or None if record else None,
                 fallback_context_window=provider.fallback_context_window,
@@ -355,6 +370,11 @@ class AiProvider(models.Model):
     def action_clear_extra_headers(self):
         self._secret_clear("extra_headers")
         self.write({"extra_header_names": False})
+        return True
+
+    def action_clear_extra_query(self):
+        self._secret_clear("extra_query")
+        self.write({"extra_query_names": False})
         return True
 
 

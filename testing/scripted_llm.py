@@ -270,7 +270,8 @@ class Provider:
         return f"{root}/v1"
 
     def serves(self, path: str) -> bool:
-        return path.rstrip("/") == "/v1/chat/completions"
+        # a gateway's query parameters (the provider's "Query Parameters") come along
+        return urlsplit(path).path.rstrip("/") == "/v1/chat/completions"
 
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
         """(status, JSON body) of the error the provider answers `body` with, if it refuses it."""
@@ -376,7 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             self._send_json(400, _error_body(400, f"request body is not JSON: {exc}"))
             return
-        self.server.app._record(body)
+        self.server.app._record(body, dict(parse_qsl(urlsplit(self.path).query)))
         refusal = provider.refusal(self.path, self.headers, body)
         if refusal is not None:
             self._send_json(*refusal)
@@ -529,6 +530,7 @@ class ScriptedLLM:
         self._turns: deque[Turn] = deque()
         self._requests: list[dict] = []
         self._listings: list[dict] = []
+        self._queries: list[dict[str, str]] = []
         # what GET /v1/models lists; a test may set several
         self.models: Sequence[str] = (model,)
         self._call_ids = itertools.count(1)
@@ -557,6 +559,12 @@ class ScriptedLLM:
             return list(self._requests)
 
     @property
+    def queries(self) -> list[dict[str, str]]:
+        """The query parameters of each request of `requests`, in the same order."""
+        with self._lock:
+            return list(self._queries)
+
+    @property
     def listings(self) -> list[dict]:
         """Each ``GET /v1/models`` received, as {"headers": {lower-case name: value}, "query": {...}}
         (a snapshot copy)."""
@@ -569,6 +577,7 @@ class ScriptedLLM:
             self._turns.clear()
             self._requests.clear()
             self._listings.clear()
+            self._queries.clear()
 
     def queue(self, *turns: Turn) -> None:
         """Append turns; each chat request consumes the oldest one."""
@@ -598,9 +607,10 @@ class ScriptedLLM:
         server.server_close()  # joins the handler threads
         thread.join()
 
-    def _record(self, body: dict) -> None:
+    def _record(self, body: dict, query: dict[str, str]) -> None:
         with self._lock:
             self._requests.append(body)
+            self._queries.append(query)
 
     def _record_listing(self, headers: dict[str, str], query: dict[str, str]) -> None:
         with self._lock:

@@ -37,6 +37,8 @@ from . import test_app_context
 from . import test_app_sandbox_browser
 from . import test_app_tour
 from . import test_stdio_server
+from . import test_stdio_secrets
+from . import test_query_secrets
 from . import test_schema_refs
 from . import test_approvals
 from . import test_app_approval_tour

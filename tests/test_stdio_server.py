@@ -1,5 +1,5 @@
-"""A stdio server run by Odoo: the limits its process gets (not the worker's), and what the admin
-and the log are told when it cannot start, with testing/limits_server.py, a real MCP server."""
+"""A stdio server run by Odoo: the limits its process gets (not the worker's), and what the admin,
+the log and the chat are told when it cannot start, with testing/limits_server.py, a real MCP server."""
 
 import resource
 import sys
@@ -68,7 +68,8 @@ class TestStdioServer(AiMcpCase):
             action = server.action_test_connection()
         params = action["params"]
         self.assertEqual(params["type"], "danger")
-        self.assertIn("Last output: limits-server v1.0.0", params["message"])
+        self.assertIn("Its output (stderr):", params["message"])
+        self.assertIn("limits-server v1.0.0", params["message"])
         self.assertIn("RuntimeError: cannot load the configuration from /etc/limits-server.json", params["message"])
         self.assertEqual(server.state, "error")
         for shown in (server.last_stderr, server.stderr_tail):
@@ -96,8 +97,12 @@ class TestStdioServer(AiMcpCase):
         warnings = []
         self.assertEqual(assistant._tool_bindings(warnings=warnings), [])
         self.assertEqual(len(warnings), 1, warnings)
-        self.assertTrue(warnings[0].startswith("sheet-music is unavailable, so its tools are left out of this answer:"))
-        self.assertIn("Last output: limits-server v1.0.0", warnings[0])
+        # what it wrote is the admin's to read: the user is told where
+        self.assertEqual(
+            warnings[0],
+            "sheet-music could not start, so its tools are left out of this answer; an administrator can see why on "
+            "the server's form.",
+        )
         # an app's calls are not the turn's: no notice there
         app_warnings = []
         assistant._tool_bindings(warnings=app_warnings, audience="app")

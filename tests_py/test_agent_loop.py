@@ -344,7 +344,7 @@ def test_a_call_of_a_server_that_could_not_start_is_the_warning_not_a_failed_cal
     shown = [e for e in kinds(events) if e != "text"]
     assert shown == ["start", "warning", "round", "tool_call", "tool_result", "round", "done"]
     warning = events[1]
-    assert warning.code == "MCP_UNREACHABLE" and warning.message.startswith("sheet-music is unavailable")
+    assert warning.code == "MCP_UNREACHABLE" and warning.message.startswith("sheet-music could not start")
     assert [e.tool for e in events if e.type == "tool_call"] == ["echo"]
     assert "play_sheet_music" not in [t["function"]["name"] for t in llm.requests[0]["tools"]]
     answers = {m["tool_call_id"]: m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"}

@@ -406,7 +406,8 @@ def test_stdio_command_not_found_is_explained(hub: McpHub) -> None:
     with pytest.raises(McpError) as info:
         hub.run(hub.atest_connection(spec))
     assert info.value.code is ErrorCode.MCP_UNREACHABLE
-    assert "cannot start 'no-such-mcp-server'" in info.value.message
+    # what the launcher wrote is the admin's to read (Test connection shows it), not the message's
+    assert "cannot start 'no-such-mcp-server'" in (info.value.output or "")
 
 
 def test_stdio_server_is_killed_with_its_session(hub: McpHub) -> None:

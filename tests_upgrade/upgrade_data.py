@@ -234,12 +234,15 @@ def make_tools(env, servers):
 
 def provider_values(env, kind, values):
     """`values` of a provider, with its kind and, on the compatible one, extra headers (a secret)
-    where the version has them; a version before kinds classifies it by its URL when updated."""
+    and query parameters (a secret since 1.10.0, in clear before) where the version has them; a
+    version before kinds classifies it by its URL when updated."""
     fields = env["ai.provider"]._fields
     if "kind" in fields:
         values = {**values, "kind": kind}
     if "extra_headers" in fields and kind == "compatible":
         values = {**values, "extra_headers": '{"X-Tenant": "upgrade-tenant-11"}'}
+    if "extra_query" in fields and kind == "compatible":
+        values = {**values, "extra_query": '{"gateway_key": "upgrade-query-12"}'}
     return values
 
 
@@ -633,6 +636,7 @@ def turn_settings(env):
             "model": llm.model,
             "temperature": llm.temperature,
             "timeout": llm.timeout,
+            "extra_query": dict(getattr(llm, "extra_query", ())),
         }
     return settings
 

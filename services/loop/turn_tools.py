@@ -82,10 +82,7 @@ class TurnTools:
             if isinstance(item, tuple):
                 spec, error = item
                 unreachable[spec.key] = error
-                yield WarningEvent(
-                    code=error.code.value,
-                    message=f"{spec.name} is unavailable, so its tools are left out of this answer: {error.message}",
-                )
+                yield WarningEvent(code=error.code.value, message=_unavailable(spec, error))
             else:
                 sessions[item.spec.key] = item
         usable: list[ToolBinding] = []
@@ -168,6 +165,18 @@ class TurnTools:
             return await self.hub.pool.acquire(spec)
         except McpError as exc:
             return exc
+
+
+def _unavailable(spec: ServerSpec, error: McpError) -> str:
+    """What the user is told of a server the turn could not reach. A stdio server that wrote to
+    its standard error only gets a sentence: what it wrote is for the admin (it may hold the
+    secrets of its environment), who reads it on the server's form."""
+    if error.output:
+        return (
+            f"{spec.name} could not start, so its tools are left out of this answer; an administrator can see why "
+            "on the server's form."
+        )
+    return f"{spec.name} is unavailable, so its tools are left out of this answer: {error.message}"
 
 
 def _left_out(binding: ToolBinding, problem: str) -> WarningEvent:

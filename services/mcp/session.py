@@ -385,11 +385,12 @@ class McpSession:
                 await self._stderr_closed.wait()
 
     def _with_stderr(self, error: McpError) -> McpError:
-        """A stdio server's error with the tail of its standard error: a crash's reason is seldom
-        on its last line (Node's is its version)."""
+        """A stdio server's error with the tail of its standard error, for the admin and the log
+        (a crash's reason is seldom on its last line: Node's is its version). The message stays
+        without it: it reaches users and the model, and a server may print its secrets there."""
         if self.spec.transport is not Transport.STDIO or not self.stderr:
             return error
-        return McpError(error.code, f"{error.message} Last output: {self.stderr[-1]}", output=stderr_tail(self.stderr))
+        return McpError(error.code, error.message, output=stderr_tail(self.stderr))
 
     def _answer_lost(self, request_id: int | str, error: httpx2.TransportError) -> None:
         """The request `request_id` could not be sent or its response stream broke: the SDK fails

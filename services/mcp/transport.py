@@ -26,7 +26,7 @@ from ..address_pin import AddressPin
 from ..server_spec import ServerSpec, Transport
 from . import _stdio_launcher as stdio_launcher
 from ._http_stream_watch import OnBreak, StreamBreakWatch
-from ._redaction import redact_env, redact_headers
+from ._redaction import mask_secrets, redact_env, redact_headers, secret_values
 
 _logger = logging.getLogger(__name__)
 
@@ -184,9 +184,11 @@ class McpTransport:
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb")
         )
+        # masked as it is read: the lines reach the admin's form, the log and the errors raised
+        secrets = secret_values(self.spec)
         try:
             while line := await reader.readline():
-                text = line.decode(errors="replace").rstrip()
+                text = mask_secrets(line.decode(errors="replace").rstrip(), secrets)
                 self.stderr.append(text)
                 _logger.debug("MCP stderr: server=%s %s", self.spec.name, text)
         finally:
