@@ -2,8 +2,8 @@
 
 Before each model call of a turn (the history grows with each round's tool results) the request is
 measured in tokens (token_estimate.py, calibrated by what the provider reported for the turn's
-last call, taken with a margin before it reported anything) against the window, less a reserve for the answer and what the system prompt and the
-tools offered take:
+last call, taken with a margin before it reported anything) against the window, less a reserve for
+the answer and what the system prompt and the tools offered take:
 
 - a tool result of an earlier turn longer than a quarter of the room is cut to that, with the
   truncation marker the model already knows from results cut at the source (tool_result.py);
@@ -13,8 +13,8 @@ tools offered take:
   share what is left, the longest cut first, and the provider answers what could be fitted.
 
 A provider that still finds the request too long (ContextExceeded: the estimate was wrong by more
-than its margin) gets it once more, fitted to a tighter window (`tighten`). What the user might miss is told as a warning (`notices`): turns left
-out, and results of the current turn shortened.
+than its margin) gets it once more, fitted to a tighter window (`tighten`). What the user might
+miss is told as a warning (`notices`): turns left out, and results of the current turn shortened.
 """
 
 from __future__ import annotations
