@@ -97,16 +97,22 @@ class AzureClassic(Provider):
 
 class GeminiCompat(Provider):
     """Gemini's OpenAI compatibility (`.../v1beta/openai/`), for thinking models (Gemini 3):
-    streamed tool-call deltas come without `index`, each call carries
-    `extra_content.google.thought_signature`, and a request whose assistant function calls of the
-    current turn lack their signature is refused with 400 "Function call is missing a
-    thought_signature". Errors are a JSON list of Google error objects.
+    streamed tool-call deltas come without `index`, and the first call of each reply carries
+    `extra_content.google.thought_signature`, as the thought signatures guide says: "If the model
+    generates parallel function calls in a response, the thought_signature is attached only to the
+    first functionCall part. Subsequent functionCall parts in the same response will not contain a
+    signature." It validates "all function calls within the current turn": "The first functionCall
+    part in each step of the current turn must include its thought_signature", else 400 "Function
+    call is missing a thought_signature"; and a signature must come back "in the exact part where
+    it was received", so one it did not issue for that call is refused as not valid. Errors are a
+    JSON list of Google error objects.
     https://ai.google.dev/gemini-api/docs/openai#thinking
     https://ai.google.dev/gemini-api/docs/thought-signatures
     https://ai.google.dev/gemini-api/docs/troubleshooting#error-codes"""
 
     def __init__(self) -> None:
         self._signatures = itertools.count(1)
+        self.issued: dict[str, str] = {}  # signature -> id of the call it was issued with
 
     def base_url(self, root: str) -> str:
         return f"{root}/v1beta/openai"
@@ -115,46 +121,60 @@ class GeminiCompat(Provider):
         return _path(path) == "/v1beta/openai/chat/completions"
 
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
-        for index, message in _this_turn(body.get("messages") or []):
+        messages = body.get("messages") or []
+        for message in messages:
             for call in message.get("tool_calls") or ():
-                signature = ((call.get("extra_content") or {}).get("google") or {}).get("thought_signature")
-                if not signature:
-                    return 400, [
-                        {
-                            "error": {
-                                "code": 400,
-                                "message": f"Function call is missing a thought_signature in functionCall parts. "
-                                f"This is required for tools to work correctly, and missing thought_signature "
-                                f"may lead to degraded model performance. Additional data, function call "
-                                f"`default_api:{call['function']['name']}` , position {index + 1}. Please refer "
-                                f"to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
-                                "status": "INVALID_ARGUMENT",
-                            }
-                        }
-                    ]
+                signature = _thought_signature(call)
+                if signature and self.issued.get(signature) != call.get("id"):
+                    return 400, _google_error("Unable to submit request because Thought signature is not valid.")
+        for index, message in _this_turn(messages):
+            first = next(iter(message.get("tool_calls") or ()), None)
+            if first is not None and not _thought_signature(first):
+                return 400, _google_error(
+                    f"Function call is missing a thought_signature in functionCall parts. This is required for "
+                    f"tools to work correctly, and missing thought_signature may lead to degraded model "
+                    f"performance. Additional data, function call `default_api:{first['function']['name']}` , "
+                    f"position {index + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures "
+                    f"for more details."
+                )
         return None
 
     def stream(self, reply: _Reply, chunks: list[dict]) -> list[bytes]:
+        signed = False
         for chunk in chunks:
             for choice in chunk.get("choices") or ():
                 for call in (choice.get("delta") or {}).get("tool_calls") or ():
                     del call["index"]
-                    if "id" in call:
+                    if "id" in call and not signed:
+                        signed = True
                         signature = f"sig-{next(self._signatures)}"
+                        self.issued[signature] = call["id"]
                         call["extra_content"] = {"google": {"thought_signature": signature}}
         return super().stream(reply, chunks)
 
 
+def _thought_signature(call: dict) -> str | None:
+    return ((call.get("extra_content") or {}).get("google") or {}).get("thought_signature")
+
+
+def _google_error(message: str) -> list[dict]:
+    return [{"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}]
+
+
 class DeepSeekReasoner(Provider):
     """DeepSeek's thinking mode (`deepseek-reasoner`): the reasoning streams as `reasoning_content`
-    deltas before the answer, and within a turn with tool calls the assistant messages must carry
-    their `reasoning_content` back, else 400 "Missing `reasoning_content` field in the assistant
-    message". https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"""
+    deltas before the answer, and an assistant message that made tool calls must carry its
+    `reasoning_content` in every later request of the conversation, the next questions' included:
+    "For turns that do perform tool calls, the reasoning_content must be fully passed back to the
+    API in all subsequent requests. If your code does not correctly pass back reasoning_content,
+    the API will return a 400 error." Else 400 "Missing `reasoning_content` field in the assistant
+    message". The reasoning of a message without tool calls is not asked back.
+    https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"""
 
     thought = "The user wants a tool result first; I will call the tool."
 
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
-        for index, message in _this_turn(body.get("messages") or []):
+        for index, message in enumerate(body.get("messages") or []):
             if (
                 message.get("role") == "assistant"
                 and message.get("tool_calls")
