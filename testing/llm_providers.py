@@ -421,9 +421,14 @@ class ContextWindow(Provider):
 
 
 class RefusesUnknownFields(Provider):
-    """A server validating its requests strictly against OpenAI's older schema (vLLM's pydantic
-    models forbid extra fields): a field it does not know is refused with 400 "Extra inputs are
-    not permitted". https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html#extra-parameters"""
+    """A server validating each request against a fixed schema with pydantic's `extra="forbid"`:
+    vLLM up to 0.6.4 (0.6.5, December 2024, made it ignore unknown fields, with a warning in its
+    log), and gateways or self-written servers built the same way. Such a server refuses a field it
+    does not know with 400 and pydantic's own error, "Extra inputs are not permitted"; pydantic
+    documents `'forbid'` as: "Providing extra data is not permitted, and a ValidationError will be
+    raised if this is the case." No provider documents the refusal: it is what such a server does.
+    https://docs.pydantic.dev/latest/api/config/#pydantic.config.ConfigDict.extra
+    https://docs.vllm.ai/en/v0.6.4.post1/serving/openai_compatible_server.html#extra-parameters"""
 
     known = frozenset(
         {

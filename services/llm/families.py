@@ -42,8 +42,8 @@ _GEMINI_THINKING = re.compile(r"^(models/)?gemini-(2\.5|3)")
 # Completions and Responses https://platform.openai.com/docs/guides/prompt-caching, Azure OpenAI
 # https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/prompt-caching, and Mistral's
 # API for its own models https://docs.mistral.ai/inference/conversations/advanced/prompt-caching.
-# Other OpenAI-compatible servers may refuse a field they do not know (vLLM, LiteLLM): off, unless
-# the administrator turns it on.
+# Other OpenAI-compatible servers may refuse a field they do not know (vLLM up to 0.6.4, servers
+# validating a fixed schema): off, unless the administrator turns it on.
 _CACHE_KEY_KINDS = (ProviderKind.OPENAI, ProviderKind.AZURE)
 _MISTRAL = re.compile(r"^(mistral|magistral|codestral|devstral|ministral|pixtral|open-mistral|open-mixtral)")
 
