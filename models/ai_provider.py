@@ -13,12 +13,22 @@ from pydantic import ValidationError as PydanticValidationError
 from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
+from ..hub_process import process_hub
 from ..notify import config_error_text, error_text, notification
 from ..selections import API_STYLES, PROVIDER_KINDS, PROVIDER_PRESETS
 from ..services.errors import AiMcpError, ConfigError
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.limits import FALLBACK_CONTEXT_WINDOW
-from ..services.llm import PRESETS, ApiStyle, LlmSettings, ProviderKind, default_capabilities, list_models, ping
+from ..services.llm import (
+    PRESETS,
+    ApiStyle,
+    LlmSettings,
+    ProviderKind,
+    capabilities_without,
+    default_capabilities,
+    list_models,
+    ping,
+)
 from ..services.server_spec import config_error_from
 
 # the kinds whose servers speak the Responses API
@@ -264,18 +274,25 @@ class AiProvider(models.Model):
         )
         return record._learn_refused_param(param, message)
 
-    def _test_model(self, model, temperature=None):
+    def _test_model(self, model, temperature=None, prompted_tools=False):
+        """The call a turn makes, on the loop turns run on: `prompted_tools`, the assistant's
+        "Tools in the Prompt", offers no tool, as its turns offer none."""
         self.ensure_one()
+        refused = []
+        settings = None
         try:
             settings = self._llm_settings(model=model, temperature=temperature)
-            # what the model refuses during the test is learned as a turn would learn it
-            latency = ping(
-                settings, on_refused=lambda param, why: self._learn_refused_param(settings.model, param, why)
-            )
+            if prompted_tools:
+                settings = capabilities_without(settings, "native_tools")
+            # heard on the hub's thread, learned here (this thread's cursor) as a turn would learn it
+            latency = process_hub().run(ping(settings, on_refused=lambda param, why: refused.append((param, why))))
         except AiMcpError as exc:
             return notification(
                 self.env._("%s did not answer", self.name), error_text(exc, self), "danger", sticky=True, reload=False
             )
+        finally:
+            for param, why in refused:
+                self._learn_refused_param(settings.model, param, why)  # refused: settings were made
         return notification(
             self.env._("%s answered", self.name),
             self.env._("%(model)s answered in %(latency)s ms.", model=settings.model, latency=latency),

@@ -420,6 +420,23 @@ class ContextWindow(Provider):
         )
 
 
+class Redirected(Provider):
+    """A server that moved: every request to its `/v1/...` is answered with 307 Temporary Redirect
+    to the same path under `/moved/v1/...`, served there. RFC 9110: "The 307 (Temporary Redirect)
+    status code indicates that the target resource resides temporarily under a different URI and
+    the user agent MUST NOT change the request method if it performs an automatic redirection to
+    that URI." openai's HTTP client follows redirects (`follow_redirects=True`).
+    https://www.rfc-editor.org/rfc/rfc9110#name-307-temporary-redirect"""
+
+    def serves(self, path: str) -> bool:
+        return _path(path) in ("/v1/chat/completions", "/moved/v1/chat/completions")
+
+    def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
+        if path.startswith("/v1/"):
+            return 307, {"moved": True}, {"Location": f"/moved{path}"}  # type: ignore[return-value]
+        return None
+
+
 class RefusesUnknownFields(Provider):
     """A server validating each request against a fixed schema with pydantic's `extra="forbid"`:
     vLLM up to 0.6.4 (0.6.5, December 2024, made it ignore unknown fields, with a warning in its

@@ -8,7 +8,7 @@ from odoo.tests import Form, tagged
 
 from odoo.addons.ai_mcp.services.events import ModelRefusedParamEvent
 from odoo.addons.ai_mcp.services.llm import ApiStyle, ProviderKind
-from odoo.addons.ai_mcp.testing.llm_providers import OpenAIReasoning
+from odoo.addons.ai_mcp.testing.llm_providers import OpenAIReasoning, Redirected, VllmWithoutAutoToolChoice
 from odoo.addons.ai_mcp.testing.mcp_servers import free_port
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, Turn
 from odoo.addons.ai_mcp.turn.cursors import call_requests
@@ -274,6 +274,30 @@ class TestProviderModels(AiMcpCase):
             model = self.Model.search([("provider_id", "=", provider.id), ("name", "=", "scripted-model")])
             self.assertFalse(model.accepts_temperature, "the record learned it")
             self.assertIn("temperature", model.message_ids[0].body)
+
+    def test_the_provider_test_is_green_where_turns_work_and_its_hint_stands_alone(self):
+        with ScriptedLLM(provider=VllmWithoutAutoToolChoice()) as llm:
+            provider = self.provider(base_url=llm.base_url, default_model="scripted-model")
+            assistant = self.env["ai.assistant"].create(
+                {"name": "A", "provider_id": provider.id, "prompted_tools": True}
+            )
+            llm.queue(Turn(text="OK"))
+            # its turns put the tools in the prompt: so does its test, and the server answers
+            result = assistant.action_test_provider()
+            self.assertEqual(result["params"]["type"], "success", result["params"]["message"])
+            self.assertNotIn("tools", llm.requests[-1])
+            # the provider's own test offers a tool: refused, with what fixes it and nothing else
+            result = provider.action_test_provider()
+            self.assertEqual(result["params"]["type"], "danger")
+            self.assertIn("Tools in the Prompt", result["params"]["message"])
+            self.assertNotIn("retry or pick another model", result["params"]["message"])
+
+    def test_the_provider_test_follows_a_redirect_as_a_turn_does(self):
+        with ScriptedLLM(provider=Redirected()) as llm:
+            provider = self.provider(base_url=llm.base_url, default_model="scripted-model")
+            llm.queue(Turn(text="OK"))
+            result = provider.action_test_provider()
+            self.assertEqual(result["params"]["type"], "success", result["params"]["message"])
 
     # -- learned refusals ---------------------------------------------------------------------------
 
