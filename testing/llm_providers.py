@@ -38,7 +38,9 @@ def _openai_error(message: str, param: str | None = None, code: str | None = Non
 class OpenAIReasoning(Provider):
     """OpenAI's reasoning models (o1, o3, o4-mini, gpt-5): `temperature` other than the default is
     refused ("Unsupported value: 'temperature' does not support 0.2 with this model. Only the
-    default (1) value is supported."), and `max_tokens` is refused for `max_completion_tokens`.
+    default (1) value is supported."), and `max_tokens` is refused for `max_completion_tokens`: the
+    API reference says of `max_tokens` "This value is now deprecated in favor of
+    max_completion_tokens, and is not compatible with o-series models."
     https://platform.openai.com/docs/guides/reasoning#limitations
     https://platform.openai.com/docs/api-reference/chat/create#chat-create-max_tokens"""
 
@@ -63,8 +65,8 @@ class OpenAIReasoning(Provider):
 class AzureClassic(Provider):
     """Azure OpenAI's classic data plane: POST
     `{endpoint}/openai/deployments/{deployment-id}/chat/completions?api-version=...` with the key in
-    an `api-key` header; another path or no api-version is 404 "Resource not found", a missing or
-    wrong key 401. https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions
+    an `api-key` header ("all API requests must include the API Key in the api-key HTTP header");
+    another path or no api-version is 404 "Resource not found", a missing or wrong key 401. https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions
     https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#authentication"""
 
     def __init__(self, deployment: str, api_version: str, key: str) -> None:
@@ -199,7 +201,8 @@ class DeepSeekReasoner(Provider):
 
 class DeepSeekContextCache(Provider):
     """DeepSeek's usage: the input tokens read from its context cache are reported as
-    `prompt_cache_hit_tokens` (the others as `prompt_cache_miss_tokens`) at the top of `usage`,
+    `prompt_cache_hit_tokens` ("The number of tokens in the input of this request that resulted
+    in a cache hit"; the others as `prompt_cache_miss_tokens`) at the top of `usage`,
     without OpenAI's `prompt_tokens_details.cached_tokens`; the thinking tokens as
     `completion_tokens_details.reasoning_tokens`.
     https://api-docs.deepseek.com/api/create-chat-completion (the response's `usage`)
@@ -219,7 +222,9 @@ def _deepseek_usage(chunk: dict) -> dict:
 class VllmWithoutAutoToolChoice(Provider):
     """vLLM started without `--enable-auto-tool-choice`: a request offering tools with
     `tool_choice` "auto" (its default when tools are given) is refused with 400 '"auto" tool
-    choice requires --enable-auto-tool-choice and --tool-call-parser to be set'.
+    choice requires --enable-auto-tool-choice and --tool-call-parser to be set'. Its guide:
+    "`--enable-auto-tool-choice` -- mandatory Auto tool choice. It tells vLLM that you want to
+    enable the model to generate its own tool calls when it deems appropriate."
     https://docs.vllm.ai/en/latest/features/tool_calling.html#automatic-function-calling"""
 
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
@@ -236,7 +241,9 @@ class VllmWithoutAutoToolChoice(Provider):
 
 class LiteLLMWithoutDropParams(Provider):
     """A LiteLLM proxy without `drop_params`, in front of a model that takes no `stream_options`:
-    400 "UnsupportedParamsError: ... does not support parameters: ['stream_options']".
+    400 "UnsupportedParamsError: ... does not support parameters: ['stream_options']". Its guide:
+    "By default, LiteLLM raises an exception if you send a parameter to a model that doesn't
+    support it."
     https://docs.litellm.ai/docs/completion/drop_params"""
 
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
@@ -258,7 +265,9 @@ class ResponsesApi(Provider):
     """OpenAI's Responses API: POST `/v1/responses` with `input` items, answered with its typed
     event stream (`response.created`, `response.output_item.added`, reasoning summary, output text
     and function call argument deltas, `response.completed` with usage); tool results come back as
-    `function_call_output` items. Chat completions fields (`messages`) are refused.
+    `function_call_output` items ("When you create a Response with stream set to true, the server
+    will emit server-sent events to the client as the Response is generated."). Chat completions
+    fields (`messages`) are refused.
     https://platform.openai.com/docs/api-reference/responses/create
     https://platform.openai.com/docs/api-reference/responses-streaming
     https://platform.openai.com/docs/guides/reasoning#reasoning-summaries"""
@@ -393,7 +402,9 @@ class ContextWindow(Provider):
     servers that do not count say it). https://platform.openai.com/docs/guides/error-codes#api-errors
     The count is deterministic and not the loop's estimate: one token per 3 characters of the JSON
     of the request's messages and tools, reported as `usage.prompt_tokens`, which OpenAI sends on
-    the last chunk when `stream_options.include_usage` is set.
+    the last chunk when `stream_options.include_usage` is set ("If set, an additional chunk will
+    be streamed before the data: [DONE] message. The usage field on this chunk shows the token
+    usage statistics for the entire request").
     https://platform.openai.com/docs/api-reference/chat/create#chat-create-stream_options"""
 
     chars_per_token = 3
