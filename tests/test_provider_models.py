@@ -87,7 +87,7 @@ class TestProviderModels(AiMcpCase):
     def test_no_azure_preset_lists_models(self):
         form = Form(self.Provider.with_user(self.manager))
         form.preset = "azure_v1"
-        self.assertEqual((form.kind, form.api_version, form.lists_models), ("azure", False, False))
+        self.assertEqual((form.kind, bool(form.api_version), form.lists_models), ("azure", False, False))
 
     def test_an_api_version_only_counts_for_azure(self):
         provider = self.provider(kind="compatible", api_version="2024-10-21")
