@@ -492,7 +492,9 @@ class AiAssistant(models.Model):
 
     def action_test_provider(self):
         self.ensure_one()
-        return self.provider_id._test_model(self.model or self.provider_id.default_model, self._temperature())
+        return self.provider_id._test_model(
+            self.model or self.provider_id.default_model, self._temperature(), prompted_tools=self.prompted_tools
+        )
 
     def action_open_tool_calls(self):
         self.ensure_one()

@@ -14,12 +14,23 @@ from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
 from ..companies import linked_from_elsewhere, named_with_company
+from ..hub_process import process_hub
 from ..notify import config_error_text, error_text, notification
 from ..selections import API_STYLES, PROVIDER_KINDS, PROVIDER_PRESETS
 from ..services.errors import AiMcpError, ConfigError
 from ..services.http_validation import check_url, parse_headers_json
 from ..services.limits import FALLBACK_CONTEXT_WINDOW
-from ..services.llm import PRESETS, ApiStyle, LlmSettings, ProviderKind, default_capabilities, list_models, ping
+from ..services.llm import (
+    PRESETS,
+    ApiStyle,
+    LlmSettings,
+    ProviderKind,
+    capabilities_without,
+    check_azure_url,
+    default_capabilities,
+    list_models,
+    ping,
+)
 from ..services.server_spec import config_error_from
 
 # the kinds whose servers speak the Responses API
@@ -217,6 +228,22 @@ class AiProvider(models.Model):
                     )
                 ) from None
 
+    @api.constrains("kind", "base_url", "api_version")
+    def _check_azure_url(self):
+        for provider in self:
+            try:
+                provider._azure_url_checked()
+            except ConfigError as exc:
+                raise ValidationError(
+                    self.env._(
+                        "%(provider)s: %(problem)s", provider=provider.name, problem=config_error_text(provider, exc)
+                    )
+                ) from None
+
+    def _azure_url_checked(self):
+        """Raises ConfigError for an Azure URL that cannot work as typed (check_azure_url)."""
+        check_azure_url(ProviderKind(self.kind), self.base_url or "", self.api_version or "")
+
     @api.constrains("fallback_context_window")
     def _check_fallback_context_window(self):
         for provider in self:
@@ -265,6 +292,7 @@ class AiProvider(models.Model):
         self.ensure_one()
         provider = self.sudo()
         name = (model or provider.default_model or "").strip()
+        provider._azure_url_checked()  # saved before the check existed: said here rather than as a 401
         record = provider._model_named(name)
         capabilities = record._capabilities() if record else default_capabilities(name, ProviderKind(provider.kind))
         try:
@@ -301,18 +329,25 @@ class AiProvider(models.Model):
         )
         return record._learn_refused_param(param, message)
 
-    def _test_model(self, model, temperature=None):
+    def _test_model(self, model, temperature=None, prompted_tools=False):
+        """The call a turn makes, on the loop turns run on: `prompted_tools`, the assistant's
+        "Tools in the Prompt", offers no tool, as its turns offer none."""
         self.ensure_one()
+        refused = []
+        settings = None
         try:
             settings = self._llm_settings(model=model, temperature=temperature)
-            # what the model refuses during the test is learned as a turn would learn it
-            latency = ping(
-                settings, on_refused=lambda param, why: self._learn_refused_param(settings.model, param, why)
-            )
+            if prompted_tools:
+                settings = capabilities_without(settings, "native_tools")
+            # heard on the hub's thread, learned here (this thread's cursor) as a turn would learn it
+            latency = process_hub().run(ping(settings, on_refused=lambda param, why: refused.append((param, why))))
         except AiMcpError as exc:
             return notification(
                 self.env._("%s did not answer", self.name), error_text(exc, self), "danger", sticky=True, reload=False
             )
+        finally:
+            for param, why in refused:
+                self._learn_refused_param(settings.model, param, why)  # refused: settings were made
         return notification(
             self.env._("%s answered", self.name),
             self.env._("%(model)s answered in %(latency)s ms.", model=settings.model, latency=latency),
@@ -331,7 +366,7 @@ class AiProvider(models.Model):
         self.ensure_one()
         self.check_access("write")
         try:
-            names = list_models(self._llm_settings())
+            listed = list_models(self._llm_settings())
         except AiMcpError as exc:
             return notification(
                 self.env._("%s did not list its models", self.name),
@@ -343,14 +378,28 @@ class AiProvider(models.Model):
         Model = self.env["ai.provider.model"].with_context(active_test=False)
         known = Model.search([("provider_id", "=", self.id)])
         by_name = {record.name: record for record in known}
-        new = [name for name in names if name not in by_name]
-        Model.create([{"provider_id": self.id, "name": name, "listed": True} for name in new])
-        known.filtered(lambda r: r.name in names and not r.listed).write({"listed": True})
-        known.filtered(lambda r: r.name not in names and r.listed).write({"listed": False})
+        windows = {model.id: model.context_window for model in listed}
+        new = [name for name in windows if name not in by_name]
+        Model.create([{"provider_id": self.id, **_listed_values(name, windows[name])} for name in new])
+        known.filtered(lambda r: r.name in windows and not r.listed).write({"listed": True})
+        gone = known.filtered(lambda r: r.name not in windows and r.listed)
+        gone.write({"listed": False})
+        # a window the listing gives fills one the record does not know; one typed in stays
+        for record in known.filtered(lambda r: windows.get(r.name) and not r.context_window):
+            record.context_window = windows[record.name]
         return notification(
             self.env._("%s lists its models", self.name),
-            self.env._("%(count)s models listed, %(new)s new.", count=len(names), new=len(new)),
+            self._refresh_summary(len(windows), len(new), len(gone)),
             "success",
+        )
+
+    def _refresh_summary(self, count, new, gone):
+        listed = self.env._("1 model listed") if count == 1 else self.env._("%(count)s models listed", count=count)
+        return self.env._(
+            "%(listed)s: %(new)s new, %(gone)s no longer listed (kept for the assistants that name them).",
+            listed=listed,
+            new=new,
+            gone=gone,
         )
 
     def action_open_models(self):
@@ -376,6 +425,13 @@ class AiProvider(models.Model):
         self._secret_clear("extra_query")
         self.write({"extra_query_names": False})
         return True
+
+
+def _listed_values(name, context_window):
+    values = {"name": name, "listed": True}
+    if context_window:
+        values["context_window"] = context_window  # the provider's word over the family's default
+    return values
 
 
 def _query_pairs(text):

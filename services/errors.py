@@ -130,14 +130,16 @@ ADVICE: dict[ErrorCode, str] = {
 class AiMcpError(Exception):
     """Base of every error this addon raises on purpose."""
 
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
+    def __init__(self, code: ErrorCode, message: str | None = None, advice: str | None = None) -> None:
         self.code = code
         self.message = message or ADVICE[code]
+        # "": the message itself says what to do, and the code's general advice would contradict it
+        self._advice = advice
         super().__init__(f"{code.value}: {self.message}")
 
     @property
     def advice(self) -> str:
-        return ADVICE[self.code]
+        return ADVICE[self.code] if self._advice is None else self._advice
 
     def as_dict(self) -> dict[str, str]:
         return {"code": self.code.value, "message": self.message, "advice": self.advice}

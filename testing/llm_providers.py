@@ -38,7 +38,9 @@ def _openai_error(message: str, param: str | None = None, code: str | None = Non
 class OpenAIReasoning(Provider):
     """OpenAI's reasoning models (o1, o3, o4-mini, gpt-5): `temperature` other than the default is
     refused ("Unsupported value: 'temperature' does not support 0.2 with this model. Only the
-    default (1) value is supported."), and `max_tokens` is refused for `max_completion_tokens`.
+    default (1) value is supported."), and `max_tokens` is refused for `max_completion_tokens`: the
+    API reference says of `max_tokens` "This value is now deprecated in favor of
+    max_completion_tokens, and is not compatible with o-series models."
     https://platform.openai.com/docs/guides/reasoning#limitations
     https://platform.openai.com/docs/api-reference/chat/create#chat-create-max_tokens"""
 
@@ -63,8 +65,8 @@ class OpenAIReasoning(Provider):
 class AzureClassic(Provider):
     """Azure OpenAI's classic data plane: POST
     `{endpoint}/openai/deployments/{deployment-id}/chat/completions?api-version=...` with the key in
-    an `api-key` header; another path or no api-version is 404 "Resource not found", a missing or
-    wrong key 401. https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions
+    an `api-key` header ("all API requests must include the API Key in the api-key HTTP header");
+    another path or no api-version is 404 "Resource not found", a missing or wrong key 401. https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#chat-completions
     https://learn.microsoft.com/en-us/azure/ai-foundry/openai/reference#authentication"""
 
     def __init__(self, deployment: str, api_version: str, key: str) -> None:
@@ -97,16 +99,22 @@ class AzureClassic(Provider):
 
 class GeminiCompat(Provider):
     """Gemini's OpenAI compatibility (`.../v1beta/openai/`), for thinking models (Gemini 3):
-    streamed tool-call deltas come without `index`, each call carries
-    `extra_content.google.thought_signature`, and a request whose assistant function calls of the
-    current turn lack their signature is refused with 400 "Function call is missing a
-    thought_signature". Errors are a JSON list of Google error objects.
+    streamed tool-call deltas come without `index`, and the first call of each reply carries
+    `extra_content.google.thought_signature`, as the thought signatures guide says: "If the model
+    generates parallel function calls in a response, the thought_signature is attached only to the
+    first functionCall part. Subsequent functionCall parts in the same response will not contain a
+    signature." It validates "all function calls within the current turn": "The first functionCall
+    part in each step of the current turn must include its thought_signature", else 400 "Function
+    call is missing a thought_signature"; and a signature must come back "in the exact part where
+    it was received", so one it did not issue for that call is refused as not valid. Errors are a
+    JSON list of Google error objects.
     https://ai.google.dev/gemini-api/docs/openai#thinking
     https://ai.google.dev/gemini-api/docs/thought-signatures
     https://ai.google.dev/gemini-api/docs/troubleshooting#error-codes"""
 
     def __init__(self) -> None:
         self._signatures = itertools.count(1)
+        self.issued: dict[str, str] = {}  # signature -> id of the call it was issued with
 
     def base_url(self, root: str) -> str:
         return f"{root}/v1beta/openai"
@@ -115,46 +123,60 @@ class GeminiCompat(Provider):
         return _path(path) == "/v1beta/openai/chat/completions"
 
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
-        for index, message in _this_turn(body.get("messages") or []):
+        messages = body.get("messages") or []
+        for message in messages:
             for call in message.get("tool_calls") or ():
-                signature = ((call.get("extra_content") or {}).get("google") or {}).get("thought_signature")
-                if not signature:
-                    return 400, [
-                        {
-                            "error": {
-                                "code": 400,
-                                "message": f"Function call is missing a thought_signature in functionCall parts. "
-                                f"This is required for tools to work correctly, and missing thought_signature "
-                                f"may lead to degraded model performance. Additional data, function call "
-                                f"`default_api:{call['function']['name']}` , position {index + 1}. Please refer "
-                                f"to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
-                                "status": "INVALID_ARGUMENT",
-                            }
-                        }
-                    ]
+                signature = _thought_signature(call)
+                if signature and self.issued.get(signature) != call.get("id"):
+                    return 400, _google_error("Unable to submit request because Thought signature is not valid.")
+        for index, message in _this_turn(messages):
+            first = next(iter(message.get("tool_calls") or ()), None)
+            if first is not None and not _thought_signature(first):
+                return 400, _google_error(
+                    f"Function call is missing a thought_signature in functionCall parts. This is required for "
+                    f"tools to work correctly, and missing thought_signature may lead to degraded model "
+                    f"performance. Additional data, function call `default_api:{first['function']['name']}` , "
+                    f"position {index + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures "
+                    f"for more details."
+                )
         return None
 
     def stream(self, reply: _Reply, chunks: list[dict]) -> list[bytes]:
+        signed = False
         for chunk in chunks:
             for choice in chunk.get("choices") or ():
                 for call in (choice.get("delta") or {}).get("tool_calls") or ():
                     del call["index"]
-                    if "id" in call:
+                    if "id" in call and not signed:
+                        signed = True
                         signature = f"sig-{next(self._signatures)}"
+                        self.issued[signature] = call["id"]
                         call["extra_content"] = {"google": {"thought_signature": signature}}
         return super().stream(reply, chunks)
 
 
+def _thought_signature(call: dict) -> str | None:
+    return ((call.get("extra_content") or {}).get("google") or {}).get("thought_signature")
+
+
+def _google_error(message: str) -> list[dict]:
+    return [{"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}]
+
+
 class DeepSeekReasoner(Provider):
     """DeepSeek's thinking mode (`deepseek-reasoner`): the reasoning streams as `reasoning_content`
-    deltas before the answer, and within a turn with tool calls the assistant messages must carry
-    their `reasoning_content` back, else 400 "Missing `reasoning_content` field in the assistant
-    message". https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"""
+    deltas before the answer, and an assistant message that made tool calls must carry its
+    `reasoning_content` in every later request of the conversation, the next questions' included:
+    "For turns that do perform tool calls, the reasoning_content must be fully passed back to the
+    API in all subsequent requests. If your code does not correctly pass back reasoning_content,
+    the API will return a 400 error." Else 400 "Missing `reasoning_content` field in the assistant
+    message". The reasoning of a message without tool calls is not asked back.
+    https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"""
 
     thought = "The user wants a tool result first; I will call the tool."
 
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
-        for index, message in _this_turn(body.get("messages") or []):
+        for index, message in enumerate(body.get("messages") or []):
             if (
                 message.get("role") == "assistant"
                 and message.get("tool_calls")
@@ -179,7 +201,8 @@ class DeepSeekReasoner(Provider):
 
 class DeepSeekContextCache(Provider):
     """DeepSeek's usage: the input tokens read from its context cache are reported as
-    `prompt_cache_hit_tokens` (the others as `prompt_cache_miss_tokens`) at the top of `usage`,
+    `prompt_cache_hit_tokens` ("The number of tokens in the input of this request that resulted
+    in a cache hit"; the others as `prompt_cache_miss_tokens`) at the top of `usage`,
     without OpenAI's `prompt_tokens_details.cached_tokens`; the thinking tokens as
     `completion_tokens_details.reasoning_tokens`.
     https://api-docs.deepseek.com/api/create-chat-completion (the response's `usage`)
@@ -199,7 +222,9 @@ def _deepseek_usage(chunk: dict) -> dict:
 class VllmWithoutAutoToolChoice(Provider):
     """vLLM started without `--enable-auto-tool-choice`: a request offering tools with
     `tool_choice` "auto" (its default when tools are given) is refused with 400 '"auto" tool
-    choice requires --enable-auto-tool-choice and --tool-call-parser to be set'.
+    choice requires --enable-auto-tool-choice and --tool-call-parser to be set'. Its guide:
+    "`--enable-auto-tool-choice` -- mandatory Auto tool choice. It tells vLLM that you want to
+    enable the model to generate its own tool calls when it deems appropriate."
     https://docs.vllm.ai/en/latest/features/tool_calling.html#automatic-function-calling"""
 
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
@@ -216,7 +241,9 @@ class VllmWithoutAutoToolChoice(Provider):
 
 class LiteLLMWithoutDropParams(Provider):
     """A LiteLLM proxy without `drop_params`, in front of a model that takes no `stream_options`:
-    400 "UnsupportedParamsError: ... does not support parameters: ['stream_options']".
+    400 "UnsupportedParamsError: ... does not support parameters: ['stream_options']". Its guide:
+    "By default, LiteLLM raises an exception if you send a parameter to a model that doesn't
+    support it."
     https://docs.litellm.ai/docs/completion/drop_params"""
 
     def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
@@ -238,7 +265,9 @@ class ResponsesApi(Provider):
     """OpenAI's Responses API: POST `/v1/responses` with `input` items, answered with its typed
     event stream (`response.created`, `response.output_item.added`, reasoning summary, output text
     and function call argument deltas, `response.completed` with usage); tool results come back as
-    `function_call_output` items. Chat completions fields (`messages`) are refused.
+    `function_call_output` items ("When you create a Response with stream set to true, the server
+    will emit server-sent events to the client as the Response is generated."). Chat completions
+    fields (`messages`) are refused.
     https://platform.openai.com/docs/api-reference/responses/create
     https://platform.openai.com/docs/api-reference/responses-streaming
     https://platform.openai.com/docs/guides/reasoning#reasoning-summaries"""
@@ -373,7 +402,9 @@ class ContextWindow(Provider):
     servers that do not count say it). https://platform.openai.com/docs/guides/error-codes#api-errors
     The count is deterministic and not the loop's estimate: one token per 3 characters of the JSON
     of the request's messages and tools, reported as `usage.prompt_tokens`, which OpenAI sends on
-    the last chunk when `stream_options.include_usage` is set.
+    the last chunk when `stream_options.include_usage` is set ("If set, an additional chunk will
+    be streamed before the data: [DONE] message. The usage field on this chunk shows the token
+    usage statistics for the entire request").
     https://platform.openai.com/docs/api-reference/chat/create#chat-create-stream_options"""
 
     chars_per_token = 3
@@ -400,10 +431,32 @@ class ContextWindow(Provider):
         )
 
 
+class Redirected(Provider):
+    """A server that moved: every request to its `/v1/...` is answered with 307 Temporary Redirect
+    to the same path under `/moved/v1/...`, served there. RFC 9110: "The 307 (Temporary Redirect)
+    status code indicates that the target resource resides temporarily under a different URI and
+    the user agent MUST NOT change the request method if it performs an automatic redirection to
+    that URI." openai's HTTP client follows redirects (`follow_redirects=True`).
+    https://www.rfc-editor.org/rfc/rfc9110#name-307-temporary-redirect"""
+
+    def serves(self, path: str) -> bool:
+        return _path(path) in ("/v1/chat/completions", "/moved/v1/chat/completions")
+
+    def refusal(self, path: str, headers: Any, body: dict) -> tuple[int, Any] | None:
+        if path.startswith("/v1/"):
+            return 307, {"moved": True}, {"Location": f"/moved{path}"}  # type: ignore[return-value]
+        return None
+
+
 class RefusesUnknownFields(Provider):
-    """A server validating its requests strictly against OpenAI's older schema (vLLM's pydantic
-    models forbid extra fields): a field it does not know is refused with 400 "Extra inputs are
-    not permitted". https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html#extra-parameters"""
+    """A server validating each request against a fixed schema with pydantic's `extra="forbid"`:
+    vLLM up to 0.6.4 (0.6.5, December 2024, made it ignore unknown fields, with a warning in its
+    log), and gateways or self-written servers built the same way. Such a server refuses a field it
+    does not know with 400 and pydantic's own error, "Extra inputs are not permitted"; pydantic
+    documents `'forbid'` as: "Providing extra data is not permitted, and a ValidationError will be
+    raised if this is the case." No provider documents the refusal: it is what such a server does.
+    https://docs.pydantic.dev/latest/api/config/#pydantic.config.ConfigDict.extra
+    https://docs.vllm.ai/en/v0.6.4.post1/serving/openai_compatible_server.html#extra-parameters"""
 
     known = frozenset(
         {

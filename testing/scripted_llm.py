@@ -363,7 +363,10 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         app._record_listing({name.lower(): value for name, value in self.headers.items()}, dict(parse_qsl(url.query)))
         if self._authorized():
-            listed = [{"id": name, "object": "model", "created": 0, "owned_by": "scripted"} for name in app.models]
+            listed = [
+                {"object": "model", "created": 0, "owned_by": "scripted", **({"id": m} if isinstance(m, str) else m)}
+                for m in app.models
+            ]
             self._send_json(200, {"object": "list", "data": listed})
 
     def do_POST(self) -> None:
@@ -531,8 +534,8 @@ class ScriptedLLM:
         self._requests: list[dict] = []
         self._listings: list[dict] = []
         self._queries: list[dict[str, str]] = []
-        # what GET /v1/models lists; a test may set several
-        self.models: Sequence[str] = (model,)
+        # what GET /v1/models lists; a test may set several, each an id or an entry's fields (id included)
+        self.models: Sequence[str | dict[str, Any]] = (model,)
         self._call_ids = itertools.count(1)
         self._completion_ids = itertools.count(1)
         self._server: _Server | None = None

@@ -1,6 +1,7 @@
 """A provider that shows its reasoning and needs it back (DeepSeek's thinking mode, strict as its
 documentation: testing/llm_providers.py): the user sees it, the reply's message keeps it, and a
-turn resumed from what was stored after an approval sends it back."""
+turn resumed from what was stored after an approval sends it back, and so does the next question
+for the messages that made tool calls."""
 
 from odoo.tests import tagged
 
@@ -44,3 +45,20 @@ class TestChatThinking(ChatCase):
         stored = self.conversation(conversation_id)._chat_history()["events"]
         thinking = "".join(event["delta"] for event in stored if event["type"] == "thinking")
         self.assertEqual(thinking, DeepSeekReasoner.thought * 2)
+
+    def test_the_next_question_sends_back_the_reasoning_of_earlier_tool_calls(self):
+        self.login(self.user)
+        self.llm.queue(Turn(tool_calls=(ToolCall("weather", {"city": "Paris"}, id="call_weather"),)))
+        _response, events = self.send("Weather in Paris?")
+        conversation_id = events[0].data["conversation_id"]
+        self.llm.queue(Turn(text="Paris: 21.5 °C."))
+        _response, resumed = self.resume(conversation_id, approvals={"call_weather": True})
+        self.assertEqual(resumed[-1].event, "done", resumed[-1].data)
+
+        # DeepSeek refuses a later request whose tool-calling message lacks its reasoning
+        self.llm.queue(Turn(text="Lyon is warmer."))
+        response, again = self.send("And Lyon?", conversation_id=conversation_id)
+        self.assertEqual(response.status_code, 200, response.text)
+        self.assertEqual(again[-1].event, "done", again[-1].data)
+        (sent,) = [m for m in self.llm.requests[-1]["messages"] if m.get("tool_calls")]
+        self.assertEqual(sent["reasoning_content"], DeepSeekReasoner.thought)

@@ -8,7 +8,7 @@ from odoo.tests import Form, tagged
 
 from odoo.addons.ai_mcp.services.events import ModelRefusedParamEvent
 from odoo.addons.ai_mcp.services.llm import ApiStyle, ProviderKind
-from odoo.addons.ai_mcp.testing.llm_providers import OpenAIReasoning
+from odoo.addons.ai_mcp.testing.llm_providers import OpenAIReasoning, Redirected, VllmWithoutAutoToolChoice
 from odoo.addons.ai_mcp.testing.mcp_servers import free_port
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, Turn
 from odoo.addons.ai_mcp.turn.cursors import call_requests
@@ -66,6 +66,28 @@ class TestProviderModels(AiMcpCase):
             provider.write({"api_style": "responses"})
         self.assertIn("OpenAI and Azure OpenAI only", str(raised.exception))
         self.assertEqual(provider.api_style, "chat_completions")
+
+    def test_an_azure_deployment_url_without_api_version_is_refused_at_save_saying_why(self):
+        deployment = "https://acme.openai.azure.com/openai/deployments/prod-gpt4o/chat/completions"
+        with self.assertRaises(ValidationError) as raised:
+            self.provider(kind="azure", base_url=deployment)
+        message = str(raised.exception)
+        self.assertIn("Base URL: is an Azure deployment URL, which needs an API version", message)
+        self.assertIn("https://RESOURCE.openai.azure.com/openai/v1", message)
+        provider = self.provider(kind="azure", base_url=deployment, api_version="2024-10-21")
+        with self.assertRaises(ValidationError):
+            provider.api_version = False
+        # one saved before the check: its test names the URL, not the key
+        self.env.cr.execute("UPDATE ai_provider SET api_version = NULL WHERE id = %s", [provider.id])
+        provider.invalidate_recordset(["api_version"])
+        result = provider.action_test_provider()
+        self.assertEqual(result["params"]["type"], "danger")
+        self.assertIn("needs an API version", result["params"]["message"])
+
+    def test_no_azure_preset_lists_models(self):
+        form = Form(self.Provider.with_user(self.manager))
+        form.preset = "azure_v1"
+        self.assertEqual((form.kind, bool(form.api_version), form.lists_models), ("azure", False, False))
 
     def test_an_api_version_only_counts_for_azure(self):
         provider = self.provider(kind="compatible", api_version="2024-10-21")
@@ -126,7 +148,7 @@ class TestProviderModels(AiMcpCase):
             )
             result = provider.with_user(self.manager).action_refresh_models()
             self.assertEqual(result["params"]["type"], "success", result["params"]["message"])
-            self.assertIn("3 models listed, 3 new", result["params"]["message"])
+            self.assertIn("3 models listed: 3 new, 0 no longer listed", result["params"]["message"])
             (listing,) = llm.listings
             self.assertEqual(listing["headers"]["openai-organization"], HEADER_VALUE)
             self.assertEqual(listing["query"], {"tenant": "acme"})
@@ -141,12 +163,28 @@ class TestProviderModels(AiMcpCase):
             models["gpt-4o-mini"].accepts_stream_options = False
             llm.models = ("gpt-4o-mini", "o3-mini", "qwen3")
             result = provider.action_refresh_models()
-        self.assertIn("3 models listed, 1 new", result["params"]["message"])
+        self.assertIn("3 models listed: 1 new, 1 no longer listed", result["params"]["message"])
         models = {m.name: m for m in provider.model_ids}
         self.assertEqual(sorted(models), ["gpt-4o-mini", "llama3.1", "o3-mini", "qwen3"])
         self.assertFalse(models["gpt-4o-mini"].accepts_stream_options)
         self.assertFalse(models["llama3.1"].listed)
         self.assertEqual(provider.model_count, 4)
+
+    def test_refresh_models_takes_the_listings_context_length_and_counts_in_words(self):
+        with ScriptedLLM() as llm:
+            llm.models = ({"id": "openai/gpt-4o-mini", "context_length": 128_000},)
+            provider = self.provider(base_url=llm.base_url)
+            typed = self.Model.create({"provider_id": provider.id, "name": "mine", "context_window": 8_000})
+            result = provider.action_refresh_models()
+            self.assertIn("1 model listed: 1 new, 0 no longer listed", result["params"]["message"])
+            listed = provider.model_ids.filtered(lambda m: m.name == "openai/gpt-4o-mini")
+            self.assertEqual(listed.context_window, 128_000)
+            # a window typed in stays, one unknown is filled
+            llm.models = ({"id": "mine", "context_length": 32_000}, {"id": "openai/gpt-4o-mini", "context_length": 1})
+            listed.context_window = 0
+            provider.action_refresh_models()
+        self.assertEqual(typed.context_window, 8_000)
+        self.assertEqual(listed.context_window, 1)
 
     def test_a_failed_refresh_says_why_and_changes_nothing(self):
         provider = self.provider(base_url=f"http://127.0.0.1:{free_port()}/v1")
@@ -157,10 +195,11 @@ class TestProviderModels(AiMcpCase):
         self.assertEqual(provider.model_ids.mapped("name"), ["kept"])
         self.assertTrue(provider.model_ids.listed)
 
-        azure = self.provider(kind="azure", api_version="2024-10-21")
-        result = azure.action_refresh_models()
-        self.assertEqual(result["params"]["type"], "danger")
-        self.assertIn("type the deployment's name", result["params"]["message"])
+        for api_version in ("2024-10-21", False):
+            azure = self.provider(kind="azure", api_version=api_version)
+            result = azure.action_refresh_models()
+            self.assertEqual(result["params"]["type"], "danger")
+            self.assertIn("type the deployment's name", result["params"]["message"])
 
     # -- what a turn is given ----------------------------------------------------------------------
 
@@ -274,6 +313,30 @@ class TestProviderModels(AiMcpCase):
             model = self.Model.search([("provider_id", "=", provider.id), ("name", "=", "scripted-model")])
             self.assertFalse(model.accepts_temperature, "the record learned it")
             self.assertIn("temperature", model.message_ids[0].body)
+
+    def test_the_provider_test_is_green_where_turns_work_and_its_hint_stands_alone(self):
+        with ScriptedLLM(provider=VllmWithoutAutoToolChoice()) as llm:
+            provider = self.provider(base_url=llm.base_url, default_model="scripted-model")
+            assistant = self.env["ai.assistant"].create(
+                {"name": "A", "provider_id": provider.id, "prompted_tools": True}
+            )
+            llm.queue(Turn(text="OK"))
+            # its turns put the tools in the prompt: so does its test, and the server answers
+            result = assistant.action_test_provider()
+            self.assertEqual(result["params"]["type"], "success", result["params"]["message"])
+            self.assertNotIn("tools", llm.requests[-1])
+            # the provider's own test offers a tool: refused, with what fixes it and nothing else
+            result = provider.action_test_provider()
+            self.assertEqual(result["params"]["type"], "danger")
+            self.assertIn("Tools in the Prompt", result["params"]["message"])
+            self.assertNotIn("retry or pick another model", result["params"]["message"])
+
+    def test_the_provider_test_follows_a_redirect_as_a_turn_does(self):
+        with ScriptedLLM(provider=Redirected()) as llm:
+            provider = self.provider(base_url=llm.base_url, default_model="scripted-model")
+            llm.queue(Turn(text="OK"))
+            result = provider.action_test_provider()
+            self.assertEqual(result["params"]["type"], "success", result["params"]["message"])
 
     # -- learned refusals ---------------------------------------------------------------------------
 

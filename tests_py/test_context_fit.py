@@ -299,9 +299,12 @@ def test_a_long_conversation_with_a_big_result_finishes_a_two_round_turn_in_a_sm
     llm = small_window(4_000)
     events = big_then_echo(hub, tools_server, llm, assistant(llm, 4_000), history=conversation(12))
     assert events[-1].type == "done" and "".join(e.delta for e in events if e.type == "text") == "Both read."
-    answered = [body for body in llm.requests if body not in refused(llm)]
-    assert len(answered) == 3
-    for body in answered:
+    # fitted before it is sent: no request is refused, the first of the turn included
+    assert refused(llm) == [] and len(llm.requests) == 3
+    assert "The conversation was longer than the model reads: it was sent again with less of it." not in warnings(
+        events
+    )
+    for body in llm.requests:
         messages = body["messages"]
         # the oldest turns went: what is left is the newest ones, in order, then the current turn
         kept = questions(messages)
@@ -309,7 +312,7 @@ def test_a_long_conversation_with_a_big_result_finishes_a_two_round_turn_in_a_sm
         assert calls_are_answered(messages)
         assert [m["content"] for m in messages if m["role"] == "user"][-1] == "Read the log."
     # the current turn is all there in the last request, its long result shortened
-    last = answered[-1]["messages"]
+    last = llm.requests[-1]["messages"]
     results = [m["content"] for m in last if m["role"] == "tool"][-2:]
     assert "truncated" in results[0] and results[1] == "again"
     told = warnings(events)
@@ -346,13 +349,19 @@ def test_a_request_still_too_long_after_its_retry_ends_the_turn_with_the_provide
 def test_the_first_rounds_count_keeps_the_next_round_within_the_window(
     hub: McpHub, small_window: Any, tools_server: HttpServer
 ) -> None:
-    """The scripted model counts more tokens than the loop estimates: the count it reports with the
-    first round's answer lets the second round fit at once; a model reporting nothing refuses it
-    once first."""
+    """The scripted model counts more tokens than the loop estimates: before it has counted, the
+    estimate is fitted with a margin, so no request is refused; the count it reports with the
+    first round's answer lets the second round fill more of the window than a model that reports
+    nothing gets."""
     counted = small_window(3_000, sizes=False)
     events = big_then_echo(hub, tools_server, counted, assistant(counted, 3_000))
     assert events[-1].type == "done" and refused(counted) == []
     silent = small_window(3_000, sizes=False)
     events = big_then_echo(hub, tools_server, silent, assistant(silent, 3_000, stream_options=False))
-    assert events[-1].type == "done" and len(refused(silent)) == 1
-    assert "The conversation was longer than the model reads: it was sent again with less of it." in warnings(events)
+    assert events[-1].type == "done" and refused(silent) == []
+    assert "The conversation was longer than the model reads: it was sent again with less of it." not in warnings(
+        events
+    )
+    window = counted.provider
+    assert isinstance(window, ContextWindow)
+    assert window.prompt_tokens(counted.requests[1]) > window.prompt_tokens(silent.requests[1])

@@ -8,10 +8,26 @@ from typing import Any
 import pytest
 
 from services.errors import ErrorCode, LlmError
-from services.llm import LlmSettings, ping
-from testing.llm_providers import GeminiCompat, OpenAIReasoning, VllmWithoutAutoToolChoice
+from services.llm import LlmSettings, capabilities_without
+from services.llm import ping as aping
+from services.mcp import McpHub
+from testing.llm_providers import GeminiCompat, OpenAIReasoning, Redirected, VllmWithoutAutoToolChoice
 from testing.mcp_servers import free_port
 from testing.scripted_llm import Provider, ScriptedLLM, ToolCall, Turn
+
+_HUB: list[McpHub] = []
+
+
+@pytest.fixture(autouse=True)
+def _on_a_hub(hub: McpHub) -> Any:
+    """The test runs where a turn runs: on the hub's loop, with the turn's chat model."""
+    _HUB.append(hub)
+    yield
+    _HUB.pop()
+
+
+def ping(llm: LlmSettings, **options: Any) -> int:
+    return _HUB[-1].run(aping(llm, **options))
 
 
 def settings(base_url: str, key: str = "sk-right") -> LlmSettings:
@@ -33,6 +49,23 @@ def test_ping_fails_where_a_turn_fails_and_says_why() -> None:
     with ScriptedLLM(provider=VllmWithoutAutoToolChoice()) as llm, pytest.raises(LlmError) as info:
         ping(settings(llm.base_url))
     assert "--enable-auto-tool-choice" in info.value.message
+    # the message says what fixes it: no generic "retry or pick another model" after it
+    assert info.value.advice == ""
+
+
+def test_ping_with_tools_in_the_prompt_offers_none_as_such_a_turn_does() -> None:
+    with ScriptedLLM(provider=VllmWithoutAutoToolChoice()) as llm:
+        llm.queue(Turn(text="OK"))
+        assert ping(capabilities_without(settings(llm.base_url), "native_tools")) >= 0
+        (request,) = llm.requests
+    assert "tools" not in request
+
+
+def test_ping_follows_a_redirect_as_a_turn_does() -> None:
+    with ScriptedLLM(provider=Redirected()) as llm:
+        llm.queue(Turn(text="OK"))
+        assert ping(settings(llm.base_url)) >= 0
+        assert len(llm.requests) == 2  # asked where the base URL says, answered where it was sent
 
 
 def test_ping_reads_a_tool_call_streamed_without_index() -> None:

@@ -175,6 +175,16 @@ def test_gemini_several_calls_of_one_reply_each_run(hub: McpHub, serve: Any, too
     # the two calls run at once: their results stream in the order they finish
     results = [e for e in events if e.type == "tool_result"]
     assert sorted((r.ok, r.model_text) for r in results) == [(True, "a"), (True, "b")]
+    # only the first call of the step was signed: it goes back signed, the other as it came
+    assert [e.replay for e in events if e.type == "tool_call"] == [
+        {"extra_content": {"google": {"thought_signature": "sig-1"}}},
+        None,
+    ]
+    (sent,) = [m for m in llm.requests[1]["messages"] if m.get("tool_calls")]
+    assert [call.get("extra_content") for call in sent["tool_calls"]] == [
+        {"google": {"thought_signature": "sig-1"}},
+        None,
+    ]
 
 
 class _OneIndexForAll(Provider):
@@ -229,7 +239,7 @@ def test_gemini_error_list_reaches_the_user(hub: McpHub, serve: Any, tools_serve
     assert "HTTP 400" in events[-1].message and "Function call is missing a thought_signature" in events[-1].message
 
 
-def test_deepseek_reasoner_thinking_is_shown_and_sent_back_within_the_turn(
+def test_deepseek_reasoner_thinking_is_shown_and_sent_back_with_its_tool_calls_in_later_questions(
     hub: McpHub, serve: Any, tools_server: HttpServer
 ) -> None:
     llm = serve(DeepSeekReasoner())
@@ -250,11 +260,14 @@ def test_deepseek_reasoner_thinking_is_shown_and_sent_back_within_the_turn(
     assert answered(resumed).startswith("done: x")
     (sent,) = [m for m in llm.requests[-1]["messages"] if m.get("tool_calls")]
     assert sent["reasoning_content"] == DeepSeekReasoner.thought
-    # a later question: the reasoning of the earlier turn is not sent again
+    # a later question of the conversation: the message that made tool calls keeps its reasoning
     later = history_from_events(persisted(resumed), user_message=None)
     asked = len(llm.requests)
-    run(hub, TurnRequest(assistant=settings, tools=echo, history=history + later, user_message="Again"))
-    assert not [m for m in llm.requests[asked]["messages"] if "reasoning_content" in m]
+    free = [b for b in tools_of(hub, spec) if b.tool.name == "echo"]
+    again = run(hub, TurnRequest(assistant=settings, tools=free, history=history + later, user_message="Again"))
+    assert again[-1].type == "done", again[-1]
+    earlier = [m for m in llm.requests[asked]["messages"] if m["role"] == "assistant"]
+    assert [m.get("reasoning_content") for m in earlier] == [DeepSeekReasoner.thought, None]
 
 
 def test_vllm_without_auto_tool_choice_says_what_fixes_it(hub: McpHub, serve: Any, tools_server: HttpServer) -> None:

@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from services.errors import ConfigError, ErrorCode, LlmError
-from services.llm import PRESETS, LlmSettings, ProviderKind, default_capabilities, list_models
+from services.llm import (
+    PRESETS,
+    ListedModel,
+    LlmSettings,
+    ProviderKind,
+    check_azure_url,
+    default_capabilities,
+    list_models,
+)
 from testing.mcp_servers import free_port
 from testing.scripted_llm import ScriptedLLM
 
@@ -18,7 +26,22 @@ def settings(base_url: str, **values) -> LlmSettings:
 def test_every_listed_model_once_and_sorted() -> None:
     with ScriptedLLM() as llm:
         llm.models = ("zeta", "alpha", "mid", "alpha")
-        assert list_models(settings(llm.base_url)) == ["alpha", "mid", "zeta"]
+        assert [model.id for model in list_models(settings(llm.base_url))] == ["alpha", "mid", "zeta"]
+
+
+def test_a_listed_context_length_comes_with_its_model() -> None:
+    with ScriptedLLM() as llm:
+        # OpenRouter's `context_length`, vLLM's `max_model_len`, or nothing
+        llm.models = (
+            {"id": "openai/gpt-4o-mini", "context_length": 128_000},
+            {"id": "Qwen/Qwen2.5-7B-Instruct", "max_model_len": 32_768},
+            "plain",
+        )
+        assert list_models(settings(llm.base_url)) == [
+            ListedModel(id="Qwen/Qwen2.5-7B-Instruct", context_window=32_768),
+            ListedModel(id="openai/gpt-4o-mini", context_window=128_000),
+            ListedModel(id="plain"),
+        ]
 
 
 def test_the_providers_headers_query_and_key_are_sent() -> None:
@@ -32,25 +55,38 @@ def test_the_providers_headers_query_and_key_are_sent() -> None:
             )
         )
         (listing,) = llm.listings
-    assert listed == ["a"]
+    assert [model.id for model in listed] == ["a"]
     assert listing["headers"]["x-org"] == "acme"
     assert listing["headers"]["authorization"] == "Bearer sk-right"
     assert listing["query"] == {"tenant": "t1"}
 
 
-def test_azure_v1_also_gets_the_key_in_its_own_header() -> None:
-    with ScriptedLLM(api_key="sk-az") as llm:
-        list_models(settings(llm.base_url, api_key="sk-az", kind=ProviderKind.AZURE))
-        (listing,) = llm.listings
-    assert listing["headers"]["api-key"] == "sk-az"
-
-
-def test_azure_deployment_url_is_not_listed_and_says_what_to_do() -> None:
+@pytest.mark.parametrize("api_version", ["", "2024-10-21"])
+def test_azure_is_not_listed_at_either_url_and_says_what_to_do(api_version: str) -> None:
+    # the v1 URL's /models lists the resource's base models, which a v1 request cannot name
     with ScriptedLLM() as llm:
         with pytest.raises(ConfigError) as info:
-            list_models(settings(llm.base_url, kind=ProviderKind.AZURE, api_version="2024-10-21"))
+            list_models(settings(llm.base_url, kind=ProviderKind.AZURE, api_version=api_version))
         assert not llm.listings
     assert "deployment's name" in info.value.message
+
+
+def test_an_azure_deployment_url_without_api_version_says_what_is_wrong_with_the_url() -> None:
+    deployment = "https://acme.openai.azure.com/openai/deployments/prod-gpt4o/chat/completions"
+    with pytest.raises(ConfigError) as info:
+        check_azure_url(ProviderKind.AZURE, deployment, "")
+    assert info.value.field == "base_url"
+    assert "needs an API version" in info.value.message and "/openai/v1" in info.value.message
+    check_azure_url(ProviderKind.AZURE, deployment, "2024-10-21")
+    check_azure_url(ProviderKind.AZURE, "https://acme.openai.azure.com/openai/v1", "")
+
+
+def test_an_azure_deployments_name_says_nothing_of_its_model() -> None:
+    # a deployment named after a reasoning model may serve another: plain defaults, learned from refusals
+    capabilities = default_capabilities("o3-mini", ProviderKind.AZURE)
+    assert capabilities.temperature and capabilities.max_tokens_param is None
+    assert capabilities.reasoning_effort is None and capabilities.context_window is None
+    assert capabilities.prompt_cache_key
 
 
 def test_a_refused_key_is_auth_failed() -> None:
@@ -77,3 +113,4 @@ def test_every_preset_is_a_valid_provider() -> None:
         if preset.base_url:
             LlmSettings(base_url=preset.base_url, model=preset.default_model, kind=preset.kind)
         assert preset.kind is ProviderKind.AZURE or not preset.api_version, key
+        assert preset.kind is not ProviderKind.AZURE or not preset.lists_models, key

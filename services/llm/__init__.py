@@ -12,12 +12,12 @@ Provider kinds, model capabilities and the APIs a provider speaks belong here, n
 
 from .chat_model import REPLAY, TOOL_CALL_REPLAY, capabilities_without, make_chat_model
 from .families import default_capabilities
-from .models_list import list_models
+from .models_list import ListedModel, list_models
 from .ping import ping
 from .presets import PRESETS, ProviderPreset
 from .prompt_cache import prompt_cache_key
 from .provider_errors import ContextExceeded, ParamRefused, map_llm_error
-from .settings import ApiStyle, LlmSettings, ModelCapabilities, ProviderKind, ReasoningEffort
+from .settings import ApiStyle, LlmSettings, ModelCapabilities, ProviderKind, ReasoningEffort, check_azure_url
 from .stream import ModelReply, Thinking, ToolCallDelta, stream_reply, with_tools
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "TOOL_CALL_REPLAY",
     "ApiStyle",
     "ContextExceeded",
+    "ListedModel",
     "LlmSettings",
     "ModelCapabilities",
     "ModelReply",
@@ -36,6 +37,7 @@ __all__ = [
     "Thinking",
     "ToolCallDelta",
     "capabilities_without",
+    "check_azure_url",
     "default_capabilities",
     "list_models",
     "make_chat_model",

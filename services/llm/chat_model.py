@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import httpx
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 from pydantic import PrivateAttr
@@ -132,15 +131,10 @@ CHAT_MODEL_CACHE_SIZE = 64
 
 @functools.lru_cache(maxsize=CHAT_MODEL_CACHE_SIZE)
 def make_chat_model(settings: LlmSettings) -> ChatOpenAI:
-    return build_chat_model(settings)
-
-
-def build_chat_model(settings: LlmSettings, http_client: httpx.AsyncClient | None = None) -> ChatOpenAI:
-    """A chat model of its own. `http_client`: the connections it uses, for a caller that runs it on
-    an event loop of its own and closes them (the provider test); else LangChain's shared ones."""
+    """The chat model of `settings`, on LangChain's shared connections (openai's HTTP client, which
+    follows redirects): used on the hub's loop, by turns and the provider test alike."""
     capabilities = settings.capabilities
     common: dict[str, Any] = {
-        "http_async_client": http_client,
         "model": settings.model,
         "api_key": settings.api_key.get_secret_value() or "not-needed",
         "temperature": settings.temperature if capabilities.temperature else None,

@@ -42,8 +42,8 @@ _GEMINI_THINKING = re.compile(r"^(models/)?gemini-(2\.5|3)")
 # Completions and Responses https://platform.openai.com/docs/guides/prompt-caching, Azure OpenAI
 # https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/prompt-caching, and Mistral's
 # API for its own models https://docs.mistral.ai/inference/conversations/advanced/prompt-caching.
-# Other OpenAI-compatible servers may refuse a field they do not know (vLLM, LiteLLM): off, unless
-# the administrator turns it on.
+# Other OpenAI-compatible servers may refuse a field they do not know (vLLM up to 0.6.4, servers
+# validating a fixed schema): off, unless the administrator turns it on.
 _CACHE_KEY_KINDS = (ProviderKind.OPENAI, ProviderKind.AZURE)
 _MISTRAL = re.compile(r"^(mistral|magistral|codestral|devstral|ministral|pixtral|open-mistral|open-mixtral)")
 
@@ -75,8 +75,11 @@ def default_capabilities(model_name: str, kind: ProviderKind) -> ModelCapabiliti
     """What `model_name` accepts as its provider documents it; plain defaults for unknown names.
 
     `kind` matters where the same name is served differently: an Azure deployment's name is the
-    admin's choice, so it says nothing unless it is the model's own name."""
+    admin's choice and says nothing of the model behind it, so it starts from the plain defaults,
+    and learns what the model refuses as any model does."""
     name = _name(model_name)
+    if kind is ProviderKind.AZURE:
+        return ModelCapabilities(prompt_cache_key=_takes_cache_key(name, kind))
     # the family rules key on the model's own name, whoever serves it; the cache key on who serves it
     common = {"context_window": _context_window(name), "prompt_cache_key": _takes_cache_key(name, kind)}
     if _O_SERIES.match(name) or _GPT5.match(name):

@@ -25,8 +25,8 @@ class ProviderPreset(BaseModel):
     lists_models: bool = True  # answers GET /models with the models it serves
 
 
-# Azure's classic URL names a deployment, and its `/models` lists the models of the resource,
-# not the deployments a request may name: the deployment's name is typed in.
+# Both Azure URLs name a deployment in a request (the v1 URL as `model`), and their `/models` lists
+# the models of the resource, not the deployments: the deployment's name is typed in.
 _AZURE_API_VERSION = "2024-10-21"
 
 PRESETS: dict[str, ProviderPreset] = {
@@ -46,6 +46,7 @@ PRESETS: dict[str, ProviderPreset] = {
         kind=ProviderKind.AZURE,
         base_url="https://RESOURCE.openai.azure.com/openai/v1",
         default_model="gpt-4o-mini",
+        lists_models=False,
     ),
     "ollama": ProviderPreset(label="Ollama", base_url="http://localhost:11434/v1", default_model="llama3.1"),
     "vllm": ProviderPreset(label="vLLM", base_url="http://localhost:8000/v1", default_model="Qwen/Qwen2.5-7B-Instruct"),

@@ -178,7 +178,7 @@ def _status_error(exc: openai.APIStatusError) -> LlmError:
     _logger.info("Model provider error: %s %s%s: %s", _status(exc), url.host, url.path, explained)
     message = f"The model provider answered with an error ({_status(exc)}): {explained}"
     if _VLLM_AUTO_TOOL_CHOICE in explained:
-        return LlmError(ErrorCode.LLM_BAD_RESPONSE, message + _VLLM_HINT)
+        return LlmError(ErrorCode.LLM_BAD_RESPONSE, message + _VLLM_HINT, advice="")
     if _context_exceeded(exc, explained):
         return ContextExceeded(message, _number(_CONTEXT_LIMIT, explained), _number(_CONTEXT_SENT, explained))
     param = refused_param(exc, explained)

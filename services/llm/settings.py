@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from ..errors import ConfigError, _lt
 from ..limits import FALLBACK_CONTEXT_WINDOW, TEMPERATURE
 
 
@@ -81,3 +82,23 @@ class LlmSettings(BaseModel):
     def context_window(self) -> int:
         """The tokens a request may hold, prompt and answer together."""
         return self.capabilities.context_window or self.fallback_context_window
+
+
+# Azure's deployment URL, `{resource}/openai/deployments/{deployment}/...`: only with an API version
+_AZURE_DEPLOYMENT_PATH = "/openai/deployments/"
+AZURE_V1_URL = "https://RESOURCE.openai.azure.com/openai/v1"
+
+
+def check_azure_url(kind: ProviderKind, base_url: str, api_version: str) -> None:
+    """Raises ConfigError (field `base_url`) for Azure's deployment URL without an API version:
+    it would be sent as a v1 request with the key as a bearer token, which Azure refuses with a 401
+    that says nothing of the URL."""
+    if kind is ProviderKind.AZURE and not api_version.strip() and _AZURE_DEPLOYMENT_PATH in base_url:
+        raise ConfigError(
+            "base_url",
+            _lt(
+                "is an Azure deployment URL, which needs an API version: fill in API Version (e.g. 2024-10-21) "
+                "and the deployment's name as the model, or use the resource's v1 URL, %(v1)s."
+            ),
+            v1=AZURE_V1_URL,
+        )

@@ -180,6 +180,8 @@ def _call_extras(message: AIMessageChunk) -> dict[str, dict[str, Any]]:
 def _check_calls(reply: ModelReply) -> None:
     """A call the turn cannot read ends it, saying so, rather than vanishing."""
     if any(not call.get("name") for call in [*reply.tool_calls, *reply.invalid_tool_calls]):
-        raise LlmError(ErrorCode.LLM_BAD_RESPONSE, UNREADABLE_CALL.format(what="a call without a tool name"))
+        raise LlmError(ErrorCode.LLM_BAD_RESPONSE, UNREADABLE_CALL.format(what="a call without a tool name"), advice="")
     if reply.finish_reason == "tool_calls" and not reply.tool_calls and not reply.invalid_tool_calls:
-        raise LlmError(ErrorCode.LLM_BAD_RESPONSE, UNREADABLE_CALL.format(what="its stream ended without the call"))
+        raise LlmError(
+            ErrorCode.LLM_BAD_RESPONSE, UNREADABLE_CALL.format(what="its stream ended without the call"), advice=""
+        )

@@ -2,8 +2,8 @@
 
 Before each model call of a turn (the history grows with each round's tool results) the request is
 measured in tokens (token_estimate.py, calibrated by what the provider reported for the turn's
-last call) against the window, less a reserve for the answer and what the system prompt and the
-tools offered take:
+last call, taken with a margin before it reported anything) against the window, less a reserve for
+the answer and what the system prompt and the tools offered take:
 
 - a tool result of an earlier turn longer than a quarter of the room is cut to that, with the
   truncation marker the model already knows from results cut at the source (tool_result.py);
@@ -12,9 +12,9 @@ tools offered take:
 - the current turn is never left out: when it alone is longer than the room, its tool results
   share what is left, the longest cut first, and the provider answers what could be fitted.
 
-A provider that still finds the request too long (ContextExceeded) gets it once more, fitted to a
-tighter window (`tighten`). What the user might miss is told as a warning (`notices`): turns left
-out, and results of the current turn shortened.
+A provider that still finds the request too long (ContextExceeded: the estimate was wrong by more
+than its margin) gets it once more, fitted to a tighter window (`tighten`). What the user might
+miss is told as a warning (`notices`): turns left out, and results of the current turn shortened.
 """
 
 from __future__ import annotations
@@ -40,6 +40,11 @@ EARLIER_RESULT_SHARE = 4
 MIN_RESULT_TOKENS = 64
 # a provider's count against the estimate, at most this far either way (a count of another request)
 RATIO_BOUNDS = (0.25, 4.0)
+# the provider's tokens per estimated token until it has counted a request of the turn: the estimate
+# is arithmetic on characters and counts short where text takes more than 4 characters a token
+# (JSON, code, identifiers, repeated letters), by a third and more; a first request fitted as if
+# the estimate were exact is refused by a model whose window it nearly fills
+UNCOUNTED_RATIO = 1.5
 # after a refusal: the window taken as what the provider counted (or the estimate) times this
 TIGHTER = 0.75
 # ... and, where the provider named its window and its count, that window times this
@@ -162,7 +167,7 @@ class ContextFitter:
     def __init__(self, llm: LlmSettings) -> None:
         self.window = llm.context_window
         self.reserve = answer_reserve(self.window, llm.max_output_tokens)
-        self.ratio = 1.0  # the provider's tokens per estimated token, from its last count
+        self.ratio = UNCOUNTED_RATIO  # the provider's tokens per estimated token, from its last count
         self.tightened = False
         self._sent = 0  # the last request's estimate
         self._told_dropped = 0

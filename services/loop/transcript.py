@@ -27,7 +27,7 @@ class HistoryToolCall(BaseModel):
 
 class HistoryMessage(BaseModel):
     """`reasoning`: what the model showed of its thinking; `reasoning_as`: the field it goes back
-    under, on a message with tool calls of the turn still running (None: never sent back)."""
+    under, on a message with tool calls, in every later request (None: never sent back)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -133,15 +133,14 @@ def to_langchain(history: list[HistoryMessage], system_prompt: str, native_tools
     results come back as user messages, which every chat model accepts."""
     messages: list[BaseMessage] = [SystemMessage(system_prompt)] if system_prompt else []
     names = {call.id: call.name for m in history for call in m.tool_calls}
-    turn_starts = max((i for i, m in enumerate(history) if m.role == "user"), default=0)
-    for position, message in enumerate(history):
+    for message in history:
         if message.role == "user":
             messages.append(HumanMessage(message.content))
         elif message.role == "assistant":
             calls = (
                 [{"id": c.id, "name": c.name, "args": c.arguments} for c in message.tool_calls] if native_tools else []
             )
-            extra = _replayed(message, position >= turn_starts) if calls else {}
+            extra = _replayed(message) if calls else {}
             messages.append(AIMessage(content=message.content, tool_calls=calls, additional_kwargs=extra))
         elif native_tools:
             messages.append(ToolMessage(content=message.content, tool_call_id=message.tool_call_id or ""))
@@ -151,13 +150,14 @@ def to_langchain(history: list[HistoryMessage], system_prompt: str, native_tools
     return messages
 
 
-def _replayed(message: HistoryMessage, this_turn: bool) -> dict[str, Any]:
-    """What the provider asked to be sent back with a message with tool calls: the fields of its
-    calls always, its reasoning for the turn still running (DeepSeek drops it after a new question)."""
+def _replayed(message: HistoryMessage) -> dict[str, Any]:
+    """What the provider asked to be sent back with a message with tool calls, in every later
+    request of the conversation: the fields of its calls, and its reasoning (DeepSeek's thinking
+    mode refuses a later question whose earlier tool-calling messages lack it)."""
     extra: dict[str, Any] = {}
     by_call = {call.id: call.replay for call in message.tool_calls if call.replay}
     if by_call:
         extra[TOOL_CALL_REPLAY] = by_call
-    if this_turn and message.reasoning_as and message.reasoning:
+    if message.reasoning_as and message.reasoning:
         extra[REPLAY] = {message.reasoning_as: message.reasoning}
     return extra
