@@ -68,7 +68,10 @@ class TestStdioServer(AiMcpCase):
             action = server.action_test_connection()
         params = action["params"]
         self.assertEqual(params["type"], "danger")
-        self.assertIn("Last output: limits-server v1.0.0", params["message"])
+        self.assertIn(
+            "Last output: RuntimeError: cannot load the configuration from /etc/limits-server.json", params["message"]
+        )
+        self.assertNotIn("URL", params["message"])
         self.assertIn("RuntimeError: cannot load the configuration from /etc/limits-server.json", params["message"])
         self.assertEqual(server.state, "error")
         for shown in (server.last_stderr, server.stderr_tail):
@@ -97,7 +100,7 @@ class TestStdioServer(AiMcpCase):
         self.assertEqual(assistant._tool_bindings(warnings=warnings), [])
         self.assertEqual(len(warnings), 1, warnings)
         self.assertTrue(warnings[0].startswith("sheet-music is unavailable, so its tools are left out of this answer:"))
-        self.assertIn("Last output: limits-server v1.0.0", warnings[0])
+        self.assertIn("Last output: RuntimeError: cannot load the configuration", warnings[0])
         # an app's calls are not the turn's: no notice there
         app_warnings = []
         assistant._tool_bindings(warnings=app_warnings, audience="app")

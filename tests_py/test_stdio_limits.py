@@ -110,7 +110,13 @@ def test_a_server_that_crashes_at_start_shows_its_stack_trace_to_the_admin_and_t
         hub.run(hub.atest_connection(spec))
     error = info.value
     assert error.code is ErrorCode.MCP_UNREACHABLE
-    assert error.message.endswith("Last output: limits-server v1.0.0")
+    # the line that says why, not the version Node (and this server) ends a crash's report with
+    assert error.message.endswith(
+        "Last output: RuntimeError: cannot load the configuration from /etc/limits-server.json: out of memory"
+    )
+    # a command has no URL to check; and no memory limit was set, so none is blamed
+    assert "URL" not in error.advice and "command" in error.advice
+    assert "memory limit" not in error.message
     output = (error.output or "").splitlines()
     assert output[0] == "limits-server: starting" and output[-1] == "limits-server v1.0.0"
     assert "Traceback (most recent call last):" in output
@@ -120,6 +126,19 @@ def test_a_server_that_crashes_at_start_shows_its_stack_trace_to_the_admin_and_t
     assert len(logged) == 1, "logged once, when given up on, not at each try"
     assert "RuntimeError: cannot load the configuration" in logged[0]
     assert "Traceback (most recent call last):" in logged[0]
+
+
+def test_a_server_stopped_by_its_memory_limit_at_start_says_so(hub: McpHub) -> None:
+    spec = build_server_spec(
+        **limits_spec("greedy", "--exhaust", name="Heatmap", memory_limit_mb=256), retry=FAST_RETRY
+    )
+    with pytest.raises(McpError) as info:
+        hub.run(hub.atest_connection(spec))
+    error = info.value
+    assert error.message.startswith("Heatmap ran out of memory at the memory limit of 256 MB set on it.")
+    assert error.message.endswith("Last output: MemoryError")
+    assert "memory limit" in error.advice and "URL" not in error.advice
+    assert "MemoryError" in (error.output or "").splitlines()
 
 
 def test_the_tail_holds_the_last_lines_within_its_bounds() -> None:
