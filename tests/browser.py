@@ -1,7 +1,8 @@
 """What the browser tests set up in the Chromium Odoo starts for them, before its first page: a
 colour scheme the "system" prefers, axe-core (from package.json's devDependencies) in each
-page, for the tours' contrast checks (static/tests/tours/contrast.js), and a mouse pointer a tour
-moves (static/tests/tours/pointer.js), since a script cannot make the page hovered."""
+page, for the tours' contrast checks (static/tests/tours/contrast.js), a mouse pointer a tour
+moves (static/tests/tours/pointer.js), since a script cannot make the page hovered, and the focus
+of a window in front."""
 
 import json
 from contextlib import ExitStack, contextmanager
@@ -16,14 +17,17 @@ POINTER = "ai_mcp: pointer at "
 
 
 @contextmanager
-def browser_prepared(case, prefers=None, axe=False, pointer=False):
+def browser_prepared(case, prefers=None, axe=False, pointer=False, focus=False):
     """Each browser started within first prefers the `prefers` colour scheme ("light", "dark"), as
-    its system would, with `axe` has axe-core in each page it opens (reloads included), and with
-    `pointer` moves its mouse where a tour asks (tours/pointer.js)."""
+    its system would, with `axe` has axe-core in each page it opens (reloads included), with
+    `pointer` moves its mouse where a tour asks (tours/pointer.js), and with `focus` has its page
+    focused as a window in front is (a headless page is not: nothing in it matches :focus)."""
     requests = []
     if prefers:
         features = {"features": [{"name": "prefers-color-scheme", "value": prefers}]}
         requests.append(("Emulation.setEmulatedMedia", features))
+    if focus:
+        requests.append(("Emulation.setFocusEmulationEnabled", {"enabled": True}))
     if axe:
         if not AXE.is_file():
             case.fail(f"{AXE} is missing: `npm ci` installs package.json's devDependencies (scripts/test does)")

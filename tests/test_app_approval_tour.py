@@ -20,6 +20,7 @@ from odoo.addons.ai_mcp.testing.mcp_apps_approvals_server import PROGRAM, STATS_
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .app_common import AppTourCase
+from .browser import browser_prepared
 
 APP_SAYS = "App says: "
 POLLS = 6
@@ -99,9 +100,11 @@ class TestAppApprovalTour(AppTourCase):
         self.assertFalse(self.env["ai.conversation.approval"].search([("conversation_id", "=", conversation.id)]))
 
     def test_an_app_fetch_after_the_models_call_allowed_once_asks_and_runs_once(self):
-        self.start_tour(
-            "/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_allow_once_tour", login=self.user.login, timeout=180
-        )
+        # focused as a window in front: the dialog's focus shows
+        with browser_prepared(self, focus=True):
+            self.start_tour(
+                "/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_allow_once_tour", login=self.user.login, timeout=180
+            )
         self.assertCountEqual(
             self.audit("show_cohort"), [("model", "ok", "once", self.user), ("app", "ok", "once", self.user)]
         )
