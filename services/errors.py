@@ -147,11 +147,20 @@ class AiMcpError(Exception):
 
 class McpError(AiMcpError):
     """A failure talking to an MCP server. `output`: what a stdio server wrote to its standard
-    error last (a stack trace, say), for the admin and the log; the message names its last line."""
+    error last (a stack trace, say), for the admin and the log; the message names the line that
+    says why. `advice`: in place of the code's, where the code's does not fit (a URL to check for a
+    server started by a command)."""
 
-    def __init__(self, code: ErrorCode, message: str | None = None, output: str | None = None) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str | None = None, output: str | None = None, advice: str | None = None
+    ) -> None:
         super().__init__(code, message)
         self.output = output
+        self._advice = advice
+
+    @property
+    def advice(self) -> str:
+        return self._advice or ADVICE[self.code]
 
 
 class LlmError(AiMcpError):

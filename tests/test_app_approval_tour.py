@@ -8,6 +8,8 @@ with the apps of testing/mcp_apps_approvals_server.py over streamable HTTP and t
   app's call waits for that question (no dialog over it); the user allows the model's call for this
   conversation, the app's call runs, and after a reload the app fetches without asking; the user
   then revokes the approval from the chat's header.
+- The same chart, its model's call allowed once: the app's fetch asks, naming the tool once, and
+  runs allowed once.
 
 Odoo skips browser tests silently when websocket-client or Chromium is missing, so the test fails
 instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
@@ -18,6 +20,7 @@ from odoo.addons.ai_mcp.testing.mcp_apps_approvals_server import PROGRAM, STATS_
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .app_common import AppTourCase
+from .browser import browser_prepared
 
 APP_SAYS = "App says: "
 POLLS = 6
@@ -95,3 +98,13 @@ class TestAppApprovalTour(AppTourCase):
         self.assertEqual(said, [f"{APP_SAYS}refetch=ok metric=revenue"] * 2)
         # the user revoked it at the end of the tour
         self.assertFalse(self.env["ai.conversation.approval"].search([("conversation_id", "=", conversation.id)]))
+
+    def test_an_app_fetch_after_the_models_call_allowed_once_asks_and_runs_once(self):
+        # focused as a window in front: the dialog's focus shows
+        with browser_prepared(self, focus=True):
+            self.start_tour(
+                "/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_allow_once_tour", login=self.user.login, timeout=180
+            )
+        self.assertCountEqual(
+            self.audit("show_cohort"), [("model", "ok", "once", self.user), ("app", "ok", "once", self.user)]
+        )

@@ -107,6 +107,17 @@ class TestAppTour(AppTourCase):
         self.assertIn("counter is 7", systems[3])
         self.assertNotIn("counter is 6", systems[3])
 
+    def test_odoos_dark_cookie_on_a_page_odoo_renders_light_keeps_the_app_light(self):
+        # Community has no dark scheme: with Odoo's dark cookie its pages stay light, so must the app
+        with browser_prepared(self, prefers="dark"):
+            self.start_tour(
+                "/odoo/action-ai_mcp.action_ai_chat",
+                "ai_mcp_app_tour",
+                login=self.user.login,
+                timeout=180,
+                cookies={"color_scheme": "dark"},
+            )
+
     def test_the_answer_stays_in_view_below_an_app_that_grows(self):
         self.arguments.update(start=1, script="grow")
         self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_app_scroll_tour", login=self.user.login)

@@ -197,7 +197,7 @@ class TestPromptTour(_TourCase):
     assistant_values = {"name": "Prompt assistant"}
 
     def test_a_slash_prompt_with_an_argument_starts_the_turn(self):
-        with browser_prepared(self, axe=True):
+        with browser_prepared(self, axe=True, pointer=True):
             self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_prompt_tour", login="admin", timeout=120)
         conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
         self.assertEqual(
@@ -205,7 +205,7 @@ class TestPromptTour(_TourCase):
         )
 
     def test_in_odoos_dark_scheme_the_prompts_keep_their_contrast(self):
-        with browser_prepared(self, axe=True):
+        with browser_prepared(self, axe=True, pointer=True):
             self.start_tour(
                 "/odoo/action-ai_mcp.action_ai_chat",
                 "ai_mcp_prompt_tour",

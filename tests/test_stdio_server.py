@@ -70,6 +70,10 @@ class TestStdioServer(AiMcpCase):
         self.assertEqual(params["type"], "danger")
         self.assertIn("Its output (stderr):", params["message"])
         self.assertIn("limits-server v1.0.0", params["message"])
+        self.assertIn(
+            "Last output: RuntimeError: cannot load the configuration from /etc/limits-server.json", params["message"]
+        )
+        self.assertNotIn("URL", params["message"])
         self.assertIn("RuntimeError: cannot load the configuration from /etc/limits-server.json", params["message"])
         self.assertEqual(server.state, "error")
         for shown in (server.last_stderr, server.stderr_tail):

@@ -22,7 +22,7 @@ import pytest
 from conftest import FAST_RETRY
 
 from services.errors import ErrorCode, McpError
-from services.mcp import McpHub, stderr_tail
+from services.mcp import McpHub, stderr_tail, telling_line
 from services.mcp.transport import STDERR_TAIL_BYTES, STDERR_TAIL_LINES
 from services.server_spec import build_server_spec
 
@@ -111,6 +111,13 @@ def test_a_server_that_crashes_at_start_shows_its_stack_trace_to_the_admin_and_t
     error = info.value
     assert error.code is ErrorCode.MCP_UNREACHABLE
     assert "limits-server" not in error.message, "the output is the admin's, the message reaches users"
+    # the line that says why, not the version Node (and this server) ends a crash's report with
+    assert telling_line(error.output.splitlines()) == (
+        "RuntimeError: cannot load the configuration from /etc/limits-server.json: out of memory"
+    )
+    # a command has no URL to check; and no memory limit was set, so none is blamed
+    assert "URL" not in error.advice and "command" in error.advice
+    assert "memory limit" not in error.message
     output = (error.output or "").splitlines()
     assert output[0] == "limits-server: starting" and output[-1] == "limits-server v1.0.0"
     assert "Traceback (most recent call last):" in output
@@ -120,6 +127,19 @@ def test_a_server_that_crashes_at_start_shows_its_stack_trace_to_the_admin_and_t
     assert len(logged) == 1, "logged once, when given up on, not at each try"
     assert "RuntimeError: cannot load the configuration" in logged[0]
     assert "Traceback (most recent call last):" in logged[0]
+
+
+def test_a_server_stopped_by_its_memory_limit_at_start_says_so(hub: McpHub) -> None:
+    spec = build_server_spec(
+        **limits_spec("greedy", "--exhaust", name="Heatmap", memory_limit_mb=256), retry=FAST_RETRY
+    )
+    with pytest.raises(McpError) as info:
+        hub.run(hub.atest_connection(spec))
+    error = info.value
+    assert error.message == "Heatmap ran out of memory at the memory limit of 256 MB set on it."
+    assert telling_line(error.output.splitlines()) == "MemoryError"
+    assert "memory limit" in error.advice and "URL" not in error.advice
+    assert "MemoryError" in (error.output or "").splitlines()
 
 
 def test_the_tail_holds_the_last_lines_within_its_bounds() -> None:

@@ -11,7 +11,7 @@ from ...hub_process import process_hub
 from ...notify import config_error_text, error_text, notification
 from ...odoo_compat import cron_progress
 from ...services.errors import AiMcpError, AuthRequired, ConfigError, ErrorCode, McpError
-from ...services.mcp import connect_all, stderr_tail
+from ...services.mcp import connect_all, stderr_tail, telling_line
 
 _logger = logging.getLogger(__name__)
 
@@ -60,7 +60,9 @@ class McpServer(models.Model):
         # environment without a language, where _() falls back to the cron user's and env._ to English
         text = error_text(error, self)
         if _output(error):
-            text = f"{text}\n" + _("Its output (stderr):") + f"\n{_output(error)}"
+            # the line that says why first: a crash's last line is seldom it (Node's is its version)
+            last = telling_line(_output(error).splitlines())
+            text = f"{text}\n" + _("Last output: %s", last) + "\n" + _("Its output (stderr):") + f"\n{_output(error)}"
         return text
 
     def _connect_all(self):

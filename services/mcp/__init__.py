@@ -14,6 +14,7 @@ from .hub import HubSettings, McpHub, get_hub, running_hub
 from .resources import expand
 from .server_info import MODERN_PROTOCOL_VERSIONS
 from .servers_json import import_mcp_servers
+from ._stdio_failure import telling_line
 from .session import McpSession
 from .sync import connect_all
 from .transport import stderr_tail
@@ -34,4 +35,5 @@ __all__ = [
     "import_mcp_servers",
     "running_hub",
     "stderr_tail",
+    "telling_line",
 ]

@@ -55,9 +55,10 @@ from ._failures import (
 )
 from ._list_changes import listen_for_changes
 from ._server_messages import MCP_LEVELS, ServerMessages
+from ._stdio_failure import stdio_failure
 from .call_observer import CallObserver
 from .server_info import ServerInfo, ToolListing, server_info
-from .transport import McpTransport, stderr_tail
+from .transport import McpTransport
 
 _logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -385,12 +386,13 @@ class McpSession:
                 await self._stderr_closed.wait()
 
     def _with_stderr(self, error: McpError) -> McpError:
-        """A stdio server's error with the tail of its standard error, for the admin and the log
-        (a crash's reason is seldom on its last line: Node's is its version). The message stays
-        without it: it reaches users and the model, and a server may print its secrets there."""
-        if self.spec.transport is not Transport.STDIO or not self.stderr:
+        """A stdio server's error with the tail of its standard error and the line of it that says
+        why, for the admin and the log (a crash's reason is seldom on its last line: Node's is its
+        version). The message stays without them: it reaches users and the model, and a server may
+        print its secrets there (they are masked as read, but what else it prints is its own)."""
+        if self.spec.transport is not Transport.STDIO:
             return error
-        return McpError(error.code, error.message, output=stderr_tail(self.stderr))
+        return stdio_failure(error, self.spec.name, list(self.stderr), self.spec.memory_limit_mb)
 
     def _answer_lost(self, request_id: int | str, error: httpx2.TransportError) -> None:
         """The request `request_id` could not be sent or its response stream broke: the SDK fails

@@ -18,6 +18,7 @@ import {
     INLINE_MAX_HEIGHT,
     messageText,
     MODEL_CONTEXT_LIMIT,
+    renderedScheme,
     shouldTearDown,
     storedOutcome,
     styleVariables,
@@ -27,6 +28,19 @@ import {
 const VIEWPORT = {width: 1280, height: 800};
 
 describe("what the host tells an app about itself", () => {
+    test("the scheme is the one the page is drawn in, not the one asked for", () => {
+        // Odoo's light and dark backgrounds, as the browser computes them
+        assert.equal(renderedScheme(["rgb(255, 255, 255)"]), "light");
+        assert.equal(renderedScheme(["rgb(38, 42, 54)"]), "dark");
+        // a transparent body: the root's colour says it
+        assert.equal(renderedScheme(["rgba(0, 0, 0, 0)", "rgb(29, 32, 40)"]), "dark");
+        assert.equal(renderedScheme(["rgba(0, 0, 0, 0)", "rgb(248, 249, 250)"]), "light");
+        assert.equal(renderedScheme(["rgb(38 42 54 / 1)"]), "dark");
+        // nothing readable: light, Odoo's default
+        assert.equal(renderedScheme(["rgba(0, 0, 0, 0)", ""]), "light");
+        assert.equal(renderedScheme([]), "light");
+    });
+
     test("a user in Brussels with Odoo's dark scheme gets a dark, fr-BE, inline context", () => {
         const context = hostContext({
             colorScheme: "dark",

@@ -43,6 +43,10 @@ function page({framed = true, allow = "clipboard-write"} = {}) {
     return {sent, frames, body, parent, receive};
 }
 
+// the link guard the proxy puts before the app (its behaviour: tests/test_app_sandbox_browser.py)
+const GUARD = /<script>\(function guardLinks\([^]*?<\/script>/;
+const withoutGuard = (srcdoc) => srcdoc.replace(GUARD, "");
+
 function resourceReady(html, extra = {}) {
     return {
         jsonrpc: "2.0",
@@ -84,8 +88,9 @@ describe("the sandbox proxy", () => {
         const [frame] = frames;
         assert.equal(frame.attributes.sandbox, "allow-scripts allow-forms allow-modals");
         assert.equal(frame.attributes.allow, "clipboard-write");
+        assert.match(frame.srcdoc, GUARD);
         assert.equal(
-            frame.srcdoc,
+            withoutGuard(frame.srcdoc),
             `<html><head><meta http-equiv="Content-Security-Policy" content="${CSP}"><title>Board</title></head><body></body></html>`
         );
     });
@@ -95,12 +100,12 @@ describe("the sandbox proxy", () => {
         const withHtml = page();
         withHtml.receive(resourceReady('<html lang="en"><p>hi</p></html>'), withHtml.parent, CHAT);
         assert.equal(
-            withHtml.frames[0].srcdoc,
+            withoutGuard(withHtml.frames[0].srcdoc),
             `<html lang="en"><head>${meta}</head><p>hi</p></html>`
         );
         const bare = page();
         bare.receive(resourceReady("<p>hi</p>"), bare.parent, CHAT);
-        assert.equal(bare.frames[0].srcdoc, `<head>${meta}</head><p>hi</p>`);
+        assert.equal(withoutGuard(bare.frames[0].srcdoc), `<head>${meta}</head><p>hi</p>`);
     });
 
     test("an app without granted permissions gets no allow attribute", () => {
@@ -149,6 +154,8 @@ describe("the sandbox proxy", () => {
             CHAT
         );
         receive(callTool, {});
+        // the answer to a link the guard sent for the app is not the app's
+        receive({jsonrpc: "2.0", id: "ai_mcp/link/1", result: {}}, parent, CHAT);
         assert.deepEqual(sent, [
             {to: "app", data: toolResult, origin: "*"},
             {to: "parent", data: callTool, origin: CHAT},

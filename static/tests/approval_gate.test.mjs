@@ -4,6 +4,7 @@ import {describe, test} from "node:test";
 import {
     ApprovalGate,
     approvedParam,
+    argumentsKey,
     modelAsks,
     pendingTools,
     RETRY,
@@ -63,6 +64,48 @@ describe("an app's calls that need approval", () => {
         assert.equal(again.asked.length, 1);
         again.answer("deny");
         assert.equal(await next, "deny");
+    });
+
+    test("Allow once covers the identical calls pending at the answer, not other arguments", async () => {
+        // the cohort heatmap fetches its data twice at once: one answer for both, none for another
+        const gate = new ApprovalGate();
+        const user = question();
+        const data = argumentsKey({metric: "retention", periodType: "monthly"});
+        const same = argumentsKey({periodType: "monthly", metric: "retention"});
+        const other = argumentsKey({metric: "revenue", periodType: "monthly"});
+        const tickets = [gate.ticket(), gate.ticket(), gate.ticket()];
+        const first = gate.decide("get-cohort-data", tickets[0], user.ask, data);
+        const twin = gate.decide("get-cohort-data", tickets[1], user.ask, same);
+        const revenue = gate.decide("get-cohort-data", tickets[2], user.ask, other);
+        await Promise.resolve();
+        assert.equal(user.asked.length, 1);
+        user.answer("once");
+        assert.deepEqual(await Promise.all([first, twin]), ["once", "once"]);
+        await new Promise((resolve) => setTimeout(resolve));
+        assert.equal(user.asked.length, 2, "the call with other arguments is asked about");
+        user.answer("deny");
+        assert.equal(await revenue, "deny");
+    });
+
+    test("a call pending at the answer takes it, also when a later call asks meanwhile", async () => {
+        const gate = new ApprovalGate();
+        const user = question();
+        const key = argumentsKey({metric: "retention"});
+        const asked = gate.decide("get-cohort-data", gate.ticket(), user.ask, key);
+        const inFlight = gate.ticket(); // its refusal comes after the answer
+        await Promise.resolve();
+        user.answer("once");
+        assert.equal(await asked, "once");
+        const later = question();
+        gate.decide("get-cohort-data", gate.ticket(), later.ask, key);
+        await Promise.resolve();
+        assert.equal(later.asked.length, 1, "a call sent after the answer asks again");
+        const pending = gate.decide("get-cohort-data", inFlight, later.ask, key);
+        const taken = await Promise.race([
+            pending,
+            new Promise((r) => setTimeout(() => r("waits"))),
+        ]);
+        assert.equal(taken, "once");
     });
 
     test("each tool has its own question", async () => {

@@ -10,7 +10,12 @@
  */
 (() => {
     const PROXY_METHODS = "ui/notifications/sandbox-";
-    // no popups: a link leaves the app only through ui/open-link, which the chat confirms
+    // the ids of the ui/open-link requests the link guard sends: their answers are not the app's
+    const LINK_IDS = "ai_mcp/link/";
+    // the end of a script element, written so as not to end this one, which the page inlines
+    const SCRIPT_END = "<" + "/script>";
+    // no popups: a link leaves the app only through ui/open-link, which the chat confirms (see
+    // guardLinks for the gestures Chromium lets through)
     const INNER_SANDBOX = "allow-scripts allow-forms allow-modals";
     const root = document.documentElement;
     const csp = root.dataset.csp || "";
@@ -35,9 +40,68 @@
         return text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
     }
 
-    /* The app's HTML with its CSP as the first thing of its <head>. */
+    function isLinkAnswer(data) {
+        return Boolean(data && typeof data.id === "string" && data.id.startsWith(LINK_IDS));
+    }
+
+    /*
+     * Runs in the app's document, before the app: a link leaves the app only as a ui/open-link
+     * request, which the chat confirms with the user. Chromium opens a ctrl-, shift- or
+     * middle-clicked link in a new tab although the frame may open no popup, and a plain click
+     * loads the link in the app's frame (an error page, most sites refuse to be framed). A click
+     * the app handles itself (it prevents the default, to call openLink or route) stays its own.
+     * Links within the page (#, javascript:) work on a plain click and are inert otherwise, as are
+     * a link's context menu and dragging it out ("open in new tab", a drop on the tab bar).
+     */
+    function guardLinks(ids) {
+        const up = window.parent;
+        let sent = 0;
+        const linkOf = (event) => {
+            const link = event.target && event.target.closest && event.target.closest("a, area");
+            const href = link && (link.getAttribute("href") ?? link.getAttribute("xlink:href"));
+            return href === null || href === undefined ? null : {link, href};
+        };
+        const onClick = (event) => {
+            const found = (event.type === "click" || event.button === 1) && linkOf(event);
+            if (!found) {
+                return;
+            }
+            const modified = event.ctrlKey || event.metaKey || event.shiftKey || event.altKey;
+            const inPage = /^\s*(#|javascript:)/i.test(found.href);
+            if (inPage && event.type === "click" && !modified) {
+                return;
+            }
+            event.preventDefault();
+            let byApp = false;
+            Object.defineProperty(event, "defaultPrevented", {get: () => byApp});
+            Object.defineProperty(event, "preventDefault", {value: () => (byApp = true)});
+            if (inPage) {
+                return;
+            }
+            const url = String(new URL(found.href, document.baseURI));
+            setTimeout(() => {
+                if (!byApp) {
+                    sent += 1;
+                    const params = {url};
+                    up.postMessage(
+                        {jsonrpc: "2.0", id: ids + sent, method: "ui/open-link", params},
+                        "*"
+                    );
+                }
+            });
+        };
+        const inert = (event) => linkOf(event) && event.preventDefault();
+        window.addEventListener("click", onClick, true);
+        window.addEventListener("auxclick", onClick, true);
+        window.addEventListener("contextmenu", inert, true);
+        window.addEventListener("dragstart", inert, true);
+    }
+
+    /* The app's HTML with its CSP, then the link guard, as the first things of its <head>. */
     function withCsp(html) {
-        const meta = `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(csp)}">`;
+        const meta =
+            `<meta http-equiv="Content-Security-Policy" content="${escapeAttribute(csp)}">` +
+            `<script>(${guardLinks})(${JSON.stringify(LINK_IDS)});${SCRIPT_END}`;
         const head = /<head(\s[^>]*)?>/i.exec(html);
         if (head) {
             const at = head.index + head[0].length;
@@ -69,7 +133,7 @@
                 if (!inner) {
                     show(data.params && data.params.html);
                 }
-            } else if (inner && !isProxyMessage(data)) {
+            } else if (inner && !isProxyMessage(data) && !isLinkAnswer(data)) {
                 // the app's origin is opaque: no name can be given to it
                 inner.contentWindow.postMessage(data, "*");
             }

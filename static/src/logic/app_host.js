@@ -92,7 +92,43 @@ export function containerDimensions(displayMode, {inlineWidth, viewport, headerH
 }
 
 /**
- * The host context of ui/initialize. `colorScheme`: Odoo's ("dark" or anything else for light);
+ * The scheme a page is drawn in, from its background colours (computed `rgb()`/`rgba()` values,
+ * the innermost first: the body's, then the root's): the first that is not transparent says it,
+ * "dark" when it is dark, else "light" (also when none says). What Odoo renders, whatever its
+ * color_scheme cookie asks: Community has no dark scheme.
+ */
+export function renderedScheme(backgrounds) {
+    for (const background of backgrounds) {
+        const match = /^rgba?\(([^)]*)\)$/.exec(String(background ?? "").trim());
+        const parts = match
+            ? match[1]
+                  .split(/[\s,/]+/)
+                  .filter(Boolean)
+                  .map(Number)
+            : [];
+        const [red, green, blue, alpha = 1] = parts;
+        if (parts.length >= 3 && !parts.some(Number.isNaN) && alpha > 0) {
+            return luminance(red, green, blue) < DARK_BELOW ? "dark" : "light";
+        }
+    }
+    return "light";
+}
+
+/** The luminance whose contrast with black equals its contrast with white. */
+const DARK_BELOW = 0.179;
+
+/** The relative luminance (WCAG) of an sRGB colour of 0-255 channels. */
+function luminance(red, green, blue) {
+    const linear = (channel) => {
+        const value = channel / 255;
+        return value <= 0.04045 ? value / 12.92 : ((value + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * linear(red) + 0.7152 * linear(green) + 0.0722 * linear(blue);
+}
+
+/**
+ * The host context of ui/initialize. `colorScheme`: the scheme Odoo renders (renderedScheme:
+ * "dark" or anything else for light);
  * `lang`: the user's language (Odoo's or BCP 47); `tool`: the tool whose call the app renders.
  */
 export function hostContext({

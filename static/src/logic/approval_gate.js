@@ -3,8 +3,9 @@
  *
  * An app may call one tool many times at once (a dashboard polling every two seconds): the calls
  * the server says need approval wait for one question per tool instead of opening a dialog each,
- * and the one answer goes to every call of that tool sent before it was given. A call sent after the
- * answer that still needs approval (the user allowed only once, or revoked a remembered approval)
+ * and the one answer goes to every call of that tool sent before it was given ("Allow once" to the
+ * identical ones only: same arguments, as the user was shown). A call sent after the answer that
+ * still needs approval (the user allowed only once, or revoked a remembered approval)
  * asks again. While the model's own call of the tool waits for the user's answer, an app's call of
  * it waits for that answer instead of opening a dialog over it. A question becomes moot when the
  * user answers about the tool elsewhere (the model's call of it, or another app, allowed for the
@@ -51,27 +52,33 @@ export class ApprovalGate {
         return this.sent;
     }
 
-    /** The answer already given that covers the call `ticket` of `tool` (it was sent before the
-     * answer), or null. */
-    answered(tool, ticket) {
+    /** The answer already given that covers the call `ticket` of `tool` with the arguments `key`
+     * (argumentsKey), or null: it was sent before the answer and, when the answer is "once", it is
+     * the very call the user was shown. */
+    answered(tool, ticket, key = "") {
         const answer = this.answers.get(tool);
-        return answer && ticket <= answer.upTo ? answer.choice : null;
+        const covers =
+            answer && ticket <= answer.upTo && (answer.choice !== "once" || answer.key === key);
+        return covers ? answer.choice : null;
     }
 
     /**
-     * The user's choice for the call `ticket` of `tool`, which the server says needs approval: the
-     * question already open for the tool, else the answer that covers the call, else `ask()`'s
-     * (a promise of one of APP_CHOICES; anything else is "deny"); RETRY when the question is
-     * released before the user answers it.
+     * The user's choice for the call `ticket` of `tool` with the arguments `key` (argumentsKey),
+     * which the server says needs approval: the answer that covers the call, else the question
+     * already open for the tool (its answer, when it covers the call; else the call asks after
+     * it), else `ask()`'s (a promise of one of APP_CHOICES; anything else is "deny"); RETRY when
+     * the question is released before the user answers it.
      */
-    decide(tool, ticket, ask) {
-        const open = this.questions.get(tool);
-        if (open) {
-            return open.promise;
-        }
-        const answered = this.answered(tool, ticket);
+    decide(tool, ticket, ask, key = "") {
+        const answered = this.answered(tool, ticket, key);
         if (answered) {
             return Promise.resolve(answered);
+        }
+        const open = this.questions.get(tool);
+        if (open) {
+            return open.promise.then((choice) =>
+                choice === RETRY ? RETRY : this.decide(tool, ticket, ask, key)
+            );
         }
         let release = null;
         const released = new Promise((resolve) => (release = resolve));
@@ -82,7 +89,7 @@ export class ApprovalGate {
                     return RETRY;
                 }
                 const known = APP_CHOICES.includes(choice) ? choice : "deny";
-                this.answers.set(tool, {choice: known, upTo: this.sent});
+                this.answers.set(tool, {choice: known, upTo: this.sent, key});
                 return known;
             },
             (error) => {
@@ -112,4 +119,23 @@ export function modelAsks(chat, server, tool) {
         chat?.status === ChatStatus.AWAITING_APPROVAL &&
         (chat.pendingApproval ?? []).some((call) => call.server === server && call.tool === tool)
     );
+}
+
+/** The arguments of a call as a key that names the same arguments alike, whatever the order of
+ * their properties: what tells identical calls, which one "Allow once" covers. */
+export function argumentsKey(args) {
+    const sorted = (value) => {
+        if (Array.isArray(value)) {
+            return value.map(sorted);
+        }
+        if (value && typeof value === "object") {
+            return Object.fromEntries(
+                Object.keys(value)
+                    .sort()
+                    .map((key) => [key, sorted(value[key])])
+            );
+        }
+        return value;
+    };
+    return JSON.stringify(sorted(args ?? {}));
 }

@@ -8,7 +8,10 @@
  * - a chart fetches its data with the tool the model called while that call waits for approval:
  *   the app's call waits for the model's question instead of asking over it; that call is allowed
  *   for this conversation, so the app's call runs without asking, and after a reload the app
- *   fetches again without asking; the header lists the approval, and the user revokes it there.
+ *   fetches again without asking; the header lists the approval, and the user revokes it there;
+ * - the same chart, its model's call allowed once: the app's fetch then asks, in words that name
+ *   the tool once (the app is named after it) and say what "Allow once" covers; allowed once, it
+ *   runs. In the model's dialog, the focused "Allow once" does not look chosen.
  */
 import {registry} from "@web/core/registry";
 import {unloadsPage} from "./series";
@@ -139,5 +142,57 @@ registry.category("web_tour.tours").add("ai_mcp_app_refetch_tour", {
             run: "click",
         },
         {content: "none is left", trigger: ".o_ai_chat_remembered_none"},
+    ],
+});
+
+/** The background of a button of the model's approval dialog. */
+function background(selector) {
+    return getComputedStyle(document.querySelector(selector)).backgroundColor;
+}
+
+registry.category("web_tour.tours").add("ai_mcp_app_allow_once_tour", {
+    url: "/odoo/action-ai_mcp.action_ai_chat",
+    steps: () => [
+        ...ask("Show me the cohort chart"),
+        {
+            content: "the model's call asks, its first choice focused, no choice made yet",
+            trigger:
+                '.o_ai_chat_approval_dialog [data-tool="show_cohort"] .o_ai_chat_allow[aria-pressed="false"]:focus',
+            run() {
+                const call = '.o_ai_chat_approval_dialog [data-tool="show_cohort"]';
+                const focused = background(`${call} .o_ai_chat_allow`);
+                const unchosen = background(`${call} .o_ai_chat_allow_conversation`);
+                if (focused !== unchosen) {
+                    throw new Error(
+                        `the focused "Allow once" looks chosen: ${focused}, not ${unchosen}`
+                    );
+                }
+            },
+        },
+        {trigger: ".o_ai_chat_approval_send:disabled"},
+        {
+            content: "allow the model's call once",
+            trigger: '.o_ai_chat_approval_dialog [data-tool="show_cohort"] .o_ai_chat_allow',
+            run: "click",
+        },
+        {
+            content: "send the decision",
+            trigger: ".o_ai_chat_approval_send:enabled",
+            run: "click",
+        },
+        {
+            content: "the app's own fetch asks, naming its tool once",
+            trigger: `${APP_DIALOG} .o_ai_app_approval_tool:contains("This app wants to call its own tool, Cohort data.")`,
+        },
+        {
+            content: "and saying what Allow once covers",
+            trigger: `${APP_DIALOG} .o_ai_app_allow_once_scope:contains("same arguments")`,
+        },
+        {content: "allow it once", trigger: `${APP_DIALOG} .o_ai_app_allow_once`, run: "click"},
+        {
+            content: "the app's fetch ran",
+            trigger: `${VIA_APP} .o_ai_chat_bubble:contains("refetch=ok metric=revenue")`,
+        },
+        ...answered(1),
     ],
 });

@@ -7,6 +7,7 @@
 import {registry} from "@web/core/registry";
 
 import {contrastChecked} from "./contrast";
+import {hovered} from "./pointer";
 
 registry.category("web_tour.tours").add("ai_mcp_prompt_tour", {
     url: "/odoo/action-ai_mcp.action_ai_chat",
@@ -27,6 +28,11 @@ registry.category("web_tour.tours").add("ai_mcp_prompt_tour", {
             trigger: '.o_ai_chat_prompt_menu .o_ai_chat_prompt[data-prompt="daily_summary"]',
         },
         {trigger: '.o_ai_chat_prompt_menu .o_ai_chat_prompt[data-prompt="review"]'},
+        ...hovered(
+            '.o_ai_chat_prompt_menu .o_ai_chat_prompt:not(.active)[data-prompt="review"]',
+            "a prompt that is not the active one"
+        ),
+        contrastChecked("the prompts listed, one hovered"),
         {content: "narrow the list", trigger: ".o_ai_chat_composer_input", run: "edit /gree"},
         {
             trigger:

@@ -1,6 +1,5 @@
 /** @odoo-module */
 import {Component, onMounted, onWillUnmount, toRaw, useEffect, useRef, useState} from "@odoo/owl";
-import {cookie} from "@web/core/browser/cookie";
 import {_t} from "@web/core/l10n/translation";
 import {user} from "@web/core/user";
 import {useBus, useService} from "@web/core/utils/hooks";
@@ -9,6 +8,7 @@ import {
     clampHeight,
     hostCapabilities,
     hostContext,
+    renderedScheme,
     shouldTearDown,
     styleVariables,
     TEARDOWN_AFTER_MS,
@@ -332,7 +332,11 @@ export class AppFrame extends Component {
             this.inlineWidth = root.clientWidth; // the chat column's width, measured while inline
         }
         return hostContext({
-            colorScheme: cookie.get("color_scheme"),
+            colorScheme: renderedScheme(
+                [document.body, document.documentElement].map(
+                    (element) => getComputedStyle(element).backgroundColor
+                )
+            ),
             lang: user.lang,
             timeZone: user.tz || Intl.DateTimeFormat().resolvedOptions().timeZone,
             displayMode: this.state.displayMode,

@@ -7,7 +7,7 @@ import {humanSize} from "@web/core/utils/binary";
 import {escape} from "@web/core/utils/strings";
 
 import {checkDownload, checkModelContext, checkOpenLink, messageText} from "@ai_mcp/logic/app_host";
-import {ApprovalGate, approvedParam, RETRY} from "@ai_mcp/logic/approval_gate";
+import {ApprovalGate, approvedParam, argumentsKey, RETRY} from "@ai_mcp/logic/approval_gate";
 import {ErrorCode} from "@ai_mcp/logic/chat_status";
 import {prettyJson} from "@ai_mcp/logic/chat_view";
 
@@ -101,6 +101,7 @@ export class AppRequests {
 
     async callTool({name, arguments: args}) {
         const body = {name, arguments: args ?? {}, approved: false};
+        const key = argumentsKey(body.arguments);
         let ticket = this.approvals.ticket();
         let answer = await this.post("/ai_mcp/app/call_tool", body);
         while (answer?.error?.code === ErrorCode.APPROVAL_REQUIRED) {
@@ -108,10 +109,14 @@ export class AppRequests {
             const shown = answer.error.arguments ?? args ?? {};
             // the model's call of the tool is being asked about: its answer is released to this
             // call (the chat action), which then runs or asks
-            const choice = await this.approvals.decide(name, ticket, () =>
-                this.host.modelAsks(name)
-                    ? this.waitBehindModel(name, tool)
-                    : this.askApproval(name, tool, shown)
+            const choice = await this.approvals.decide(
+                name,
+                ticket,
+                () =>
+                    this.host.modelAsks(name)
+                        ? this.waitBehindModel(name, tool)
+                        : this.askApproval(name, tool, shown),
+                key
             );
             if (choice === RETRY) {
                 ticket = this.approvals.ticket();
