@@ -63,6 +63,8 @@ def populate(env):
     make_conversations(env, users, servers, tools, assistants)
     if "ai.usage" in env:
         make_recorded_usage(env, users, assistants)
+    if "ai.budget" in env:
+        make_budgets(env, users)
     if since(env, "18.0.1.2.0"):
         make_oauth(env, users, servers, assistants)
     env.cr.commit()
@@ -549,6 +551,35 @@ def make_recorded_usage(env, users, assistants):
             "cost": 0.0021,
         }
     )
+
+
+def make_budgets(env, users):
+    """A user's money budget part spent and warned this period, and a company's token budget
+    (versions with budgets): both keep their amounts, their counters and their warning."""
+    owner = users["owner"]
+    Budget = env["ai.budget"]
+    mine = Budget.create(
+        {
+            "name": "Owner's month",
+            "scope": "user",
+            "user_id": owner.id,
+            "unit": "money",
+            "amount": 5.0,
+            "period": "month",
+        }
+    )
+    Budget.create(
+        {
+            "name": "Company tokens",
+            "scope": "company",
+            "company_id": owner.company_id.id,
+            "unit": "tokens",
+            "amount": 150000,
+            "period": "week",
+        }
+    )
+    period_start = datetime.now().date().replace(day=1)
+    env["ai.budget.period"].create({"budget_id": mine.id, "period_start": period_start, "spent": 4.25, "warned": True})
 
 
 def make_oauth(env, users, servers, assistants):
