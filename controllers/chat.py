@@ -170,6 +170,12 @@ class ChatController(http.Controller):
             lambda: {"cancelling": request.env["ai.conversation"]._chat_own(conversation_id)._chat_cancel_call(call_id)}
         )
 
+    @http.route("/ai_mcp/chat/stop", type=JSON_ROUTE, auth="user")
+    def chat_stop(self, conversation_id):
+        """Stop the turn of a conversation this tab does not stream: {stopped} (True: it answers no
+        more; a turn whose process died is ended now)."""
+        return answer(lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_stop())
+
     @http.route("/ai_mcp/chat/elicitation", type=JSON_ROUTE, auth="user")
     def chat_elicitation(self, conversation_id, call_id, elicitation, action, content=None):
         """The user's answer to a running call's question: {answered} or {answered: False, errors}."""

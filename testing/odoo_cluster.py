@@ -8,6 +8,7 @@ processes (`odoo-bin gevent`, the n-th one beside node n % nodes), and nginx in 
         admin = WebClient(cluster.url, cluster.db, "admin", "admin")
         cluster.nodes[1].http_port, cluster.nodes[1].gevent_port
         cluster.kill(0)
+        cluster.kill_extra(0); cluster.restart_extra(0)
 
 What an operator deploys is what runs: every Odoo process reads deploy/odoo-node.conf (without its
 database connection lines: PostgreSQL is local here; with `options` as its `[ai_mcp]` section) and
@@ -278,6 +279,20 @@ class OdooCluster:
         while time.monotonic() < deadline and _group_alive(node.process.pid):
             time.sleep(0.05)
 
+    def kill_extra(self, index: int, n: int = 0) -> None:
+        """End the `n`-th extra chat-stream process beside node `index` at once (SIGKILL), as a
+        process the kernel killed; the node's other processes go on."""
+        process = self.nodes[index].extras[n]
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.wait(10)
+
+    def restart_extra(self, index: int, n: int = 0) -> None:
+        """Start that extra chat-stream process again, and wait until it serves."""
+        node = self.nodes[index]
+        node.extras[n] = self._start_extra(node, n)
+        wait_until_serving(node.extras[n], node.extra_gevent_ports[n], f"node{index}-gevent{n}.log", self.ready_timeout)
+
     # -- which process answered ------------------------------------------------------------------
 
     def served_by(self, headers: dict[str, str]) -> tuple[int, str]:
@@ -347,13 +362,15 @@ class OdooCluster:
             # a process group of its own (in this session, so that the extra processes may join it):
             # the group kill() ends, without the test runner in it
             node.process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, process_group=0)
-        for n, port in enumerate(node.extra_gevent_ports):
-            log = self.tmp / f"node{node.index}-gevent{n}.log"
-            args = [*self._odoo(node, log, "gevent"), f"--gevent-port={port}", *self.extra]
-            with open(log.with_suffix(".out"), "wb") as out:
-                node.extras.append(
-                    subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, process_group=node.process.pid)
-                )
+        for n in range(len(node.extra_gevent_ports)):
+            node.extras.append(self._start_extra(node, n))
+
+    def _start_extra(self, node: Node, n: int) -> subprocess.Popen[bytes]:
+        assert node.process is not None
+        log = self.tmp / f"node{node.index}-gevent{n}.log"
+        args = [*self._odoo(node, log, "gevent"), f"--gevent-port={node.extra_gevent_ports[n]}", *self.extra]
+        with open(log.with_suffix(".out"), "ab") as out:
+            return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, process_group=node.process.pid)
 
     def _wait_node(self, node: Node) -> None:
         assert node.process is not None

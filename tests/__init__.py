@@ -9,6 +9,7 @@ from . import test_import_wizard
 from . import test_ui_tour
 from . import test_chat_tour
 from . import test_chat_stream
+from . import test_turn_takeover
 from . import test_chat_context
 from . import test_chat_resume
 from . import test_chat_thinking

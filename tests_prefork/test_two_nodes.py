@@ -7,8 +7,10 @@ request goes through nginx; the tests choose the node a request lands on (`pin`)
 process answered (X-Upstream). The MCP servers and the OAuth server are real, the model is the
 scripted one. What is checked: a stream read again from the other node; a call stopped, an approval,
 a server's question answered and an OAuth sign-in finished on the node that does not run the turn;
-what one node changes is what the other one's next turn uses; and a node killed in the middle of a
-turn, whose conversation the other node takes over once the turn's heartbeat is stale.
+what one node changes is what the other one's next turn uses; a chat-stream process killed in the
+middle of an answer, whose turn the route an open tab polls ends once its heartbeat is stale, after
+every number the tab was sent; and a node killed in the middle of a call, whose conversation the
+other node takes over.
 
 Conditions are waited for with generous deadlines; no duration is asserted.
 """
@@ -50,7 +52,8 @@ EventRow = tuple[int, str, dict]
 
 def responder(body: dict) -> Turn:
     """By the user's message: `call TOOL {json args}` calls that tool, then answers with its result;
-    `tools?` lists the tools offered; anything else is repeated."""
+    `tools?` lists the tools offered; `slowly N` answers N words, one a second; anything else is
+    repeated."""
     messages = body.get("messages") or []
     last_user = max(i for i, m in enumerate(messages) if m.get("role") == "user")
     asked = messages[last_user]["content"]
@@ -60,6 +63,9 @@ def responder(body: dict) -> Turn:
         return Turn(text="Results: " + " | ".join(results))
     if asked == "tools?":
         return Turn(text="Tools: " + ", ".join(names))
+    if asked.startswith("slowly "):
+        words = int(asked.split()[1])
+        return Turn(text=" ".join(f"w{n}" for n in range(words)), chunks=words, chunk_delay=1.0)
     if asked.startswith("call "):
         _call, tool, *arguments = asked.split(" ", 2)
         if tool not in names:
@@ -533,6 +539,54 @@ def test_a_server_down_on_one_node_is_back_there_once_an_admin_fixes_it_through_
 # -- a node that dies in the middle of a turn ------------------------------------------------------
 
 
+def test_a_killed_chat_process_s_turn_is_ended_by_the_route_an_open_tab_polls_after_every_number_it_sent(
+    ctx: dict,
+) -> None:
+    cluster: OdooCluster = ctx["cluster"]
+    work = ctx["assistants"]["Work"]
+    tab = on(ctx, "user", B)
+    seen: list[SseEvent] = []
+
+    def kill_mid_answer(event: SseEvent) -> bool:
+        seen.append(event)
+        # a word of the answer just came, in a batch the process has not written yet (0.25 s)
+        if event.event == "text" and sum(e.event == "text" for e in seen) == 3:
+            cluster.kill_extra(A)
+        return False
+
+    try:
+        run = send(on(ctx, "user", A, chat="extra"), work, "slowly 40", until=kill_mid_answer)
+        assert served_by(ctx, run["headers"]) == (A, "extra")
+        assert run["error"] and "done" not in kinds(run), "the stream broke with its process"
+        conversation_id = conversation_of(run)
+        last_seen = max(event.id for event in seen if event.id is not None)
+
+        # alive as far as anyone can tell: a message is refused, the tab's poll finds nothing yet
+        assert send(tab, work, "are you there?", conversation_id=conversation_id)["status"] == 409
+        ended: list[EventRow] = []
+
+        def polled_end() -> bool:
+            ended.extend(read_again(tab, conversation_id, last_seen))
+            return bool(ended)
+
+        # the tab polls the events route only (the widget's follow and catch-up): it ends the turn
+        wait_until(polled_end, "the events route ends the dead turn", timeout=WAIT + STALE)
+        assert [(kind, data["code"]) for _id, kind, data in ended] == [("error", "CANCELLED")]
+        assert "the server running it stopped" in ended[0][2]["message"]
+        assert ended[0][0] > last_seen, "the takeover's error comes after every number the tab was sent"
+
+        # the next answer too, so the tab that stayed open shows it rather than skipping it as seen
+        again = send(tab, work, "hello again", conversation_id=conversation_id)
+        assert kinds(again)[-1] == "done", again["error"]
+        assert text(again) == "You said hello again."
+        assert rows(again)[0][0] > ended[0][0]
+        numbers = [row[0] for row in stored(tab, conversation_id)]
+        assert numbers == sorted(set(numbers)), "one event per number"
+        assert [row for row in stored(tab, conversation_id) if row[0] > last_seen] == ended + rows(again)
+    finally:
+        cluster.restart_extra(A)
+
+
 def test_a_turn_of_a_killed_node_is_taken_over_by_the_other_once_its_heartbeat_is_stale(
     ctx: dict, state_dir: Path
 ) -> None:
@@ -553,23 +607,27 @@ def test_a_turn_of_a_killed_node_is_taken_over_by_the_other_once_its_heartbeat_i
     cluster.kill(A)
     run = running.result(WAIT)
     assert run["error"] and kinds(run)[-1] == "tool_call", "the stream broke with its node"
+    last_seen = max(event.id for event in watch.events if event.id is not None)
 
-    # once the heartbeat is older than turn_stale_after, a look from node B ends the turn
-    wait_until(
-        lambda: history(user_b, conversation_id)["conversation"]["state"] != "running",
-        "node B takes the turn over",
-        timeout=WAIT + STALE,
-    )
+    # Stop in a tab that opened the conversation meanwhile: nothing to stop while the turn may
+    # live; once its heartbeat is older than turn_stale_after, node B ends it
+    def stop() -> dict:
+        return user_b.jsonrpc("/ai_mcp/chat/stop", {"conversation_id": conversation_id})
+
+    assert stop() == {"stopped": False}
+    wait_until(lambda: stop() == {"stopped": True}, "Stop through node B ends the dead turn", timeout=WAIT + STALE)
     after = history(user_b, conversation_id)
     assert [m["text"] for m in after["messages"]] == ['call gate {"limit": 600}']
     events = [(e.pop("seq"), e["type"], e) for e in after["events"]]
     assert events[: len(before)] == before, "every event stored before the kill is kept"
     assert [(kind, data["code"]) for _seq, kind, data in events[len(before) :]] == [("error", "CANCELLED")]
-    assert "interrupted" in events[-1][2]["message"]
+    assert "the server running it stopped" in events[-1][2]["message"]
+    assert events[-1][0] > last_seen, "the takeover's error comes after every number the tab was sent"
 
-    # and the conversation answers again, wherever nginx sends the message (node A is gone)
+    # and the conversation answers again, wherever nginx sends the message (node A is gone), after
+    # the takeover's error (numbers skip what the dead turn had reserved)
     again = send(ctx["user"], work, "hello again", conversation_id=conversation_id)
     assert served_by(ctx, again["headers"]) == (B, "gevent")
     assert kinds(again)[-1] == "done", again["error"]
     assert text(again) == "You said hello again."
-    assert rows(again)[0][0] == len(events) + 1
+    assert rows(again)[0][0] == events[-1][0] + 1

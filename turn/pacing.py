@@ -12,6 +12,12 @@ turn begin without waiting for it. A few events are sent and never written (UNST
 DEFERRED_TYPES = frozenset({"text", "thinking", "round", "usage", "tool_progress", "tool_log"})
 TEXT_FLUSH_SECONDS = 0.25
 TEXT_FLUSH_COUNT = 64
+# Sequence numbers are reserved in the database before they are sent: the claim and every write of
+# a running turn set the conversation's last_seq this far past the last number given, and a number
+# past the reservation is written before it is sent. A batched event is sent before it is stored;
+# should its process die first, the takeover's error and the next answer start after the block, so
+# no number a tab was sent is ever given to another event (it skips what it has seen by number).
+SEQ_BLOCK = TEXT_FLUSH_COUNT
 # Events sent but never stored: an MCP App tool's arguments as the model writes them (several a
 # second, each holding all the arguments so far) are superseded by the call's `tool_call`, which a
 # reopened conversation reads. They get no sequence number, so a replay resumes around them.

@@ -22,7 +22,7 @@ from ..services.events import FINAL_TYPES, ErrorEvent, Event, StartEvent, Warnin
 from ..services.loop import SpendGuard, TurnControl
 from . import pacing
 from .usage_rows import UsageContext
-from .writer import TurnWriter
+from .writer import TurnTakenOver, TurnWriter
 
 _logger = logging.getLogger(__name__)
 
@@ -62,7 +62,8 @@ class ChatTurn:
         with what came meanwhile; UNSTORED_TYPES are never written, and their seq is None); None
         when nothing came for `idle_every` seconds (default IDLE_TICK_SECONDS). Closing this
         iterator early cancels the turn: an `error` CANCELLED event is stored and the conversation
-        is idle again."""
+        is idle again. A turn another request took over as dead (its heartbeat stale) stops without
+        a final event of its own: the takeover stored one."""
         writer = TurnWriter(self)
         stream = process_hub().iterate(self.make, idle_every=idle_every or pacing.IDLE_TICK_SECONDS)
         try:
@@ -88,9 +89,18 @@ class ChatTurn:
             )[-1][1]
         except GeneratorExit:
             stream.close()  # cancels the turn on the hub and waits for it to stop
-            if self.final is None:
-                self.final = writer.add(ErrorEvent(code=ErrorCode.CANCELLED.value, message=self.stopped_message))[-1][1]
+            if self.final is None and not writer.taken_over:
+                with contextlib.suppress(TurnTakenOver):
+                    self.final = writer.add(ErrorEvent(code=ErrorCode.CANCELLED.value, message=self.stopped_message))[
+                        -1
+                    ][1]
             raise
+        except TurnTakenOver:
+            stream.close()
+            _logger.warning(
+                "AI turn stopped: conversation=%s was taken over as dead while this process ran it",
+                self.conversation_id,
+            )
         except Exception as exc:  # noqa: BLE001 - whatever broke, the user is told and the state is released
             stream.close()
             if not isinstance(exc, AiMcpError):

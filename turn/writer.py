@@ -4,6 +4,11 @@ The writer decides when an event is written (at once, batched with others, or he
 call until the result comes: see pacing.py) and writes each batch in one short transaction on a
 cursor of its own: the event rows, what they mean for the messages (message_log.py), and the
 conversation's state, last sequence number and heartbeat in one statement.
+
+Sequence numbers are reserved before they are sent (pacing.SEQ_BLOCK): while the turn runs, the
+conversation's last_seq is the last number it may have sent, not the last one stored. The same
+statement checks that last_seq is still the reservation this turn made: a turn another request took
+over as dead (claim.py) finds it changed, writes nothing more and ends (TurnTakenOver).
 """
 
 from __future__ import annotations
@@ -26,6 +31,11 @@ from .usage_rows import UsageContext
 Row = tuple[int | None, Event]  # None: an UNSTORED_TYPES event, sent without a sequence number
 
 
+class TurnTakenOver(Exception):
+    """Another request ended this turn as dead while it still ran (its heartbeat went stale): what
+    it would write now belongs to nobody."""
+
+
 class TurnData(Protocol):
     """What the writer reads of the turn it stores (runner.ChatTurn): plain data, no recordset."""
 
@@ -46,6 +56,9 @@ class TurnWriter:
     def __init__(self, turn: TurnData) -> None:
         self.turn = turn
         self.seq = turn.last_seq
+        # the numbers the claim reserved (pacing.SEQ_BLOCK): what last_seq holds while this turn runs
+        self.reserved = turn.last_seq + pacing.SEQ_BLOCK
+        self.taken_over = False
         self.pending: list[Row] = []  # not written yet
         self.pending_since = 0.0
         self.held: list[Row] = []  # not sent yet: HELD_TYPES and what came after
@@ -70,6 +83,8 @@ class TurnWriter:
 
     def add(self, event: Event) -> list[Row]:
         """Takes the turn's next event; returns the (seq, event) that may be sent now, in order."""
+        if self.taken_over:
+            raise TurnTakenOver()
         now = time.monotonic()
         if event.type in pacing.UNSTORED_TYPES:
             return self._pass(event, now)
@@ -92,7 +107,8 @@ class TurnWriter:
         else:
             waited, limit = now - self.pending_since, pacing.TEXT_FLUSH_SECONDS
         reported = bool(self.held) and event.type in pacing.RELEASING_TYPES
-        if reported or waited >= limit or len(self.pending) >= pacing.TEXT_FLUSH_COUNT:
+        unreserved = self.seq > self.reserved  # a number is sent only once the database reserved it
+        if reported or unreserved or waited >= limit or len(self.pending) >= pacing.TEXT_FLUSH_COUNT:
             self._write([])
             return [*ready, *self._release()]
         return ready
@@ -145,7 +161,7 @@ class TurnWriter:
         return []
 
     def close(self) -> None:
-        if not self.closed and self.pending:
+        if not self.closed and self.pending and not self.taken_over:
             self._write([])
         call_requests.forget(self.turn.registry, self.turn.conversation_id)
         self.closed = True
@@ -184,27 +200,37 @@ class TurnWriter:
                 ]
                 stored = event
             env.flush_all()
-            cr.execute(*self._statement(values, params, rows, state, rounds, now))
+            statement, reserved = self._statement(values, params, rows, state, rounds, now)
+            cr.execute(*statement)
+            if not cr.rowcount:  # the conversation is no longer this turn's: nothing of this is kept
+                self.taken_over = True
+                raise TurnTakenOver()
+        self.reserved = reserved
         self.last_write = time.monotonic()
         return stored
 
     def _statement(self, values: list[str], params: list[Any], rows: list[Row], state, rounds, now):
         """One statement, one round trip: the event rows and the conversation's update (PostgreSQL
-        runs a data-modifying WITH even unread)."""
+        runs a data-modifying WITH even unread), which finds no row when the turn was taken over;
+        and the last number reserved after it."""
         # a turn that ends clears its heartbeat; a running one renews it with every write
         running = state in (None, ConversationState.RUNNING)
         sets = {"write_date": now, "turn_heartbeat": now if running else None}
-        if rows:
-            sets["last_seq"] = rows[-1][0]
+        # a running turn reserves the next block; one that ends or pauses leaves its last number
+        reserved = self.seq + pacing.SEQ_BLOCK if running else self.seq
+        if reserved != self.reserved:
+            sets["last_seq"] = reserved
         if rounds is not None:
             sets["rounds_used"] = rounds
         if state is not None:
             sets["state"] = state
-        update = f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s"
+        update = (
+            f"UPDATE ai_conversation SET {', '.join(f'{name} = %s' for name in sets)} WHERE id = %s AND last_seq = %s"
+        )
         if values:
             update = (
                 "WITH stored AS (INSERT INTO ai_conversation_event"
                 " (conversation_id, seq, type, payload, create_uid, create_date, write_uid, write_date)"
                 " VALUES " + ", ".join(values) + " RETURNING id) " + update
             )
-        return update, [*params, *sets.values(), self.turn.conversation_id]
+        return (update, [*params, *sets.values(), self.turn.conversation_id, self.reserved]), reserved

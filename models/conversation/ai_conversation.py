@@ -240,8 +240,10 @@ class AiConversation(models.Model):
         return self.env["ai.usage"]._chat_totals(conversation, now=now)
 
     def _chat_events_after(self, after):
-        """[(seq, type, payload)] of the stored events after `after`."""
+        """[(seq, type, payload)] of the stored events after `after`; a turn whose process died is
+        ended first (the tab that reads them follows that turn, or lost its stream)."""
         self.ensure_one()
+        self._repair_if_stale()
         self.env["ai.conversation.event"].flush_model()
         self.env.cr.execute(
             "SELECT seq, type, payload FROM ai_conversation_event WHERE conversation_id = %s AND seq > %s ORDER BY seq",

@@ -3,9 +3,13 @@
 A conversation runs one turn at a time. A request claims it under a row lock taken without waiting
 (two requests claiming at once: one gets 409), and the state it commits before the answer streams
 refuses any later one. A running turn renews its heartbeat as it writes; a turn silent for
-`[ai_mcp] turn_stale_after` seconds (hub_process.py) died with its process, and the next request
-(or a look at the history), on whichever node, ends it with an error event and makes the
-conversation idle again.
+`[ai_mcp] turn_stale_after` seconds (hub_process.py) died with its process (or lost its database),
+and the next request about the conversation, on whichever node (a message, an answer to a pause,
+the history, the stored events a tab reads, a stop), ends it with an error event that says which
+of the two happened, and makes the conversation idle again.
+
+The claim reserves the turn's first sequence numbers (turn/pacing.py SEQ_BLOCK): the error of a
+takeover comes after every number the dead turn may have sent.
 """
 
 import logging
@@ -19,6 +23,7 @@ from ...exceptions import ChatRefused
 from ...hub_process import turn_stale_after
 from ...services.errors import ErrorCode
 from ...services.events import ErrorEvent
+from ...turn.pacing import SEQ_BLOCK
 from ...turn.states import ConversationState, MessageStatus
 
 _logger = logging.getLogger(__name__)
@@ -37,18 +42,18 @@ class AiConversation(models.Model):
         return busy_refusal(state)
 
     def _claim(self, expected_states):
-        """Marks the conversation running, unless another turn holds it (409). Returns the last
-        event seq."""
+        """Marks the conversation running, unless another turn holds it (409), and reserves the
+        turn's first SEQ_BLOCK sequence numbers. Returns the last event seq."""
         self.ensure_one()
         state, last_seq = self._lock_state()
         if state not in expected_states:
             raise busy_refusal(state)
         now = fields.Datetime.now()
         self.env.cr.execute(
-            "UPDATE ai_conversation SET state = %s, turn_heartbeat = %s, write_date = %s WHERE id = %s",
-            (ConversationState.RUNNING, now, now, self.id),
+            "UPDATE ai_conversation SET state = %s, turn_heartbeat = %s, write_date = %s, last_seq = %s WHERE id = %s",
+            (ConversationState.RUNNING, now, now, last_seq + SEQ_BLOCK, self.id),
         )
-        self.invalidate_recordset(["state", "turn_heartbeat", "write_date"])
+        self.invalidate_recordset(["state", "turn_heartbeat", "write_date", "last_seq"])
         return last_seq
 
     def _lock_state(self):
@@ -66,7 +71,7 @@ class AiConversation(models.Model):
         except psycopg2.errors.LockNotAvailable:
             raise busy_refusal(ConversationState.RUNNING) from None
         if state == ConversationState.RUNNING and _stale(heartbeat):
-            last_seq = self._abandon_stale_turn(last_seq)
+            last_seq = self._abandon_stale_turn(last_seq, heartbeat)
             state = ConversationState.IDLE
         return state, last_seq or 0
 
@@ -79,12 +84,20 @@ class AiConversation(models.Model):
                 except ChatRefused:
                     continue  # someone is taking it over right now
 
-    def _abandon_stale_turn(self, last_seq):
+    def _chat_stop(self):
+        """The user's stop for a turn their tab does not stream (it opened the conversation while
+        the turn ran): a turn whose process died is ended now. {stopped: True} when the
+        conversation no longer answers; False while a live turn runs elsewhere (its own tab, or its
+        broken stream's server noticing the disconnect, ends it)."""
+        self.ensure_one()
+        self._repair_if_stale()
+        return {"stopped": not self._turn_is_live()}
+
+    def _abandon_stale_turn(self, last_seq, heartbeat):
+        """Ends the dead turn, silent since `heartbeat`, with an error after every number it may
+        have sent (the reservation in last_seq). Returns that error's seq."""
         seq = last_seq + 1
-        error = ErrorEvent(
-            code=ErrorCode.CANCELLED.value,
-            message=self.env._("The answer was interrupted: the server stopped while it ran."),
-        )
+        error = ErrorEvent(code=ErrorCode.CANCELLED.value, message=self._interruption(heartbeat))
         self.env["ai.conversation.event"].sudo().create(
             {"conversation_id": self.id, "seq": seq, "type": error.type, "payload": error.data()}
         )
@@ -104,6 +117,16 @@ class AiConversation(models.Model):
         self.invalidate_recordset(["state", "turn_heartbeat", "last_seq"])
         _logger.info("AI conversation %s: took over a turn whose process stopped", self.id)
         return seq
+
+    def _interruption(self, heartbeat):
+        """What the user is told of a turn silent since `heartbeat`: PostgreSQL started after it
+        (the database restarted under the turn, which lost its connection and could write no more),
+        or the process running it stopped."""
+        self.env.cr.execute("SELECT pg_postmaster_start_time() AT TIME ZONE 'UTC'")
+        started = self.env.cr.fetchone()[0]
+        if heartbeat and started > heartbeat:
+            return self.env._("The answer was interrupted: it lost its database connection (the database restarted).")
+        return self.env._("The answer was interrupted: the server running it stopped.")
 
 
 def _stale(heartbeat):

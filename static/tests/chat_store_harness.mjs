@@ -135,6 +135,7 @@ export function storeOn(server, {assistantId = 3} = {}) {
             error: (error) => `words.error ${error.code}${error.gaveUp ? " gave up" : ""}`,
             interrupted: () => "words.interrupted",
             notOpened: () => "words.notOpened",
+            runsElsewhere: () => "words.runsElsewhere",
             notStopped: (message) => `words.notStopped ${message}`,
             appBusy: (app) => `words.appBusy ${app}`,
         },

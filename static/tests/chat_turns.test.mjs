@@ -248,6 +248,93 @@ describe("ChatTurns on the store", () => {
         assert.equal(texts(store.chat), "Hello");
     });
 
+    test("stop on a followed turn whose server stopped ends it and shows its end at once", async () => {
+        const server = new ScriptedServer();
+        const e = sequence();
+        server.routes["/ai_mcp/conversation/7/history"] = {
+            conversation: {id: 7, assistant_id: 3, state: "running"},
+            messages: [{role: "user", text: "hi", seq: 0}],
+            events: [e.start(), e.round(1)],
+        };
+        server.routes["/ai_mcp/chat/stop"] = {stopped: true};
+        // the follow's polls find nothing new (the second one waits) until the stop; then the
+        // error the server stored, numbered after the numbers the dead turn had reserved
+        const ended = {...e.error("CANCELLED", "The answer was interrupted."), seq: 66};
+        let stoppedYet = false;
+        let release = null;
+        const held = new Promise((resolve) => (release = resolve));
+        server.fetch = async (url) => {
+            server.fetched.push({url});
+            if (!stoppedYet && server.fetched.length > 1) {
+                await held;
+            }
+            return eventStream(stoppedYet ? [ended] : []);
+        };
+        const {store, turns} = chatOn(server);
+        await turns.openConversation(7, {push: false});
+        await until(() => server.fetched.length > 1);
+        assert.equal(store.chat.status, ChatStatus.THINKING);
+        stoppedYet = true;
+        await turns.stop();
+        assert.equal(store.chat.status, ChatStatus.ERROR, "shown at once, not at the next poll");
+        release();
+        assert.deepEqual(server.calls("/ai_mcp/chat/stop"), [{conversation_id: 7}]);
+        assert.equal(store.chat.error.code, "CANCELLED");
+        assert.equal(store.chat.lastEventId, 66);
+    });
+
+    test("stop on a turn that runs on elsewhere says so and goes on following it", async () => {
+        const server = new ScriptedServer();
+        const e = sequence();
+        server.routes["/ai_mcp/conversation/7/history"] = {
+            conversation: {id: 7, assistant_id: 3, state: "running"},
+            messages: [{role: "user", text: "hi", seq: 0}],
+            events: [e.start(), e.round(1)],
+        };
+        server.routes["/ai_mcp/chat/stop"] = {stopped: false};
+        let stoppedYet = false;
+        let release = null;
+        const held = new Promise((resolve) => (release = resolve));
+        server.fetch = async (url) => {
+            server.fetched.push({url});
+            if (!stoppedYet && server.fetched.length > 1) {
+                await held;
+            }
+            return eventStream(stoppedYet ? [e.text("Hello"), e.done(1)] : []);
+        };
+        const {store, seen, turns} = chatOn(server);
+        await turns.openConversation(7, {push: false});
+        await until(() => server.fetched.length > 1);
+        await turns.stop();
+        assert.deepEqual(seen.notified, [{message: "words.runsElsewhere", type: "warning"}]);
+        assert.equal(store.chat.status, ChatStatus.THINKING);
+        stoppedYet = true;
+        release();
+        await until(() => store.chat.status === ChatStatus.IDLE);
+        assert.equal(texts(store.chat), "Hello");
+    });
+
+    test("a tab whose stream broke shows the takeover and the next answer past a gap in numbers", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        server.streamed.push(eventStream([e.start(), e.round(1), e.text("Hel")], {broken: true}));
+        // the dead turn reserved numbers up to 67: the takeover's error is 68, the next answer 69 on
+        server.streamed.push(eventStream([{...e.error("CANCELLED", "interrupted"), seq: 68}]));
+        await turns.send("hi");
+        assert.equal(store.chat.error.code, "CANCELLED");
+        const next = [
+            {...e.start(), seq: 69},
+            {...e.round(1), seq: 70},
+            {...e.text("Again"), seq: 71},
+            {...e.done(1), seq: 72},
+        ];
+        server.streamed.push(eventStream(next));
+        await turns.send("again");
+        assert.equal(texts(store.chat), "Again");
+        assert.equal(store.chat.status, ChatStatus.IDLE);
+    });
+
     test("a stored turn that never ended shows as interrupted; a missing one is not opened", async () => {
         const server = new ScriptedServer();
         const {store, seen, turns} = chatOn(server);

@@ -124,7 +124,7 @@ export class ChatTurns {
     }
 
     stop() {
-        this.stream.stop();
+        return this.stream.stop();
     }
 
     retryPlan() {

@@ -44,6 +44,7 @@ export class TurnStream {
         this.lastRequest = null;
         this.stoppedAt = 0;
         this.followToken = 0;
+        this.followed = null; // the conversation whose turn is followed (it streams elsewhere)
     }
 
     /** Another conversation is shown: what was followed or failed belongs to the previous one. */
@@ -61,7 +62,7 @@ export class TurnStream {
     stop() {
         const request = this.request;
         if (!request) {
-            return;
+            return this.stopFollowed();
         }
         request.stopped = true;
         request.controller.abort();
@@ -230,10 +231,44 @@ export class TurnStream {
         }
     }
 
+    /** Stop for a followed turn: the server ends it when its process died (its heartbeat is stale),
+     * and its end is read at once; a turn still alive elsewhere goes on, and the user is told. */
+    async stopFollowed() {
+        const store = this.store;
+        const conversationId = this.followed;
+        if (!conversationId) {
+            return;
+        }
+        const current = () => store.alive && store.chat.conversationId === conversationId;
+        let answer = null;
+        try {
+            answer = await store.services.rpc("/ai_mcp/chat/stop", {
+                conversation_id: conversationId,
+            });
+        } catch {
+            // unreachable: the follow goes on and shows the turn's end whenever it comes
+        }
+        if (!answer || !current()) {
+            return;
+        }
+        if (!answer.stopped) {
+            store.services.notify(store.services.words.runsElsewhere(), "warning");
+            return;
+        }
+        try {
+            await readEventsAfter(this.fetch, conversationId, store.chat.lastEventId, {
+                onMessage: (message) => current() && store.dispatch(eventFromSse(message)),
+            });
+        } catch {
+            // the follow reads it at its next tick
+        }
+    }
+
     /** A conversation opened while its turn runs elsewhere: poll its stored events until the turn pauses or ends. */
     async follow(conversationId) {
         const store = this.store;
         const token = ++this.followToken;
+        this.followed = conversationId;
         const started = this.clock.now();
         const current = () =>
             token === this.followToken &&
@@ -256,6 +291,9 @@ export class TurnStream {
             } catch {
                 // try again at the next tick
             }
+        }
+        if (token === this.followToken) {
+            this.followed = null;
         }
         if (current()) {
             store.refreshConversations();

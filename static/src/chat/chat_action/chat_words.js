@@ -32,6 +32,10 @@ export const chatWords = {
     },
     interrupted: () => _t("This answer was interrupted before it finished."),
     notOpened: () => _t("This conversation could not be opened."),
+    runsElsewhere: () =>
+        _t(
+            "This answer is still running elsewhere (another tab, or a server): stop it there. If that server stopped, the answer ends by itself within a few minutes."
+        ),
     notStopped: (error) => _t("The call could not be stopped: %(error)s", {error}),
     appBusy: (app) =>
         _t(
