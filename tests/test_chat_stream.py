@@ -442,6 +442,10 @@ class TestChatStream(ChatCase):
         conversation_id = events[0].data["conversation_id"]
         conversation = self.conversation(conversation_id)
         conversation.sudo().write({"state": "running", "turn_heartbeat": fields.Datetime.now()})
+        # the call the dead process was running, audited when it started
+        running = self.env["ai.tool.call"].create(
+            {"conversation_id": conversation_id, "call_id": "call_lost", "tool_name": "slow", "status": "running"}
+        )
         response = self.post(
             "/ai_mcp/chat/stream",
             {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "again"},
@@ -462,5 +466,7 @@ class TestChatStream(ChatCase):
         self.assertEqual(stored.mapped("seq"), list(range(1, len(stored) + 1)))
         interrupted = stored.filtered(lambda e: e.seq == len(events) + 1)
         self.assertEqual((interrupted.type, interrupted.payload["code"]), ("error", "CANCELLED"))
+        running.invalidate_recordset()
+        self.assertEqual((running.status, running.error_code), ("interrupted", "CANCELLED"))
         self.assertEqual(more[0].id, len(events) + 2)
         self.assertEqual(more[-1].event, "done")
