@@ -147,9 +147,10 @@ class AiToolCall(models.Model):
             return self.browse()
 
     @api.model
-    def _record_interrupted(self, conversation_id, code):
+    def _record_interrupted(self, conversation_id, code, durations=None):
         """The calls of conversation `conversation_id` still running when its turn stopped with
-        error `code`: interrupted, having run until now."""
+        error `code`: interrupted, having run until now (`durations`: {row id: ms} where the turn
+        measured it; otherwise from the row's start, to the second)."""
         self.flush_model()
         now = fields.Datetime.now()  # the clock the rows' start was read from
         self.env.cr.execute(
@@ -161,6 +162,9 @@ class AiToolCall(models.Model):
             {"code": code, "now": now, "conversation": conversation_id},
         )
         ids = [row[0] for row in self.env.cr.fetchall()]
+        for row_id, duration_ms in (durations or {}).items():
+            if row_id in ids:
+                self.env.cr.execute("UPDATE ai_tool_call SET duration_ms = %s WHERE id = %s", (duration_ms, row_id))
         if ids:
             self.env.cr.execute("UPDATE ai_tool_call SET max_duration_ms = duration_ms WHERE id = ANY(%s)", (ids,))
             self.browse(ids).invalidate_recordset()

@@ -8,6 +8,7 @@ nothing but its own row.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -56,8 +57,9 @@ class MessageLog:
         # what each call of this run was stored with: (server, tool, arguments, approval), for its audit row
         self.tool_calls: dict[str, tuple[str, str, Any, str | None]] = {}
         self.audit_known: dict[Any, Any] = dict(audit_known)
-        # the audit row of each call that started running in this run, by call id
+        # the audit row of each call that started running in this run, by call id, and when it started
         self.audit_rows: dict[str, int] = {}
+        self.audit_started: dict[int, float] = {}
 
     def apply(self, env, seq: int, event: Event) -> tuple[Event, StateChange | None]:
         """Brings the messages up to date with one event; returns the event to store (a `done` gets
@@ -142,6 +144,7 @@ class MessageLog:
                 },
             )
         started = env["ai.tool.call"].browse(self.audit_rows.pop(event.id, None))
+        self.audit_started.pop(started.id, None)
         env["ai.tool.call"]._record_tool_result(
             self.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_known, started
         )
@@ -209,7 +212,9 @@ class MessageLog:
         interrupted = self._tool_messages_in(env, MessageStatus.OPEN)
         interrupted.write({"status": MessageStatus.ERROR, "error_code": event.code})
         if self.audit_rows:
-            env["ai.tool.call"]._record_interrupted(self.conversation_id, event.code)
+            now = time.monotonic()
+            durations = {row: int((now - self.audit_started[row]) * 1000) for row in self.audit_rows.values()}
+            env["ai.tool.call"]._record_interrupted(self.conversation_id, event.code, durations)
             self.audit_rows.clear()
         return event, StateChange(state=ConversationState.IDLE)
 
@@ -219,6 +224,7 @@ class MessageLog:
         started = env["ai.tool.call"]._record_tool_start(self.conversation_id, call_id, call, self.audit_known)
         if started:
             self.audit_rows[call_id] = started.id
+            self.audit_started[started.id] = time.monotonic()
 
     def _audit_unstarted(self, env, call_ids: list[str]) -> None:
         """The calls put to wait for the user did not reach their server: their row comes when they run."""
