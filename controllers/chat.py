@@ -7,6 +7,7 @@ conversation's state and everything written live in the models (ai.conversation)
 
 import json
 import logging
+import re
 import select
 import socket
 import time
@@ -27,6 +28,9 @@ CSRF_HEADER = "X-CSRF-Token"
 SSE_KEEPALIVE_SECONDS = 15.0
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 SSE_HEADERS = [("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
+# far more than the widget's requests nest (approvals: 2 levels), far less than Python recurses
+MAX_JSON_DEPTH = 32
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class ChatController(http.Controller):
@@ -222,12 +226,20 @@ class ChatController(http.Controller):
             )
 
     def _json_body(self):
+        """The request's JSON object, refused (400, before anything is stored) when it holds what
+        the database cannot store or nests deeper than any request of the widget: an error 500
+        would be taken for a full database pool and the message sent again."""
         try:
             body = json.loads(request.httprequest.get_data(as_text=True) or "{}")
+        except RecursionError:
+            raise ChatRefused.invalid(_too_deep()) from None
         except ValueError:
             raise ChatRefused.invalid(request.env._("The request body must be a JSON object.")) from None
         if not isinstance(body, dict):
             raise ChatRefused.invalid(request.env._("The request body must be a JSON object."))
+        problem = _unstorable(body)
+        if problem is not None:
+            raise ChatRefused.invalid(problem)
         return body
 
     def _stream(self, turn):
@@ -257,6 +269,36 @@ class ChatController(http.Controller):
                 events.close()
 
         return Response(body(), status=200, headers=SSE_HEADERS, content_type=SSE_CONTENT_TYPE, direct_passthrough=True)
+
+
+def _too_deep():
+    return _("The request is nested more than %s levels deep: it is not one the chat sends.", MAX_JSON_DEPTH)
+
+
+def _unstorable(body):
+    """What makes `body` unfit to store (a NUL character, half of a UTF-16 surrogate pair, JSON
+    nested too deep), said for the user and naming the field; None when nothing does. Iterative:
+    any depth is read."""
+    stack = [(value, 2, name) for name, value in body.items()] + [(name, 1, name) for name in body]
+    while stack:
+        value, depth, name = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return _too_deep()
+        if isinstance(value, dict):
+            stack += [(key, depth, name) for key in value]
+            stack += [(item, depth + 1, name) for item in value.values()]
+        elif isinstance(value, list):
+            stack += [(item, depth + 1, name) for item in value]
+        elif isinstance(value, str):
+            if "\x00" in value:
+                return _("%s holds a NUL character (U+0000), which cannot be stored: remove it.", name)
+            if _LONE_SURROGATE.search(value):
+                return _(
+                    "%s holds half of a UTF-16 surrogate pair (a lone surrogate), which is not text: "
+                    "remove it or paste it again.",
+                    name,
+                )
+    return None
 
 
 def _sequence(value):

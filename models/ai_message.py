@@ -43,6 +43,11 @@ class AiMessage(models.Model):
 
     # -- assistant replies -----------------------------------------------------------------------
     tool_calls = fields.Json(help="The calls the model asked for: [{id, name, arguments}].")
+    interrupted = fields.Boolean(
+        readonly=True,
+        help="The reply stopped before the model finished it: it holds what the user was shown, "
+        "and the model is told it was cut off.",
+    )
     thinking = fields.Text(help="The reasoning the model showed while writing this reply, where its provider shows it.")
     usage = fields.Json(help="Token usage of the answer (final reply only).")
     rounds = fields.Integer(help="Tool rounds the answer took (final reply only).")

@@ -16,7 +16,7 @@ from odoo import api, fields, models
 from odoo.modules import module as odoo_module
 
 from ..services.errors import ErrorCode
-from ..turn.sql_rows import insert_row
+from ..turn.sql_rows import insert_row, update_row
 from .conversation.ai_conversation_approval import APPROVALS
 
 _logger = logging.getLogger(__name__)
@@ -25,7 +25,16 @@ RETENTION_PARAM = "ai_mcp.tool_call_retention_days"
 DEFAULT_RETENTION_DAYS = 90
 GC_BATCH = 1000
 
-STATUSES = [("ok", "OK"), ("error", "Error"), ("denied", "Denied")]
+# running: written when the call starts, so that a call whose turn never ends (its process died)
+# is still on record; interrupted: its turn stopped (the browser left, the server died) before
+# its result came, so it may have done its work on the server
+STATUSES = [
+    ("ok", "OK"),
+    ("error", "Error"),
+    ("denied", "Denied"),
+    ("running", "Running"),
+    ("interrupted", "Interrupted"),
+]
 
 
 class AiToolCall(models.Model):
@@ -40,7 +49,7 @@ class AiToolCall(models.Model):
         readonly=True,
         index=True,
         default=fields.Datetime.now,
-        help="When the result came back.",
+        help="When the result came back (while the call runs: when it started).",
     )
     user_id = fields.Many2one("res.users", string="User", readonly=True, index=True, ondelete="set null")
     assistant_id = fields.Many2one("ai.assistant", string="Assistant", readonly=True, index=True, ondelete="set null")
@@ -124,7 +133,45 @@ class AiToolCall(models.Model):
     # -- written by the chat runner ------------------------------------------------------------------
 
     @api.model
-    def _record_tool_result(self, conversation_id, message, event, call=None, known=None):
+    def _record_tool_start(self, conversation_id, call_id, call, known=None):
+        """Log the call `call_id` (server name, tool name, arguments, approval) of conversation
+        `conversation_id` as running, when it starts: its result or its turn's end settles the
+        row. Returns the row (empty when it could not be written: logged, the turn goes on)."""
+        try:
+            with self.env.cr.savepoint(flush=False):
+                values = self._call_values(conversation_id, call, known)
+                values.update(call_id=call_id, status="running", error_code=False, duration_ms=0)
+                return self.browse(insert_row(self, {**values, **measures(0, "running")}))
+        except Exception:  # noqa: BLE001 - the audit must not break the user's answer
+            _logger.exception("AI tool call start not audited: conversation=%s call=%s", conversation_id, call_id)
+            return self.browse()
+
+    @api.model
+    def _record_interrupted(self, conversation_id, code, durations=None):
+        """The calls of conversation `conversation_id` still running when its turn stopped with
+        error `code`: interrupted, having run until now (`durations`: {row id: ms} where the turn
+        measured it; otherwise from the row's start, to the second)."""
+        self.flush_model()
+        now = fields.Datetime.now()  # the clock the rows' start was read from
+        self.env.cr.execute(
+            """UPDATE ai_tool_call
+                  SET status = 'interrupted', error_code = %(code)s, date = %(now)s, write_date = %(now)s,
+                      duration_ms = GREATEST(0, (EXTRACT(EPOCH FROM %(now)s - date) * 1000)::int), error_count = 1
+                WHERE conversation_id = %(conversation)s AND status = 'running'
+            RETURNING id""",
+            {"code": code, "now": now, "conversation": conversation_id},
+        )
+        ids = [row[0] for row in self.env.cr.fetchall()]
+        for row_id, duration_ms in (durations or {}).items():
+            if row_id in ids:
+                self.env.cr.execute("UPDATE ai_tool_call SET duration_ms = %s WHERE id = %s", (duration_ms, row_id))
+        if ids:
+            self.env.cr.execute("UPDATE ai_tool_call SET max_duration_ms = duration_ms WHERE id = ANY(%s)", (ids,))
+            self.browse(ids).invalidate_recordset()
+        return len(ids)
+
+    @api.model
+    def _record_tool_result(self, conversation_id, message, event, call=None, known=None, started=None):
         """Log the ToolResultEvent `event` of conversation `conversation_id`; `message` is the tool
         ai.message of its call (empty when the call was not stored). Called by the chat runner in
         the transaction that stores the event. A failure here is logged and never ends the turn.
@@ -132,11 +179,16 @@ class AiToolCall(models.Model):
         `call` (server name, tool name, arguments, approval), when the caller still holds them from the
         tool_call event, spares reading them back from `message`. `known` is a dict the caller
         keeps for the turn: the conversation, its servers and each tool are looked up once per
-        turn, not once per result (a running turn's conversation and assistant do not move)."""
+        turn, not once per result (a running turn's conversation and assistant do not move).
+        `started`: the row _record_tool_start wrote for the call, brought up to date."""
         try:
             with self.env.cr.savepoint(flush=False):
                 values = self._values_from_result(conversation_id, message, event, call, known)
-                return self.browse(insert_row(self, {**values, **measures(values["duration_ms"], values["status"])}))
+                values.update(measures(values["duration_ms"], values["status"]))
+                if started:
+                    update_row(self, started.id, values)
+                    return started
+                return self.browse(insert_row(self, values))
         except Exception:  # noqa: BLE001 - the audit must not break the user's answer
             _logger.exception("AI tool call not audited: conversation=%s call=%s", conversation_id, event.id)
             return self.browse()
@@ -149,23 +201,33 @@ class AiToolCall(models.Model):
                 if message
                 else ("", "", None, None)
             )
-        server_name, tool_name, arguments, approval = call
         if event.ok:
             status = "ok"
         elif event.error_code == ErrorCode.TOOL_DENIED.value:
             status = "denied"
         else:
             status = "error"
-        target = self._audit_target(conversation_id, server_name, tool_name, {} if known is None else known)
+        values = self._call_values(conversation_id, call, known)
+        if status == "denied":
+            values.update(approval_values(None, values["user_id"]))
         return {
-            **target,
-            **approval_values(None if status == "denied" else approval, target["user_id"]),
-            "date": fields.Datetime.now(),
+            **values,
             "call_id": event.id,
-            "origin": "model",
             "status": status,
             "error_code": event.error_code or False,
             "duration_ms": max(0, int(event.duration_ms or 0)),
+        }
+
+    @api.model
+    def _call_values(self, conversation_id, call, known):
+        """The values of a row that do not depend on how the call ended."""
+        server_name, tool_name, arguments, approval = call
+        target = self._audit_target(conversation_id, server_name, tool_name, {} if known is None else known)
+        return {
+            **target,
+            **approval_values(approval, target["user_id"]),
+            "date": fields.Datetime.now(),
+            "origin": "model",
             "argument_bytes": argument_bytes(arguments),
         }
 
@@ -320,7 +382,7 @@ class AiToolCall(models.Model):
 
 def measures(duration_ms, status):
     """The stored computes of a row: its duration again (summed up as a maximum) and 1 per failure."""
-    return {"max_duration_ms": duration_ms, "error_count": 1 if status == "error" else 0}
+    return {"max_duration_ms": duration_ms, "error_count": 1 if status in ("error", "interrupted") else 0}
 
 
 def argument_bytes(arguments):

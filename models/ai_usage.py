@@ -34,6 +34,11 @@ class AiUsage(models.Model):
     cloud_service_id = fields.Many2one("cloud.service", index="btree_not_null", ondelete="set null", readonly=True)
     conversation_id = fields.Many2one("ai.conversation", index="btree_not_null", ondelete="set null", readonly=True)
     round = fields.Integer(readonly=True, help="The round of its turn the call belongs to.")
+    incomplete = fields.Boolean(
+        readonly=True,
+        help="The call's answer did not stream to its end (cut off, stalled, or stopped with its turn): "
+        "the tokens the provider did not report are estimated, since providers bill what they read and sent.",
+    )
 
     # -- tokens ------------------------------------------------------------------------------------
     input_tokens = fields.Integer(readonly=True)

@@ -251,11 +251,14 @@ class WarningEvent(_Event):
 class UsageEvent(_Event):
     """The tokens of one model call of the turn, as its provider reported them: the Odoo layer
     records them with their cost. `round`: the round the call belongs to (the closing call
-    without tools has the number of the last round)."""
+    without tools has the number of the last round). `incomplete`: the call's stream did not
+    complete (cut, stalled, or stopped with the turn); its tokens are estimated where the provider
+    reported none, since providers bill what they read and streamed."""
 
     type: Literal["usage"] = "usage"
     round: int
     usage: TokenUsage
+    incomplete: bool = False
 
 
 class ErrorEvent(_Event):

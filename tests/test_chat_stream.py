@@ -262,6 +262,35 @@ class TestChatStream(ChatCase):
         )
         self.assertEqual(response.status_code, 400)
 
+    def test_text_the_database_cannot_store_or_json_nested_too_deep_is_refused_400_naming_it(self):
+        """A 500 would be taken for a full database pool and sent again 8 times: the user is told
+        at once what is wrong with the message, and nothing is stored."""
+        self.login(self.user)
+        conversations = self.env["ai.conversation"].search_count([("user_id", "=", self.user.id)])
+        cases = [
+            ('{"assistant_id": %d, "message": "a\\u0000b"}', "NUL"),
+            ('{"assistant_id": %d, "message": "a\\ud800b"}', "surrogate"),
+            ('{"assistant_id": %d, "message": "hi", "request_key": "key\\udfffkey"}', "surrogate"),
+            ('{"assistant_id": %d, "message": "hi", "x": ' + "[" * 100000 + "]" * 100000 + "}", "nested"),
+            ('{"assistant_id": %d, "message": "hi", "x": ' + "[" * 200 + "]" * 200 + "}", "nested"),
+        ]
+        for body, problem in cases:
+            for path in ("/ai_mcp/chat/stream", "/ai_mcp/chat/resume"):
+                response = self.opener.post(
+                    self.base_url() + path,
+                    data=body % self.assistant.id if "%d" in body else body,
+                    headers={"Content-Type": "application/json", "X-CSRF-Token": self.csrf},
+                    timeout=30,
+                )
+                self.assertEqual(response.status_code, 400, f"{path} {problem}: {response.text[:200]}")
+                error = response.json()["error"]
+                self.assertEqual(error["code"], "INVALID_REQUEST")
+                self.assertIn(problem, error["message"])
+        self.assertEqual(
+            self.env["ai.conversation"].search_count([("user_id", "=", self.user.id)]), conversations, "nothing stored"
+        )
+        self.assertFalse(self.llm.requests, "the model was never asked")
+
     def test_second_send_while_answering_is_refused_409(self):
         self.login(self.user)
         self.llm.queue(Turn(text="first"))
@@ -413,6 +442,10 @@ class TestChatStream(ChatCase):
         conversation_id = events[0].data["conversation_id"]
         conversation = self.conversation(conversation_id)
         conversation.sudo().write({"state": "running", "turn_heartbeat": fields.Datetime.now()})
+        # the call the dead process was running, audited when it started
+        running = self.env["ai.tool.call"].create(
+            {"conversation_id": conversation_id, "call_id": "call_lost", "tool_name": "slow", "status": "running"}
+        )
         response = self.post(
             "/ai_mcp/chat/stream",
             {"assistant_id": self.assistant.id, "conversation_id": conversation_id, "message": "again"},
@@ -433,5 +466,7 @@ class TestChatStream(ChatCase):
         self.assertEqual(stored.mapped("seq"), list(range(1, len(stored) + 1)))
         interrupted = stored.filtered(lambda e: e.seq == len(events) + 1)
         self.assertEqual((interrupted.type, interrupted.payload["code"]), ("error", "CANCELLED"))
+        running.invalidate_recordset()
+        self.assertEqual((running.status, running.error_code), ("interrupted", "CANCELLED"))
         self.assertEqual(more[0].id, len(events) + 2)
         self.assertEqual(more[-1].event, "done")

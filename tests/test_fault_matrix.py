@@ -174,6 +174,27 @@ class TestFaultMatrix(ChatCase):
             if role == "assistant":
                 open_calls = {call["id"] for call in message.get("tool_calls") or []}
 
+    def audit_rows(self, call_id):
+        self.env.invalidate_all()
+        return self.env["ai.tool.call"].search([("call_id", "=", call_id)])
+
+    def assert_incomplete_usage(self, conversation_id, output=True):
+        """The model call whose stream did not complete has its usage row, marked incomplete, with
+        tokens estimated: the request's, and the output's when some came."""
+        self.env.invalidate_all()
+        usage = self.env["ai.usage"].search([("conversation_id", "=", conversation_id)], order="id", limit=1)
+        self.assertTrue(usage.incomplete, "one usage row, incomplete")
+        self.assertGreater(usage.input_tokens, 0)
+        if output:
+            self.assertGreater(usage.output_tokens, 0)
+        return usage
+
+    def assert_told_interrupted(self, partial):
+        """The next turn gives the model the interrupted answer as the user saw it, saying it was cut."""
+        told = next(m for m in self.llm.requests[-2]["messages"] if m["role"] == "assistant")
+        self.assertTrue(told["content"].startswith(partial), told["content"])
+        self.assertIn("interrupted", told["content"][len(partial) :])
+
     def offered(self, request_index=-1):
         return {tool["function"]["name"] for tool in self.llm.requests[request_index].get("tools") or []}
 
@@ -465,6 +486,8 @@ class TestFaultMatrix(ChatCase):
         self.assertEqual(events[-1].data["code"], "LLM_TIMEOUT")
         conversation_id = events[0].data["conversation_id"]
         self.assert_intact(conversation_id, events)
+        # the provider read the request though it sent nothing back in time
+        self.assertEqual(self.assert_incomplete_usage(conversation_id, output=False).output_tokens, 0)
         self.provider.timeout = 60.0
         self.assert_next_turn_works(conversation_id)
 
@@ -481,8 +504,11 @@ class TestFaultMatrix(ChatCase):
         conversation = self.assert_intact(conversation_id, events)
         # what the user saw is kept as the (partial) reply
         reply = conversation.message_ids.filtered(lambda m: m.role == "assistant")
-        self.assertEqual(reply.content, "part0 part1 part2 ")
+        self.assertEqual((reply.content, reply.interrupted), ("part0 part1 part2 ", True))
+        # providers bill what they streamed: the call is charged, its tokens estimated
+        self.assert_incomplete_usage(conversation_id)
         self.assert_next_turn_works(conversation_id)
+        self.assert_told_interrupted("part0 part1 part2 ")
 
     def test_llm_stream_cut_mid_tool_call(self):
         # role chunk, a text chunk, the call's opening chunk, then one of its 3 argument fragments
@@ -553,6 +579,8 @@ class TestFaultMatrix(ChatCase):
         body = {"assistant_id": self.assistant.id, "message": "Take your time."}
         sock, events = self.raw_stream(body, lambda events: any(e.event == "tool_call" for e in events))
         self.assertTrue(self.wait_for_marker("slow-started"), "the call is running on the server")
+        # audited from its start: a process that dies now leaves the row saying the call ran
+        self.assertEqual(self.audit_rows("call_slow").mapped("status"), ["running"])
         started = time.monotonic()
         sock.shutdown(socket.SHUT_RDWR)
         sock.close()
@@ -565,9 +593,35 @@ class TestFaultMatrix(ChatCase):
         self.assertEqual((stored[-1].type, stored[-1].payload["code"]), ("error", "CANCELLED"))
         self.assertEqual(len(self.llm.requests), 1, "nothing goes on in the background")
         self.assertEqual(self.tool_message(conversation_id, "call_slow").error_code, "CANCELLED")
+        audit = self.audit_rows("call_slow")
+        self.assertEqual((audit.status, audit.error_code), ("interrupted", "CANCELLED"))
+        self.assertGreater(audit.duration_ms, 0, "how long it ran before the browser left")
         self.assert_intact(conversation_id, events)
         self.llm._turns.clear()  # the answer the cancelled turn never asked for
         self.assert_next_turn_works(conversation_id)
+        # the model is not told the call did not run: it ran on the server until it was stopped
+        told = next(m for m in self.llm.requests[-2]["messages"] if m.get("tool_call_id") == "call_slow")
+        self.assertIn("may have run", told["content"])
+        self.assertNotIn("Not run", told["content"])
+
+    def test_browser_disconnects_mid_answer(self):
+        text = "".join(f"word{i} " for i in range(40))
+        self.llm.queue(Turn(text=text, chunks=40, chunk_delay=0.2))
+        body = {"assistant_id": self.assistant.id, "message": "Tell me slowly."}
+        sock, events = self.raw_stream(body, lambda events: len([e for e in events if e.event == "text"]) >= 3)
+        shown = text_of(events)
+        sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
+        conversation_id = events[0].data["conversation_id"]
+        self.wait_for_state(conversation_id, "idle")
+        conversation = self.assert_intact(conversation_id, events)
+        stored_text = "".join(e.payload["delta"] for e in self.stored_events(conversation_id) if e.type == "text")
+        self.assertTrue(stored_text.startswith(shown), "what was shown is stored")
+        reply = conversation.message_ids.filtered(lambda m: m.role == "assistant")
+        self.assertEqual((reply.content, reply.interrupted), (stored_text, True))
+        self.assert_incomplete_usage(conversation_id)
+        self.assert_next_turn_works(conversation_id)
+        self.assert_told_interrupted(stored_text)
 
     def test_two_tabs_send_at_once(self):
         first = self.chat("First.", Turn(text="first"))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conftest import FAST_RETRY, ManualClock, http_spec, stdio_spec
 
-from services.events import RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent, parse_event
+from services.events import ErrorEvent, RoundEvent, TextEvent, ToolCallEvent, ToolResultEvent, parse_event
 from services.llm import LlmSettings
 from services.loop import (
     AssistantSettings,
@@ -24,7 +24,8 @@ from services.loop import (
     history_from_events,
     run_turn,
 )
-from services.loop.transcript import HistoryToolCall
+from services.loop.transcript import INTERRUPTED_CALL, INTERRUPTED_REPLY, HistoryToolCall, to_langchain
+from services.loop.turn_control import TurnControl
 from services.loop.turn_tools import _offered_tool
 from services.mcp import McpHub
 from services.server_spec import ServerSpec, build_server_spec
@@ -406,6 +407,68 @@ def test_llm_failures_end_the_turn_with_a_code(
     assert events[-1].code == code
     if code == "LLM_RATE_LIMITED":
         assert "retry in 7" in events[-1].message
+
+
+@pytest.mark.parametrize(
+    ("turn", "billed"),
+    [
+        (Turn(status=500), False),
+        (Turn(status=429, retry_after=7), False),
+        (Turn(text="a partial answer that was cut", chunks=4, disconnect_after=3), True),
+        (Turn(text="late", latency=3), True),
+    ],
+)
+def test_a_model_call_whose_stream_did_not_complete_is_charged_as_incomplete(
+    hub: McpHub, llm: ScriptedLLM, turn: Turn, billed: bool
+) -> None:
+    """Providers bill what they read and streamed: a cut or stalled call has its usage, estimated
+    and marked incomplete, before the error; a refused request has none."""
+    llm.queue(turn)
+    events = run(hub, TurnRequest(assistant=settings(llm, llm_timeout=1), user_message="x" * 400))
+    usage = [e for e in events if e.type == "usage"]
+    assert events[-1].type == "error"
+    if not billed:
+        assert usage == []
+        return
+    assert [(u.incomplete, events.index(u)) for u in usage] == [(True, len(events) - 2)]
+    assert usage[0].usage.input_tokens >= 100  # the request's 400 characters, estimated
+    assert (usage[0].usage.output_tokens > 0) == (turn.text != "late")
+
+
+def test_a_turn_stopped_mid_answer_leaves_the_calls_usage_to_record(hub: McpHub, llm: ScriptedLLM) -> None:
+    llm.queue(Turn(text="word " * 40, chunks=40, chunk_delay=0.2))
+    control = TurnControl()
+    request = TurnRequest(assistant=settings(llm), user_message="x")
+    stream = hub.iterate(lambda: run_turn(request, hub, control))
+    for event in stream:
+        if event.type == "text":
+            break
+    stream.close()  # the browser went away
+    usage = control.take_unfinished()
+    assert usage is not None and usage.incomplete
+    assert usage.usage.input_tokens > 0 and usage.usage.output_tokens > 0
+    assert control.take_unfinished() is None, "recorded once"
+
+
+def test_a_stopped_turn_is_told_as_such_to_the_model_in_the_next() -> None:
+    """A reply cut off is given back saying so; a call that ran when the turn stopped may have run."""
+    events = [
+        RoundEvent(n=1, max=5),
+        TextEvent(delta="Checking"),
+        ToolCallEvent(id="c1", name="add", tool="add", title="add", server="s", arguments={"a": 1}, round=1),
+        ErrorEvent(code="CANCELLED", message="Stopped"),
+    ]
+    history = history_from_events(persisted(events), user_message="q")
+    assert history[1:] == [
+        HistoryMessage(
+            role="assistant", content="Checking", tool_calls=(HistoryToolCall(id="c1", name="add", arguments={"a": 1}),)
+        ),
+        HistoryMessage(role="tool", content=INTERRUPTED_CALL, tool_call_id="c1"),
+    ]
+    assert "may have run" in INTERRUPTED_CALL
+    cut = history_from_events(persisted([RoundEvent(n=1, max=5), TextEvent(delta="Half an"), events[-1]]), "q")
+    assert cut[1] == HistoryMessage(role="assistant", content="Half an", interrupted=True)
+    assert to_langchain(cut, "", native_tools=True)[1].content == f"Half an\n\n{INTERRUPTED_REPLY}"
 
 
 def test_unreachable_llm(hub: McpHub) -> None:

@@ -8,6 +8,7 @@ nothing but its own row.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -50,11 +51,15 @@ class MessageLog:
         self.reply_seq: int | None = None
         self.reply_message_id: int | None = None
         self.reply_logged: dict[str, Any] | None = None  # what the reply's message holds
+        self.reply_finished = False  # its model call completed (its usage came, not incomplete)
         self.tool_messages: dict[str, int] = {}
         self.running: set[str] = set()
         # what each call of this run was stored with: (server, tool, arguments, approval), for its audit row
         self.tool_calls: dict[str, tuple[str, str, Any, str | None]] = {}
         self.audit_known: dict[Any, Any] = dict(audit_known)
+        # the audit row of each call that started running in this run, by call id, and when it started
+        self.audit_rows: dict[str, int] = {}
+        self.audit_started: dict[int, float] = {}
 
     def apply(self, env, seq: int, event: Event) -> tuple[Event, StateChange | None]:
         """Brings the messages up to date with one event; returns the event to store (a `done` gets
@@ -71,6 +76,9 @@ class MessageLog:
         resumed = self._tool_messages_in(env, (MessageStatus.PENDING,))
         resumed.write({"status": MessageStatus.RUNNING})
         self.running.update(resumed.mapped("tool_call_id"))
+        for message in resumed:
+            call = (message.server_name or "", message.tool_name or "", message.arguments, message.approval or None)
+            self._audit_start(env, message.tool_call_id, call)
         return event, None
 
     def _text(self, env, seq, event):
@@ -87,6 +95,7 @@ class MessageLog:
 
     def _round(self, env, seq, event):
         self._end_reply(env)
+        self.reply_finished = False  # a reply without text or calls of its own logs no message
         return event, StateChange(rounds=event.n)
 
     def _tool_call(self, env, seq, event):
@@ -112,6 +121,8 @@ class MessageLog:
         )
         self.running.add(event.id)
         self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None, event.approval)
+        if not event.requires_approval:
+            self._audit_start(env, event.id, self.tool_calls[event.id])
         return event, None
 
     def _tool_result(self, env, seq, event):
@@ -132,8 +143,10 @@ class MessageLog:
                     "error_code": event.error_code or False,
                 },
             )
+        started = env["ai.tool.call"].browse(self.audit_rows.pop(event.id, None))
+        self.audit_started.pop(started.id, None)
         env["ai.tool.call"]._record_tool_result(
-            self.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_known
+            self.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_known, started
         )
         return event, None
 
@@ -145,6 +158,7 @@ class MessageLog:
         return event, None
 
     def _usage(self, env, seq, event):
+        self.reply_finished = not event.incomplete
         if self.usage is not None:
             self.usage.record(env, self.conversation_id, event)
         return event, None
@@ -169,6 +183,7 @@ class MessageLog:
         for call in event.calls:
             waiting |= self._tool_message(env, call.id)
         waiting.write({"status": MessageStatus.PENDING})
+        self._audit_unstarted(env, waiting.mapped("tool_call_id"))
         return event, StateChange(state=ConversationState.AWAITING_APPROVAL)
 
     def _auth_required(self, env, seq, event):
@@ -177,6 +192,7 @@ class MessageLog:
         for call in event.calls:
             waiting |= self._tool_message(env, call.id)
         waiting.write({"status": MessageStatus.PENDING})
+        self._audit_unstarted(env, waiting.mapped("tool_call_id"))
         return event, StateChange(state=ConversationState.AWAITING_AUTH)
 
     def _confirm_continue(self, env, seq, event):
@@ -191,18 +207,38 @@ class MessageLog:
         return event.model_copy(update={"message_id": answer.id}), StateChange(ConversationState.IDLE, event.rounds)
 
     def _error(self, env, seq, event):
-        self._end_reply(env)
+        # a reply the model never finished keeps what the user was shown of it, marked so
+        self._end_reply(env, **({} if self.reply_finished else {"interrupted": True}))
         interrupted = self._tool_messages_in(env, MessageStatus.OPEN)
         interrupted.write({"status": MessageStatus.ERROR, "error_code": event.code})
+        if self.audit_rows:
+            now = time.monotonic()
+            durations = {row: int((now - self.audit_started[row]) * 1000) for row in self.audit_rows.values()}
+            env["ai.tool.call"]._record_interrupted(self.conversation_id, event.code, durations)
+            self.audit_rows.clear()
         return event, StateChange(state=ConversationState.IDLE)
+
+    # -- the audit rows of the calls that run ---------------------------------------------------
+
+    def _audit_start(self, env, call_id: str, call: tuple[str, str, Any, str | None]) -> None:
+        started = env["ai.tool.call"]._record_tool_start(self.conversation_id, call_id, call, self.audit_known)
+        if started:
+            self.audit_rows[call_id] = started.id
+            self.audit_started[started.id] = time.monotonic()
+
+    def _audit_unstarted(self, env, call_ids: list[str]) -> None:
+        """The calls put to wait for the user did not reach their server: their row comes when they run."""
+        rows = [self.audit_rows.pop(call_id) for call_id in call_ids if call_id in self.audit_rows]
+        if rows:
+            env["ai.tool.call"].browse(rows).unlink()
 
     # -- the assistant's reply and the calls' messages -----------------------------------------
 
-    def _end_reply(self, env) -> None:
-        """The model reply that was streaming is complete: log it as an assistant message."""
+    def _end_reply(self, env, **values) -> None:
+        """The model reply that was streaming ended: log it as an assistant message."""
         if self.reply_seq is None:
             return
-        self._log_reply(env)
+        self._log_reply(env, **values)
         self._reset_reply()
 
     def _log_reply(self, env, **values):
@@ -230,6 +266,7 @@ class MessageLog:
         self.reply_seq = None
         self.reply_message_id = None
         self.reply_logged = None
+        self.reply_finished = False
 
     def _tool_message(self, env, call_id: str):
         Message = env["ai.message"]

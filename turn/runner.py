@@ -91,6 +91,7 @@ class ChatTurn:
             stream.close()  # cancels the turn on the hub and waits for it to stop
             if self.final is None and not writer.taken_over:
                 with contextlib.suppress(TurnTakenOver):
+                    self._add_unfinished(writer)
                     self.final = writer.add(ErrorEvent(code=ErrorCode.CANCELLED.value, message=self.stopped_message))[
                         -1
                     ][1]
@@ -106,11 +107,17 @@ class ChatTurn:
             if not isinstance(exc, AiMcpError):
                 _logger.exception("AI turn failed: conversation=%s", self.conversation_id)
                 exc = AiMcpError(ErrorCode.INTERNAL_ERROR)
+            yield from self._add_unfinished(writer)
             self.final = ErrorEvent(code=exc.code.value, message=exc.message)
             yield from writer.add(self._adjust(self.final))
         finally:
             stream.close()
             writer.close()
+
+    def _add_unfinished(self, writer: TurnWriter) -> list[tuple[int | None, Event]]:
+        """The usage of the model call the stopped turn was streaming, recorded as incomplete."""
+        unfinished = self.control.take_unfinished() if self.control is not None else None
+        return writer.add(unfinished) if unfinished is not None else []
 
     def _adjust(self, event: Event) -> Event:
         """A provider error gets the hint that says where to fix it."""

@@ -108,6 +108,7 @@ class AiConversation(models.Model):
                 ("status", "in", (MessageStatus.RUNNING, MessageStatus.PENDING)),
             ]
         ).write({"status": MessageStatus.ERROR, "error_code": error.code})
+        self.env["ai.tool.call"]._record_interrupted(self.id, error.code)
         self.env["ai.conversation.event"].flush_model()
         self.env["ai.message"].flush_model()
         self.env.cr.execute(

@@ -17,7 +17,9 @@ from ...turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_ev
 # (services/loop/context_fit.py), the oldest going first; this bounds what each turn reads, parses
 # and measures before any fitting, whatever the window, in a conversation of hundreds of turns.
 HISTORY_TURNS = 30
-INTERRUPTED_CALL = "Not run: the answer was interrupted before this call finished."
+# a call left waiting for the user (an approval, a sign-in) when the conversation went on without it;
+# a call that was running when its turn stopped is told apart (transcript.INTERRUPTED_CALL)
+NOT_RUN_CALL = "Not run: the answer ended while this call waited to run."
 
 
 class AiConversation(models.Model):
@@ -171,14 +173,14 @@ class AiConversation(models.Model):
 
 
 def _close_open_calls(messages):
-    """Gives every tool call without a result one saying it was not run, right after the results
+    """Gives every tool call still without a result one saying it was not run, right after the results
     it has: a model is never sent a call it cannot match to an answer."""
     closed = []
     open_calls = []
 
     def settle():
         for call_id in open_calls:
-            closed.append(HistoryMessage(role="tool", content=INTERRUPTED_CALL, tool_call_id=call_id))
+            closed.append(HistoryMessage(role="tool", content=NOT_RUN_CALL, tool_call_id=call_id))
         open_calls.clear()
 
     for message in messages:

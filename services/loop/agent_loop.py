@@ -46,6 +46,7 @@ from .context_fit import ContextFitter
 from .model_call import ModelCaller
 from .offered_tools import ToolOffer
 from .pauses import approval_pause, sign_in_pause
+from .token_estimate import text_tokens
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (
     HistoryMessage,
@@ -77,6 +78,8 @@ async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | Non
                 yield event
     finally:
         if control is not None:
+            # stopped mid-call: the call is recorded all the same (the provider bills what it read)
+            control.leave_unfinished(turn.streaming.usage_event() if turn.streaming else None)
             control.detach()
 
 
@@ -92,6 +95,7 @@ class _Turn:
             self.history.append(HistoryMessage(role="user", content=request.user_message))
         self.round = rounds_used(self.history)
         self.usage = TokenUsage()
+        self.streaming: _CallMeter | None = None  # the model call under way
         self.bound = TurnTools(hub, request.grants, request.sign_in_links, request.declined)
         self.offer = ToolOffer(self.bound, self.limits.tool_search_threshold, (), ())
         self.confirmed = False
@@ -280,26 +284,40 @@ class _Turn:
         messages = to_langchain(fitted.history, system_prompt, native_tools=not self.prompted)
         if final_hint:
             messages.append(SystemMessage(final_hint))
-        async with contextlib.aclosing(self.model.stream(messages, tools, tool_deltas)) as stream:
-            async for item in stream:
-                if isinstance(item, ModelReply):
-                    self.usage += item.usage
-                    self.fitter.calibrate(item.usage.input_tokens)
-                    if self.request.spend is not None:
-                        self.request.spend.charge(item.usage)
-                    # one per model call, reported or not: a call whose provider counts nothing is still a call
-                    yield UsageEvent(round=self.round, usage=item.usage)
-                elif self.remaining() <= 0:
-                    raise LlmError(
-                        ErrorCode.LLM_TIMEOUT,
-                        f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
-                    )
-                if isinstance(item, str):
-                    yield TextEvent(delta=item)
-                elif isinstance(item, Thinking):
-                    yield ThinkingEvent(delta=item.delta, replay_as=item.replay_as)
-                else:
-                    yield item
+        meter = self.streaming = _CallMeter(self.round, self.fitter.sent_tokens())
+        try:
+            async with contextlib.aclosing(self.model.stream(messages, tools, tool_deltas)) as stream:
+                async for item in stream:
+                    if isinstance(item, ModelReply):
+                        self.streaming = None
+                        self.fitter.calibrate(item.usage.input_tokens)
+                        # one per model call, reported or not: a call whose provider counts nothing is still a call
+                        yield self._charged(UsageEvent(round=self.round, usage=item.usage))
+                    elif self.remaining() <= 0:
+                        raise LlmError(
+                            ErrorCode.LLM_TIMEOUT,
+                            f"The answer took longer than the assistant's {self.limits.turn_timeout:.0f} s limit.",
+                        )
+                    meter.add(item)
+                    if isinstance(item, str):
+                        yield TextEvent(delta=item)
+                    elif isinstance(item, Thinking):
+                        yield ThinkingEvent(delta=item.delta, replay_as=item.replay_as)
+                    else:
+                        yield item
+        except LlmError as failure:
+            if self.streaming is meter:
+                self.streaming = None
+                if meter.billed(failure):
+                    yield self._charged(meter.usage_event())
+            raise
+
+    def _charged(self, event: UsageEvent) -> UsageEvent:
+        """`event`, its tokens counted in the turn and charged to its budgets."""
+        self.usage += event.usage
+        if self.request.spend is not None:
+            self.request.spend.charge(event.usage)
+        return event
 
     def _system_prompt(self, with_tools: bool) -> str:
         searching = self.offer.prompt_line() if with_tools else ""
@@ -475,6 +493,33 @@ class _Turn:
 
     def _record(self, result: ToolResultEvent) -> None:
         self.history.append(HistoryMessage(role="tool", content=result.model_text, tool_call_id=result.id))
+
+
+class _CallMeter:
+    """What a model call streamed so far: its usage estimated, should the stream not complete
+    (token_estimate.py: the request as fitted, the output from the text, reasoning and calls)."""
+
+    def __init__(self, round_number: int, input_tokens: int) -> None:
+        self.round = round_number
+        self.input_tokens = input_tokens
+        self.output: list[str] = []
+
+    def add(self, item: object) -> None:
+        if isinstance(item, str):
+            self.output.append(item)
+        elif isinstance(item, Thinking):
+            self.output.append(item.delta)
+        elif isinstance(item, ToolCallDelta):
+            self.output += [item.name or "", item.arguments]
+
+    def billed(self, failure: LlmError) -> bool:
+        """Whether the provider likely bills the call: it streamed, or it did not answer in time
+        (it read the request); a refusal (an error status, no connection) is not billed."""
+        return bool(self.output) or failure.code is ErrorCode.LLM_TIMEOUT
+
+    def usage_event(self) -> UsageEvent:
+        usage = TokenUsage(input_tokens=self.input_tokens, output_tokens=text_tokens("".join(self.output)))
+        return UsageEvent(round=self.round, usage=usage, incomplete=True)
 
 
 def _unreachable(call: ToolCallEvent, tool: BoundTool, error: McpError) -> ToolResultEvent:

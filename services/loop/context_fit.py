@@ -180,6 +180,10 @@ class ContextFitter:
         self._sent = fixed + fitted.tokens
         return fitted
 
+    def sent_tokens(self) -> int:
+        """The last request fitted, estimated in the provider's tokens."""
+        return math.ceil(self._sent * self.ratio)
+
     def calibrate(self, input_tokens: int) -> None:
         """The provider counted `input_tokens` in the last request fitted."""
         if input_tokens > 0 and self._sent > 0:

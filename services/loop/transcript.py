@@ -12,8 +12,28 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..events import Event, RoundEvent, TextEvent, ThinkingEvent, ToolCallEvent, ToolResultEvent, ToolSearchEvent
+from ..events import (
+    ApprovalRequiredEvent,
+    AuthRequiredEvent,
+    ErrorEvent,
+    Event,
+    RoundEvent,
+    StartEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    ToolSearchEvent,
+)
 from ..llm import REPLAY, TOOL_CALL_REPLAY
+
+# what the model reads after a reply of its own that stopped half-way (the user saw it so)
+INTERRUPTED_REPLY = "[This answer was interrupted here: the user saw it only up to this point.]"
+# the result of a call that was running when its turn stopped (the browser left, the server died)
+INTERRUPTED_CALL = (
+    "Error INTERRUPTED: the answer was interrupted while this call ran, so its result is unknown: "
+    "it may have run on the server. Check before calling it again."
+)
 
 
 class HistoryToolCall(BaseModel):
@@ -27,7 +47,8 @@ class HistoryToolCall(BaseModel):
 
 class HistoryMessage(BaseModel):
     """`reasoning`: what the model showed of its thinking; `reasoning_as`: the field it goes back
-    under, on a message with tool calls, in every later request (None: never sent back)."""
+    under, on a message with tool calls, in every later request (None: never sent back).
+    `interrupted`: an assistant reply that stopped before the model finished it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -37,6 +58,7 @@ class HistoryMessage(BaseModel):
     tool_call_id: str | None = None
     reasoning: str = ""
     reasoning_as: str | None = None
+    interrupted: bool = False
 
 
 def history_from_events(events: Iterable[Event], user_message: str | None = None) -> list[HistoryMessage]:
@@ -48,8 +70,10 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
     searched: list[HistoryMessage] = []  # a search's answer, after the reply that asked for it
     open_reply = False
     reasoning_as: str | None = None
+    # the calls without a result yet: True while they run, False while they wait for the user
+    unanswered: dict[str, bool] = {}
 
-    def flush() -> None:
+    def flush(interrupted: bool = False) -> None:
         nonlocal open_reply, reasoning_as
         if open_reply:
             history.append(
@@ -59,6 +83,7 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
                     tool_calls=tuple(calls),
                     reasoning="".join(thinking),
                     reasoning_as=reasoning_as,
+                    interrupted=interrupted,
                 )
             )
         history.extend(searched)
@@ -82,6 +107,7 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
         elif isinstance(event, ToolCallEvent):
             open_reply = True
             calls.append(HistoryToolCall(id=event.id, name=event.name, arguments=event.arguments, replay=event.replay))
+            unanswered[event.id] = True
         elif isinstance(event, ToolSearchEvent):
             open_reply = True
             calls.append(
@@ -90,7 +116,20 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
             searched.append(HistoryMessage(role="tool", content=event.model_text, tool_call_id=event.id))
         elif isinstance(event, ToolResultEvent):
             flush()
+            unanswered.pop(event.id, None)
             history.append(HistoryMessage(role="tool", content=event.model_text, tool_call_id=event.id))
+        elif isinstance(event, (ApprovalRequiredEvent, AuthRequiredEvent, StartEvent)):
+            # a pause holds every call back; a resumed run (its `start`) runs those still unanswered
+            unanswered = dict.fromkeys(unanswered, isinstance(event, StartEvent))
+        elif isinstance(event, ErrorEvent):
+            # a reply with calls was complete (calls come once its stream ended); one without was cut
+            flush(interrupted=open_reply and not calls)
+            history.extend(
+                HistoryMessage(role="tool", content=INTERRUPTED_CALL, tool_call_id=call_id)
+                for call_id, running in unanswered.items()
+                if running
+            )
+            unanswered.clear()
     flush()
     return history
 
@@ -141,7 +180,8 @@ def to_langchain(history: list[HistoryMessage], system_prompt: str, native_tools
                 [{"id": c.id, "name": c.name, "args": c.arguments} for c in message.tool_calls] if native_tools else []
             )
             extra = _replayed(message) if calls else {}
-            messages.append(AIMessage(content=message.content, tool_calls=calls, additional_kwargs=extra))
+            content = f"{message.content}\n\n{INTERRUPTED_REPLY}".lstrip() if message.interrupted else message.content
+            messages.append(AIMessage(content=content, tool_calls=calls, additional_kwargs=extra))
         elif native_tools:
             messages.append(ToolMessage(content=message.content, tool_call_id=message.tool_call_id or ""))
         else:

@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..events import UsageEvent
+
 
 class TurnControl:
     def __init__(self) -> None:
@@ -20,6 +22,8 @@ class TurnControl:
         self._cancel: Callable[[str], bool] | None = None
         self._answer: Callable[..., bool] | None = None
         self._early: set[str] = set()
+        # the usage of the model call a stopped turn was streaming, for the Odoo layer to record
+        self._unfinished: UsageEvent | None = None
 
     def attach(
         self, loop: asyncio.AbstractEventLoop, cancel: Callable[[str], bool], answer: Callable[..., bool]
@@ -42,6 +46,17 @@ class TurnControl:
             loop, answer = self._loop, self._answer
         if loop is not None and answer is not None:
             loop.call_soon_threadsafe(answer, elicitation, action, content)
+
+    def leave_unfinished(self, usage: UsageEvent | None) -> None:
+        """The turn, stopped while a model call streamed, leaves that call's UsageEvent."""
+        with self._lock:
+            self._unfinished = usage
+
+    def take_unfinished(self) -> UsageEvent | None:
+        """The UsageEvent the stopped turn left (None: it stopped between model calls), once."""
+        with self._lock:
+            usage, self._unfinished = self._unfinished, None
+        return usage
 
     def cancel_call(self, call_id: str) -> None:
         """Thread-safe: the call is cancelled on the turn's loop; the server is told."""

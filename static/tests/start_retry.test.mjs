@@ -8,6 +8,7 @@ import {
     startRetryWait,
     startRetryable,
 } from "../src/logic/start_retry.js";
+import {errorFromResponse} from "../src/logic/http_errors.js";
 
 // the server's check of a request key (models/conversation/ai_conversation.py REQUEST_KEY)
 const SERVER_KEY = /^[A-Za-z0-9_-]{8,64}$/;
@@ -28,6 +29,27 @@ describe("startRetryable", () => {
         assert.equal(startRetryable({code: "HTTP_ERROR", status: 404}), false);
         assert.equal(startRetryable({code: "HTTP_ERROR", status: 200}), false);
         assert.equal(startRetryable(null), false);
+    });
+});
+
+describe("a start answered 400 or 500 by the chat route itself", () => {
+    test("is not sent again: only a bare 500 (a full database pool) is", () => {
+        const invalid = errorFromResponse(
+            400,
+            '{"error": {"code": "INVALID_REQUEST", "message": "message holds a NUL character"}}'
+        );
+        const failed = errorFromResponse(
+            500,
+            '{"error": {"code": "INTERNAL_ERROR", "message": "x"}}'
+        );
+        for (const error of [invalid, failed]) {
+            assert.equal(startRetryWait({kind: "message", received: 0, error, attempt: 1}), null);
+        }
+        const pool = errorFromResponse(500, "<title>500 Internal Server Error</title>");
+        assert.notEqual(
+            startRetryWait({kind: "message", received: 0, error: pool, attempt: 1}),
+            null
+        );
     });
 });
 
