@@ -11,6 +11,7 @@ from unittest.mock import patch
 from odoo import fields
 from odoo.tests import tagged
 
+from odoo.addons.ai_mcp.services.events import RoundEvent, TextEvent
 from odoo.addons.ai_mcp.testing.scripted_llm import Turn
 
 from .chat_common import ChatCase, text_of
@@ -120,3 +121,30 @@ class TestTurnTakeover(ChatCase):
         numbers = [e.id for e in first + sent + third if e.id is not None] + [taken_over]
         self.assertEqual(len(numbers), len(set(numbers)), "every number a tab was sent names one event")
         self.assertEqual(stored.mapped("seq"), [e.id for e in first] + [taken_over] + [e.id for e in third])
+
+    def test_the_reply_a_dead_turn_was_streaming_is_kept_and_the_model_told_it_was_cut_off(self):
+        conversation_id, events = self.answered()
+        # the dead process had stored the round it started and two pieces of its reply
+        Event = self.env["ai.conversation.event"].sudo()
+        streamed = [RoundEvent(n=1, max=5), TextEvent(delta="Your orders: "), TextEvent(delta="seven so")]
+        for offset, event in enumerate(streamed, start=1):
+            Event.create(
+                {
+                    "conversation_id": conversation_id,
+                    "seq": len(events) + offset,
+                    "type": event.type,
+                    "payload": event.data(),
+                }
+            )
+        self.conversation(conversation_id).sudo().write({"last_seq": len(events) + 3 + 64})
+        self.died(conversation_id, fields.Datetime.now() - timedelta(seconds=7))
+        self.llm.queue(Turn(text="second"))
+        with stale_after_six_seconds():
+            response, _more = self.send("and now?", conversation_id=conversation_id)
+        self.assertEqual(response.status_code, 200, response.text)
+        kept = self.env["ai.message"].search(
+            [("conversation_id", "=", conversation_id), ("role", "=", "assistant"), ("interrupted", "=", True)]
+        )
+        self.assertEqual(kept.mapped("content"), ["Your orders: seven so"])
+        sent = [m for m in self.llm.requests[-1]["messages"] if m["role"] == "assistant"]
+        self.assertTrue(sent[-1]["content"].startswith("Your orders: seven so\n\n[This answer was interrupted here"))

@@ -98,6 +98,7 @@ class AiConversation(models.Model):
         have sent (the reservation in last_seq). Returns that error's seq."""
         seq = last_seq + 1
         error = ErrorEvent(code=ErrorCode.CANCELLED.value, message=self._interruption(heartbeat))
+        self._keep_unfinished_reply()
         self.env["ai.conversation.event"].sudo().create(
             {"conversation_id": self.id, "seq": seq, "type": error.type, "payload": error.data()}
         )
@@ -118,6 +119,32 @@ class AiConversation(models.Model):
         self.invalidate_recordset(["state", "turn_heartbeat", "last_seq"])
         _logger.info("AI conversation %s: took over a turn whose process stopped", self.id)
         return seq
+
+    def _keep_unfinished_reply(self):
+        """The reply the dead turn was streaming, as far as its text was stored, becomes an
+        assistant message marked interrupted: what the user was shown of it stays in the
+        conversation, and the next turn tells the model it was cut off instead of dropping it."""
+        # sudo: the conversation's own records, written by whichever request found the turn dead
+        Event = self.env["ai.conversation.event"].sudo()
+        # the reply is the run of text (and thinking) its events end with: whatever came before it
+        # (its round, a call, an earlier answer's end) was logged already
+        before = Event.search(
+            [("conversation_id", "=", self.id), ("type", "not in", ("text", "thinking"))], order="seq desc", limit=1
+        )
+        texts = Event.search(
+            [("conversation_id", "=", self.id), ("seq", ">", before.seq or 0), ("type", "=", "text")], order="seq"
+        )
+        content = "".join(event.payload.get("delta", "") for event in texts)
+        if content:
+            self.env["ai.message"].sudo().create(
+                {
+                    "conversation_id": self.id,
+                    "role": "assistant",
+                    "seq": texts[0].seq,
+                    "content": content,
+                    "interrupted": True,
+                }
+            )
 
     def _interruption(self, heartbeat):
         """What the user is told of a turn silent since `heartbeat`: PostgreSQL started after it
