@@ -54,3 +54,14 @@ def test_a_warning_fails_the_gate_as_a_failure_does(tmp_path: Path) -> None:
 
     assert done.returncode == 1, done.stdout
     assert "check-1: says WARNING" in done.stdout
+
+
+def test_an_entry_for_a_check_the_run_skipped_is_not_stale(tmp_path: Path) -> None:
+    # the check fails at one revision and is not made at another: a run of the other leaves it be
+    run = tmp_path / "2025-11-25"
+    scenario(run, "json-schema-2020-12-preservation", ["SUCCESS", "SKIPPED"])
+
+    done = score(tmp_path, 'client:\n  json-schema-2020-12-preservation:check-1: "stripped"\n', run)
+
+    assert done.returncode == 0, done.stdout
+    assert "stale" not in done.stdout
