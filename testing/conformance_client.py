@@ -31,9 +31,11 @@ import fcntl
 import json
 import logging
 import os
+import shutil
+import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Hashable, Iterator
+from collections.abc import Awaitable, Hashable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
@@ -77,9 +79,16 @@ from services.errors import AiMcpError, AuthRequired  # noqa: E402
 from services.events import ElicitationRequiredEvent, ToolCallEvent, ToolResultEvent  # noqa: E402
 from services.limits import TURN_TIMEOUT  # noqa: E402
 from services.loop import ToolBinding  # noqa: E402
-from services.loop.tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments  # noqa: E402
+from services.loop.tool_runner import (  # noqa: E402
+    BoundTool,
+    RunLimits,
+    ToolRunner,
+    argument_problems,
+    check_arguments,
+    without_null_optionals,
+)
 from services.loop.turn_tools import TurnTools  # noqa: E402
-from services.mcp import McpHub, apply_defaults, elicitation_errors  # noqa: E402
+from services.mcp import CallObserver, McpHub, apply_defaults, elicitation_errors  # noqa: E402
 from services.oauth import (  # noqa: E402
     ClientRegistration,
     GuardedHttp,
@@ -107,8 +116,10 @@ T = TypeVar("T")
 CALLBACK_PATH = "/ai_mcp/oauth/callback"
 CLIENT_METADATA_PATH = "/ai_mcp/oauth/client-metadata.json"
 CLIENT_NAME = "Odoo"
-# a user asked to sign in again and again gives up: the suite checks that a client stops
-MAX_SIGN_INS = 3
+# a new mcp.server's defaults (models/server/mcp_server.py log_level, models/server/app.py apps_enabled)
+LOG_LEVEL = "info"
+APPS = True
+QUESTION_CARD = ROOT / "testing" / "question_card.mjs"
 
 
 class ScenarioFailed(Exception):
@@ -168,52 +179,82 @@ class Client:
             url=url,
             auth_type="oauth" if self.oauth else "none",
             token_owner="user" if self.oauth else None,
+            log_level=LOG_LEVEL,
+            apps=APPS,
         )
         self.http = GuardedHttp(oauth_allowed_hosts(url, (), public_only=False))
         self.store = Grant()
         self.registration: ClientRegistration | None = None
         self.grant: RefreshingTokens | None = None
+        # the form's Scopes field: empty (what the server advertises) until an admin enters some
+        self.form_scopes: str | None = None
         self.sign_ins = 0
 
     # -- what the product does ---------------------------------------------------------------
 
     async def run(self) -> None:
-        """Sync the server's tools, then a turn: its tools bound, the model's calls run."""
-        listing = await self.signed_in(lambda: self.hub.alist_tools(self.spec, self.grant))
-        _logger.info("tools listed: %s", [t.name for t in listing.tools])
-        offered = await self.bind(listing.tools)
-        for name, arguments in self.calls(listing.tools, offered):
-            if name not in offered:
+        """Sign in from the form, sync the tools, then a turn: the synced tools bound, the model's calls run."""
+        if self.oauth:
+            await self.sign_in(self.form_scopes, "the server's form")
+        synced = await self.sync()
+        _logger.info("tools synced: %s", [t.name for t in synced])
+        turn = await self.bind(synced)
+        offered = {tool.info.name: tool for tool in turn.tools.values()}
+        by_name = {tool.name: tool for tool in synced}
+        for name, arguments in self.calls(synced, turn):
+            if name in offered:
+                await self.call(offered[name], arguments)
+                await self.show_app(offered[name].info)
+            elif name in by_name and by_name[name].visibility == "app":
+                await self.app_call(by_name[name], arguments)
+            else:
                 raise ScenarioFailed(f"the turn offers no tool {name!r}: see the warnings above")
-            await self.call(offered[name], arguments)
         if self.scenario == "http-standard-headers":
             await self.prompts_and_resources()
 
-    async def bind(self, tools: list[ToolInfo]) -> dict[str, BoundTool]:
-        """The tools a turn offers the model, by tool name: those whose schema a model can be given."""
-        bound = TurnTools(self.hub, {self.spec.key: self.grant} if self.grant else {}, {}, frozenset())
-        async for warning in bound.bind([ToolBinding(server=self.spec, tool=tool) for tool in tools]):
-            _logger.info("turn warning: %s", warning.message)
-        return {tool.info.name: tool for tool in bound.tools.values()}
-
-    async def signed_in(self, action: Callable[[], Awaitable[T]]) -> T:
-        """`action()`, after the sign-in it asks for, as a user does when the chat asks."""
+    async def sync(self) -> list[ToolInfo]:
+        """ "Sync tools" (`_sync_tools`): a session of its own lists the tools, with the grant's
+        token. A refusal is shown on the form; the admin signs in from it again, entering the
+        scope a step-up names in the form's Scopes, as its message says."""
         while True:
+            spec, granted = await self.bearing()
             try:
-                return await action()
+                report = await self.hub.atest_connection(spec, granted)
             except AuthRequired as exc:
-                await self.sign_in(exc)
+                _logger.info("sync refused: %s", exc.message)
+                if exc.step_up and exc.scope:
+                    self.form_scopes = exc.scope
+                await self.sign_in(self.form_scopes, "the server's form")
+                continue
+            for warning in report.warnings:
+                _logger.info("sync warning: %s", warning)
+            return report.tools
 
-    async def sign_in(self, refusal: AuthRequired) -> None:
-        """models/server/oauth.py `_oauth_begin` then `_oauth_finish`, the browser in between."""
-        if self.sign_ins >= MAX_SIGN_INS:
-            raise ScenarioFailed(f"still asked to sign in after {self.sign_ins} sign-ins: {refusal.message}")
+    async def bearing(self) -> tuple[ServerSpec, TokenSet | None]:
+        """`_oauth_bearing`: the spec with the grant's token, refreshed when about to expire."""
+        if not self.oauth:
+            return self.spec, None
+        assert self.grant is not None
+        tokens = await self.grant.current()
+        if tokens is None:
+            raise ScenarioFailed("the sign-in left no tokens")
+        return self.spec.model_copy(update={"token": tokens.access_token}), tokens
+
+    async def bind(self, tools: list[ToolInfo]) -> TurnTools:
+        """The tools a turn offers the model (`_tool_bindings`, audience "model": no app-only tool)."""
+        bound = TurnTools(self.hub, {self.spec.key: self.grant} if self.grant else {}, {}, frozenset())
+        bindings = [ToolBinding(server=self.spec, tool=tool) for tool in tools if tool.model_visible]
+        async for warning in bound.bind(bindings):
+            _logger.info("turn warning: %s", warning.message)
+        return bound
+
+    async def sign_in(self, scope: str | None, where: str) -> None:
+        """models/server/oauth.py `_oauth_begin(scope=...)` then `_oauth_finish`, the browser in between."""
         self.sign_ins += 1
-        _logger.info("sign-in %d asked: step_up=%s scope=%s", self.sign_ins, refusal.step_up, refusal.scope)
+        _logger.info("sign-in %d from %s: scope=%s", self.sign_ins, where, scope)
         discovery = await discover(self.url, self.http)
         registration = await self.registered(discovery)
         granted = self.store.tokens.scope if self.store.tokens else None
-        scope = refusal.scope if refusal.step_up else None
         url, pending = await start_authorization(discovery, registration, self.http, scope=scope, granted=granted)
         params = await browse(url)
         code = read_callback(params, pending)
@@ -241,8 +282,9 @@ class Client:
 
     async def call(self, tool: BoundTool, arguments: dict[str, Any]) -> None:
         """One call as a turn makes it: checked, run by the tool runner, its questions answered; a
-        refusal that wants a sign-in is answered by one, and the call made again (the turn resumes)."""
-        for _ in range(MAX_SIGN_INS + 1):
+        refusal that wants a sign-in pauses the turn, the user signs in from the link it shows
+        (the challenge's scope for a step-up), and the call is made again as the turn resumes."""
+        while True:
             event = ToolCallEvent(
                 id="c1",
                 name=tool.model_name,
@@ -261,15 +303,14 @@ class Client:
             if refusal is None:
                 _logger.info("tool %s: ok=%s %s", tool.info.name, result.ok, result.model_text[:300])
                 return
-            await self.sign_in(refusal)
+            await self.sign_in(refusal.scope if refusal.step_up else None, "the paused turn's link")
             tool = dataclasses.replace(tool, grant=self.grant)
-        raise ScenarioFailed(f"{tool.info.name}: still refused after {MAX_SIGN_INS} sign-ins")
 
     async def run_call(self, runner: ToolRunner, event: ToolCallEvent, tool: BoundTool) -> ToolResultEvent:
         result: ToolResultEvent | None = None
         async for step in runner.run([(event, tool)]):
             if isinstance(step, ElicitationRequiredEvent):
-                self.answer(runner, step)
+                await self.answer(runner, step)
             elif isinstance(step, ToolResultEvent):
                 result = step
             else:
@@ -277,20 +318,59 @@ class Client:
         assert result is not None
         return result
 
-    def answer(self, runner: ToolRunner, question: ElicitationRequiredEvent) -> None:
-        """The chat's answer (`_chat_answer_elicitation`): the form accepted as shown, its defaults in."""
-        _logger.info("question: %s schema=%s", question.message, question.requested_schema)
+    async def answer(self, runner: ToolRunner, question: ElicitationRequiredEvent) -> None:
+        """The user's answer through the question card: a URL question's page opened, then "done";
+        a form sent as the card shows it, then `_chat_answer_elicitation`'s defaults and check."""
+        _logger.info("question (%s): %s schema=%s", question.mode, question.message, question.requested_schema)
         if question.mode != "form":
-            runner.answer(question.elicitation, "decline")
+            await self.visit(question.url or "")
+            runner.answer(question.elicitation, "accept")
             return
         schema = question.requested_schema or {}
-        content = apply_defaults(schema, {})
+        card = question_card(schema)
+        if "content" not in card:
+            _logger.info("the card does not send the form as shown: %s", card.get("problems"))
+            runner.answer(question.elicitation, "decline")
+            return
+        content = apply_defaults(schema, card["content"])
         errors = elicitation_errors(schema, content)
         if errors:
-            _logger.info("form not sendable as shown: %s", errors)
+            _logger.info("the chat refuses the answer: %s", errors)
             runner.answer(question.elicitation, "decline")
             return
         runner.answer(question.elicitation, "accept", content)
+
+    async def visit(self, url: str) -> None:
+        """The page a URL question names, opened in a new tab (what it asks there is the server's)."""
+        try:
+            async with httpx2.AsyncClient(follow_redirects=True, timeout=15) as browser:
+                response = await browser.get(url)
+            _logger.info("page %s: HTTP %d", url, response.status_code)
+        except httpx2.HTTPError as exc:
+            _logger.info("page %s not opened: %s", url, exc)
+
+    async def show_app(self, tool: ToolInfo) -> None:
+        """The chat shows a called tool's MCP App (`_chat_app`): its resource read from the server."""
+        if not (self.spec.apps and tool.app_uri):
+            return
+        await self.shown(f"app {tool.app_uri}", self.hub.aread_app(self.spec, tool.app_uri, self.grant))
+
+    async def app_call(self, tool: ToolInfo, arguments: dict[str, Any]) -> None:
+        """A call an app makes (`_app_run`): checked, then on the pooled session with no card to
+        show it, so its server's questions are declined at once."""
+        problems = argument_problems(tool.input_schema, without_null_optionals(tool.input_schema, arguments))
+        if problems:
+            raise ScenarioFailed(f"{tool.name}: the app's arguments are refused: {problems}")
+        result = await self.hub.acall_tool(
+            self.spec,
+            tool.name,
+            without_null_optionals(tool.input_schema, arguments),
+            timeout=min(RunLimits().call_timeout, self.spec.call_timeout),
+            retry_safe=tool.annotations.retry_safe,
+            observer=CallObserver("app-call", _unseen),
+            tokens=self.grant,
+        )
+        _logger.info("app call %s: error=%s", tool.name, result.is_error)
 
     async def prompts_and_resources(self) -> None:
         """What a user picks from the chat's prompt and resource menus: each of them, one after the
@@ -310,19 +390,39 @@ class Client:
 
     # -- what the model asks for -------------------------------------------------------------
 
-    def calls(self, listed: list[ToolInfo], offered: dict[str, BoundTool]) -> list[tuple[str, dict[str, Any]]]:
+    def calls(self, synced: list[ToolInfo], turn: TurnTools) -> list[tuple[str, dict[str, Any]]]:
         """The scenario's own calls (its context names them), else every tool offered, with
-        arguments made from its schema, as a model writes them."""
+        arguments made from the schema the model is shown, as a model writes them."""
         named = self.context.get("toolCalls")
         if isinstance(named, list):
             return [(c["name"], dict(c.get("arguments") or {})) for c in named]
+        shown = {
+            tool.info.name: turn.definitions[name]["function"].get("parameters") or {}
+            for name, tool in turn.tools.items()
+        }
         if self.scenario == "json-schema-2020-12-preservation":
-            # the model is asked to echo the schema it was shown
-            focal = next((t for t in listed if t.name == "json_schema_2020_12_tool"), None)
-            if focal is None:
-                raise ScenarioFailed("the server lists no json_schema_2020_12_tool")
-            return [("json_schema_echo", {"schema": focal.input_schema})]
-        return [(name, sample_arguments(tool.info.input_schema)) for name, tool in offered.items()]
+            # the model is asked to echo the schema it was shown: LangChain's conversion of the listed one
+            if "json_schema_2020_12_tool" not in shown:
+                raise ScenarioFailed("the turn offers no json_schema_2020_12_tool")
+            return [("json_schema_echo", {"schema": shown["json_schema_2020_12_tool"]})]
+        return [(name, sample_arguments(schema)) for name, schema in shown.items()]
+
+
+def question_card(schema: dict[str, Any]) -> dict[str, Any]:
+    """What the chat's card sends for the form `schema` accepted as shown (testing/question_card.mjs)."""
+    node = shutil.which("node")
+    if node is None:
+        raise ScenarioFailed("node is needed to fill in a question's form as the chat's card does")
+    done = subprocess.run(
+        [node, str(QUESTION_CARD), json.dumps(schema)], capture_output=True, text=True, timeout=60, check=False
+    )
+    if done.returncode != 0:
+        raise ScenarioFailed(f"the question card could not read the form: {done.stderr.strip()[-300:]}")
+    return json.loads(done.stdout)
+
+
+def _unseen(_event: Any) -> None:
+    """Where an app's call's progress and log messages go: no tool block shows them."""
 
 
 def sample_arguments(schema: dict[str, Any]) -> dict[str, Any]:

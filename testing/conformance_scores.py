@@ -5,7 +5,9 @@ scenario under it, in `<scenario>-<timestamp>/`), prints each scenario's passed,
 skipped checks and a total per run, and exits 1 when a check failed or warned that
 testing/conformance-expected-failures.yaml does not excuse, or when an entry there excuses a
 scenario that ran and no longer fails (a stale entry: remove it, so the gate keeps its edge).
-A warning counts as a failure, as the suite counts it.
+A warning counts as a failure, as the suite counts it. A scenario none of whose checks was made
+(every one skipped, or none recorded: "0/0") was not exercised: it is not a pass, and fails the
+gate as a failing check does unless an entry names the scenario.
 
     conformance_scores.py EXPECTED_YAML RUN_DIR[=REQUIREMENTS_YAML] ...
 
@@ -63,10 +65,17 @@ class Scenario:
     # a check the client never gave the suite a chance to make (it did not send that request)
     skipped: int = 0
     messages: dict[str, str] = field(default_factory=dict)
+    # the ids of the checks skipped: an entry for one of them is neither used nor stale
+    skipped_ids: set[str] = field(default_factory=set)
 
     @property
     def failing(self) -> list[str]:
         return self.failed + self.warned
+
+    @property
+    def exercised(self) -> bool:
+        """Whether the client gave the suite a chance to make at least one check."""
+        return bool(self.passed or self.failing)
 
 
 def read_run(run: Path) -> list[Scenario]:
@@ -80,14 +89,28 @@ def read_run(run: Path) -> list[Scenario]:
                 scenario.passed += 1
             elif status == "SKIPPED":
                 scenario.skipped += 1
+                scenario.skipped_ids.add(check_id)
             elif status in FAILING:
                 (scenario.failed if status == "FAILURE" else scenario.warned).append(check_id)
                 scenario.messages[check_id] = str(check.get("errorMessage") or check.get("description") or "")
     return list(scenarios.values())
 
 
+# what an unexercised scenario is listed as among its failing checks
+NOT_EXERCISED = "not-exercised"
+
+
 def unexcused(scenario: Scenario, expected: ExpectedFailures) -> list[str]:
-    return [c for c in scenario.failing if expected.excuses(scenario.name, c) is None]
+    failing = scenario.failing if scenario.exercised else [NOT_EXERCISED]
+    return [c for c in failing if expected.excuses(scenario.name, c) is None]
+
+
+def verdict(scenario: Scenario, expected: ExpectedFailures) -> str:
+    if unexcused(scenario, expected):
+        return "FAIL" if scenario.exercised else "NOT EXERCISED"
+    if not scenario.exercised:
+        return "not exercised (expected)"
+    return "expected" if scenario.failing else "pass"
 
 
 def table(run: str, scenarios: list[Scenario], expected: ExpectedFailures, unscored: dict[str, str]) -> list[str]:
@@ -97,11 +120,13 @@ def table(run: str, scenarios: list[Scenario], expected: ExpectedFailures, unsco
     totals = [0, 0, 0, 0]
     for s in sorted(scenarios, key=lambda s: s.name):
         failing = unexcused(s, expected)
-        verdict = "FAIL" if failing else ("expected" if s.failing else "pass")
         note = f" (not scored: {unscored[s.name]})" if s.name in unscored else ""
         counts = (s.passed, len(s.failed), len(s.warned), s.skipped)
-        lines.append(f"{s.name:<{width}}  {_counts(counts)}  {verdict}{note}")
-        lines += [f"    {c}: {s.messages[c]}" for c in failing]
+        lines.append(f"{s.name:<{width}}  {_counts(counts)}  {verdict(s, expected)}{note}")
+        lines += [
+            f"    {c}: {s.messages.get(c, 'no check was made: the client sent none of its requests')}"
+            for c in dict.fromkeys(failing)
+        ]
         totals = [t + c for t, c in zip(totals, counts, strict=True)]
     lines.append(f"{'total':<{width}}  {_counts(totals)}  {len(scenarios)} scenarios")
     return lines
@@ -113,13 +138,16 @@ def _counts(counts: Iterable[int]) -> str:
 
 
 def stale(expected: ExpectedFailures, runs: Iterable[list[Scenario]]) -> list[str]:
-    """Entries whose scenario ran and excused nothing: it passes now."""
+    """Entries whose scenario ran and excused nothing: it passes now. An entry for a check that was
+    skipped (a run at another revision need not make it) is not stale."""
     ran: set[str] = set()
     used: set[str] = set()
     for scenarios in runs:
         for s in scenarios:
             ran.add(s.name)
-            used.update(e for c in s.failing if (e := expected.excuses(s.name, c)) is not None)
+            used.update(f"{s.name}:{c}" for c in s.skipped_ids)
+            failing = s.failing if s.exercised else [NOT_EXERCISED]
+            used.update(e for c in failing if (e := expected.excuses(s.name, c)) is not None)
     return [e for e in expected.client if e.split(":", 1)[0] in ran and e not in used]
 
 

@@ -224,6 +224,22 @@ class TestOAuthSignIn(ChatCase):
         self.assertEqual(results, [("s1", True, "report for alice with read admin"), ("s2", True, "alice")])
         self.assertEqual(resumed[-1].event, "done")
 
+    def test_test_connection_refused_for_a_scope_the_grant_holds_does_not_ask_to_sign_in_again(self):
+        # the manager signed in with every scope; the server still refuses its listing for "admin":
+        # a new sign-in would bring the same grant and the same refusal, as a turn already knows
+        self.notes.oauth_scopes = "read admin"
+        self.sign_in(self.manager, "manager")
+        self.assertEqual(self.grants().scope, "read admin")
+        self.patch(self.oauth.switches, "challenge_scope", "admin")
+        self.patch(self.oauth.switches, "refused_methods", {"tools/list": 403})
+
+        shown = self.notes.with_user(self.manager).action_test_connection()
+
+        self.assertEqual(shown["params"]["type"], "danger")
+        self.assertIn("holds the permissions it asks for (admin)", shown["params"]["message"])
+        self.assertNotIn("Sign in", shown["params"]["message"])
+        self.assertEqual(self.notes.last_error_code, "MCP_AUTH_FAILED")
+
     def test_declining_answers_without_the_server_and_says_why(self):
         self.synced()
         self.login(self.other)

@@ -80,6 +80,16 @@ def test_the_addons_client_passes_a_scenario_and_an_entry_for_it_would_be_stale(
     assert "stale expected failure (it passes now: remove it): tools_call" in rescored.stdout
 
 
+def test_a_turns_call_mirrors_the_header_parameters_of_a_tool_synced_on_another_session(tmp_path: Path) -> None:
+    # as in Odoo, the tools are listed at sync on a session of their own and called on the pooled one
+    done, run = conformance(tmp_path / "results", "--scenario", "http-custom-headers", "--spec-version", "2026-07-28")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = list(run.glob("*/http-custom-headers-*/checks.json"))
+    statuses = [c["status"] for c in json.loads(found[0].read_text()) if c["status"] != "INFO"]
+    assert statuses and set(statuses) == {"SUCCESS"}, done.stdout
+
+
 def test_a_failure_not_listed_fails_the_run_naming_the_check(tmp_path: Path) -> None:
     # the client_credentials grant is an OAuth extension the addon does not implement
     scenario = "auth/client-credentials-basic"

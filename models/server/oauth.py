@@ -165,19 +165,20 @@ class McpServer(models.Model):
         query = {"server_id": self.id, **({"conversation_id": conversation.id} if conversation else {})}
         return f"{START_PATH}?{urlencode(query)}"
 
-    def _oauth_bearing_spec(self):
-        """The spec to test or sync this server with: an OAuth server's carries the token of the
-        shared grant, or of the current user's (else, for the daily sync, its owner's), refreshed
-        if it is about to expire. Raises AuthRequired when there is none."""
+    def _oauth_bearing(self):
+        """(the spec to test or sync this server with, the TokenSet whose token it bears). An OAuth
+        server's spec carries the token of the shared grant, or of the current user's (else, for
+        the daily sync, its owner's), refreshed if it is about to expire; another server's bears
+        none (None). Raises AuthRequired when there is none."""
         self.ensure_one()
         spec = self._server_spec()
         if self.auth_type != "oauth":
-            return spec
+            return spec, None
         for user in (self.env.user, self.owner_id) if self.oauth_token_scope == "user" else (self.env.user,):
             tokens = self._oauth_current_tokens(user)
             if tokens is not None:
                 owner = str(user.id) if self.oauth_token_scope == "user" else None
-                return spec.model_copy(update={"token": tokens.access_token, "token_owner": owner})
+                return spec.model_copy(update={"token": tokens.access_token, "token_owner": owner}), tokens
         raise AuthRequired(
             spec.key, self.name, self.env._("Sign in to %s first (Sign in, on the server's form).", self.name)
         )

@@ -25,7 +25,8 @@ class McpServer(models.Model):
         """Connect afresh and list the tools: a hub ConnectionReport. Raises AiMcpError."""
         self.ensure_one()
         hub = process_hub()
-        return hub.run(hub.atest_connection(self._oauth_bearing_spec()))
+        # with the grant: a step-up for scopes it holds is refused as such, as in a turn
+        return hub.run(hub.atest_connection(*self._oauth_bearing()))
 
     def _record_success(self, report, synced=False):
         values = {
@@ -69,13 +70,17 @@ class McpServer(models.Model):
         """{server id: ConnectionReport, or the exception its connection raised} for these
         servers, connected concurrently (services/mcp/sync.py): a sync of many servers waits about as
         long as the slowest, not the sum."""
-        outcomes, specs = {}, {}
+        outcomes, specs, grants = {}, {}, {}
         for server in self:
             try:
-                specs[server.id] = server._oauth_bearing_spec()
+                specs[server.id], grant = server._oauth_bearing()
             except Exception as exc:  # noqa: BLE001 - raised again by _sync_tools, where each server's failure is handled
                 outcomes[server.id] = exc
-        outcomes.update(zip(specs, connect_all(process_hub(), list(specs.values())), strict=True))
+                continue
+            if grant is not None:
+                grants[specs[server.id].key] = grant
+        connected = connect_all(process_hub(), list(specs.values()), grants=grants)
+        outcomes.update(zip(specs, connected, strict=True))
         return outcomes
 
     def _sync_tools(self, connected=None):

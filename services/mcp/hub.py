@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..apps import AppResource
 from ..call_clock import CallClock, CallLimits, Now, TurnBudget
-from ..errors import ConfigError, ErrorCode, McpError
-from ..oauth import RefreshingTokens, with_token
+from ..errors import AuthRequired, ConfigError, ErrorCode, McpError
+from ..oauth import RefreshingTokens, TokenSet, step_up_refusal, with_token
 from ..server_spec import ServerSpec
 from ..tool_info import ToolInfo
 from ..tool_result import ResourcePart, ToolResult
@@ -128,9 +128,17 @@ class McpHub(LoopThread):
 
     # -- coroutines, for code already on the hub's loop (the agent loop) ------------------------
 
-    async def atest_connection(self, spec: ServerSpec) -> ConnectionReport:
+    async def atest_connection(self, spec: ServerSpec, granted: TokenSet | None = None) -> ConnectionReport:
         """Connect afresh (not through the pool) so the answer reflects the server as it is now;
-        a success lets the pool retry a server it had given up on for a while."""
+        a success lets the pool retry a server it had given up on for a while. `granted`: the
+        OAuth grant whose token `spec` bears; a step-up for scopes it already holds is refused as
+        such, as a turn's call is, instead of asking for a sign-in that would change nothing."""
+        try:
+            return await self._test_connection(spec)
+        except AuthRequired as exc:
+            raise (step_up_refusal(spec, granted, exc) if granted is not None else exc) from None
+
+    async def _test_connection(self, spec: ServerSpec) -> ConnectionReport:
         started = time.monotonic()
         session = McpSession(spec)
         try:

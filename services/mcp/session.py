@@ -116,6 +116,9 @@ class McpSession:
         self._broken: httpx2.TransportError | None = None
         # the check that a handshake-era session survived a cancelled call
         self._after_cancel: asyncio.Task[None] | None = None
+        # the tools this session listed or looked for (_learn_tool), and one listing at a time
+        self._tools_seen: set[str] = set()
+        self._tools_listing = asyncio.Lock()
 
     @property
     def alive(self) -> bool:
@@ -476,6 +479,7 @@ class McpSession:
         enforces: the SDK's fixed timer could neither be reset by progress nor stopped while a
         question waits for the user. `tick`: how often the clock is read at least."""
         client = self._require_client()
+        await self._learn_tool(client, name)
         spec = self.spec
         clock = clock or CallClock(CallLimits(spec.call_timeout, spec.call_time_cap, spec.question_timeout))
         started = time.monotonic()
@@ -512,6 +516,32 @@ class McpSession:
                 (time.monotonic() - started) * 1000,
             )
         return normalize_result(raw)
+
+    async def _learn_tool(self, client: Client, name: str) -> None:
+        """At 2026-07-28 the SDK mirrors a tool's header parameters (`x-mcp-header`) into the
+        `Mcp-Param-*` headers of its call only when the tool was listed on the same session, and
+        Odoo lists at sync on a session of its own: a session lists the tools before its first call
+        of one it has not seen. A call that succeeds costs no request more: the SDK lists after it
+        otherwise, to check its structured content. A listing that fails for another reason than
+        the credentials leaves the call to go without the headers."""
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or name in self._tools_seen:
+            return
+        async with self._tools_listing:
+            if name in self._tools_seen:
+                return
+            try:
+                tools = await self.list_pages(lambda c, cursor: c.list_tools(cursor=cursor), lambda page: page.tools)
+            except McpError as exc:
+                if exc.code in (ErrorCode.MCP_AUTH_REQUIRED, ErrorCode.MCP_AUTH_FAILED):
+                    raise
+                _logger.info(
+                    "MCP tools/list before a call failed: server=%s tool=%s error=%s", self.spec.label(), name, exc
+                )
+                return
+            finally:
+                # looked for once: a tool the server does not list is not listed for again at each call
+                self._tools_seen.add(name)
+            self._tools_seen.update(tool.name for tool in tools)
 
     def _check_after_cancel(self) -> None:
         """A call that ended without its answer (timed out, cancelled, failed) was cancelled on

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..errors import AiMcpError
+from ..oauth import TokenSet
 from ..server_spec import ServerSpec
 from .hub import ConnectionReport, McpHub
 
@@ -24,16 +25,23 @@ MAX_CONCURRENT = 8
 Outcome = ConnectionReport | AiMcpError | Exception
 
 
-async def aconnect_all(hub: McpHub, specs: Sequence[ServerSpec], limit: int = MAX_CONCURRENT) -> list[Outcome]:
-    """hub.atest_connection for every spec, at most `limit` at a time. A failure is returned in
-    its server's place (an AiMcpError, or any other exception: a bug for the caller to log), so
-    one server never hides the others' listings."""
+async def aconnect_all(
+    hub: McpHub,
+    specs: Sequence[ServerSpec],
+    limit: int = MAX_CONCURRENT,
+    grants: Mapping[str, TokenSet] | None = None,
+) -> list[Outcome]:
+    """hub.atest_connection for every spec, at most `limit` at a time (`grants`: by server key, the
+    OAuth grant whose token its spec bears). A failure is returned in its server's place (an
+    AiMcpError, or any other exception: a bug for the caller to log), so one server never hides
+    the others' listings."""
+    grants = grants or {}
     slots = asyncio.Semaphore(limit)
 
     async def one(spec: ServerSpec) -> ConnectionReport | AiMcpError:
         async with slots:
             try:
-                return await hub.atest_connection(spec)
+                return await hub.atest_connection(spec, grants.get(spec.key))
             except AiMcpError as exc:
                 _logger.info("MCP sync connection failed: server=%s code=%s", spec.label(), exc.code.value)
                 return exc
@@ -41,6 +49,11 @@ async def aconnect_all(hub: McpHub, specs: Sequence[ServerSpec], limit: int = MA
     return list(await asyncio.gather(*(one(spec) for spec in specs), return_exceptions=True))
 
 
-def connect_all(hub: McpHub, specs: Sequence[ServerSpec], limit: int = MAX_CONCURRENT) -> list[Outcome]:
+def connect_all(
+    hub: McpHub,
+    specs: Sequence[ServerSpec],
+    limit: int = MAX_CONCURRENT,
+    grants: Mapping[str, TokenSet] | None = None,
+) -> list[Outcome]:
     """aconnect_all from a plain thread (an Odoo request or the cron)."""
-    return hub.run(aconnect_all(hub, specs, limit))
+    return hub.run(aconnect_all(hub, specs, limit, grants))

@@ -10,7 +10,7 @@ from .client import client_metadata, exchange_code, read_callback, register, rev
 from .discovery import Challenge, discover
 from .http import GuardedHttp, oauth_allowed_hosts
 from .models import ClientRegistration, PENDING_LIFETIME, PendingAuthorization, TokenSet
-from .tokens import RefreshingTokens, with_token
+from .tokens import RefreshingTokens, step_up_refusal, with_token
 
 __all__ = [
     "Challenge",
@@ -29,5 +29,6 @@ __all__ = [
     "revoke",
     "same_issuer",
     "start_authorization",
+    "step_up_refusal",
     "with_token",
 ]

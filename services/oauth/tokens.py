@@ -182,7 +182,7 @@ async def with_token(
         return await action(_bearing(spec, current))
     except AuthRequired as exc:
         if exc.step_up:
-            raise _step_up(spec, current, exc) from None
+            raise step_up_refusal(spec, current, exc) from None
         _logger.info("OAuth token refused, refreshing once: server=%s owner=%s", spec.label(), spec.token_owner)
         try:
             renewed = await tokens.refresh(current)
@@ -191,15 +191,16 @@ async def with_token(
     try:
         return await action(_bearing(spec, renewed))
     except AuthRequired as exc:
-        raise (_step_up(spec, renewed, exc) if exc.step_up else exc) from None
+        raise (step_up_refusal(spec, renewed, exc) if exc.step_up else exc) from None
 
 
-def _step_up(spec: ServerSpec, tokens: TokenSet, exc: AuthRequired) -> McpError:
-    """A step-up's sign-in, unless the grant already holds every scope the challenge names: a new
-    sign-in would get the same grant and the same refusal, and the user would be asked again and
-    again, so the refusal is reported as such."""
+def step_up_refusal(spec: ServerSpec, tokens: TokenSet, exc: AuthRequired) -> McpError:
+    """What to raise for the refusal `exc` of a request made with `tokens`: a step-up's sign-in,
+    unless the grant already holds every scope the challenge names: a new sign-in would get the
+    same grant and the same refusal, and the user would be asked again and again, so the refusal
+    is reported as such. A turn's calls and "Test connection" alike."""
     challenged = set((exc.scope or "").split())
-    if not challenged or not challenged <= tokens.scopes():
+    if not exc.step_up or not challenged or not challenged <= tokens.scopes():
         return exc
     _logger.warning(
         "OAuth step-up for scopes already granted, not asked again: server=%s owner=%s scope=%s",
