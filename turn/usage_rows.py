@@ -34,6 +34,9 @@ class UsageContext:
     prices: Prices
     # the budgets each call is charged to (turn/budget_charges.py)
     budgets: tuple[ChargedBudget, ...] = field(default=())
+    # the reports' one currency, and the rate of the company's into it (models/ai_usage.py)
+    report_currency_id: int | None = None
+    report_rate: Decimal = Decimal(1)
 
 
 def record_usage(env, context: UsageContext, conversation_id: int, event: UsageEvent, cost: Decimal) -> None:
@@ -59,6 +62,8 @@ def record_usage(env, context: UsageContext, conversation_id: int, event: UsageE
             "reasoning_tokens": usage.reasoning_tokens,
             "total_tokens": usage.total_tokens,
             "cost": cost,
+            "report_currency_id": context.report_currency_id or context.currency_id,
+            "report_cost": cost * context.report_rate,
         },
     )
 
