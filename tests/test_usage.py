@@ -114,7 +114,7 @@ class TestUsage(ChatCase):
             self.login(self.user)
             _response, events = self.send("hello")
             self.assertEqual(events[-1].event, "done", events[-1].data)
-        rows = self.env["ai.usage"].search([], order="id")
+        rows = self.env["ai.usage"].search([("user_id", "=", self.user.id)], order="id")
         # 2.50 per million: 0.10 at home, 0.05 abroad (the prices converted), worth 0.10 at home
         self.assertEqual(rows.currency_id, main.currency_id | other_currency)
         self.assertEqual([round(cost, 6) for cost in rows.mapped("cost")], [0.10, 0.05])
@@ -144,7 +144,9 @@ class TestUsage(ChatCase):
         self.assertIn("report_currency_id", totals["report_cost"])
         self.assertNotIn("cost", totals)
         self.assertFalse(Usage.fields_get(["cost"])["cost"].get("aggregator"), "never summed across currencies")
-        [(currencies, total)] = Usage._read_group([], [], ["report_currency_id:recordset", "report_cost:sum"])
+        [(currencies, total)] = Usage._read_group(
+            [("user_id", "=", self.user.id)], [], ["report_currency_id:recordset", "report_cost:sum"]
+        )
         self.assertEqual(currencies, main.currency_id)
         self.assertAlmostEqual(total, 0.20, places=6)
 
