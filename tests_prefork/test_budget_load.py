@@ -2,9 +2,9 @@
 
 Two users of one company send 20 turns at the same moment (each one HTTP stream, as the chat widget
 sends it, answered by one model call); every model call is charged to the company's budget, and
-the first user's calls to his own budget too. None of the budgets is near its amount: a budget must never turn load into failed
-turns. Every turn ends with its answer, and each budget's counter holds exactly the usage rows
-charged to it (none lost, none counted twice).
+the first user's calls to his own budget too. None of the budgets is near its amount: a budget
+must never turn load into failed turns. Every turn ends with its answer, and each budget's
+counter holds exactly the usage rows charged to it (none lost, none counted twice).
 
 Conditions are waited for with generous deadlines; no duration is asserted.
 """
