@@ -105,7 +105,8 @@ class TestUsage(ChatCase):
             {"currency_id": other_currency.id, "rate": 0.5, "name": "2000-01-01", "company_id": False}
         )
         abroad = self.env["res.company"].create({"name": "Abroad", "currency_id": other_currency.id})
-        for shared in (self.provider, self.assistant, self.server):
+        # shared by both companies, as test_companies.py shares them: the assistant's server first
+        for shared in (self.server, self.provider, self.assistant):
             shared.company_id = False
         self.user.company_ids |= abroad
         for company in (main, abroad):
