@@ -43,7 +43,7 @@ def responder(_body: dict) -> Turn:
 def odoo() -> Iterator[dict]:
     """The database, configured once on a threaded Odoo left running for the first test."""
     try:
-        server = OdooServer("budget-load")
+        server = OdooServer("budget-load", ready_timeout=600)  # a busy machine starts Odoo slowly
     except OdooNotFound as exc:
         pytest.skip(str(exc))
     with ScriptedLLM(responder=responder, api_key=API_KEY) as llm:
