@@ -109,10 +109,11 @@ class TestUsage(ChatCase):
         for shared in (self.server, self.provider, self.assistant):
             shared.company_id = False
         self.user.company_ids |= abroad
+        self.login(self.user)
         for company in (main, abroad):
+            # after logging in, as the company switcher sets it (logging in starts a new session)
             self.opener.cookies.set("cids", str(company.id))
             self.llm.queue(Turn(text="Hi.", usage=openai_usage(40_000, 0)))
-            self.login(self.user)
             _response, events = self.send("hello")
             self.assertEqual(events[-1].event, "done", events[-1].data)
         rows = self.env["ai.usage"].search([("user_id", "=", self.user.id)], order="id")
