@@ -6,6 +6,7 @@ from datetime import datetime
 
 from lxml import etree
 
+from odoo import fields
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tests import new_test_user, tagged
 
@@ -100,11 +101,15 @@ class TestUsage(ChatCase):
         main = self.env.company
         other_currency = self.env.ref("base.EUR" if main.currency_id.name != "EUR" else "base.USD")
         other_currency.active = True
-        # shared by both companies: one of the main currency is worth half of the other
-        self.env["res.currency.rate"].create(
-            {"currency_id": other_currency.id, "rate": 0.5, "name": "2000-01-01", "company_id": False}
-        )
         abroad = self.env["res.company"].create({"name": "Abroad", "currency_id": other_currency.id})
+        # in both companies, today: one of the main currency is worth half of the other (a company's
+        # own rate wins over a shared one, and the database may hold some)
+        self.env["res.currency.rate"].create(
+            [
+                {"currency_id": other_currency.id, "rate": 0.5, "name": fields.Date.today(), "company_id": company.id}
+                for company in (main, abroad)
+            ]
+        )
         # shared by both companies, as test_companies.py shares them: the assistant's server first
         for shared in (self.server, self.provider, self.assistant):
             shared.company_id = False
