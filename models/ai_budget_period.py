@@ -17,7 +17,14 @@ class AiBudgetPeriod(models.Model):
 
     budget_id = fields.Many2one("ai.budget", required=True, index=True, ondelete="cascade", readonly=True)
     period_start = fields.Date(required=True, readonly=True)
-    spent = fields.Float(digits=(16, 6), readonly=True, help="Money in the company's currency, or tokens.")
+    spent = fields.Float(
+        string="Spent Quantity", digits=(16, 6), readonly=True, help="Money in the company's currency, or tokens."
+    )
+    spent_text = fields.Char(string="Spent", compute="_compute_spent_text")
     warned = fields.Boolean(readonly=True, help="Its users were told the budget is nearly spent.")
 
     _budget_period_uniq = Constraint("unique(budget_id, period_start)", "A budget counts each period once.")
+
+    def _compute_spent_text(self):
+        for period in self:
+            period.spent_text = period.budget_id._quantity_text(period.spent) if period.budget_id else ""

@@ -5,9 +5,17 @@ transaction that stores the call's `usage` event. Each row names who and what th
 company, assistant, provider, model, cloud service, conversation), so reports can group by any of
 them and by day. The cost is computed once, when the row is written, from the model's prices then:
 a later price change does not rewrite the past. Rows outlive their conversation (its link is
-cleared), so the totals stay when old conversations are removed."""
+cleared), so the totals stay when old conversations are removed.
+
+The reports (pivot, graph, list totals) sum `report_cost`: the cost converted, when the row is
+written, into one currency for the whole database, the main company's, at its rate of the day. A
+pivot and a graph always show a grand total, and companies may bill in different currencies: a
+sum of `cost` would add dollars to euros. Odoo's own reports do the same (sales and invoices
+analyses show amounts converted into one company currency); `cost` keeps what the call cost in
+its company's currency, and the chat's totals give it per currency."""
 
 from datetime import datetime, time
+from decimal import Decimal
 
 import pytz
 
@@ -54,10 +62,20 @@ class AiUsage(models.Model):
     currency_id = fields.Many2one("res.currency", required=True, readonly=True)
     # six decimals: a round of a cheap model costs a fraction of a cent, which the currency's
     # rounding would make zero however many rounds are summed
+    # never summed by a report: the rows of two companies may be in two currencies (report_cost is)
     cost = fields.Float(
         digits=(16, 6),
         readonly=True,
+        aggregator=None,
         help="In the company's currency, from the model's prices when the call was made.",
+    )
+    report_currency_id = fields.Many2one("res.currency", string="Reporting Currency", readonly=True)
+    report_cost = fields.Float(
+        string="Cost in Reporting Currency",
+        digits=(16, 6),
+        readonly=True,
+        help="The cost in the main company's currency, at its rate of the day of the call: "
+        "what the reports add up, whichever company's currency the calls were in.",
     )
 
     @api.model
@@ -74,6 +92,7 @@ class AiUsage(models.Model):
         spend, budgets = self.env["ai.budget"]._turn_spend(
             conversation.user_id, company, conversation.cloud_service_id, prices
         )
+        report_currency, report_rate = self._report_rate(company.currency_id, fields.Date.context_today(self))
         return spend, UsageContext(
             user_id=conversation.user_id.id,
             company_id=company.id,
@@ -85,7 +104,20 @@ class AiUsage(models.Model):
             cloud_service_id=conversation.cloud_service_id.id or None,
             prices=prices,
             budgets=budgets,
+            report_currency_id=report_currency.id,
+            report_rate=report_rate,
         )
+
+    @api.model
+    def _report_rate(self, currency, day):
+        """(the reporting currency, the rate converting an amount of `currency` into it on `day`):
+        the main company's currency (the first company without one), at its rates."""
+        main = self.env.ref("base.main_company", raise_if_not_found=False) or self.env["res.company"].sudo().search(
+            [], order="id", limit=1
+        )
+        main = main.sudo()
+        rate = currency._get_conversion_rate(currency, main.currency_id, main, day) if currency else 1
+        return main.currency_id, Decimal(str(rate))
 
     # -- totals the chat shows -----------------------------------------------------------------------
 

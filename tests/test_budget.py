@@ -6,6 +6,9 @@ import datetime
 import re
 from unittest.mock import patch
 
+from lxml import etree
+
+from odoo import fields
 from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 
@@ -136,7 +139,7 @@ class TestBudget(BudgetCase):
         warnings = [e.data for e in events if e.event == "warning"]
         self.assertEqual(len(warnings), 1, warnings)
         self.assertEqual(warnings[0]["code"], "BUDGET_NEAR")
-        self.assertEqual(warnings[0]["message"], "Your monthly AI budget “Chat cap” (1,000 tokens) is 80% spent.")
+        self.assertEqual(warnings[0]["message"], "Your monthly AI budget “Chat cap” (1,000 tokens) is 85% spent.")
         self.assertEqual(events[-1].event, "done")
         # stored with the turn: a reload shows it again
         stored = self.stored_events(events[0].data["conversation_id"]).filtered(lambda e: e.type == "warning")
@@ -152,6 +155,82 @@ class TestBudget(BudgetCase):
         response, _events = self.chat(conversation_id=conversation_id)
         self.assertEqual(response.json()["error"]["code"], "BUDGET_SPENT")
         self.assertIn("(1,000 tokens)", response.json()["error"]["message"])
+
+    def test_one_charge_passing_80_and_100_percent_warns_with_the_share_spent(self):
+        self.budget(1000, unit="tokens")
+        _response, events = self.chat(Turn(text="5.", usage=reported(1200)))
+        warnings = [e.data for e in events if e.event == "warning"]
+        self.assertEqual(
+            [(w["code"], w["message"]) for w in warnings],
+            [("BUDGET_NEAR", "Your monthly AI budget “Chat cap” (1,000 tokens) is 120% spent.")],
+            "told before the next turn is refused",
+        )
+        response, _events = self.chat(conversation_id=events[0].data["conversation_id"])
+        self.assertEqual(response.json()["error"]["code"], "BUDGET_SPENT")
+
+    def test_a_budget_made_mid_period_starts_from_the_usage_already_recorded_in_it(self):
+        self.env.company.partner_id.tz = "UTC"
+        _response, events = self.chat(Turn(text="5.", usage=reported(40_000)))
+        self.assertEqual(events[-1].event, "done")
+        self.llm.queue(Turn(text="Hi.", usage=reported(20_000)))
+        self.login(self.other)
+        _response, events = self.send("hello")
+        self.assertEqual(events[-1].event, "done")
+        # a call of the month before counts for no budget of this month
+        self.env["ai.usage"].create(
+            {
+                "date": fields.Datetime.now().replace(day=1, hour=0, minute=0, second=0)
+                - datetime.timedelta(seconds=1),
+                "user_id": self.user.id,
+                "company_id": self.env.company.id,
+                "currency_id": self.env.company.currency_id.id,
+                "total_tokens": 500_000,
+                "cost": 5.0,
+            }
+        )
+        as_manager = self.env["ai.budget"].with_user(self.manager)
+        mine = as_manager.create({"name": "Mine", "scope": "user", "user_id": self.user.id, "amount": 0.15})
+        company = as_manager.create({"name": "Ours", "scope": "company", "unit": "tokens", "amount": 150_000})
+        self.assertAlmostEqual(mine.spent, 0.10)
+        self.assertEqual(company.spent, 60_000)
+        # the next call is charged on top of it: 0.20 of 0.15
+        _response, events = self.chat(Turn(text="6.", usage=reported(40_000)))
+        self.assertEqual(events[-1].event, "done")
+        response, _events = self.chat()
+        self.assertEqual(response.json()["error"]["code"], "BUDGET_SPENT")
+        self.assertIn("“Mine”", response.json()["error"]["message"])
+
+    def test_budgets_show_money_with_its_currency_and_tokens_as_whole_numbers(self):
+        money = self.budget(0.05)
+        tokens = self.budget(150_000, name="Tokens", unit="tokens")
+        # 18,000 tokens at 2.50 per million: 0.045, not yet the 0.05 of the budget
+        _response, events = self.chat(Turn(text="5.", usage=reported(18_000)))
+        self.assertEqual(events[-1].event, "done")
+        currency = self.env.company.currency_id
+
+        def shown(number):
+            return (
+                f"{currency.symbol}\N{NO-BREAK SPACE}{number}"
+                if currency.position == "before"
+                else f"{number}\N{NO-BREAK SPACE}{currency.symbol}"
+            )
+
+        as_manager = self.env["ai.budget"].with_user(self.manager)
+        columns = [
+            node.get("name")
+            for node in etree.fromstring(as_manager.get_views([(False, "list")])["views"]["list"]["arch"]).iter("field")
+            if node.get("column_invisible") != "True"
+            and node.get("name")
+            not in ("name", "scope", "user_id", "group_id", "cloud_service_id", "period", "unit", "company_id")
+        ]
+        rows = {
+            row["name"]: [row[column] for column in columns]
+            for row in (money | tokens).with_user(self.manager).read(["name", *columns])
+        }
+        self.assertEqual(rows["Chat cap"], [shown("0.05"), shown("0.045"), shown("0.005")])
+        self.assertEqual(rows["Tokens"], ["150,000 tokens", "18,000 tokens", "132,000 tokens"])
+        response, events = self.chat(Turn(text="6.", usage=reported(1)))
+        self.assertEqual(events[-1].event, "done", "0.045 of 0.05 is not spent")
 
     def test_raising_or_lifting_a_spent_budget_lets_the_next_turn_run(self):
         budget = self.budget(0.10)
@@ -174,12 +253,12 @@ class TestBudget(BudgetCase):
 
     def test_a_new_period_starts_from_nothing(self):
         budget = self.budget(0.10)
-        today = {"day": datetime.date(2026, 1, 31)}
-        with patch("odoo.addons.ai_mcp.turn.budget_charges.budget_day", lambda cr: today["day"]):
+        today = {"day": datetime.datetime(2026, 1, 31, 12)}
+        with patch("odoo.addons.ai_mcp.turn.budget_charges.budget_now", lambda cr: today["day"]):
             self.chat(Turn(text="5.", usage=reported(40_000)))
             response, _events = self.chat()
             self.assertEqual(response.status_code, 402)
-            today["day"] = datetime.date(2026, 2, 1)
+            today["day"] = datetime.datetime(2026, 2, 1, 12)
             response, events = self.chat(Turn(text="6.", usage=reported(20_000)))
             self.assertEqual(events[-1].event, "done", events[-1].data)
             budget.invalidate_recordset()
@@ -190,15 +269,27 @@ class TestBudget(BudgetCase):
             [(datetime.date(2026, 1, 1), 0.10), (datetime.date(2026, 2, 1), 0.05)],
         )
 
-    def test_weekly_and_daily_periods_start_on_monday_and_midnight(self):
-        budget = self.budget(0.10, period="week")
-        with patch("odoo.addons.ai_mcp.turn.budget_charges.budget_day", lambda cr: datetime.date(2026, 11, 26)):
-            self.chat(Turn(text="5.", usage=reported(40_000)))
+    def test_weekly_and_daily_periods_start_on_monday_and_midnight_in_the_company_time_zone(self):
+        # Tokyo is UTC+9: 15:00 UTC is midnight there
+        self.env.company.partner_id.tz = "Asia/Tokyo"
+        clock = {"now": datetime.datetime(2026, 11, 26, 14, 30)}  # Thursday 23:30 in Tokyo
+        with patch("odoo.addons.ai_mcp.turn.budget_charges.budget_now", lambda cr: clock["now"]):
+            budget = self.budget(0.10, period="day")
+            _response, events = self.chat(Turn(text="5.", usage=reported(40_000)))
+            self.assertEqual(events[-1].event, "done", events[-1].data)
+            response, _events = self.chat()
+            self.assertEqual(response.status_code, 402, "the day's budget is spent")
+
+            clock["now"] = datetime.datetime(2026, 11, 26, 15, 30)  # Friday 00:30 in Tokyo, still Thursday in UTC
+            _response, events = self.chat(Turn(text="6.", usage=reported(20_000)))
+            self.assertEqual(events[-1].event, "done", "a new day began at midnight in Tokyo")
             budget.invalidate_recordset()
-            self.assertEqual(budget.period_start, datetime.date(2026, 11, 23))
-            budget.period = "day"
-            self.assertEqual(budget.period_start, datetime.date(2026, 11, 26))
-            self.assertEqual(budget.spent, 0.0, "a day's period counts from its own start")
+            self.assertEqual(budget.period_start, datetime.date(2026, 11, 27))
+            self.assertAlmostEqual(budget.spent, 0.05)
+
+            clock["now"] = datetime.datetime(2026, 11, 29, 15, 30)  # Monday 00:30 in Tokyo, Sunday in UTC
+            budget.period = "week"
+            self.assertEqual(budget.period_start, datetime.date(2026, 11, 30))
 
 
 @tagged("post_install", "-at_install")

@@ -5,6 +5,7 @@ injected: every date is set relative to the `now` the cron is given."""
 
 from datetime import datetime, timedelta
 
+from odoo import SUPERUSER_ID, api, fields, sql_db
 from odoo.exceptions import ValidationError
 from odoo.tests import TransactionCase, new_test_user, tagged
 
@@ -163,3 +164,69 @@ class TestRetention(TransactionCase):
         settings.execute()
         self.assertEqual(self.company_b.ai_conversation_retention_days, 45)
         self.assertEqual(self.company_a.ai_conversation_retention_days, 30)
+
+
+@tagged("post_install", "-at_install")
+class TestRetentionConnections(TransactionCase):
+    """The cron and a turn on connections of their own, as in a running Odoo: what they do is
+    committed, and seen by the other only once committed. The records are made and removed on
+    those connections (the test's own transaction would hide them)."""
+
+    def setUp(self):
+        super().setUp()
+        self.connection = sql_db.db_connect(self.env.cr.dbname)
+        self.now = fields.Datetime.now()
+        with self.connection.cursor() as cr:
+            env = api.Environment(cr, SUPERUSER_ID, {"tracking_disable": True})
+            company = env.ref("base.main_company")
+            self.kept_days = company.ai_conversation_retention_days
+            company.ai_conversation_retention_days = 30
+            provider = env["ai.provider"].create(
+                {"name": "Nowhere", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-x", "default_model": "m"}
+            )
+            assistant = env["ai.assistant"].create({"name": "Keeper", "provider_id": provider.id})
+            conversations = env["ai.conversation"].create(
+                [
+                    {"name": f"old {i}", "assistant_id": assistant.id, "user_id": env.ref("base.user_admin").id}
+                    for i in range(3)
+                ]
+            )
+            env.flush_all()
+            cr.execute(
+                "UPDATE ai_conversation SET write_date = %s WHERE id IN %s",
+                (self.now - timedelta(days=60), tuple(conversations.ids)),
+            )
+            self.conversation_ids, self.provider_id, self.assistant_id = conversations.ids, provider.id, assistant.id
+        self.addCleanup(self._remove)
+
+    def _remove(self):
+        with self.connection.cursor() as cr:
+            env = api.Environment(cr, SUPERUSER_ID, {})
+            env["ai.conversation"].browse(self.conversation_ids).exists().unlink()
+            env["ai.assistant"].browse(self.assistant_id).unlink()
+            env["ai.provider"].browse(self.provider_id).unlink()
+            env.ref("base.main_company").ai_conversation_retention_days = self.kept_days
+
+    def remaining(self):
+        with self.connection.cursor() as cr:
+            cr.execute("SELECT id FROM ai_conversation WHERE id IN %s ORDER BY id", (tuple(self.conversation_ids),))
+            return [row[0] for row in cr.fetchall()]
+
+    def test_a_conversation_a_turn_holds_is_skipped_and_each_batch_is_committed(self):
+        held = self.conversation_ids[0]
+        with self.connection.cursor() as turn, self.connection.cursor() as cron:
+            # a turn claiming the conversation holds its row (models/conversation/claim.py)
+            turn.execute("SELECT state FROM ai_conversation WHERE id = %s FOR UPDATE NOWAIT", (held,))
+            env = api.Environment(cron, SUPERUSER_ID, {})
+            removed = env["ai.conversation"]._gc_conversations(batch=1, batches=5, now=self.now, commit=True)
+            self.assertEqual(removed, 2, "the held conversation is skipped, not waited for")
+            # seen gone by another connection while the cron's transaction is still open: committed
+            self.assertEqual(self.remaining(), [held])
+            cron.rollback()
+            turn.rollback()
+        self.assertEqual(self.remaining(), [held], "each batch stood on its own")
+        # once the turn let go, the next run removes it
+        with self.connection.cursor() as cron:
+            env = api.Environment(cron, SUPERUSER_ID, {})
+            self.assertEqual(env["ai.conversation"]._gc_conversations(now=self.now, commit=True), 1)
+        self.assertEqual(self.remaining(), [])

@@ -4,6 +4,9 @@ prices, readable by its user and the AI managers only."""
 
 from datetime import datetime
 
+from lxml import etree
+
+from odoo import fields
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tests import new_test_user, tagged
 
@@ -77,15 +80,82 @@ class TestUsage(ChatCase):
 
     def test_users_read_their_own_usage_and_managers_everyones(self):
         self._tool_turn()
+        self.llm.queue(Turn(text="Hi.", usage=openai_usage(300, 10)))
+        self.login(self.other)
+        _response, events = self.send("hello")
+        self.assertEqual(events[-1].event, "done", events[-1].data)
         mine = self.env["ai.usage"].with_user(self.user).search([])
-        self.assertEqual(len(mine), 2)
-        self.assertFalse(self.env["ai.usage"].with_user(self.other).search([]))
+        self.assertEqual((len(mine), mine.user_id), (2, self.user))
+        theirs = self.env["ai.usage"].with_user(self.other).search([])
+        self.assertEqual((len(theirs), theirs.user_id), (1, self.other))
         with self.assertRaises(AccessError):
             mine[0].with_user(self.other).read(["cost"])
         with self.assertRaises(AccessError):
             mine[0].with_user(self.user).write({"cost": 0})
         manager = new_test_user(self.env, "usage_manager", groups=f"{AI_USER_GROUPS},ai_mcp.group_ai_manager")
-        self.assertEqual(len(self.env["ai.usage"].with_user(manager).search([])), 2)
+        everyones = self.env["ai.usage"].with_user(manager).search([])
+        self.assertEqual(everyones, mine | theirs)
+        self.assertEqual(everyones.user_id, self.user | self.other)
+
+    def test_the_reports_add_up_one_currency_when_companies_bill_in_two(self):
+        main = self.env.company
+        other_currency = self.env.ref("base.EUR" if main.currency_id.name != "EUR" else "base.USD")
+        other_currency.active = True
+        abroad = self.env["res.company"].create({"name": "Abroad", "currency_id": other_currency.id})
+        # in both companies, today: one of the main currency is worth half of the other (a company's
+        # own rate wins over a shared one, and the database may hold some)
+        self.env["res.currency.rate"].create(
+            [
+                {"currency_id": other_currency.id, "rate": 0.5, "name": fields.Date.today(), "company_id": company.id}
+                for company in (main, abroad)
+            ]
+        )
+        # shared by both companies, as test_companies.py shares them: the assistant's server first
+        for shared in (self.server, self.provider, self.assistant):
+            shared.company_id = False
+        self.user.company_ids |= abroad
+        self.login(self.user)
+        for company in (main, abroad):
+            # after logging in, as the company switcher sets it (logging in starts a new session)
+            self.opener.cookies.set("cids", str(company.id))
+            self.llm.queue(Turn(text="Hi.", usage=openai_usage(40_000, 0)))
+            _response, events = self.send("hello")
+            self.assertEqual(events[-1].event, "done", events[-1].data)
+        rows = self.env["ai.usage"].search([("user_id", "=", self.user.id)], order="id")
+        # 2.50 per million: 0.10 at home, 0.05 abroad (the prices converted), worth 0.10 at home
+        self.assertEqual(rows.currency_id, main.currency_id | other_currency)
+        self.assertEqual([round(cost, 6) for cost in rows.mapped("cost")], [0.10, 0.05])
+
+        manager = new_test_user(
+            self.env,
+            "usage_manager",
+            groups=f"{AI_USER_GROUPS},ai_mcp.group_ai_manager",
+            company_ids=[(6, 0, (main | abroad).ids)],
+        )
+        Usage = self.env["ai.usage"].with_user(manager).with_context(allowed_company_ids=(main | abroad).ids)
+        # what the pivot, the graph and the list's total add up: one currency, the main company's
+        views = Usage.get_views([(False, "pivot"), (False, "graph"), (False, "list")])["views"]
+        for view in ("pivot", "graph"):
+            measures = {
+                node.get("name")
+                for node in etree.fromstring(views[view]["arch"]).iter("field")
+                if node.get("type") == "measure"
+            }
+            self.assertIn("report_cost", measures, view)
+            self.assertNotIn("cost", measures, view)
+        totals = {
+            node.get("name"): node.get("options")
+            for node in etree.fromstring(views["list"]["arch"]).iter("field")
+            if node.get("sum")
+        }
+        self.assertIn("report_currency_id", totals["report_cost"])
+        self.assertNotIn("cost", totals)
+        self.assertFalse(Usage.fields_get(["cost"])["cost"].get("aggregator"), "never summed across currencies")
+        [(currencies, total)] = Usage._read_group(
+            [("user_id", "=", self.user.id)], [], ["report_currency_id:recordset", "report_cost:sum"]
+        )
+        self.assertEqual(currencies, main.currency_id)
+        self.assertAlmostEqual(total, 0.20, places=6)
 
     def test_negative_prices_are_refused_naming_the_field(self):
         with self.assertRaisesRegex(ValidationError, "Output Price of scripted-model cannot be negative"):

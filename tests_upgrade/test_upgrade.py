@@ -336,6 +336,17 @@ def test_answers_given_before_usage_rows_are_in_the_usage_reports(upgraded) -> N
         assert len(recorded) == 1, "a turn recorded as it ran is not counted again"
 
 
+def test_usage_rows_get_their_cost_in_the_reports_one_currency(upgraded) -> None:
+    """Every usage row, kept or made by the update, gets its cost in the main company's currency
+    (here the rows' own): the reports add up one currency."""
+    _before, after, _log = upgraded
+    rows = after["records"]["ai.usage"]
+    assert rows, "no usage row to check"
+    for row in rows:
+        assert row["report_currency_id"] == row["currency_id"], row
+        assert row["report_cost"] == row["cost"], row
+
+
 def test_records_made_before_companies_stay_shared(upgraded) -> None:
     """Providers, assistants, servers, tools, cloud services, presets and conversations made before
     they had a company are shared by every company after the update, as they were."""

@@ -34,12 +34,14 @@ class UsageContext:
     prices: Prices
     # the budgets each call is charged to (turn/budget_charges.py)
     budgets: tuple[ChargedBudget, ...] = field(default=())
+    # the reports' one currency, and the rate of the company's into it (models/ai_usage.py)
+    report_currency_id: int | None = None
+    report_rate: Decimal = Decimal(1)
 
 
-def record_usage(env, context: UsageContext, conversation_id: int, event: UsageEvent) -> Decimal:
-    """Inserts the row of `event`'s model call; returns its cost."""
+def record_usage(env, context: UsageContext, conversation_id: int, event: UsageEvent, cost: Decimal) -> None:
+    """Inserts the row of `event`'s model call, which cost `cost`."""
     usage = event.usage
-    cost = cost_of(usage, context.prices)
     insert_row(
         env["ai.usage"],
         {
@@ -61,9 +63,10 @@ def record_usage(env, context: UsageContext, conversation_id: int, event: UsageE
             "reasoning_tokens": usage.reasoning_tokens,
             "total_tokens": usage.total_tokens,
             "cost": cost,
+            "report_currency_id": context.report_currency_id or context.currency_id,
+            "report_cost": cost * context.report_rate,
         },
     )
-    return cost
 
 
 class UsageLedger:
@@ -78,19 +81,23 @@ class UsageLedger:
         self.warnings: list[str] = []
 
     def record(self, env, conversation_id: int, event: UsageEvent) -> None:
-        cost = record_usage(env, self.context, conversation_id, event)
+        cost = cost_of(event.usage, self.context.prices)
         self.calls += 1
         budgets = self.context.budgets
-        if not budgets:
-            return
-        warnings = {budget.budget_id: budget.warning for budget in budgets}
-        for charge in charge_budgets(
-            env.cr, budgets, cost, event.usage.total_tokens, budget_charges.budget_day(env.cr)
-        ):
+        charges = []
+        if budgets:
+            now = budget_charges.budget_now(env.cr)
+            charges = charge_budgets(env.cr, budgets, cost, event.usage.total_tokens, now)
+        # after the charge: the counter it locked until the commit puts the rows of the calls that
+        # share a budget in the order of their charges
+        record_usage(env, self.context, conversation_id, event, cost)
+        for charge in charges:
             if self.spend is not None:
                 self.spend.confirm(charge.budget_id, charge.spent, charge.amount, charge.active, self.calls)
             if charge.warn:
-                self.warnings.append(warnings[charge.budget_id])
+                # once per budget and period: read then, in the user's language, with the share spent
+                budget = env["ai.budget"].browse(charge.budget_id)
+                self.warnings.append(budget._warning_message(charge.spent))
 
     def take_warnings(self) -> list[str]:
         warnings, self.warnings = self.warnings, []

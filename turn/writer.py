@@ -23,6 +23,7 @@ from ..hub_process import turn_stale_after
 from ..services.events import Event
 from ..services.loop import SpendGuard, TurnControl
 from . import pacing
+from .budget_charges import charge_read_committed
 from .cursors import call_requests, turn_cursor
 from .message_log import MessageLog
 from .states import ConversationState
@@ -175,7 +176,10 @@ class TurnWriter:
         self.pending = []
         stored: Event | None = None
         turn = self.turn
+        charges = bool(turn.usage and turn.usage.budgets) and any(event.type == "usage" for _seq, event in rows)
         with turn_cursor(turn.registry) as cr:
+            if charges:
+                charge_read_committed(cr)
             env = api.Environment(cr, turn.uid, dict(self.context), su=True)
             if "allowed_company_ids" not in self.context:
                 self.context["allowed_company_ids"] = [env.company.id]

@@ -28,8 +28,12 @@ class AiConversation(models.Model):
     _inherit = "ai.conversation"
 
     @api.model
-    def _gc_conversations(self, batch=RETENTION_BATCH, batches=RETENTION_BATCHES_PER_RUN, now=None):
-        """Removes up to `batches` x `batch` expired conversations; returns how many were removed."""
+    def _gc_conversations(self, batch=RETENTION_BATCH, batches=RETENTION_BATCHES_PER_RUN, now=None, commit=None):
+        """Removes up to `batches` x `batch` expired conversations; returns how many were removed.
+        `commit`: whether each batch is committed (None: unless under Odoo's test runner, whose
+        cursor cannot commit; a test on a cursor of its own says True)."""
+        if commit is None:
+            commit = not odoo_module.current_test
         now = now or fields.Datetime.now()
         companies = self.env["res.company"].sudo().search([("ai_conversation_retention_days", ">", 0)])
         if not companies:
@@ -41,7 +45,7 @@ class AiConversation(models.Model):
                 break
             self.sudo().browse(ids).unlink()
             removed += len(ids)
-            if not odoo_module.current_test:
+            if commit:
                 self.env.cr.commit()  # each batch stands on its own and holds its locks briefly
         remaining = self._expired_conversation_count(companies, now) if removed else 0
         cron_progress(self.env, done=removed, remaining=remaining)

@@ -1,8 +1,9 @@
 /** @odoo-module */
 /**
  * A user near her monthly token budget (tests/test_budget_tour.py: 1,000 tokens, "Research"): her
- * first answer passes 80% of it and the chat warns her; her second spends the rest; her third
- * message is refused with the sentence naming the budget and who can raise it, and stays shown.
+ * first answer spends 90% of it and the chat warns her so; her second spends the rest; her third
+ * message is refused with the sentence naming the budget and who can raise it (the sentence only,
+ * not the error's code), and stays shown.
  */
 import {registry} from "@web/core/registry";
 
@@ -32,7 +33,7 @@ registry.category("web_tour.tours").add("ai_mcp_budget_tour", {
         {
             content: "the chat warns that the budget is nearly spent",
             trigger:
-                '.o_ai_chat_warning[data-code="BUDGET_NEAR"]:contains("monthly AI budget “Research” (1,000 tokens) is 80% spent")',
+                '.o_ai_chat_warning[data-code="BUDGET_NEAR"]:contains("monthly AI budget “Research” (1,000 tokens) is 90% spent")',
         },
         {trigger: IDLE},
         ...ask("Second question"),
@@ -46,6 +47,10 @@ registry.category("web_tour.tours").add("ai_mcp_budget_tour", {
             content: "the third is refused, naming the budget and who can raise it",
             trigger:
                 '.o_ai_chat_error[data-code="BUDGET_SPENT"]:contains("Your monthly AI budget “Research” (1,000 tokens) is spent. An AI manager (")',
+        },
+        {
+            content: "the banner says the sentence, not the error's code",
+            trigger: '.o_ai_chat_error[data-code="BUDGET_SPENT"]:not(:contains("BUDGET_SPENT"))',
         },
         {
             content: "what she wrote is still shown",
