@@ -143,7 +143,7 @@ odoo_missing_help() {
     cat >&2 <<EOF
 Odoo $ODOO_SERIES is missing: ${ODOO_NOT_FOUND}.
 No Odoo $ODOO_SERIES could be made in $(odoo_cache_dir) either (AI_MCP_ODOO_SOURCE names the source; see
-README.md, "Which Odoo"). Install Odoo $ODOO_SERIES.0 Community as described on
+docs/setup.md, "Which Odoo"). Install Odoo $ODOO_SERIES.0 Community as described on
 https://www.odoo.com/documentation/$ODOO_SERIES.0/administration/on_premise/source.html (for example in
 /opt/odoo$ODOO_SERIES with a virtualenv in /opt/odoo$ODOO_SERIES/.venv), or point ODOO_BIN at an existing odoo-bin (and
 ODOO_PYTHON at the Python that runs it).
