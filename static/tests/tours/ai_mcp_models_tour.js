@@ -23,7 +23,7 @@ registry.category("web_tour.tours").add("ai_mcp_models_tour", {
             trigger: '.o_form_view button[name="action_refresh_models"]',
             run: "click",
         },
-        {trigger: '.o_notification:contains("3 models listed, 3 new")'},
+        {trigger: '.o_notification:contains("3 models listed: 3 new, 0 no longer listed")'},
         {
             content: "the models are listed in the provider's form",
             trigger: '.o_field_widget[name="model_ids"] .o_data_row:contains("tour-model-beta")',
