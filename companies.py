@@ -27,6 +27,7 @@ def company_to_switch_to(record, user, may_use):
     and `may_use(record)` would be true there; None otherwise (a company they are not allowed in
     says nothing: the record is not theirs to know of)."""
     record.ensure_one()
+    # sudo: which company a record and a user belong to is read whatever the reader may see of them
     company = record.sudo().company_id
     if not company or company_allows(record, user) or company not in user.sudo().company_ids:
         return None

@@ -234,6 +234,7 @@ class AiBudget(models.Model):
     def _time_zone(self):
         """Where the budget's days begin: its company's time zone (its contact's), else UTC."""
         self.ensure_one()
+        # sudo: the company's contact may be unreadable to a user whose turn is charged
         zone = self.company_id.sudo().partner_id.tz
         return zone if zone in pytz.all_timezones_set else "UTC"
 
@@ -259,6 +260,7 @@ class AiBudget(models.Model):
                 *budget._usage_scope(),
             ]
             total = "total_tokens:sum" if budget.unit == "tokens" else "cost:sum"
+            # sudo: a budget counts everyone's usage in its scope, not only what its writer may read
             [[spent]] = self.env["ai.usage"].sudo()._read_group(domain, [], [total])
             if spent:
                 self.env.cr.execute(

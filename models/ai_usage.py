@@ -115,6 +115,7 @@ class AiUsage(models.Model):
         main = self.env.ref("base.main_company", raise_if_not_found=False) or self.env["res.company"].sudo().search(
             [], order="id", limit=1
         )
+        # sudo: the main company's currency and rates, which a user of another company cannot read
         main = main.sudo()
         rate = currency._get_conversion_rate(currency, main.currency_id, main, day) if currency else 1
         return main.currency_id, Decimal(str(rate))

@@ -194,6 +194,7 @@ class AiConversation(models.Model):
         its turns, and what the chat reads for it, use only that company's records and shared ones
         (companies.py asks env.companies). One held before conversations had a company, or in a
         company its user no longer works in (the chat refuses it: company_allows), as it is."""
+        # sudo: a user reads her own allowed companies even where their records are closed to her
         if len(self) != 1 or self.company_id not in self.env.user.sudo().company_ids:
             return self
         return self.with_context(allowed_company_ids=self.company_id.ids)

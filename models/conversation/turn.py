@@ -143,6 +143,7 @@ class AiConversation(models.Model):
     def _provider_problem(self, settings):
         """An error for a provider that cannot work as configured, or not in the conversation's
         company (a provider moved there before such moves were checked), found before calling it."""
+        # sudo: users chat through a provider they may not read; only its company and settings are checked
         provider = self.assistant_id.sudo().provider_id
         if not company_allows(provider):
             return AiMcpError(

@@ -464,6 +464,7 @@ class McpServer(models.Model):
     def _with_service_company(self, vals):
         """`vals` of a server made in a cloud service, with the service's company unless one is given."""
         if vals.get("cloud_service_id") and "company_id" not in vals:
+            # sudo: only the service's company is read, for a member who cannot read the service itself
             service = self.env["cloud.service"].sudo().browse(vals["cloud_service_id"])
             return {**vals, "company_id": service.company_id.id}
         return vals
