@@ -11,6 +11,8 @@ difference:
 - ``user_groups(user)``: every group of a user, implied ones included. 18's ``groups_id`` holds
   them; on 19 they are in ``all_group_ids`` (``group_ids`` holds only those given explicitly).
   Record rules use ``user._get_group_ids()``, which both series give these same ids.
+- ``user_in_groups(group_ids)``: the res.users search term for the users with any of the groups,
+  implied ones included: on 18's ``groups_id``, on 19's ``all_group_ids``.
 - ``Constraint``: a PostgreSQL table constraint, declared in a model's class body as
   ``_name_uniq = Constraint("unique(a, b)", "message")``. It is 19's ``models.Constraint``; on 18
   it adds the same ``(name, definition, message)`` to ``_sql_constraints``, which 19 no longer
@@ -26,14 +28,15 @@ difference:
 - ``file_groups_under(groups, category)`` (used by security/ai_mcp_groups.xml): where groups are
   listed on the user form. 18 puts them under an ir.module.category (``res.groups.category_id``);
   19 under a ``res.groups.privilege`` that belongs to the category.
+- ``allow_every_request(case)`` (tests only): an HTTP test whose every request may open test
+  cursors. 19 lets a request open one only while its test allows requests (``url_open`` allows
+  them for the request alone); 18 lets every request.
 
 Elsewhere, each where it is used:
 
 - demo data: 18 makes it in a new database unless told not to, 19 only when asked
   (``--with-demo``): scripts/lib.sh ``odoo_demo_args``, testing/odoo_http.py ``OdooServer.install``.
 - a tour step that reloads the page: static/tests/tours/series.js ``unloadsPage``.
-- 19's HTTP test rules (a request opens test cursors only while its test allows requests):
-  tests/chat_common.py ``ChatCase.setUp``.
 - a cron's code in a test: its server action is run in the test's transaction, which both series
   do alike (19's ``method_direct_trigger`` opens a cursor of its own).
 
@@ -65,18 +68,25 @@ __all__ = [
     "SERIES",
     "USER_GROUPS",
     "Constraint",
+    "allow_every_request",
     "chat_with",
     "config_section",
     "cron_progress",
     "file_groups_under",
     "read_config_section",
     "user_groups",
+    "user_in_groups",
 ]
 
 
 def user_groups(user):
     """Every group of `user` (res.users), implied ones included."""
     return user.groups_id if ODOO_18 else user.all_group_ids
+
+
+def user_in_groups(group_ids: int | list[int]) -> tuple[str, str, int | list[int]]:
+    """The res.users domain term of the users with any of `group_ids`, implied ones included."""
+    return ("groups_id" if ODOO_18 else "all_group_ids", "in", group_ids)
 
 
 class _SqlConstraint18:
@@ -153,3 +163,13 @@ def file_groups_under(groups, category) -> None:
         update=True,
     )
     groups.write({"privilege_id": privilege.id})
+
+
+def allow_every_request(case):
+    """A context manager under which every request of the HTTP test `case` may open test cursors,
+    as 18 lets them; None on 18, where there is nothing to allow."""
+    if ODOO_18:
+        return None
+    from odoo.tests import HttpCase  # noqa: PLC0415 (tests only: the addon never imports odoo.tests)
+
+    return HttpCase.allow_requests(case, all_requests=True)

@@ -19,7 +19,7 @@ from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 from odoo.tools import format_amount, formatLang, ormcache
 
-from ..odoo_compat import ODOO_18, Constraint, user_groups
+from ..odoo_compat import Constraint, user_groups, user_in_groups
 from ..services.loop import BudgetLine, SpendGuard
 from ..turn import budget_charges
 from ..turn.budget_charges import (
@@ -284,10 +284,7 @@ class AiBudget(models.Model):
             return [("cloud_service_id", "=", self.cloud_service_id.id)]
         if self.scope == "group":
             members = (
-                self.env["res.users"]
-                .sudo()
-                .with_context(active_test=False)
-                .search([("groups_id" if ODOO_18 else "all_group_ids", "in", self.group_id.id)])
+                self.env["res.users"].sudo().with_context(active_test=False).search([user_in_groups(self.group_id.id)])
             )
             return [("user_id", "in", members.ids)]
         return []
@@ -355,7 +352,7 @@ class AiBudget(models.Model):
             .sudo()
             .search(
                 [
-                    ("groups_id" if ODOO_18 else "all_group_ids", "in", group.id),
+                    user_in_groups(group.id),
                     ("share", "=", False),
                     ("company_ids", "in", self.company_id.id),
                 ],

@@ -6,7 +6,7 @@ reduces them into what the user sees. `data()` is the JSON payload on the wire.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -299,6 +299,9 @@ Event = Annotated[
 ]
 
 _EVENT = TypeAdapter(Event)
+
+# every class of Event: what the writers of a turn's records may name (turn/event_dispatch.py)
+EVENT_CLASSES: tuple[type[BaseModel], ...] = get_args(get_args(Event)[0])
 
 # A turn stops at these: it either finished or waits for the user.
 FINAL_TYPES = frozenset({"done", "error", "approval_required", "auth_required", "confirm_continue"})

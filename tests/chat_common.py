@@ -15,7 +15,7 @@ import odoo
 from odoo.tests import HttpCase, new_test_user
 
 from odoo.addons.ai_mcp.hub_process import running_hub
-from odoo.addons.ai_mcp.odoo_compat import ODOO_18
+from odoo.addons.ai_mcp.odoo_compat import allow_every_request
 from odoo.addons.ai_mcp.services.sse import SseDecoder
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM
@@ -88,12 +88,10 @@ class ChatCase(HttpCase):
     def setUp(self):
         super().setUp()
         self.llm.reset()
-        if not ODOO_18:
-            # Odoo 19 lets a request open a test cursor only while the test allows requests, and its
-            # url_open allows them for the request alone. These tests also read a stream after its
-            # response came, and send from raw sockets, sessions and threads of their own: they allow
-            # every request for the whole test, which is what Odoo 18 does
-            allowed = HttpCase.allow_requests(self, all_requests=True)
+        # these tests read a stream after its response came, and send from raw sockets, sessions
+        # and threads of their own: every request may open test cursors for the whole test
+        allowed = allow_every_request(self)
+        if allowed is not None:
             allowed.__enter__()
             self._every_request_allowed = True
             self.addCleanup(allowed.__exit__, None, None, None)

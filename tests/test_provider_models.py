@@ -11,8 +11,8 @@ from odoo.addons.ai_mcp.services.llm import ApiStyle, ProviderKind
 from odoo.addons.ai_mcp.testing.llm_providers import OpenAIReasoning, Redirected, VllmWithoutAutoToolChoice
 from odoo.addons.ai_mcp.testing.mcp_servers import free_port
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, Turn
-from odoo.addons.ai_mcp.turn.cursors import call_requests
-from odoo.addons.ai_mcp.turn.message_log import MessageLog
+from odoo.addons.ai_mcp.turn.event_dispatch import EventDispatch
+from odoo.addons.ai_mcp.turn.refused_params import RefusedParams
 
 from .common import AiMcpCase
 
@@ -366,7 +366,7 @@ class TestProviderModels(AiMcpCase):
         conversation = self.env["ai.conversation"].create(
             {"assistant_id": assistant.id, "user_id": self.user1.id, "name": "C"}
         )
-        log = MessageLog(conversation.id, self.env.registry, call_requests, {})
+        log = EventDispatch(RefusedParams(conversation.id))
         event = ModelRefusedParamEvent(
             model="proxy-model", param="temperature", message="UnsupportedParamsError: ['temperature']"
         )

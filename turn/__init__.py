@@ -5,7 +5,7 @@ The path of a turn: the widget's composer POSTs to /ai_mcp/chat/stream (controll
 prepares a `ChatTurn` (runner.py) holding plain data only; the controller then iterates it after the
 request's cursor is closed. The runner drives the agent loop (services/loop/agent_loop.py) on the hub's
 event loop, and its `TurnWriter` (writer.py) stores every event, with what it means for the
-conversation's messages (message_log.py), in short transactions of its own before the controller
+conversation (the writers of event_dispatch.py), in short transactions of its own before the controller
 sends it to the browser as Server-Sent Events. The widget (static/src/chat) renders the events as
 they come, and a reconnecting tab reads the stored ones by sequence number.
 

@@ -1,4 +1,5 @@
-"""The `ai.usage` row of each model call of a turn, written with the call's `usage` event.
+"""The `ai.usage` row of each model call of a turn and its charge to the budgets, written with the
+call's `usage` event.
 
 What a row names besides its tokens (user, company, assistant, provider, model, cloud service and
 the model's prices in the company's currency) is read once, where the turn is prepared, into a
@@ -16,6 +17,7 @@ from ..services.loop import SpendGuard
 from ..services.token_usage import Prices, cost_of
 from . import budget_charges
 from .budget_charges import ChargedBudget, charge_budgets
+from .event_dispatch import records
 from .sql_rows import insert_row
 
 
@@ -74,13 +76,15 @@ class UsageLedger:
     SpendGuard each budget's counter after every charge, and keeps the warnings due (a budget
     passing its warning share) for the runner to send."""
 
-    def __init__(self, context: UsageContext, spend: SpendGuard | None = None) -> None:
+    def __init__(self, conversation_id: int, context: UsageContext, spend: SpendGuard | None = None) -> None:
+        self.conversation_id = conversation_id
         self.context = context
         self.spend = spend
         self.calls = 0  # the turn's calls charged so far, in the loop's order
         self.warnings: list[str] = []
 
-    def record(self, env, conversation_id: int, event: UsageEvent) -> None:
+    @records(UsageEvent)
+    def _usage(self, env, seq, event: UsageEvent) -> None:
         cost = cost_of(event.usage, self.context.prices)
         self.calls += 1
         budgets = self.context.budgets
@@ -90,7 +94,7 @@ class UsageLedger:
             charges = charge_budgets(env.cr, budgets, cost, event.usage.total_tokens, now)
         # after the charge: the counter it locked until the commit puts the rows of the calls that
         # share a budget in the order of their charges
-        record_usage(env, self.context, conversation_id, event, cost)
+        record_usage(env, self.context, self.conversation_id, event, cost)
         for charge in charges:
             if self.spend is not None:
                 self.spend.confirm(charge.budget_id, charge.spent, charge.amount, charge.active, self.calls)

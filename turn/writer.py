@@ -2,8 +2,9 @@
 
 The writer decides when an event is written (at once, batched with others, or held back with its
 call until the result comes: see pacing.py) and writes each batch in one short transaction on a
-cursor of its own: the event rows, what they mean for the messages (message_log.py), and the
-conversation's state, last sequence number and heartbeat in one statement.
+cursor of its own: the event rows, what they mean for the conversation's records (the writers of
+event_dispatch.py: messages, audit rows, usage rows and budget charges, refused parameters, found
+tools), and the conversation's state, last sequence number and heartbeat in one statement.
 
 Sequence numbers are reserved before they are sent (pacing.SEQ_BLOCK): while the turn runs, the
 conversation's last_seq is the last number it may have sent, not the last one stored. The same
@@ -23,11 +24,15 @@ from ..hub_process import turn_stale_after
 from ..services.events import Event
 from ..services.loop import SpendGuard, TurnControl
 from . import pacing
+from .audit_rows import AuditRows
 from .budget_charges import charge_read_committed
 from .cursors import call_requests, turn_cursor
-from .message_log import MessageLog
+from .event_dispatch import EventDispatch
+from .found_tools import FoundTools
+from .messages import MessageWriter
+from .refused_params import RefusedParams
 from .states import ConversationState
-from .usage_rows import UsageContext
+from .usage_rows import UsageContext, UsageLedger
 
 Row = tuple[int | None, Event]  # None: an UNSTORED_TYPES event, sent without a sequence number
 
@@ -66,8 +71,16 @@ class TurnWriter:
         self.held_since = 0.0
         self.last_write = time.monotonic()
         self.heartbeat_every = pacing.heartbeat_seconds(turn_stale_after())
-        self.log = MessageLog(
-            turn.conversation_id, turn.registry, call_requests, turn.audit_known, turn.usage, turn.spend
+        self.messages = MessageWriter(turn.conversation_id, turn.registry, call_requests)
+        # None: a turn refused before any model call records no usage
+        self.usage = UsageLedger(turn.conversation_id, turn.usage, turn.spend) if turn.usage is not None else None
+        # what each event means beyond its row, written in this order
+        self.records = EventDispatch(
+            self.messages,
+            AuditRows(turn.conversation_id, turn.audit_known, self.messages),
+            self.usage,
+            RefusedParams(turn.conversation_id),
+            FoundTools(turn.conversation_id),
         )
         # a turn charged to budgets writes each call's usage at once: the loop learns the counters
         # (and the user a budget's warning) before the next round rather than a batch later
@@ -135,14 +148,14 @@ class TurnWriter:
 
     def take_warnings(self) -> list[str]:
         """The budgets' warnings the last writes gave (each budget's once per period)."""
-        return self.log.usage.take_warnings() if self.log.usage is not None else []
+        return self.usage.take_warnings() if self.usage is not None else []
 
     def pass_requests(self, control: TurnControl) -> None:
         """Hands `control` what the user asked of this turn's running calls (a stop, an answer to
         a server's question), whichever worker received it."""
-        if not self.log.running:
+        if not self.messages.running:
             return
-        for request in call_requests.take(self.turn.registry, self.turn.conversation_id, self.log.running):
+        for request in call_requests.take(self.turn.registry, self.turn.conversation_id, self.messages.running):
             if request.answer is not None:
                 control.answer_elicitation(
                     request.answer["elicitation"], request.answer["action"], request.answer.get("content")
@@ -187,7 +200,7 @@ class TurnWriter:
             state = rounds = None
             values, params = [], []
             for seq, event in rows:
-                event, change = self.log.apply(env, seq, event)
+                event, change = self.records.apply(env, seq, event)
                 if change is not None:
                     state = change.state or state
                     rounds = change.rounds if change.rounds is not None else rounds

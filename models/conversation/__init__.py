@@ -1,7 +1,10 @@
 """ai.conversation, one file per aspect (base model first, then its extensions):
 
-- ai_conversation.py: the model itself: its fields, what the chat's routes and Discuss ask of it,
-  starting or resuming a turn
+- ai_conversation.py: the model itself: its fields, what its model calls cost, who may change it
+- access.py: which records a chat request may name (the user's own conversation, usable assistants
+  and cloud services), one 404 for the rest
+- chat_api.py: what the chat's routes and Discuss ask of it, starting or resuming a turn
+- approvals.py: the approvals a paused turn is answered with, and those remembered for the chat
 - admission.py: whether a new turn may start now, the checks a start passes before anything is stored
 - pace.py: the pace limits, turns a user may start per minute and per hour (a check of admission.py)
 - budget.py: a spent AI budget refuses a new turn (a check of admission.py), or an answer to a pause
@@ -24,6 +27,9 @@ and the conversation's own models:
 """
 
 from . import ai_conversation
+from . import access
+from . import chat_api
+from . import approvals
 from . import admission
 from . import pace
 from . import budget

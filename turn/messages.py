@@ -1,47 +1,43 @@
-"""What each event of a turn means for the conversation's messages and state.
+"""The conversation's messages as a turn's events are written, and the state they leave it in.
 
-The message log of a conversation (`ai.message`: the user's messages, the assistant's replies, one
-message per tool call with its status) is kept up to date from the events as they are written, in
-the writer's transaction. One handler per event type, in HANDLERS; an event without one changes
-nothing but its own row.
+The message log of a conversation (`ai.message`: the assistant's replies, one message per tool call
+with its status) is kept up to date from the events as they are written, in the writer's
+transaction; a pause or the end of the turn sets the conversation's state (StateChange). The audit
+rows of the calls (audit_rows.py) follow the calls' messages: this writer says which calls a pause
+put to wait and which ones a resumed turn runs.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
-from ..services.events import FAILED_CALL_STATUS, Event
-from ..services.loop import SpendGuard
+from ..services.events import (
+    FAILED_CALL_STATUS,
+    ApprovalRequiredEvent,
+    AuthRequiredEvent,
+    ConfirmContinueEvent,
+    DoneEvent,
+    ElicitationDoneEvent,
+    ErrorEvent,
+    RoundEvent,
+    StartEvent,
+    TextEvent,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
 from .call_requests import CallRequests
+from .event_dispatch import StateChange, records
 from .sql_rows import insert_row, update_row
 from .states import ConversationState, MessageStatus
-from .usage_rows import UsageContext, UsageLedger
 
 
-class StateChange(NamedTuple):
-    """What an event changes on the conversation: its state and the rounds used (None: unchanged)."""
-
-    state: str | None = None
-    rounds: int | None = None
-
-
-class MessageLog:
+class MessageWriter:
     """The messages of one run of a turn, brought up to date event by event."""
 
-    def __init__(
-        self,
-        conversation_id: int,
-        registry: Any,
-        requests: CallRequests,
-        audit_known: dict,
-        usage: UsageContext | None = None,
-        spend: SpendGuard | None = None,
-    ) -> None:
+    def __init__(self, conversation_id: int, registry: Any, requests: CallRequests) -> None:
         self.conversation_id = conversation_id
-        # None: a turn refused before any model call records no usage
-        self.usage = UsageLedger(usage, spend) if usage is not None else None
         self.registry = registry
         self.requests = requests
         # the model reply being streamed: its text, calls and first sequence number
@@ -54,50 +50,37 @@ class MessageLog:
         self.reply_finished = False  # its model call completed (its usage came, not incomplete)
         self.tool_messages: dict[str, int] = {}
         self.running: set[str] = set()
-        # what each call of this run was stored with: (server, tool, arguments, approval), for its audit row
-        self.tool_calls: dict[str, tuple[str, str, Any, str | None]] = {}
-        self.audit_known: dict[Any, Any] = dict(audit_known)
-        # the audit row of each call that started running in this run, by call id, and when it started
-        self.audit_rows: dict[str, int] = {}
-        self.audit_started: dict[int, float] = {}
+        # the messages of the calls the last `start` runs again (resumed after an approval), and the
+        # ids of the calls the last pause put to wait: what the audit rows follow
+        self.resumed: Any = None
+        self.waiting: list[str] = []
 
-    def apply(self, env, seq: int, event: Event) -> tuple[Event, StateChange | None]:
-        """Brings the messages up to date with one event; returns the event to store (a `done` gets
-        its message id) and what it changes on the conversation."""
-        handler = HANDLERS.get(event.type)
-        if handler is None:
-            return event, None
-        return handler(self, env, seq, event)
-
-    # -- one handler per event type ------------------------------------------------------------
-
+    @records(StartEvent)
     def _start(self, env, seq, event):
         # a turn resumed after an approval runs the calls that waited for it
-        resumed = self._tool_messages_in(env, (MessageStatus.PENDING,))
-        resumed.write({"status": MessageStatus.RUNNING})
-        self.running.update(resumed.mapped("tool_call_id"))
-        for message in resumed:
-            call = (message.server_name or "", message.tool_name or "", message.arguments, message.approval or None)
-            self._audit_start(env, message.tool_call_id, call)
-        return event, None
+        self.resumed = self._tool_messages_in(env, (MessageStatus.PENDING,))
+        self.resumed.write({"status": MessageStatus.RUNNING})
+        self.running.update(self.resumed.mapped("tool_call_id"))
 
+    @records(TextEvent)
     def _text(self, env, seq, event):
         if self.reply_seq is None:
             self.reply_seq = seq
         self.reply_text.append(event.delta)
-        return event, None
 
+    @records(ThinkingEvent)
     def _thinking(self, env, seq, event):
         if self.reply_seq is None:
             self.reply_seq = seq
         self.reply_thinking.append(event.delta)
-        return event, None
 
+    @records(RoundEvent)
     def _round(self, env, seq, event):
         self._end_reply(env)
         self.reply_finished = False  # a reply without text or calls of its own logs no message
         return event, StateChange(rounds=event.n)
 
+    @records(ToolCallEvent)
     def _tool_call(self, env, seq, event):
         if self.reply_seq is None:
             self.reply_seq = seq
@@ -120,17 +103,14 @@ class MessageLog:
             },
         )
         self.running.add(event.id)
-        self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None, event.approval)
-        if not event.requires_approval:
-            self._audit_start(env, event.id, self.tool_calls[event.id])
-        return event, None
 
+    @records(ToolResultEvent)
     def _tool_result(self, env, seq, event):
         self._end_reply(env)
         self.running.discard(event.id)
         if not self.running:
             self.requests.forget(self.registry, self.conversation_id)
-        message = self._tool_message(env, event.id)
+        message = self.tool_message(env, event.id)
         if message:
             status = MessageStatus.DONE if event.ok else FAILED_CALL_STATUS.get(event.error_code, MessageStatus.ERROR)
             update_row(
@@ -143,62 +123,43 @@ class MessageLog:
                     "error_code": event.error_code or False,
                 },
             )
-        started = env["ai.tool.call"].browse(self.audit_rows.pop(event.id, None))
-        self.audit_started.pop(started.id, None)
-        env["ai.tool.call"]._record_tool_result(
-            self.conversation_id, message, event, self.tool_calls.get(event.id), self.audit_known, started
-        )
-        return event, None
 
-    def _model_refused_param(self, env, seq, event):
-        # the model record learns it in the turn's transaction: the next turn leaves the parameter out
-        provider = env["ai.conversation"].browse(self.conversation_id).assistant_id.provider_id
-        if provider:
-            provider._learn_refused_param(event.model, event.param, event.message)
-        return event, None
-
+    @records(UsageEvent)
     def _usage(self, env, seq, event):
         self.reply_finished = not event.incomplete
-        if self.usage is not None:
-            self.usage.record(env, self.conversation_id, event)
-        return event, None
 
-    def _tool_search(self, env, seq, event):
-        # the tools found stay offered in the conversation's next turns (services/loop/offered_tools.py)
-        kept = [key.model_dump() for key in event.kept]
-        update_row(env["ai.conversation"], self.conversation_id, {"found_tools": kept})
-        return event, None
-
+    @records(ElicitationDoneEvent)
     def _elicitation_done(self, env, seq, event):
         if event.note:
-            message = self._tool_message(env, event.id)
+            message = self.tool_message(env, event.id)
             if message:
                 update_row(env["ai.message"], message.id, {"note": event.note})
-        return event, None
 
+    @records(ApprovalRequiredEvent)
     def _approval_required(self, env, seq, event):
         self._end_reply(env)
         # the calls that need no approval wait with the others
         waiting = self._tool_messages_in(env, (MessageStatus.RUNNING,))
         for call in event.calls:
-            waiting |= self._tool_message(env, call.id)
-        waiting.write({"status": MessageStatus.PENDING})
-        self._audit_unstarted(env, waiting.mapped("tool_call_id"))
+            waiting |= self.tool_message(env, call.id)
+        self._put_to_wait(waiting)
         return event, StateChange(state=ConversationState.AWAITING_APPROVAL)
 
+    @records(AuthRequiredEvent)
     def _auth_required(self, env, seq, event):
         self._end_reply(env)
         waiting = env["ai.message"].browse()
         for call in event.calls:
-            waiting |= self._tool_message(env, call.id)
-        waiting.write({"status": MessageStatus.PENDING})
-        self._audit_unstarted(env, waiting.mapped("tool_call_id"))
+            waiting |= self.tool_message(env, call.id)
+        self._put_to_wait(waiting)
         return event, StateChange(state=ConversationState.AWAITING_AUTH)
 
+    @records(ConfirmContinueEvent)
     def _confirm_continue(self, env, seq, event):
         self._end_reply(env)
         return event, StateChange(state=ConversationState.AWAITING_CONFIRMATION, rounds=event.rounds_used)
 
+    @records(DoneEvent)
     def _done(self, env, seq, event):
         if self.reply_seq is None:
             self.reply_seq = seq
@@ -206,33 +167,19 @@ class MessageLog:
         self._reset_reply()
         return event.model_copy(update={"message_id": answer.id}), StateChange(ConversationState.IDLE, event.rounds)
 
+    @records(ErrorEvent)
     def _error(self, env, seq, event):
         # a reply the model never finished keeps what the user was shown of it, marked so
         self._end_reply(env, **({} if self.reply_finished else {"interrupted": True}))
         interrupted = self._tool_messages_in(env, MessageStatus.OPEN)
         interrupted.write({"status": MessageStatus.ERROR, "error_code": event.code})
-        if self.audit_rows:
-            now = time.monotonic()
-            durations = {row: int((now - self.audit_started[row]) * 1000) for row in self.audit_rows.values()}
-            env["ai.tool.call"]._record_interrupted(self.conversation_id, event.code, durations)
-            self.audit_rows.clear()
         return event, StateChange(state=ConversationState.IDLE)
 
-    # -- the audit rows of the calls that run ---------------------------------------------------
-
-    def _audit_start(self, env, call_id: str, call: tuple[str, str, Any, str | None]) -> None:
-        started = env["ai.tool.call"]._record_tool_start(self.conversation_id, call_id, call, self.audit_known)
-        if started:
-            self.audit_rows[call_id] = started.id
-            self.audit_started[started.id] = time.monotonic()
-
-    def _audit_unstarted(self, env, call_ids: list[str]) -> None:
-        """The calls put to wait for the user did not reach their server: their row comes when they run."""
-        rows = [self.audit_rows.pop(call_id) for call_id in call_ids if call_id in self.audit_rows]
-        if rows:
-            env["ai.tool.call"].browse(rows).unlink()
-
     # -- the assistant's reply and the calls' messages -----------------------------------------
+
+    def _put_to_wait(self, waiting) -> None:
+        waiting.write({"status": MessageStatus.PENDING})
+        self.waiting = waiting.mapped("tool_call_id")
 
     def _end_reply(self, env, **values) -> None:
         """The model reply that was streaming ended: log it as an assistant message."""
@@ -268,37 +215,22 @@ class MessageLog:
         self.reply_logged = None
         self.reply_finished = False
 
-    def _tool_message(self, env, call_id: str):
+    def tool_message(self, env, call_id: str):
+        """The message of the call `call_id` (none when it has none)."""
         Message = env["ai.message"]
         if call_id in self.tool_messages:
             return Message.browse(self.tool_messages[call_id])
-        # a call of an earlier run of this turn (resumed after an approval)
-        return Message.search(
+        # a call of an earlier run of this turn (resumed after an approval), looked up once
+        message = Message.search(
             [("conversation_id", "=", self.conversation_id), ("role", "=", "tool"), ("tool_call_id", "=", call_id)],
             order="id desc",
             limit=1,
         )
+        if message:
+            self.tool_messages[call_id] = message.id
+        return message
 
     def _tool_messages_in(self, env, statuses: tuple[str, ...]):
         return env["ai.message"].search(
             [("conversation_id", "=", self.conversation_id), ("role", "=", "tool"), ("status", "in", statuses)]
         )
-
-
-HANDLERS: dict[str, Callable[..., tuple[Event, StateChange | None]]] = {
-    "start": MessageLog._start,
-    "text": MessageLog._text,
-    "thinking": MessageLog._thinking,
-    "round": MessageLog._round,
-    "tool_call": MessageLog._tool_call,
-    "tool_result": MessageLog._tool_result,
-    "model_refused_param": MessageLog._model_refused_param,
-    "tool_search": MessageLog._tool_search,
-    "usage": MessageLog._usage,
-    "elicitation_done": MessageLog._elicitation_done,
-    "approval_required": MessageLog._approval_required,
-    "auth_required": MessageLog._auth_required,
-    "confirm_continue": MessageLog._confirm_continue,
-    "done": MessageLog._done,
-    "error": MessageLog._error,
-}
