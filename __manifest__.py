@@ -55,6 +55,7 @@
         "web.assets_backend": [
             "ai_mcp/static/src/logic/*.js",
             "ai_mcp/static/src/schema_form/*",
+            "ai_mcp/static/src/scss/*",
             "ai_mcp/static/src/chat/**/*",
         ],
         "web.assets_tests": [

@@ -75,6 +75,7 @@ import shutil  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 
 from benchmarks.load.measure import (  # noqa: E402
     added_per_round,
@@ -211,9 +212,46 @@ class _Wire:
 # -- one mode ----------------------------------------------------------------------------------
 
 
+@dataclass
+class _ModeRun:
+    """What one mode's waves measured, read before its Odoo stops."""
+
+    sequential: list[dict]
+    waves: list[list[dict]]
+    walls: list[float]
+    cpu: list[float]  # CPU seconds of the process serving the streams, per wave
+    rss_start: dict
+    rss_warm: dict
+    rss_after: list[dict]
+    overflows: int | None
+    roles: dict
+    hubs: dict
+    llm_times: dict
+    errors: list
+    lost: list
+    log_problems: list
+
+    def costs(self, runs: list[dict]) -> list[float]:
+        out = []
+        for run in runs:
+            if not stream_problem(run):
+                out += added_per_round(run, self.llm_times) or []
+        return out
+
+
 def run_mode(
     mode: str, odoo: BenchOdoo, llm: LlmProcess, servers: list[HttpServer], setup: Setup | None, opts
 ) -> tuple[dict, Setup]:
+    workers, stream_port = _start_mode(mode, odoo, opts)
+    try:
+        run, setup = _measure_mode(mode, odoo, llm, servers, setup, opts, workers, stream_port)
+    finally:
+        odoo.stop()
+    return _report_mode(run, opts), setup
+
+
+def _start_mode(mode: str, odoo: BenchOdoo, opts) -> tuple[int, int | None]:
+    """Odoo started in `mode`: (its workers, the port the chat stream goes to when not the main one)."""
     workers = 0 if mode == "threaded" else opts.prefork_workers
     odoo.start(
         mode, workers, extra=(f"--db_maxconn_gevent={opts.db_maxconn_gevent}",) if opts.db_maxconn_gevent else ()
@@ -234,69 +272,131 @@ def run_mode(
         f"\n== {mode} (--workers={workers}; limit_time_real 120 s, limit_request 65536: Odoo's defaults{route}) ==",
         flush=True,
     )
-    try:
-        admin = WebClient(odoo.url, odoo.db, "admin", "admin")
-        setup = setup or Setup(admin, llm, servers)
-        clients = [WebClient(odoo.url, odoo.db, login, login) for login in setup.logins]
-        rss_start = odoo.processes()
+    return workers, stream_port
 
-        # every worker loads its registry and opens its MCP sessions before the measured waves
-        warm, _wall = wave(clients, setup.assistant, f"{mode} warm-up", max(WARMUP, workers), stream_port)
-        sequential = [
-            {**converse(clients[0], setup.assistant, f"{mode} sequential {i}", stream_port), "client": 0}
-            for i in range(SEQUENTIAL)
-        ]
-        rss_warm = odoo.processes()
-        waves, rss_after, errors, lost, walls = [], [], [], [], []
-        overflows_before = listen_overflows()
-        # the CPU of the process the streams run in (threaded: the one process; prefork: the gevent worker)
-        serving = [pid for pid, role in odoo.roles().items() if role == ("gevent" if stream_port else "main")]
-        cpu = []
-        for number in range(1, opts.waves + 1):
-            cpu_before = cpu_seconds(serving)
-            runs, wall = wave(clients, setup.assistant, f"{mode} wave {number}", opts.conversations, stream_port)
-            cpu.append(cpu_seconds(serving) - cpu_before)
-            waves.append(runs)
-            walls.append(wall)
-            rss_after.append(odoo.processes())
-        overflows = None if overflows_before is None else listen_overflows() - overflows_before
-        roles = odoo.roles()
-        hubs = hub_sample(admin, [odoo.port] + ([stream_port] if stream_port else []))
-        llm_times = llm.times()
-        for runs in [warm, sequential, *waves]:
-            e, lo = check(runs, clients, admin)
-            errors += e
-            lost += lo
-        log_problems = odoo.log_errors()
-    finally:
-        odoo.stop()
 
-    def costs(runs: list[dict]) -> list[float]:
-        out = []
-        for run in runs:
-            if not stream_problem(run):
-                out += added_per_round(run, llm_times) or []
-        return out
+def _measure_mode(
+    mode: str,
+    odoo: BenchOdoo,
+    llm: LlmProcess,
+    servers: list[HttpServer],
+    setup: Setup | None,
+    opts,
+    workers: int,
+    stream_port: int | None,
+) -> tuple[_ModeRun, Setup]:
+    """The warm-up, the sequential conversations and the waves, with what they left in Odoo."""
+    admin = WebClient(odoo.url, odoo.db, "admin", "admin")
+    setup = setup or Setup(admin, llm, servers)
+    clients = [WebClient(odoo.url, odoo.db, login, login) for login in setup.logins]
+    rss_start = odoo.processes()
 
-    seq_costs, load_costs = costs(sequential), costs(waves[0])
-    first_bytes = [run["events"][0][0] for run in waves[0] if run.get("events")]
-    totals = [run["total"] for run in waves[0] if "total" in run]
-    retried = [run.get("start_retries", 0) for wave_runs in waves for run in wave_runs]
-    for problem in (errors + lost)[:5]:
+    # every worker loads its registry and opens its MCP sessions before the measured waves
+    warm, _wall = wave(clients, setup.assistant, f"{mode} warm-up", max(WARMUP, workers), stream_port)
+    sequential = [
+        {**converse(clients[0], setup.assistant, f"{mode} sequential {i}", stream_port), "client": 0}
+        for i in range(SEQUENTIAL)
+    ]
+    rss_warm = odoo.processes()
+    waves, rss_after, errors, lost, walls = [], [], [], [], []
+    overflows_before = listen_overflows()
+    # the CPU of the process the streams run in (threaded: the one process; prefork: the gevent worker)
+    serving = [pid for pid, role in odoo.roles().items() if role == ("gevent" if stream_port else "main")]
+    cpu = []
+    for number in range(1, opts.waves + 1):
+        cpu_before = cpu_seconds(serving)
+        runs, wall = wave(clients, setup.assistant, f"{mode} wave {number}", opts.conversations, stream_port)
+        cpu.append(cpu_seconds(serving) - cpu_before)
+        waves.append(runs)
+        walls.append(wall)
+        rss_after.append(odoo.processes())
+    overflows = None if overflows_before is None else listen_overflows() - overflows_before
+    roles = odoo.roles()
+    hubs = hub_sample(admin, [odoo.port] + ([stream_port] if stream_port else []))
+    llm_times = llm.times()
+    for runs in [warm, sequential, *waves]:
+        e, lo = check(runs, clients, admin)
+        errors += e
+        lost += lo
+    log_problems = odoo.log_errors()
+    run = _ModeRun(
+        sequential,
+        waves,
+        walls,
+        cpu,
+        rss_start,
+        rss_warm,
+        rss_after,
+        overflows,
+        roles,
+        hubs,
+        llm_times,
+        errors,
+        lost,
+        log_problems,
+    )
+    return run, setup
+
+
+def _report_mode(run: _ModeRun, opts) -> dict:
+    """Prints the mode's figures; returns them for the summary line."""
+    seq_costs, load_costs = run.costs(run.sequential), run.costs(run.waves[0])
+    first_bytes = [r["events"][0][0] for r in run.waves[0] if r.get("events")]
+    retried = [r.get("start_retries", 0) for wave_runs in run.waves for r in wave_runs]
+    cpu_per_round = run.cpu[0] * 1000 / (opts.conversations * ROUNDS)
+    _print_outcome(run, opts, retried)
+    _print_latency(run, opts, seq_costs, load_costs, first_bytes, cpu_per_round)
+    _print_memory(run)
+    warm_total = sum(run.rss_warm.values())
+    growth = (sum(run.rss_after[-1].values()) - sum(run.rss_after[0].values())) if len(run.rss_after) > 1 else 0
+    gevent = [pid for pid, role in run.roles.items() if role == "gevent"]
+    # the gevent worker's growth from after the warm-up to after the last wave: what the waves left
+    gevent_growth = sum(run.rss_after[-1].get(pid, 0) - run.rss_warm.get(pid, 0) for pid in gevent) if gevent else None
+    hubs = [h["hub"] for h in run.hubs.values() if h.get("hub")]
+    return {
+        "errors": len(run.errors),
+        "lost": len(run.lost),
+        "log_errors": len(run.log_problems),
+        "added_p50_ms": ms(load_costs, 0.5),
+        "added_p95_ms": ms(load_costs, 0.95),
+        "seq_added_p50_ms": ms(seq_costs, 0.5),
+        "ttfb_p95_ms": ms(first_bytes, 0.95),
+        "wall_s": run.walls[0],
+        "open_sessions": max((hub["open_sessions"] for hub in hubs), default=0),
+        "max_sessions": max((hub["max_sessions"] for hub in hubs), default=0),
+        "rss_mb": mb(sum(run.rss_after[-1].values())),
+        "rss_warm_mb": mb(warm_total),
+        "rss_wave_growth_mb": mb(growth),
+        "hub_processes": len(run.hubs),
+        "listen_overflows": run.overflows,
+        "gevent_rss_growth_mb": None if gevent_growth is None else mb(gevent_growth),
+        "cpu_ms_per_round": cpu_per_round,
+        "start_retries": sum(retried),
+    }
+
+
+def _print_outcome(run: _ModeRun, opts, retried: list[int]) -> None:
+    for problem in (run.errors + run.lost)[:5]:
         print(f"  problem: {problem}")
-    for line in log_problems[:3]:
+    for line in run.log_problems[:3]:
         print(f"  odoo log: {line[:200]}")
     print(
         f"{opts.conversations} concurrent conversations x {ROUNDS} rounds, {opts.waves} wave(s): "
-        f"{len(errors)} errors, {len(lost)} lost, {len(log_problems)} ERROR lines in the Odoo log, "
-        f"{'?' if overflows is None else overflows} connections dropped by a full listen queue (host counter)"
+        f"{len(run.errors)} errors, {len(run.lost)} lost, {len(run.log_problems)} ERROR lines in the Odoo log, "
+        f"{'?' if run.overflows is None else run.overflows} connections dropped by a full listen queue (host counter)"
     )
     print(
         f"  starts sent again as the widget does (a full pool: Odoo's 500): {sum(retried)} in all, "
         f"{sum(1 for n in retried if n)} conversations, at most {max(retried, default=0)} for one"
     )
+
+
+def _print_latency(
+    run: _ModeRun, opts, seq_costs: list[float], load_costs: list[float], first_bytes: list[float], cpu_per_round: float
+) -> None:
+    totals = [r["total"] for r in run.waves[0] if "total" in r]
     print(
-        f"  wave 1: wall {walls[0]:.1f} s; per conversation p50 {percentile(totals, 0.5):.1f} s p95 "
+        f"  wave 1: wall {run.walls[0]:.1f} s; per conversation p50 {percentile(totals, 0.5):.1f} s p95 "
         f"{percentile(totals, 0.95):.1f} s; "
         f"first byte p50 {ms(first_bytes, 0.5):.0f} ms p95 {ms(first_bytes, 0.95):.0f} ms max "
         f"{max(first_bytes, default=0) * 1000:.0f} ms"
@@ -306,20 +406,20 @@ def run_mode(
         f"{ms(seq_costs, 0.95):.1f}; "
         f"{opts.conversations} at once p50 {ms(load_costs, 0.5):.1f} p95 {ms(load_costs, 0.95):.1f}"
     )
-    cpu_per_round = cpu[0] * 1000 / (opts.conversations * ROUNDS)
     print(
-        f"  CPU of the process serving the streams in wave 1: {cpu[0]:.1f} s, {cpu_per_round:.1f} ms per round "
+        f"  CPU of the process serving the streams in wave 1: {run.cpu[0]:.1f} s, {cpu_per_round:.1f} ms per round "
         f"(one core: {opts.conversations} rounds at once need ~{cpu_per_round * opts.conversations:.0f} ms of it)"
     )
-    processes = sorted(set(rss_start) | set(rss_warm) | {pid for r in rss_after for pid in r})
+
+
+def _print_memory(run: _ModeRun) -> None:
+    processes = sorted(set(run.rss_start) | set(run.rss_warm) | {pid for r in run.rss_after for pid in r})
     print("  RSS MB per Odoo process (start / after warm-up / after each wave):")
     for pid in processes:
-        row = [rss_start.get(pid), rss_warm.get(pid), *(r.get(pid) for r in rss_after)]
-        role = roles.get(pid, "exited")
+        row = [run.rss_start.get(pid), run.rss_warm.get(pid), *(r.get(pid) for r in run.rss_after)]
+        role = run.roles.get(pid, "exited")
         print(f"    pid {pid} ({role}): " + " / ".join("-" if v is None else f"{mb(v):.0f}" for v in row))
-    open_sessions = [h["hub"]["open_sessions"] for h in hubs.values() if h.get("hub")]
-    max_sessions = max((h["hub"]["max_sessions"] for h in hubs.values() if h.get("hub")), default=0)
-    for pid, data in sorted(hubs.items()):
+    for pid, data in sorted(run.hubs.items()):
         hub = data.get("hub")
         print(
             f"  hub of pid {pid}: "
@@ -330,32 +430,6 @@ def run_mode(
                 else "not started"
             )
         )
-    warm_total = sum(rss_warm.values())
-    growth = (sum(rss_after[-1].values()) - sum(rss_after[0].values())) if len(rss_after) > 1 else 0
-    gevent = [pid for pid, role in roles.items() if role == "gevent"]
-    # the gevent worker's growth from after the warm-up to after the last wave: what the waves left
-    gevent_growth = sum(rss_after[-1].get(pid, 0) - rss_warm.get(pid, 0) for pid in gevent) if gevent else None
-    summary = {
-        "errors": len(errors),
-        "lost": len(lost),
-        "log_errors": len(log_problems),
-        "added_p50_ms": ms(load_costs, 0.5),
-        "added_p95_ms": ms(load_costs, 0.95),
-        "seq_added_p50_ms": ms(seq_costs, 0.5),
-        "ttfb_p95_ms": ms(first_bytes, 0.95),
-        "wall_s": walls[0],
-        "open_sessions": max(open_sessions, default=0),
-        "max_sessions": max_sessions,
-        "rss_mb": mb(sum(rss_after[-1].values())),
-        "rss_warm_mb": mb(warm_total),
-        "rss_wave_growth_mb": mb(growth),
-        "hub_processes": len(hubs),
-        "listen_overflows": overflows,
-        "gevent_rss_growth_mb": None if gevent_growth is None else mb(gevent_growth),
-        "cpu_ms_per_round": cpu_per_round,
-        "start_retries": sum(retried),
-    }
-    return summary, setup
 
 
 def main() -> None:

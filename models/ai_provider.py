@@ -32,6 +32,7 @@ from ..services.llm import (
     ping,
 )
 from ..services.server_spec import config_error_from
+from ..window_actions import related_list
 
 # the kinds whose servers speak the Responses API
 RESPONSES_KINDS = (ProviderKind.OPENAI, ProviderKind.AZURE)
@@ -403,15 +404,7 @@ class AiProvider(models.Model):
         )
 
     def action_open_models(self):
-        self.ensure_one()
-        return {
-            "type": "ir.actions.act_window",
-            "name": self.env._("Models of %s", self.name),
-            "res_model": "ai.provider.model",
-            "view_mode": "list,form",
-            "domain": [("provider_id", "=", self.id)],
-            "context": {"default_provider_id": self.id},
-        }
+        return related_list(self, self.env._("Models of %s", self.name), "ai.provider.model", "provider_id")
 
     def action_clear_api_key(self):
         return self._secret_clear("api_key")

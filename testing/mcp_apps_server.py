@@ -122,6 +122,22 @@ def build_board(name: str, extra_connect: list[str], schema_probes: str = "") ->
     """The task board server; `extra_connect`: further origins the board declares it connects to;
     `schema_probes`: a URL for the app-only `filter_board` to refer to (see _board_schema_probes)."""
     apps = Apps()
+    _add_board_resources(apps, extra_connect)
+    _add_board_tools(apps)
+    if schema_probes:
+        _board_schema_probes(apps)
+    mcp = MCPServer(name, log_level="WARNING", extensions=[apps])
+    if schema_probes:
+        # the listed schema, in place of the one MCPServer derives (it still checks a call's
+        # arguments against the signature)
+        filter_schema = {"type": "object", "properties": {"status": {"$ref": schema_probes}}, "required": ["status"]}
+        mcp._tool_manager.get_tool("filter_board").parameters = filter_schema
+    _add_plain_extras(mcp)
+    return mcp
+
+
+def _add_board_resources(apps: Apps, extra_connect: list[str]) -> None:
+    """The board's app, declaring every kind of origin and permission, and the clock's."""
     apps.add_html_resource(
         BOARD_URI,
         BOARD_HTML,
@@ -135,6 +151,10 @@ def build_board(name: str, extra_connect: list[str], schema_probes: str = "") ->
         prefers_border=True,
     )
     apps.add_html_resource(CLOCK_URI, "<html><body><p id='clock'>12:00</p></body></html>", title="Clock")
+
+
+def _add_board_tools(apps: Apps) -> None:
+    """The board's tools, for the model, for its app or for both, and the clock's."""
 
     @apps.tool(resource_uri=BOARD_URI, title="Task board", annotations=READ_ONLY)
     def show_board(project: str) -> dict[str, Any]:
@@ -190,14 +210,9 @@ def build_board(name: str, extra_connect: list[str], schema_probes: str = "") ->
         """Show the time."""
         return "12:00"
 
-    if schema_probes:
-        _board_schema_probes(apps)
-    mcp = MCPServer(name, log_level="WARNING", extensions=[apps])
-    if schema_probes:
-        # the listed schema, in place of the one MCPServer derives (it still checks a call's
-        # arguments against the signature)
-        filter_schema = {"type": "object", "properties": {"status": {"$ref": schema_probes}}, "required": ["status"]}
-        mcp._tool_manager.get_tool("filter_board").parameters = filter_schema
+
+def _add_plain_extras(mcp: MCPServer) -> None:
+    """Beside the apps: a plain resource, and an app resource served as plain HTML."""
 
     @mcp.resource("board://tasks", name="tasks", mime_type="application/json")
     def tasks() -> str:
@@ -212,8 +227,6 @@ def build_board(name: str, extra_connect: list[str], schema_probes: str = "") ->
     def show_broken() -> str:
         """Show the broken app."""
         return "broken"
-
-    return mcp
 
 
 def _board_schema_probes(apps: Apps) -> None:

@@ -37,7 +37,7 @@ class Weather(BaseModel):
     celsius: float
 
 
-def build_server(  # noqa: C901 - the test server's tool catalogue: one small function per tool
+def build_server(
     name: str,
     tool_count: int,
     page_size: int,
@@ -56,6 +56,28 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
     """The test server. `cache_ttl_ms` (mcp 2.x): caching hints on tools/list, prompts/list and
     resources/list (`ttlMs`, `cacheScope`), which reach clients of 2026-07-28. `schema_probes`: a URL
     the schema probes' remote `$ref` points at (see add_schema_probes)."""
+    mcp = _new_server(name, stateless, cache_ttl_ms, cache_scope)
+    if notifying:
+        add_notifying_tools(mcp, state_dir)
+    if prompts:
+        add_prompts(mcp)
+    if resources:
+        add_resources(mcp)
+    _add_call_tools(mcp, variant, state_dir)
+    _add_content_tools(mcp)
+    _add_server_probes(mcp, transport)
+    for i in range(tool_count):
+        mcp.add_tool(_numbered(i), name=f"tool_{i:03d}", description=f"Numbered tool {i}")
+    if schema_probes:
+        add_schema_probes(mcp, schema_probes)
+
+    if page_size or bad_tools or notifying:
+        _list_tools(mcp, page_size, bad_tools)
+    return mcp
+
+
+def _new_server(name: str, stateless: bool, cache_ttl_ms: int | None, cache_scope: str) -> MCPServer:
+    """The server itself, before its tools: with the caching hints on mcp 2.x."""
     if MCP2:
         hints = None
         if cache_ttl_ms is not None:
@@ -65,12 +87,11 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
         mcp = MCPServer(name, version=installed_version("mcp"), log_level="WARNING", cache_hints=hints)
     else:
         mcp = MCPServer(name, log_level="WARNING", stateless_http=stateless)
-    if notifying:
-        add_notifying_tools(mcp, state_dir)
-    if prompts:
-        add_prompts(mcp)
-    if resources:
-        add_resources(mcp)
+    return mcp
+
+
+def _add_call_tools(mcp: MCPServer, variant: bool, state_dir: Path | None) -> None:
+    """Calls that answer, take their time (and see a cancellation), fail, or kill the server."""
 
     # --variant changes what echo says about itself: a "rug pull" for the tool review tests
     @mcp.tool(
@@ -109,6 +130,10 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
         """Kills the server in the middle of the call."""
         os._exit(3)
 
+
+def _add_content_tools(mcp: MCPServer) -> None:
+    """An answer of each kind of content: an image, an embedded resource, structured content."""
+
     @mcp.tool()
     def image() -> Image:
         """A tiny PNG."""
@@ -126,6 +151,11 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
     def weather(city: str) -> Weather:
         """Structured weather for a city."""
         return Weather(city=city, celsius=21.5)
+
+
+def _add_server_probes(mcp: MCPServer, transport: str) -> None:
+    """What the server process sees (its environment, pid, session) and answers that test the
+    client's reading: bytes that are not JSON-RPC, a long text."""
 
     @mcp.tool()
     def environment() -> list[str]:
@@ -154,15 +184,6 @@ def build_server(  # noqa: C901 - the test server's tool catalogue: one small fu
     def big(chars: int) -> str:
         """A long text."""
         return "x" * chars
-
-    for i in range(tool_count):
-        mcp.add_tool(_numbered(i), name=f"tool_{i:03d}", description=f"Numbered tool {i}")
-    if schema_probes:
-        add_schema_probes(mcp, schema_probes)
-
-    if page_size or bad_tools or notifying:
-        _list_tools(mcp, page_size, bad_tools)
-    return mcp
 
 
 def _numbered(i: int) -> Any:

@@ -20,6 +20,7 @@ import argparse
 import sys
 from importlib.metadata import version as installed_version
 from pathlib import Path
+from typing import Any
 
 if not __package__:
     # Run as a file (also by another venv's python, testing/mcp1_venv.py): sys.path holds this
@@ -45,7 +46,7 @@ from .mcp_asgi import (  # noqa: E402
 )
 from .mcp_catalogue import build_server  # noqa: E402
 from .mcp_launch import HttpServer, free_port, serve_http, server_argv  # noqa: E402
-from .mcp_sdk import HANDSHAKE_PROTOCOL_VERSIONS, MCP2, MODERN_PROTOCOL_VERSIONS  # noqa: E402
+from .mcp_sdk import HANDSHAKE_PROTOCOL_VERSIONS, MCP2, MODERN_PROTOCOL_VERSIONS, MCPServer  # noqa: E402
 from .mcp_tool_sets import DEFAULTS_FORM, DEFAULTS_FORM_UNTOUCHED, PNG_1PX  # noqa: E402
 from .tool_catalogue import CATALOGUES, serve_catalogue  # noqa: E402
 
@@ -75,6 +76,42 @@ HERE = Path(__file__).resolve()
 
 
 def main() -> None:
+    parser = _parser()
+    opts = parser.parse_args()
+    era = opts.era or ("dual" if MCP2 else "legacy")
+    if not MCP2 and era != "legacy":
+        parser.error(f"--era {era}: mcp {installed_version('mcp')} serves the handshake era only (legacy)")
+    sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
+    sys.stderr.flush()
+    mcp = build_server(
+        opts.name,
+        opts.tools,
+        opts.page_size,
+        opts.state_dir,
+        opts.variant,
+        opts.transport,
+        opts.bad_tools,
+        opts.notifying,
+        opts.prompts,
+        opts.resources,
+        opts.stateless,
+        opts.cache_ttl_ms,
+        opts.cache_scope,
+        opts.schema_probes,
+    )
+    if opts.catalogue:
+        serve_catalogue(mcp, opts.catalogue)
+    if MCP2:
+        serve_era_on_streams(mcp, era)
+    if opts.transport == "stdio":
+        mcp.run("stdio")
+        return
+    import uvicorn
+
+    uvicorn.run(_http_app(mcp, opts, era), host="127.0.0.1", port=opts.port, log_level="warning", lifespan="on")
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser()
     parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
     parser.add_argument("--port", type=int, default=0)
@@ -119,37 +156,11 @@ def main() -> None:
         "--cache-ttl-ms", type=int, help="mcp 2.x: tools/, prompts/ and resources/list say they stay fresh this long"
     )
     parser.add_argument("--cache-scope", choices=["public", "private"], default="private", help="with --cache-ttl-ms")
-    opts = parser.parse_args()
-    era = opts.era or ("dual" if MCP2 else "legacy")
-    if not MCP2 and era != "legacy":
-        parser.error(f"--era {era}: mcp {installed_version('mcp')} serves the handshake era only (legacy)")
-    sys.stderr.write(f"{opts.name} starting on {opts.transport}\n")
-    sys.stderr.flush()
-    mcp = build_server(
-        opts.name,
-        opts.tools,
-        opts.page_size,
-        opts.state_dir,
-        opts.variant,
-        opts.transport,
-        opts.bad_tools,
-        opts.notifying,
-        opts.prompts,
-        opts.resources,
-        opts.stateless,
-        opts.cache_ttl_ms,
-        opts.cache_scope,
-        opts.schema_probes,
-    )
-    if opts.catalogue:
-        serve_catalogue(mcp, opts.catalogue)
-    if MCP2:
-        serve_era_on_streams(mcp, era)
-    if opts.transport == "stdio":
-        mcp.run("stdio")
-        return
-    import uvicorn
+    return parser
 
+
+def _http_app(mcp: MCPServer, opts: argparse.Namespace, era: str) -> Any:
+    """The server's ASGI app for its HTTP transport and era, behind the garbler and the token guard."""
     if opts.transport == "sse":
         app = mcp.sse_app()
     elif MCP2:
@@ -160,7 +171,7 @@ def main() -> None:
     app = garbler(app)
     if opts.token:
         app = bearer_guard(app, opts.token, opts.forbidden_token)
-    uvicorn.run(app, host="127.0.0.1", port=opts.port, log_level="warning", lifespan="on")
+    return app
 
 
 if __name__ == "__main__":

@@ -192,8 +192,16 @@ def add_resources(mcp: MCPServer) -> None:
         ]
 
 
-def add_notifying_tools(mcp: MCPServer, state_dir: Path | None) -> None:  # noqa: C901 - one small function per tool
+def add_notifying_tools(mcp: MCPServer, state_dir: Path | None) -> None:
     """Tools that talk while they run: progress, log messages, a tool list that changes."""
+    _add_progress_tools(mcp, state_dir)
+    _add_asking_tools(mcp)
+    _add_structured_results(mcp)
+    _add_growing_tool(mcp)
+
+
+def _add_progress_tools(mcp: MCPServer, state_dir: Path | None) -> None:
+    """Progress notifications, a call held until a test lets it go, log messages."""
 
     @mcp.tool()
     async def progress(steps: int, seconds: float, ctx: Context, quiet: bool = False, stamp: bool = False) -> str:
@@ -229,6 +237,10 @@ def add_notifying_tools(mcp: MCPServer, state_dir: Path | None) -> None:  # noqa
             await ctx.info(f"working on item {i + 1}")
         await ctx.warning({"items": count, "note": "last one"})
         return f"logged {count}"
+
+
+def _add_asking_tools(mcp: MCPServer) -> None:
+    """Questions to the user (elicitation): a form, a form with defaults, a page to visit."""
 
     @mcp.tool(
         icons=[
@@ -288,6 +300,10 @@ def add_notifying_tools(mcp: MCPServer, state_dir: Path | None) -> None:  # noqa
         result = await ctx.elicit_url(question, url, elicitation_id)
         return f"visit: {result.action}"
 
+
+def _add_structured_results(mcp: MCPServer) -> None:
+    """Structured content the chat cannot show as a record or a table, and one that breaks its schema."""
+
     @mcp.tool(annotations=types.ToolAnnotations(readOnlyHint=True))
     def stock_report() -> dict[str, Any]:
         """Nested structured content: neither one record nor one table."""
@@ -300,6 +316,10 @@ def add_notifying_tools(mcp: MCPServer, state_dir: Path | None) -> None:  # noqa
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps(data))], structuredContent=data
         )
+
+
+def _add_growing_tool(mcp: MCPServer) -> None:
+    """A tool that adds a tool and says that the list changed."""
 
     @mcp.tool()
     async def grow(name: str, ctx: Context) -> str:

@@ -28,12 +28,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs
 
 import anyio
 import httpx
-import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
     AccessToken,
@@ -53,13 +52,13 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from .mcp_servers import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     MODERN_PROTOCOL_VERSIONS,
-    free_port,
     header,
     legacy_only_asgi,
     modern_only_asgi,
     read_body,
     replay,
 )
+from .thread_server import ThreadServer
 
 READ_SCOPE = "read"
 ADMIN_SCOPE = "admin"
@@ -285,8 +284,11 @@ class _ClosedStreamNoise(logging.Filter):
 _NOISE = _ClosedStreamNoise()
 
 
-class OAuthServer:
+class OAuthServer(ThreadServer):
     """The server in a thread of this process. `url` is the MCP endpoint (the protected resource)."""
+
+    label = "OAuth test server"
+    thread_name = "oauth-server"
 
     def __init__(
         self,
@@ -302,11 +304,11 @@ class OAuthServer:
         request without its MCP-Protocol-Version header is refused before the token is looked at)
         or "legacy" (the handshake only: a signed-in request at a 2026 revision is refused, so the
         client falls back to `initialize`)."""
+        super().__init__()
         self.transport = transport
         self.era = era
         self.switches = switches or Switches()
         self.name = name
-        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.issuer = f"{self.base_url}/" if issuer_slash else self.base_url
         self.url = f"{self.base_url}/{'mcp' if transport == 'streamable-http' else 'sse'}"
@@ -314,33 +316,10 @@ class OAuthServer:
         self.metadata_misses: list[str] = []  # metadata documents asked for while `metadata` is off
         # (JSON-RPC method, bearer token or "") of each POST to the MCP endpoint, in order
         self.mcp_requests: list[tuple[str, str]] = []
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
 
-    def start(self, wait: float = 20.0) -> OAuthServer:
+    def start(self, wait: float = 20.0) -> Self:
         logging.getLogger("mcp.server.streamable_http").addFilter(_NOISE)
-        config = uvicorn.Config(self._app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name=f"oauth-server {self.port}", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if self._server.started:
-                return self
-            time.sleep(0.05)
-        raise RuntimeError(f"OAuth test server did not start on {self.port} within {wait} s")
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(10)
-
-    def __enter__(self) -> OAuthServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return super().start(wait)
 
     def consent(self, authorize_url: str, user: str = "alice", allow: bool = True) -> str:
         """What a person does in the browser: open the authorization URL, follow it to the consent

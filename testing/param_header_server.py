@@ -5,16 +5,13 @@ the client mirrored into `Mcp-Param-*` headers."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 from typing import Any
 
-import uvicorn
 from mcp import types
 from mcp.server.mcpserver import MCPServer
 
 from .mcp_asgi import read_body, replay
-from .mcp_launch import free_port
+from .thread_server import ThreadServer
 
 # routed by the server's load balancer on its region: a header parameter, as SEP-2243 has it
 HEADER_TOOL = types.Tool(
@@ -32,15 +29,16 @@ HEADER_TOOL = types.Tool(
 )
 
 
-class ParamHeaderServer:
+class ParamHeaderServer(ThreadServer):
     """`requests`: (JSON-RPC method, the request's headers, lower-cased) of each POST, in order."""
 
+    label = "MCP test server"
+    thread_name = "param-headers"
+
     def __init__(self) -> None:
-        self.port = free_port()
+        super().__init__()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.requests: list[tuple[str, dict[str, str]]] = []
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
 
     def headers_of(self, method: str) -> list[dict[str, str]]:
         return [headers for name, headers in self.requests if name == method]
@@ -72,27 +70,3 @@ class ParamHeaderServer:
             await app(scope, receive, send)
 
         return recording
-
-    def start(self, wait: float = 20.0) -> ParamHeaderServer:
-        config = uvicorn.Config(self._app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name=f"param-headers {self.port}", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if self._server.started:
-                return self
-            time.sleep(0.05)
-        raise RuntimeError(f"MCP test server did not start on {self.port} within {wait} s")
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(10)
-
-    def __enter__(self) -> ParamHeaderServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -74,6 +74,18 @@ class TestServerPresets(AiMcpCase):
         self.assertEqual((context7.auth_type, context7.api_key_header), ("none", "CONTEXT7_API_KEY"))
         self.assertEqual(self.create_from(self.github, self.manager).name, "GitHub", "a preset can be used again")
 
+    def test_the_servers_button_lists_the_servers_made_from_the_entry_archived_ones_too(self):
+        made = self.create_from(self.github, self.manager)
+        archived = self.create_from(self.github, self.manager)
+        archived.active = False
+        self.create_from(self.context7, self.manager)
+
+        action = self.github.with_user(self.manager).action_open_servers()
+        self.assertEqual((action["res_model"], action["view_mode"]), ("mcp.server", "list,form"))
+        self.assertIn("GitHub", action["name"])
+        listed = self.Server.with_user(self.manager).with_context(**action["context"]).search(action["domain"])
+        self.assertEqual(listed, made | archived)
+
     def test_an_oauth_entry_creates_a_server_that_signs_in(self):
         server = self.create_from(self.env.ref("ai_mcp.mcp_server_preset_linear"), self.manager)
         self.assertEqual((server.auth_type, server.oauth_token_scope), ("oauth", "user"))

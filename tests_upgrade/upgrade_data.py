@@ -314,9 +314,21 @@ def make_conversations(env, users, servers, tools, assistants):
     """A finished conversation with a tool call, one paused for the user's approval of a call, one
     in Discuss, one archived: their messages, tool calls, events and audit rows."""
     owner, helper = users["owner"], assistants["helper"]
+    audit = {"user_id": owner.id, "assistant_id": helper.id, "server_id": servers["bearer"].id}
+    done = _make_finished_conversation(env, owner, helper, servers["service"], tools, audit)
+    paused = _make_paused_conversation(env, owner, helper, tools, audit)
+    if "ai.conversation.approval" in env:
+        _make_remembered_approvals(env, owner, tools, done, paused)
+    _make_archived_conversation(env, owner, helper, tools, audit)
+    if hasattr(helper, "_discuss_chat"):
+        _make_discuss_chat(env, owner, helper)
+
+
+def _make_finished_conversation(env, owner, helper, service, tools, audit):
+    """Orders: a tool call answered (and one its app made), with its events and audit rows."""
     Conversation, Message = env["ai.conversation"], env["ai.message"]
     done = Conversation.create(
-        {"assistant_id": helper.id, "user_id": owner.id, "name": "Orders", "cloud_service_id": servers["service"].id}
+        {"assistant_id": helper.id, "user_id": owner.id, "name": "Orders", "cloud_service_id": service.id}
     )
     first = {"conversation_id": done.id, "role": "user", "content": "Find order 42"}
     if has(env, "ai.message", "request_key"):
@@ -368,8 +380,13 @@ def make_conversations(env, users, servers, tools, assistants):
         start=1,
     ):
         env["ai.conversation.event"].create({"conversation_id": done.id, "seq": seq, "type": kind, "payload": payload})
+    _audit_finished_calls(env, done, tools, audit)
+    return done
+
+
+def _audit_finished_calls(env, done, tools, audit):
+    """The audit rows of Orders: the model's call, and (versions that record it) one its app made."""
     Call = env["ai.tool.call"]
-    audit = {"user_id": owner.id, "assistant_id": helper.id, "server_id": servers["bearer"].id}
     Call.create(
         {
             **audit,
@@ -398,7 +415,10 @@ def make_conversations(env, users, servers, tools, assistants):
             }
         )
 
-    # paused: the model asked for a call that needs the user's approval, and one was denied before
+
+def _make_paused_conversation(env, owner, helper, tools, audit):
+    """Clean-up: the model asked for a call that needs the user's approval, and one was denied before."""
+    Conversation, Message, Call = env["ai.conversation"], env["ai.message"], env["ai.tool.call"]
     paused = Conversation.create({"assistant_id": helper.id, "user_id": owner.id, "name": "Clean-up"})
     Message.create({"conversation_id": paused.id, "role": "user", "content": "Delete orders 7 and 8"})
     Message.create(
@@ -460,24 +480,29 @@ def make_conversations(env, users, servers, tools, assistants):
             "error_code": "TOOL_DENIED",
         }
     )
+    return paused
 
-    if "ai.conversation.approval" in env:
-        # tools the user allowed for the rest of a conversation, and for one app in it
-        Approval = env["ai.conversation.approval"]
-        Approval.create(
-            {"conversation_id": paused.id, "user_id": owner.id, "tool_id": tools["delete"].id, "scope": "conversation"}
-        )
-        Approval.create(
-            {
-                "conversation_id": done.id,
-                "user_id": owner.id,
-                "tool_id": tools["read"].id,
-                "scope": "app",
-                "app_uri": "ui://orders/app.html",
-            }
-        )
 
-    # a server's question the user answered, in a conversation since archived
+def _make_remembered_approvals(env, owner, tools, done, paused):
+    """Tools the user allowed for the rest of a conversation, and for one app in it."""
+    Approval = env["ai.conversation.approval"]
+    Approval.create(
+        {"conversation_id": paused.id, "user_id": owner.id, "tool_id": tools["delete"].id, "scope": "conversation"}
+    )
+    Approval.create(
+        {
+            "conversation_id": done.id,
+            "user_id": owner.id,
+            "tool_id": tools["read"].id,
+            "scope": "app",
+            "app_uri": "ui://orders/app.html",
+        }
+    )
+
+
+def _make_archived_conversation(env, owner, helper, tools, audit):
+    """Old: a server's question the user answered, in a conversation since archived."""
+    Conversation, Message, Call = env["ai.conversation"], env["ai.message"], env["ai.tool.call"]
     archived = Conversation.create({"assistant_id": helper.id, "user_id": owner.id, "name": "Old"})
     asked = {
         "conversation_id": archived.id,
@@ -508,13 +533,16 @@ def make_conversations(env, users, servers, tools, assistants):
     )
     archived.active = False
 
-    if hasattr(helper, "_discuss_chat"):
-        channel = helper.with_user(owner)._discuss_chat()
-        chat = Conversation.create(
-            {"assistant_id": helper.id, "user_id": owner.id, "name": "In Discuss", "channel_id": channel.id}
-        )
-        Message.create({"conversation_id": chat.id, "role": "user", "content": "Hello"})
-        Message.create({"conversation_id": chat.id, "role": "assistant", "content": "Hello! How can I help?"})
+
+def _make_discuss_chat(env, owner, helper):
+    """In Discuss: a chat with the assistant's partner."""
+    Conversation, Message = env["ai.conversation"], env["ai.message"]
+    channel = helper.with_user(owner)._discuss_chat()
+    chat = Conversation.create(
+        {"assistant_id": helper.id, "user_id": owner.id, "name": "In Discuss", "channel_id": channel.id}
+    )
+    Message.create({"conversation_id": chat.id, "role": "user", "content": "Hello"})
+    Message.create({"conversation_id": chat.id, "role": "assistant", "content": "Hello! How can I help?"})
 
 
 def make_recorded_usage(env, users, assistants):

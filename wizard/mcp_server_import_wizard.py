@@ -16,6 +16,7 @@ from odoo.exceptions import AccessError, UserError, ValidationError
 from ..services.errors import ConfigError
 from ..services.mcp import import_mcp_servers
 from ..services.server_spec import AuthType, Transport
+from ..window_actions import reopen_wizard
 
 
 class McpServerImportWizard(models.TransientModel):
@@ -144,16 +145,7 @@ class McpServerImportWizard(models.TransientModel):
         return values
 
     def _reopen(self):
-        return {
-            "type": "ir.actions.act_window",
-            "name": self.env._("Import MCP servers"),
-            "res_model": self._name,
-            "res_id": self.id,
-            "view_mode": "form",
-            "views": [(False, "form")],
-            "target": "new",
-            "context": dict(self.env.context),
-        }
+        return reopen_wizard(self, self.env._("Import MCP servers"))
 
 
 def _target(spec):

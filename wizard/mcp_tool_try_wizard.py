@@ -27,6 +27,7 @@ from ..services.tool_result import (
     ToolResult,
     truncate,
 )
+from ..window_actions import reopen_wizard
 
 _logger = logging.getLogger(__name__)
 
@@ -181,16 +182,7 @@ class McpToolTryWizard(models.TransientModel):
         self.write(values)
 
     def _reopen(self):
-        return {
-            "type": "ir.actions.act_window",
-            "name": self.env._("Try %s", self.tool_id.display_name),
-            "res_model": self._name,
-            "res_id": self.id,
-            "view_mode": "form",
-            "views": [(False, "form")],
-            "target": "new",
-            "context": dict(self.env.context),
-        }
+        return reopen_wizard(self, self.env._("Try %s", self.tool_id.display_name))
 
 
 def _elapsed_ms(started):

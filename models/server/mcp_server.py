@@ -27,6 +27,7 @@ from ...services.http_validation import check_url, parse_headers_json
 from ...services.limits import CALL_TIME_CAP, CALL_TIMEOUT, CONNECT_TIMEOUT, QUESTION_TIMEOUT, LimitedField
 from ...services.mcp import MODERN_PROTOCOL_VERSIONS, stderr_tail
 from ...services.url_guard import ALLOWED_HOSTS_PARAM, check_public_url
+from ...window_actions import related_list
 
 _logger = logging.getLogger(__name__)
 
@@ -544,15 +545,7 @@ class McpServer(models.Model):
         return True
 
     def action_open_tools(self):
-        self.ensure_one()
-        return {
-            "type": "ir.actions.act_window",
-            "name": self.env._("Tools of %s", self.name),
-            "res_model": "mcp.tool",
-            "view_mode": "list,form",
-            "domain": [("server_id", "=", self.id)],
-            "context": {"default_server_id": self.id},
-        }
+        return related_list(self, self.env._("Tools of %s", self.name), "mcp.tool", "server_id")
 
     def action_open_tool_calls(self):
         self.ensure_one()

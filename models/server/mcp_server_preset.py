@@ -9,6 +9,7 @@ from odoo import api, fields, models
 from odoo.exceptions import UserError
 
 from ...selections import PRESET_AUTH_TYPES, TRANSPORTS
+from ...window_actions import related_list
 from .mcp_server import ALLOW_STDIO_PARAM
 
 
@@ -121,15 +122,13 @@ class McpServerPreset(models.Model):
         return values
 
     def action_open_servers(self):
-        self.ensure_one()
-        return {
-            "type": "ir.actions.act_window",
-            "name": self.env._("Servers created from %s", self.name),
-            "res_model": "mcp.server",
-            "view_mode": "list,form",
-            "domain": [("preset_id", "=", self.id)],
-            "context": {"active_test": False},
-        }
+        return related_list(
+            self,
+            self.env._("Servers created from %s", self.name),
+            "mcp.server",
+            "preset_id",
+            context={"active_test": False},
+        )
 
 
 class McpServer(models.Model):

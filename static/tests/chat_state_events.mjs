@@ -6,10 +6,29 @@ import {reduce, userMessage, initialChatState} from "../src/logic/chat_state.js"
 export function sequence(first = 1) {
     let seq = first - 1;
     const next = (type, payload = {}) => ({type, ...payload, seq: ++seq});
+    return {...turnEvents(next), ...toolEvents(next), ...pauseEvents(next)};
+}
+
+// The turn's frame and the model's own output.
+function turnEvents(next) {
     return {
         start: (maxRounds = 5) =>
             next("start", {conversation_id: 7, assistant: "Helpdesk", max_rounds: maxRounds}),
         round: (n, max = 5) => next("round", {n, max}),
+        text: (delta) => next("text", {delta}),
+        thinking: (delta, replayAs = null) => next("thinking", {delta, replay_as: replayAs}),
+        refused: (param) =>
+            next("model_refused_param", {model: "o3", param, message: `${param} refused`}),
+        warning: (code, message) => next("warning", {code, message}),
+        error: (code, message) => next("error", {code, message}),
+        done: (rounds) =>
+            next("done", {message_id: 42, usage: {input_tokens: 100, output_tokens: 20}, rounds}),
+    };
+}
+
+// A tool's life: found by search, called, its input streamed, its progress and logs, its result.
+function toolEvents(next) {
+    return {
         search: (id, query, found) =>
             next("tool_search", {
                 id,
@@ -26,10 +45,6 @@ export function sequence(first = 1) {
                 model_text: `${found.length} tools found`,
                 kept: [],
             }),
-        text: (delta) => next("text", {delta}),
-        thinking: (delta, replayAs = null) => next("thinking", {delta, replay_as: replayAs}),
-        refused: (param) =>
-            next("model_refused_param", {model: "o3", param, message: `${param} refused`}),
         call: (id, tool, extra = {}) =>
             next("tool_call", {
                 id,
@@ -42,6 +57,20 @@ export function sequence(first = 1) {
                 requires_approval: false,
                 ...extra,
             }),
+        input: (id, args, extra = {}) =>
+            next("tool_input", {
+                id,
+                name: "charts__bar",
+                tool: "bar",
+                title: "Bar chart",
+                server: "Charts",
+                app: "ui://charts/bar.html",
+                arguments: args,
+                ...extra,
+            }),
+        progress: (id, progress, total = null, message = null, ms = 100) =>
+            next("tool_progress", {id, progress, total, message, elapsed_ms: ms}),
+        log: (id, level, message) => next("tool_log", {id, level, logger: null, message}),
         result: (
             id,
             {ok = true, code = null, ms = 10, content = [{type: "text", text: `${id} ok`}]} = {}
@@ -55,17 +84,12 @@ export function sequence(first = 1) {
                 error_message: code && `${code} happened`,
                 duration_ms: ms,
             }),
-        input: (id, args, extra = {}) =>
-            next("tool_input", {
-                id,
-                name: "charts__bar",
-                tool: "bar",
-                title: "Bar chart",
-                server: "Charts",
-                app: "ui://charts/bar.html",
-                arguments: args,
-                ...extra,
-            }),
+    };
+}
+
+// What pauses a turn: an approval, a sign-in, the "continue?" after the rounds, a server's question.
+function pauseEvents(next) {
+    return {
         approval: (...ids) =>
             next("approval_required", {
                 calls: ids.map((id) => ({
@@ -88,9 +112,6 @@ export function sequence(first = 1) {
                 })),
             }),
         confirm: (used, max = 5) => next("confirm_continue", {rounds_used: used, max_rounds: max}),
-        progress: (id, progress, total = null, message = null, ms = 100) =>
-            next("tool_progress", {id, progress, total, message, elapsed_ms: ms}),
-        log: (id, level, message) => next("tool_log", {id, level, logger: null, message}),
         ask: (id, elicitation, extra = {}) =>
             next("elicitation_required", {
                 id,
@@ -105,10 +126,6 @@ export function sequence(first = 1) {
             }),
         answered: (id, elicitation, action = "accept", extra = {}) =>
             next("elicitation_done", {id, elicitation, action, ...extra}),
-        warning: (code, message) => next("warning", {code, message}),
-        error: (code, message) => next("error", {code, message}),
-        done: (rounds) =>
-            next("done", {message_id: 42, usage: {input_tokens: 100, output_tokens: 20}, rounds}),
     };
 }
 

@@ -537,48 +537,58 @@ function prng(seed) {
 const KEYS = ["a", "b", "name", "count", "x-y", "ünï", "tags", "", "0"];
 const STRINGS = ["", "a", "ab", "abc", "hello", "A1", "😀", "  ", "12", "null", "true", "{}"];
 
-function genSchema(r, depth, defs) {
-    const scalar = () =>
-        r.pick([
-            () => ({
-                type: "string",
-                ...(r.chance(0.3) ? {minLength: r.int(0, 3)} : {}),
-                ...(r.chance(0.2) ? {maxLength: r.int(1, 5)} : {}),
-                ...(r.chance(0.15) ? {pattern: r.pick(["^[a-z]+$", "\\d", "^A"])} : {}),
-                ...(r.chance(0.1) ? {format: "email"} : {}),
-            }),
-            () => ({
-                type: "number",
-                ...(r.chance(0.3) ? {minimum: r.int(-5, 5)} : {}),
-                ...(r.chance(0.3) ? {maximum: r.int(5, 20)} : {}),
-                ...(r.chance(0.15) ? {exclusiveMinimum: r.int(-3, 3)} : {}),
-                ...(r.chance(0.15) ? {multipleOf: r.pick([0.5, 2, 3])} : {}),
-            }),
-            () => ({
-                type: "integer",
-                ...(r.chance(0.3) ? {minimum: r.int(-5, 5)} : {}),
-                ...(r.chance(0.2) ? {exclusiveMaximum: r.int(5, 20)} : {}),
-                ...(r.chance(0.15) ? {multipleOf: r.pick([2, 5])} : {}),
-            }),
-            () => ({type: "boolean"}),
-            () => ({
-                enum: r.pick([
-                    ["x", "y", "z"],
-                    [1, 2.5, "3"],
-                    [true, null, 0],
-                    [{k: 1}, [1]],
-                ]),
-            }),
-            () => ({const: r.pick(["fixed", 7, false, null])}),
-            () => ({type: "null"}),
-        ])();
-    const withNull = (s) =>
-        r.pick([
-            () => s,
-            () => ({...s, type: [s.type, "null"]}),
-            () => ({anyOf: [s, {type: "null"}], default: null}),
-        ])();
-    const choices = [() => scalar(), () => scalar(), () => scalar()];
+/** A scalar schema: a string, number or integer, bounded or not; a boolean, an enum, a const, null. */
+function genScalar(r) {
+    return r.pick([
+        () => ({
+            type: "string",
+            ...(r.chance(0.3) ? {minLength: r.int(0, 3)} : {}),
+            ...(r.chance(0.2) ? {maxLength: r.int(1, 5)} : {}),
+            ...(r.chance(0.15) ? {pattern: r.pick(["^[a-z]+$", "\\d", "^A"])} : {}),
+            ...(r.chance(0.1) ? {format: "email"} : {}),
+        }),
+        () => ({
+            type: "number",
+            ...(r.chance(0.3) ? {minimum: r.int(-5, 5)} : {}),
+            ...(r.chance(0.3) ? {maximum: r.int(5, 20)} : {}),
+            ...(r.chance(0.15) ? {exclusiveMinimum: r.int(-3, 3)} : {}),
+            ...(r.chance(0.15) ? {multipleOf: r.pick([0.5, 2, 3])} : {}),
+        }),
+        () => ({
+            type: "integer",
+            ...(r.chance(0.3) ? {minimum: r.int(-5, 5)} : {}),
+            ...(r.chance(0.2) ? {exclusiveMaximum: r.int(5, 20)} : {}),
+            ...(r.chance(0.15) ? {multipleOf: r.pick([2, 5])} : {}),
+        }),
+        () => ({type: "boolean"}),
+        () => ({
+            enum: r.pick([
+                ["x", "y", "z"],
+                [1, 2.5, "3"],
+                [true, null, 0],
+                [{k: 1}, [1]],
+            ]),
+        }),
+        () => ({const: r.pick(["fixed", 7, false, null])}),
+        () => ({type: "null"}),
+    ])();
+}
+
+/** `s` made nullable in one of the three ways a schema says so. */
+function genNullable(r, s) {
+    return r.pick([
+        () => s,
+        () => ({...s, type: [s.type, "null"]}),
+        () => ({anyOf: [s, {type: "null"}], default: null}),
+    ])();
+}
+
+/**
+ * What a schema may be at `depth`: a scalar (three times as likely), an object or an array while
+ * not too deep, then an empty schema, unions, a tuple, a $ref.
+ */
+function schemaChoices(r, depth, defs) {
+    const choices = [() => genScalar(r), () => genScalar(r), () => genScalar(r)];
     if (depth < 3) {
         choices.push(
             () => genObject(r, depth + 1, defs),
@@ -605,18 +615,22 @@ function genSchema(r, depth, defs) {
         () => ({type: "array", prefixItems: [{type: "string"}, {type: "integer"}]}),
         () => {
             const name = `d${Object.keys(defs).length}`;
-            defs[name] = depth < 3 ? genObject(r, depth + 1, defs) : scalar();
+            defs[name] = depth < 3 ? genObject(r, depth + 1, defs) : genScalar(r);
             return {$ref: `#/$defs/${name}`};
         }
     );
-    let schema = r.pick(choices)();
+    return choices;
+}
+
+function genSchema(r, depth, defs) {
+    let schema = r.pick(schemaChoices(r, depth, defs))();
     if (
         schema.type &&
         typeof schema.type === "string" &&
         schema.type !== "null" &&
         r.chance(0.15)
     ) {
-        schema = withNull(schema);
+        schema = genNullable(r, schema);
     }
     if (r.chance(0.2)) {
         schema = {...schema, title: "T", description: "D"};
