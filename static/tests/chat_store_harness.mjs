@@ -1,10 +1,10 @@
 /**
- * A chat store (src/logic/chat_store.js) on a scripted server, for the tests of the helpers that
+ * A chat store (src/chat/logic/chat_store.js) on a scripted server, for the tests of the helpers that
  * share it: the streamed routes answer real `Response`s with the SSE the server sends, the JSON
  * routes answer what a test set, and the clock moves only when the helpers sleep.
  */
 
-import {ChatStore} from "../src/logic/chat_store.js";
+import {ChatStore} from "../src/chat/logic/chat_store.js";
 
 const encoder = new TextEncoder();
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {TOOL_ANSWERED} from "../src/logic/approval_gate.js";
-import {CallStatus, ChatStatus, ErrorCode} from "../src/logic/chat_status.js";
-import {ChatTurns} from "../src/logic/chat_turns.js";
+import {TOOL_ANSWERED} from "../src/common/approval_gate.js";
+import {CallStatus, ChatStatus, ErrorCode} from "../src/common/chat_status.js";
+import {ChatTurns} from "../src/chat/logic/chat_turns.js";
 import {
     eventStream,
     refusal,

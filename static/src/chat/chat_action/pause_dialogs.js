@@ -2,7 +2,7 @@
 import {ConfirmationDialog} from "@web/core/confirmation_dialog/confirmation_dialog";
 import {_t} from "@web/core/l10n/translation";
 
-import {ChatStatus} from "@ai_mcp/logic/chat_status";
+import {ChatStatus} from "@ai_mcp/common/chat_status";
 import {ApprovalDialog} from "../approval_dialog/approval_dialog";
 
 /**

@@ -2,7 +2,7 @@
 import {Component, markup} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {renderMarkdown} from "@ai_mcp/logic/markdown";
+import {renderMarkdown} from "@ai_mcp/chat/logic/markdown";
 import {SearchBlock} from "../search_block/search_block";
 import {ThinkingBlock} from "../thinking_block/thinking_block";
 import {ToolBlock} from "../tool_block/tool_block";

@@ -2,9 +2,9 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {CallStatus} from "@ai_mcp/logic/chat_status";
-import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/logic/chat_view";
-import {AppFrame} from "../app_frame/app_frame";
+import {CallStatus} from "@ai_mcp/common/chat_status";
+import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/common/chat_view";
+import {AppFrame} from "../../apps/app_frame/app_frame";
 import {ElicitationCard} from "../elicitation_card/elicitation_card";
 import {ToolResult} from "../tool_result/tool_result";
 

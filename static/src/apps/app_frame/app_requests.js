@@ -6,10 +6,15 @@ import {rpc} from "@web/core/network/rpc";
 import {humanSize} from "@web/core/utils/binary";
 import {escape} from "@web/core/utils/strings";
 
-import {checkDownload, checkModelContext, checkOpenLink, messageText} from "@ai_mcp/logic/app_host";
-import {ApprovalGate, approvedParam, argumentsKey, RETRY} from "@ai_mcp/logic/approval_gate";
-import {ErrorCode} from "@ai_mcp/logic/chat_status";
-import {prettyJson} from "@ai_mcp/logic/chat_view";
+import {
+    checkDownload,
+    checkModelContext,
+    checkOpenLink,
+    messageText,
+} from "@ai_mcp/apps/logic/app_host";
+import {ApprovalGate, approvedParam, argumentsKey, RETRY} from "@ai_mcp/common/approval_gate";
+import {ErrorCode} from "@ai_mcp/common/chat_status";
+import {prettyJson} from "@ai_mcp/common/chat_view";
 
 import {AppApprovalDialog} from "../app_approval_dialog/app_approval_dialog";
 

@@ -2,7 +2,7 @@
 import {Component, onWillStart, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {pickerEntries, templateSchema} from "@ai_mcp/logic/resource_attach";
+import {pickerEntries, templateSchema} from "@ai_mcp/composer/logic/resource_attach";
 import {SchemaFormNode} from "../../schema_form/schema_form";
 import {useSchemaForm} from "../../schema_form/use_schema_form";
 

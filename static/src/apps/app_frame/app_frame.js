@@ -12,9 +12,9 @@ import {
     shouldTearDown,
     styleVariables,
     TEARDOWN_AFTER_MS,
-} from "@ai_mcp/logic/app_host";
-import {TOOL_ANSWERED} from "@ai_mcp/logic/approval_gate";
-import {CallStatus} from "@ai_mcp/logic/chat_status";
+} from "@ai_mcp/apps/logic/app_host";
+import {TOOL_ANSWERED} from "@ai_mcp/common/approval_gate";
+import {CallStatus} from "@ai_mcp/common/chat_status";
 import {AppRequests} from "./app_requests";
 import {AppSession, loadBridge} from "./app_session";
 

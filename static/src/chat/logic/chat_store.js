@@ -1,6 +1,6 @@
 /** @odoo-module */
 import {initialChatState, reduce} from "./chat_state.js";
-import {ChatStatus} from "./chat_status.js";
+import {ChatStatus} from "../../common/chat_status.js";
 
 /** The clock of a browser; node tests hand the store one they move themselves. */
 export const systemClock = {

@@ -1,9 +1,9 @@
 /** @odoo-module */
-import {AppApprovals} from "./app_approvals.js";
+import {AppApprovals} from "../../common/app_approvals.js";
 import {RESUME_URL, STREAM_URL} from "./chat_transport.js";
 import {fromHistory, initialChatState, reduce, userMessage} from "./chat_state.js";
-import {ChatStatus, ConversationState, ErrorCode} from "./chat_status.js";
-import {isStreamingStatus} from "./chat_view.js";
+import {ChatStatus, ConversationState, ErrorCode} from "../../common/chat_status.js";
+import {isStreamingStatus} from "../../common/chat_view.js";
 import {lastUserText, retryPlan} from "./retry_plan.js";
 import {newRequestKey} from "./start_retry.js";
 import {TurnStream} from "./turn_stream.js";
