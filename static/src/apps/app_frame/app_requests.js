@@ -26,7 +26,7 @@ const REVOKE_AFTER_MS = 60_000;
 /** An app's request the host refuses: the app gets the message as the request's error. */
 export class AppRequestError extends Error {}
 
-/** The refusals of logic/app_host.js, in the user's language. */
+/** The refusals of apps/logic/app_host.js, in the user's language. */
 function refusal({code, ...data}) {
     switch (code) {
         case "link_invalid":
@@ -68,8 +68,8 @@ function refuse(error) {
  * What an app asks of the host, each request answered for the bridge (app_session.js): the server's
  * tools and resources and the model context through the Odoo server's app routes (which check
  * every call against the conversation and the app's server), links, downloads and messages after
- * the checks of logic/app_host.js, with the user's consent where the request leaves the chat. The
- * calls of one tool waiting for the user's approval share one dialog (logic/approval_gate.js),
+ * the checks of apps/logic/app_host.js, with the user's consent where the request leaves the chat. The
+ * calls of one tool waiting for the user's approval share one dialog (common/approval_gate.js),
  * which closes by itself when the user allows the tool elsewhere meanwhile (`release`).
  *
  * `host`: { dialog, params() -> { conversation_id, call_id }, title() -> the app's name,
@@ -149,7 +149,7 @@ export class AppRequests {
         return new Promise((resolve) => this.dialogs.set(name, () => resolve("deny")));
     }
 
-    /** The user's choice (logic/approval_gate.js APP_CHOICES) about the app calling `tool`;
+    /** The user's choice (common/approval_gate.js APP_CHOICES) about the app calling `tool`;
      * closing the dialog denies. */
     askApproval(name, tool, args) {
         return new Promise((resolve) => {
@@ -279,7 +279,7 @@ export class AppRequests {
     }
 }
 
-/** A checked file (logic/app_host.js checkDownload) saved by the browser. */
+/** A checked file (apps/logic/app_host.js checkDownload) saved by the browser. */
 function saveFile(file) {
     const link = document.createElement("a");
     link.download = file.name;

@@ -19,19 +19,17 @@ import {useService} from "@web/core/utils/hooks";
 import {toggleTool} from "@ai_mcp/chat/logic/chat_state";
 import {StickToBottom} from "@ai_mcp/chat/logic/chat_scroll";
 import {modelAsks} from "@ai_mcp/common/approval_gate";
-import {AppMessages} from "@ai_mcp/apps/logic/app_messages";
+import {AppMessages} from "@ai_mcp/apps";
 import {CallRequests} from "@ai_mcp/chat/logic/call_requests";
 import {ChatStatus} from "@ai_mcp/common/chat_status";
 import {canSend, ChatStore, systemClock} from "@ai_mcp/chat/logic/chat_store";
 import {ChatTurns} from "@ai_mcp/chat/logic/chat_turns";
 import {isStreamingStatus} from "@ai_mcp/common/chat_view";
-import {PromptSource} from "@ai_mcp/composer/logic/prompt_source";
-import {ResourceSource} from "@ai_mcp/composer/logic/resource_source";
 import {SignInPause} from "@ai_mcp/chat/logic/sign_in_pause";
 import {UsageTotals} from "@ai_mcp/chat/logic/usage_totals";
+import {Composer, PromptSource, ResourceSource} from "@ai_mcp/composer";
 import {ChatHeader} from "../chat_header/chat_header";
 import {ChatNotices} from "../chat_notices/chat_notices";
-import {Composer} from "../../composer/composer";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
 import {chatWords} from "./chat_words";
@@ -41,7 +39,7 @@ import {StatusLine} from "../status_line/status_line";
 
 /**
  * The "AI Assistant" client action (tag ai_mcp.chat_action). It makes the chat's store
- * (static/src/logic/chat_store.js: the state, its reducer and the services, Odoo's injected) and
+ * (static/src/chat/logic/chat_store.js: the state, its reducer and the services, Odoo's injected) and
  * hands it to the helpers, which do the work without calling back: chat_turns.js opens
  * conversations and sends, resumes, retries and stops turns (streamed by turn_stream.js);
  * call_requests.js stops a running call or answers its server's question; sign_in_pause.js and

@@ -9,7 +9,7 @@ import {ApprovalDialog} from "../approval_dialog/approval_dialog";
  * The questions a paused turn asks: the approval dialog for `pendingApproval`, "Continue?" for
  * `confirm` (chat_state.js). Each pause opens its dialog once; a closed dialog leaves the turn
  * waiting until the user reviews it again. The answer, { approvals } or { go_on }, resumes the turn
- * (static/src/logic/chat_turns.js).
+ * (static/src/chat/logic/chat_turns.js).
  */
 export class PauseDialogs {
     constructor(dialog, turns) {

@@ -4,7 +4,7 @@ import {_t} from "@web/core/l10n/translation";
 
 import {CallStatus} from "@ai_mcp/common/chat_status";
 import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/common/chat_view";
-import {AppFrame} from "../../apps/app_frame/app_frame";
+import {AppFrame} from "@ai_mcp/apps";
 import {ElicitationCard} from "../elicitation_card/elicitation_card";
 import {ToolResult} from "../tool_result/tool_result";
 
