@@ -8,7 +8,6 @@ import {
     useEffect,
     useRef,
     useState,
-    useSubEnv,
 } from "@odoo/owl";
 import {router} from "@web/core/browser/router";
 import {_t} from "@web/core/l10n/translation";
@@ -18,8 +17,6 @@ import {useService} from "@web/core/utils/hooks";
 
 import {toggleTool} from "@ai_mcp/chat/logic/chat_state";
 import {StickToBottom} from "@ai_mcp/chat/logic/chat_scroll";
-import {modelAsks} from "@ai_mcp/common/approval_gate";
-import {AppMessages} from "@ai_mcp/apps";
 import {CallRequests} from "@ai_mcp/chat/logic/call_requests";
 import {ChatStatus} from "@ai_mcp/common/chat_status";
 import {canSend, ChatStore, systemClock} from "@ai_mcp/chat/logic/chat_store";
@@ -43,8 +40,9 @@ import {StatusLine} from "../status_line/status_line";
  * hands it to the helpers, which do the work without calling back: chat_turns.js opens
  * conversations and sends, resumes, retries and stops turns (streamed by turn_stream.js);
  * call_requests.js stops a running call or answers its server's question; sign_in_pause.js and
- * pause_dialogs.js ask what a paused turn waits for; app_messages.js sends an app's message in the
- * user's name. This component renders the store's state, through its own `useState`.
+ * pause_dialogs.js ask what a paused turn waits for. The apps of tool calls (AppFrame) take the
+ * store and the turns, to send a message in the user's name. This component renders the store's
+ * state, through its own `useState`.
  */
 export class ChatAction extends Component {
     static template = "ai_mcp.ChatAction";
@@ -69,7 +67,8 @@ export class ChatAction extends Component {
             router,
             envBus: this.env.bus,
             busService: useService("bus_service"),
-            openWindow: (url) => window.open(url, "_blank", "noopener"),
+            openWindow: (url, {referrer = true} = {}) =>
+                window.open(url, "_blank", referrer ? "noopener" : "noopener,noreferrer"),
             reactive,
             words: chatWords,
         });
@@ -81,15 +80,12 @@ export class ChatAction extends Component {
         this.turns = new ChatTurns(this.store);
         this.calls = new CallRequests(this.store);
         this.signIn = new SignInPause(this.store, this.turns);
-        this.appMessages = new AppMessages(this.store, this.turns);
         this.promptSource = new PromptSource(this.store);
         this.prompts = useState(this.promptSource.state);
         this.resourceSource = new ResourceSource(this.store);
         this.usageTotals = new UsageTotals(this.store);
         this.usage = useState(this.usageTotals.state);
         this.pauses = new PauseDialogs(useService("dialog"), this.turns);
-        // an app asks about a tool only when the model's call of it is not waiting for an answer
-        useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
         this.mounted = false;
         // Opens the approval or "continue?" dialog once for each pause the reducer reports.
         this.store.subscribe((chat) => this.mounted && this.pauses.show(chat));

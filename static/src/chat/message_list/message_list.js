@@ -25,7 +25,8 @@ export class MessageList extends Component {
         onAnswerTool: {type: Function, optional: true},
         onOpenResource: {type: Function, optional: true},
         conversationId: {type: [Number, {value: null}], optional: true},
-        onAppMessage: {type: Function, optional: true},
+        store: Object, // the chat's store and its turns, for the apps of tool calls
+        turns: Object,
     };
 
     markdown(text) {

@@ -44,7 +44,8 @@ export class ToolBlock extends Component {
         onAnswer: {type: Function, optional: true},
         onOpenResource: {type: Function, optional: true},
         conversationId: {type: [Number, {value: null}], optional: true},
-        onAppMessage: {type: Function, optional: true},
+        store: Object, // the chat's store and its turns, for the apps of tool calls
+        turns: Object,
     };
 
     /** The shown status: a call that was not started because its round waits for an approval is
