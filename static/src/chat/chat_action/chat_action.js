@@ -191,24 +191,15 @@ export class ChatAction extends Component {
     // -- loading -----------------------------------------------------------------------------------
 
     async load() {
+        const action = this.props.action || {};
+        const activeId = parseInt(action.context?.active_id ?? action.params?.active_id, 10);
         try {
-            const [assistants, conversations] = await Promise.all([
-                rpc("/ai_mcp/assistants"),
-                rpc("/ai_mcp/conversations"),
-            ]);
-            this.state.assistants = assistants || [];
-            this.state.conversations = conversations || [];
+            await this.turns.start(activeId || null);
         } catch (error) {
             this.ui.loading = false;
             throw error;
         }
-        this.state.assistantId = this.state.assistants[0]?.id ?? null;
-        this.usageTotals.refresh();
-        const action = this.props.action || {};
-        const activeId = parseInt(action.context?.active_id ?? action.params?.active_id, 10);
-        if (activeId) {
-            await this.turns.openConversation(activeId, {push: false});
-        }
+        this.usageTotals.opened();
         this.ui.loading = false;
     }
 

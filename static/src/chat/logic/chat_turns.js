@@ -28,6 +28,24 @@ export class ChatTurns {
         this.stream.dispose();
     }
 
+    /** The chat opens: the assistants the user may chat with and the user's conversations, each
+     * read once, then the conversation `activeId` (from the URL) if any. A failure to read the
+     * first two is the caller's: the chat cannot open without them. */
+    async start(activeId = null) {
+        const {store} = this;
+        const {rpc} = store.services;
+        const [assistants, conversations] = await Promise.all([
+            rpc("/ai_mcp/assistants"),
+            rpc("/ai_mcp/conversations"),
+        ]);
+        store.state.assistants = assistants || [];
+        store.state.conversations = conversations || [];
+        store.state.assistantId = store.state.assistants[0]?.id ?? null;
+        if (activeId) {
+            await this.openConversation(activeId, {push: false});
+        }
+    }
+
     async openConversation(id, {push = true} = {}) {
         const {store} = this;
         const {rpc, words} = store.services;
