@@ -53,9 +53,11 @@
     ],
     "assets": {
         "web.assets_backend": [
-            "ai_mcp/static/src/logic/*.js",
-            "ai_mcp/static/src/schema_form/*",
-            "ai_mcp/static/src/scss/*",
+            "ai_mcp/static/src/common/*.scss",
+            "ai_mcp/static/src/common/*.js",
+            "ai_mcp/static/src/schema_form/**/*",
+            "ai_mcp/static/src/composer/**/*",
+            "ai_mcp/static/src/apps/**/*",
             "ai_mcp/static/src/chat/**/*",
         ],
         "web.assets_tests": [

@@ -1,6 +1,6 @@
 """The assistant's Markdown answer as HTML for Discuss, where messages are HTML.
 
-markdown-it-py with CommonMark, close to what the chat widget renders (static/src/logic/markdown.js):
+markdown-it-py with CommonMark, close to what the chat widget renders (static/src/chat/logic/markdown.js):
 raw HTML in the answer is escaped, not passed through; links keep http(s) and mailto targets only;
 images are not rendered at all, since every reader's browser would fetch the URL, which text a tool
 slipped into the answer could use to send data out. The caller still runs Odoo's HTML sanitizer

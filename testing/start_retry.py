@@ -1,4 +1,4 @@
-"""The chat widget's way of sending a message's start again (static/src/logic/start_retry.js), for
+"""The chat widget's way of sending a message's start again (static/src/chat/logic/start_retry.js), for
 the clients that behave like it: the benchmarks' users. tests_py/test_start_retry.py keeps the two
 equal.
 

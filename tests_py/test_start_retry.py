@@ -1,5 +1,5 @@
 """The benchmarks' users send a failed start again exactly as the chat widget does: the widget's
-rules (static/src/logic/start_retry.js, read here with node) equal testing/start_retry.py's, and
+rules (static/src/chat/logic/start_retry.js, read here with node) equal testing/start_retry.py's, and
 the client sends one request key however many times it tries."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from testing.start_retry import (
     stream_with_retries,
 )
 
-MODULE = Path(__file__).resolve().parent.parent / "static" / "src" / "logic" / "start_retry.js"
+MODULE = Path(__file__).resolve().parent.parent / "static" / "src" / "chat" / "logic" / "start_retry.js"
 STATUSES = list(range(400, 600))
 NEARLY_ONE = 0.999999
 

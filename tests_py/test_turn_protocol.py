@@ -1,7 +1,8 @@
 """The widget and the server agree on the turn's protocol: which events end a request, the status
 a failed call is shown with, the conversation's and calls' statuses and the error codes the widget acts
-on. The widget keeps its own copy of each (static/src/logic/turn_protocol.js and chat_status.js, read
-here with node): a change on one side only fails here, not in a user's browser."""
+on. The widget keeps its own copy of each (static/src/chat/logic/turn_protocol.js and
+static/src/common/chat_status.js, read here with node): a change on one side only fails here, not in
+a user's browser."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from services.errors import ErrorCode
 from services.events import FAILED_CALL_STATUS, FINAL_TYPES, Event
 from turn.states import ConversationState, MessageStatus
 
-LOGIC = Path(__file__).resolve().parent.parent / "static" / "src" / "logic"
-MODULE = LOGIC / "turn_protocol.js"
-STATUS_MODULE = LOGIC / "chat_status.js"
+SRC = Path(__file__).resolve().parent.parent / "static" / "src"
+MODULE = SRC / "chat" / "logic" / "turn_protocol.js"
+STATUS_MODULE = SRC / "common" / "chat_status.js"
 
 
 @pytest.fixture(scope="module")

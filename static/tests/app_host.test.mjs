@@ -23,7 +23,7 @@ import {
     storedOutcome,
     styleVariables,
     TEARDOWN_AFTER_MS,
-} from "../src/logic/app_host.js";
+} from "../src/apps/logic/app_host.js";
 
 const VIEWPORT = {width: 1280, height: 800};
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {AppMessages} from "../src/logic/app_messages.js";
-import {ChatStatus} from "../src/logic/chat_status.js";
-import {ChatTurns} from "../src/logic/chat_turns.js";
+import {AppMessages} from "../src/apps/logic/app_messages.js";
+import {ChatStatus} from "../src/common/chat_status.js";
+import {ChatTurns} from "../src/chat/logic/chat_turns.js";
 import {eventStream, ScriptedServer, storeOn, until} from "./chat_store_harness.mjs";
 import {sequence} from "./chat_state_events.mjs";
 

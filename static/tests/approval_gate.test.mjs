@@ -8,7 +8,7 @@ import {
     modelAsks,
     pendingTools,
     RETRY,
-} from "../src/logic/approval_gate.js";
+} from "../src/common/approval_gate.js";
 
 /** A question the test answers when it wants: {ask, asked, answer(choice)}. */
 function question() {

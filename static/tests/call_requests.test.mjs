@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {CallRequests} from "../src/logic/call_requests.js";
-import {userMessage} from "../src/logic/chat_state.js";
-import {CallStatus} from "../src/logic/chat_status.js";
+import {CallRequests} from "../src/chat/logic/call_requests.js";
+import {userMessage} from "../src/chat/logic/chat_state.js";
+import {CallStatus} from "../src/common/chat_status.js";
 import {ScriptedServer, storeOn} from "./chat_store_harness.mjs";
 import {sequence} from "./chat_state_events.mjs";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {StickToBottom, nearBottom} from "../src/logic/chat_scroll.js";
+import {StickToBottom, nearBottom} from "../src/chat/logic/chat_scroll.js";
 
 /** A scrolling view as the browser keeps it: scrollTop within 0 and scrollHeight - clientHeight. */
 function view({content, height, top = 0}) {

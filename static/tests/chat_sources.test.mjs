@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {PromptSource} from "../src/logic/prompt_source.js";
-import {ResourceSource} from "../src/logic/resource_source.js";
+import {PromptSource} from "../src/composer/logic/prompt_source.js";
+import {ResourceSource} from "../src/composer/logic/resource_source.js";
 import {ScriptedServer, storeOn} from "./chat_store_harness.mjs";
 import {sequence} from "./chat_state_events.mjs";
 

@@ -10,8 +10,8 @@ import {
     stopped,
     toggleTool,
     userMessage,
-} from "../src/logic/chat_state.js";
-import {SseParser} from "../src/logic/sse_parser.js";
+} from "../src/chat/logic/chat_state.js";
+import {SseParser} from "../src/chat/logic/sse_parser.js";
 import {
     deepFreeze,
     sequence,

@@ -15,7 +15,7 @@ import {
     stopped,
     toggleTool,
     userMessage,
-} from "../src/logic/chat_state.js";
+} from "../src/chat/logic/chat_state.js";
 import {deepFreeze, sequence, play, lastAnswer, tools, asked} from "./chat_state_events.mjs";
 
 /** Two calls of round 1 running, and how to find one's block. */

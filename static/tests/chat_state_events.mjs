@@ -1,6 +1,6 @@
 /** The events and helpers the chat state tests share: a reducer fed a stream, state by state. */
 
-import {reduce, userMessage, initialChatState} from "../src/logic/chat_state.js";
+import {reduce, userMessage, initialChatState} from "../src/chat/logic/chat_state.js";
 
 // Events as services/events.py's data() sends them, numbered as the conversation's sequence.
 export function sequence(first = 1) {

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {userMessage} from "../src/logic/chat_state.js";
-import {ChatStatus} from "../src/logic/chat_status.js";
-import {canSend} from "../src/logic/chat_store.js";
+import {userMessage} from "../src/chat/logic/chat_state.js";
+import {ChatStatus} from "../src/common/chat_status.js";
+import {canSend} from "../src/chat/logic/chat_store.js";
 import {ScriptedServer, storeOn} from "./chat_store_harness.mjs";
 import {sequence} from "./chat_state_events.mjs";
 

@@ -1,10 +1,10 @@
 /**
- * A chat store (src/logic/chat_store.js) on a scripted server, for the tests of the helpers that
+ * A chat store (src/chat/logic/chat_store.js) on a scripted server, for the tests of the helpers that
  * share it: the streamed routes answer real `Response`s with the SSE the server sends, the JSON
  * routes answer what a test set, and the clock moves only when the helpers sleep.
  */
 
-import {ChatStore} from "../src/logic/chat_store.js";
+import {ChatStore} from "../src/chat/logic/chat_store.js";
 
 const encoder = new TextEncoder();
 
@@ -119,6 +119,20 @@ export class ScriptedBus {
     }
 }
 
+/** The env's bus as OWL's EventBus is: an EventTarget whose `trigger` sends a CustomEvent; what
+ * is triggered is recorded. */
+class ScriptedEnvBus extends EventTarget {
+    constructor(triggered) {
+        super();
+        this.triggered = triggered;
+    }
+
+    trigger(name, payload) {
+        this.triggered.push({name, payload});
+        this.dispatchEvent(new CustomEvent(name, {detail: payload}));
+    }
+}
+
 /** A store on `server`, with what the user would see recorded: notifications, the URL, tabs. */
 export function storeOn(server, {assistantId = 3} = {}) {
     const seen = {notified: [], urls: [], tabs: [], triggered: []};
@@ -128,9 +142,10 @@ export function storeOn(server, {assistantId = 3} = {}) {
         clock: new ManualClock(),
         notify: (message, type) => seen.notified.push({message, type}),
         router: {pushState: (state) => seen.urls.push(state)},
-        envBus: {trigger: (name, payload) => seen.triggered.push({name, payload})},
+        envBus: new ScriptedEnvBus(seen.triggered),
         busService: new ScriptedBus(),
-        openWindow: (url) => seen.tabs.push(url),
+        openWindow: (url, {referrer = true} = {}) =>
+            seen.tabs.push(referrer ? url : {url, referrer}),
         words: {
             error: (error) => `words.error ${error.code}${error.gaveUp ? " gave up" : ""}`,
             interrupted: () => "words.interrupted",

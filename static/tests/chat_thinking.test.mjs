@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {fromHistory} from "../src/logic/chat_state.js";
+import {fromHistory} from "../src/chat/logic/chat_state.js";
 import {asked, lastAnswer, play, sequence} from "./chat_state_events.mjs";
 
 function turn() {

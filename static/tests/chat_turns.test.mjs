@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {TOOL_ANSWERED} from "../src/logic/approval_gate.js";
-import {CallStatus, ChatStatus, ErrorCode} from "../src/logic/chat_status.js";
-import {ChatTurns} from "../src/logic/chat_turns.js";
+import {TOOL_ANSWERED} from "../src/common/approval_gate.js";
+import {CallStatus, ChatStatus, ErrorCode} from "../src/common/chat_status.js";
+import {ChatTurns} from "../src/chat/logic/chat_turns.js";
+import {UsageTotals} from "../src/chat/logic/usage_totals.js";
 import {
     eventStream,
     refusal,
@@ -350,5 +351,65 @@ describe("ChatTurns on the store", () => {
         await turns.openConversation(8);
         assert.equal(store.chat.conversationId, 7);
         assert.deepEqual(seen.notified, [{message: "words.notOpened", type: "danger"}]);
+    });
+});
+
+describe("Opening the chat", () => {
+    /** The chat action's opening: its helpers on the store, then `start` and the totals. */
+    async function openChat(server, activeId) {
+        const {store} = storeOn(server);
+        const turns = new ChatTurns(store);
+        const usage = new UsageTotals(store);
+        server.routes["/ai_mcp/assistants"] = [{id: 3, name: "Helpdesk"}];
+        server.routes["/ai_mcp/conversations"] = [{id: 7, name: "Leads"}];
+        server.routes["/ai_mcp/chat/usage"] = (params) => ({
+            conversation: params.conversation_id ? {tokens: 5, costs: []} : null,
+            month: {tokens: 50, costs: []},
+        });
+        await turns.start(activeId);
+        usage.opened();
+        await until(() => usage.state.month);
+        return {store, usage};
+    }
+
+    test("on the conversation the URL names, each route is asked once", async () => {
+        const server = new ScriptedServer();
+        const e = sequence();
+        server.routes["/ai_mcp/conversation/7/history"] = {
+            conversation: {id: 7, assistant_id: 3, state: "idle"},
+            messages: [{role: "user", text: "hi", seq: 0}],
+            events: [e.start(), e.text("Hello"), e.done(1)],
+        };
+        const {store, usage} = await openChat(server, 7);
+        assert.deepEqual(server.called.map((call) => call.route).sort(), [
+            "/ai_mcp/assistants",
+            "/ai_mcp/chat/usage",
+            "/ai_mcp/conversation/7/history",
+            "/ai_mcp/conversations",
+        ]);
+        assert.deepEqual(server.calls("/ai_mcp/chat/usage"), [{conversation_id: 7}]);
+        assert.deepEqual(store.state.conversations, [{id: 7, name: "Leads"}]);
+        assert.equal(store.chat.conversationId, 7);
+        assert.deepEqual(usage.state.conversation, {tokens: 5, costs: []});
+    });
+
+    test("on a new chat, each route is asked once and the month's totals shown", async () => {
+        const server = new ScriptedServer();
+        const {store, usage} = await openChat(server, null);
+        assert.deepEqual(server.called.map((call) => call.route).sort(), [
+            "/ai_mcp/assistants",
+            "/ai_mcp/chat/usage",
+            "/ai_mcp/conversations",
+        ]);
+        assert.equal(store.state.assistantId, 3);
+        assert.deepEqual(usage.state.month, {tokens: 50, costs: []});
+    });
+
+    test("a conversation that cannot be opened still shows the month's totals, read once", async () => {
+        const server = new ScriptedServer();
+        server.routes["/ai_mcp/conversation/9/history"] = new Error("not found");
+        const {usage} = await openChat(server, 9);
+        assert.deepEqual(server.calls("/ai_mcp/chat/usage"), [{}]);
+        assert.deepEqual(usage.state.month, {tokens: 50, costs: []});
     });
 });

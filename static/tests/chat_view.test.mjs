@@ -11,7 +11,7 @@ import {
     isStreamingStatus,
     prettyJson,
     resultItems,
-} from "../src/logic/chat_view.js";
+} from "../src/common/chat_view.js";
 
 const PNG =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";

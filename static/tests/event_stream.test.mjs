@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {readEventStream} from "../src/logic/event_stream.js";
+import {readEventStream} from "../src/chat/logic/event_stream.js";
 
 const encoder = new TextEncoder();
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {errorFromResponse} from "../src/logic/http_errors.js";
+import {errorFromResponse} from "../src/chat/logic/http_errors.js";
 
 describe("errorFromResponse", () => {
     test("reads the chat routes' JSON error", () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {renderMarkdown} from "../src/logic/markdown.js";
+import {renderMarkdown} from "../src/chat/logic/markdown.js";
 
 const LINK_ATTRIBUTES = 'rel="noopener noreferrer" target="_blank"';
 

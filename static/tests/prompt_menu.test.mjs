@@ -1,9 +1,14 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {matchPrompts, moveIndex, promptSchema, slashQuery} from "../src/logic/prompt_menu.js";
-import {compileSchema} from "../src/logic/schema_fields.js";
-import {collect, initialFormState, setRaw} from "../src/logic/schema_form_state.js";
+import {
+    matchPrompts,
+    moveIndex,
+    promptSchema,
+    slashQuery,
+} from "../src/composer/logic/prompt_menu.js";
+import {compileSchema} from "../src/schema_form/logic/schema_fields.js";
+import {collect, initialFormState, setRaw} from "../src/schema_form/logic/schema_form_state.js";
 
 const PROMPTS = [
     {

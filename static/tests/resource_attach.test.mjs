@@ -7,7 +7,7 @@ import {
     composeMessage,
     pickerEntries,
     templateSchema,
-} from "../src/logic/resource_attach.js";
+} from "../src/composer/logic/resource_attach.js";
 
 const NOTE = {
     uri: "notes://today",

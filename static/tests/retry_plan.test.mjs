@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {lastUserText, retryPlan} from "../src/logic/retry_plan.js";
+import {lastUserText, retryPlan} from "../src/chat/logic/retry_plan.js";
 
 describe("retryPlan", () => {
     const message = {kind: "message", body: {message: "hi"}, received: 3};

@@ -5,8 +5,8 @@ import {dirname, join} from "node:path";
 import {describe, test} from "node:test";
 import {fileURLToPath} from "node:url";
 
-import {jsonEqual, validate} from "../src/logic/json_schema.js";
-import {compileSchema} from "../src/logic/schema_fields.js";
+import {jsonEqual, validate} from "../src/schema_form/logic/json_schema.js";
+import {compileSchema} from "../src/schema_form/logic/schema_fields.js";
 import {
     addItem,
     collect,
@@ -25,7 +25,7 @@ import {
     setRaw,
     stateFromValue,
     touchPath,
-} from "../src/logic/schema_form_state.js";
+} from "../src/schema_form/logic/schema_form_state.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 

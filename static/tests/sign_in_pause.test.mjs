@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {ChatStatus, ErrorCode} from "../src/logic/chat_status.js";
-import {ChatTurns} from "../src/logic/chat_turns.js";
-import {SIGNED_IN, SignInPause} from "../src/logic/sign_in_pause.js";
+import {ChatStatus, ErrorCode} from "../src/common/chat_status.js";
+import {ChatTurns} from "../src/chat/logic/chat_turns.js";
+import {SIGNED_IN, SignInPause} from "../src/chat/logic/sign_in_pause.js";
 import {eventStream, refusal, ScriptedServer, storeOn, until} from "./chat_store_harness.mjs";
 import {sequence} from "./chat_state_events.mjs";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {SseParser} from "../src/logic/sse_parser.js";
+import {SseParser} from "../src/chat/logic/sse_parser.js";
 
 const feedAll = (chunks) => {
     const parser = new SseParser();

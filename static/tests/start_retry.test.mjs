@@ -7,8 +7,8 @@ import {
     startRetryDelay,
     startRetryWait,
     startRetryable,
-} from "../src/logic/start_retry.js";
-import {errorFromResponse} from "../src/logic/http_errors.js";
+} from "../src/chat/logic/start_retry.js";
+import {errorFromResponse} from "../src/chat/logic/http_errors.js";
 
 // the server's check of a request key (models/conversation/ai_conversation.py REQUEST_KEY)
 const SERVER_KEY = /^[A-Za-z0-9_-]{8,64}$/;

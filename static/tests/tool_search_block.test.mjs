@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {fromHistory, initialChatState, reduce, userMessage} from "../src/logic/chat_state.js";
+import {fromHistory, initialChatState, reduce, userMessage} from "../src/chat/logic/chat_state.js";
 import {sequence} from "./chat_state_events.mjs";
 
 describe("a tool search", () => {

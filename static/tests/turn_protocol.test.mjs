@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {FAILED_CALL_STATUS, FINAL_TYPES} from "../src/logic/turn_protocol.js";
+import {FAILED_CALL_STATUS, FINAL_TYPES} from "../src/chat/logic/turn_protocol.js";
 
 test("a turn's request ends at a pause for a sign-in as at one for an approval", () => {
     for (const type of [

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
-import {userMessage} from "../src/logic/chat_state.js";
-import {formatCost, usageLine, UsageTotals} from "../src/logic/usage_totals.js";
+import {userMessage} from "../src/chat/logic/chat_state.js";
+import {formatCost, usageLine, UsageTotals} from "../src/chat/logic/usage_totals.js";
 import {ScriptedServer, storeOn} from "./chat_store_harness.mjs";
 import {sequence} from "./chat_state_events.mjs";
 

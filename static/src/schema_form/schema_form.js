@@ -20,8 +20,8 @@ import {registry} from "@web/core/registry";
 import {useRecordObserver} from "@web/model/relational_model/utils";
 import {standardFieldProps} from "@web/views/fields/standard_field_props";
 
-import {isPlainObject} from "../logic/json_schema";
-import {compileSchema} from "../logic/schema_fields";
+import {isPlainObject} from "./logic/json_schema";
+import {compileSchema} from "./logic/schema_fields";
 import {
     addItem,
     collect,
@@ -41,7 +41,7 @@ import {
     stateFromValue,
     toJsonText,
     touchPath,
-} from "../logic/schema_form_state";
+} from "./logic/schema_form_state";
 
 const TYPE_NAMES = {
     string: () => _t("text"),

@@ -1,6 +1,11 @@
 /** @odoo-module */
-import {compileSchema} from "@ai_mcp/logic/schema_fields";
-import {collect, errorsByPath, initialFormState, touchPath} from "@ai_mcp/logic/schema_form_state";
+import {compileSchema} from "@ai_mcp/schema_form/logic/schema_fields";
+import {
+    collect,
+    errorsByPath,
+    initialFormState,
+    touchPath,
+} from "@ai_mcp/schema_form/logic/schema_form_state";
 import {errorMessage} from "./schema_form";
 
 /**

@@ -3,7 +3,7 @@ import {Component, useState} from "@odoo/owl";
 import {Dialog} from "@web/core/dialog/dialog";
 import {_t} from "@web/core/l10n/translation";
 
-import {allDecided, approvalsFor, prettyJson} from "@ai_mcp/logic/chat_view";
+import {allDecided, approvalsFor, prettyJson} from "@ai_mcp/common/chat_view";
 
 /**
  * The calls the assistant wants to make with tools that require approval (approval_required's

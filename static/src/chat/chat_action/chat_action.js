@@ -8,7 +8,6 @@ import {
     useEffect,
     useRef,
     useState,
-    useSubEnv,
 } from "@odoo/owl";
 import {router} from "@web/core/browser/router";
 import {_t} from "@web/core/l10n/translation";
@@ -16,22 +15,18 @@ import {rpc} from "@web/core/network/rpc";
 import {registry} from "@web/core/registry";
 import {useService} from "@web/core/utils/hooks";
 
-import {toggleTool} from "@ai_mcp/logic/chat_state";
-import {StickToBottom} from "@ai_mcp/logic/chat_scroll";
-import {modelAsks} from "@ai_mcp/logic/approval_gate";
-import {AppMessages} from "@ai_mcp/logic/app_messages";
-import {CallRequests} from "@ai_mcp/logic/call_requests";
-import {ChatStatus} from "@ai_mcp/logic/chat_status";
-import {canSend, ChatStore, systemClock} from "@ai_mcp/logic/chat_store";
-import {ChatTurns} from "@ai_mcp/logic/chat_turns";
-import {isStreamingStatus} from "@ai_mcp/logic/chat_view";
-import {PromptSource} from "@ai_mcp/logic/prompt_source";
-import {ResourceSource} from "@ai_mcp/logic/resource_source";
-import {SignInPause} from "@ai_mcp/logic/sign_in_pause";
-import {UsageTotals} from "@ai_mcp/logic/usage_totals";
+import {toggleTool} from "@ai_mcp/chat/logic/chat_state";
+import {StickToBottom} from "@ai_mcp/chat/logic/chat_scroll";
+import {CallRequests} from "@ai_mcp/chat/logic/call_requests";
+import {ChatStatus} from "@ai_mcp/common/chat_status";
+import {canSend, ChatStore, systemClock} from "@ai_mcp/chat/logic/chat_store";
+import {ChatTurns} from "@ai_mcp/chat/logic/chat_turns";
+import {isStreamingStatus} from "@ai_mcp/common/chat_view";
+import {SignInPause} from "@ai_mcp/chat/logic/sign_in_pause";
+import {UsageTotals} from "@ai_mcp/chat/logic/usage_totals";
+import {Composer, PromptSource, ResourceSource} from "@ai_mcp/composer";
 import {ChatHeader} from "../chat_header/chat_header";
 import {ChatNotices} from "../chat_notices/chat_notices";
-import {Composer} from "../composer/composer";
 import {ConversationList} from "../conversation_list/conversation_list";
 import {MessageList} from "../message_list/message_list";
 import {chatWords} from "./chat_words";
@@ -41,12 +36,13 @@ import {StatusLine} from "../status_line/status_line";
 
 /**
  * The "AI Assistant" client action (tag ai_mcp.chat_action). It makes the chat's store
- * (static/src/logic/chat_store.js: the state, its reducer and the services, Odoo's injected) and
+ * (static/src/chat/logic/chat_store.js: the state, its reducer and the services, Odoo's injected) and
  * hands it to the helpers, which do the work without calling back: chat_turns.js opens
  * conversations and sends, resumes, retries and stops turns (streamed by turn_stream.js);
  * call_requests.js stops a running call or answers its server's question; sign_in_pause.js and
- * pause_dialogs.js ask what a paused turn waits for; app_messages.js sends an app's message in the
- * user's name. This component renders the store's state, through its own `useState`.
+ * pause_dialogs.js ask what a paused turn waits for. The apps of tool calls (AppFrame) take the
+ * store and the turns, to send a message in the user's name. This component renders the store's
+ * state, through its own `useState`.
  */
 export class ChatAction extends Component {
     static template = "ai_mcp.ChatAction";
@@ -71,7 +67,8 @@ export class ChatAction extends Component {
             router,
             envBus: this.env.bus,
             busService: useService("bus_service"),
-            openWindow: (url) => window.open(url, "_blank", "noopener"),
+            openWindow: (url, {referrer = true} = {}) =>
+                window.open(url, "_blank", referrer ? "noopener" : "noopener,noreferrer"),
             reactive,
             words: chatWords,
         });
@@ -83,15 +80,12 @@ export class ChatAction extends Component {
         this.turns = new ChatTurns(this.store);
         this.calls = new CallRequests(this.store);
         this.signIn = new SignInPause(this.store, this.turns);
-        this.appMessages = new AppMessages(this.store, this.turns);
         this.promptSource = new PromptSource(this.store);
         this.prompts = useState(this.promptSource.state);
         this.resourceSource = new ResourceSource(this.store);
         this.usageTotals = new UsageTotals(this.store);
         this.usage = useState(this.usageTotals.state);
         this.pauses = new PauseDialogs(useService("dialog"), this.turns);
-        // an app asks about a tool only when the model's call of it is not waiting for an answer
-        useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
         this.mounted = false;
         // Opens the approval or "continue?" dialog once for each pause the reducer reports.
         this.store.subscribe((chat) => this.mounted && this.pauses.show(chat));
@@ -197,24 +191,15 @@ export class ChatAction extends Component {
     // -- loading -----------------------------------------------------------------------------------
 
     async load() {
+        const action = this.props.action || {};
+        const activeId = parseInt(action.context?.active_id ?? action.params?.active_id, 10);
         try {
-            const [assistants, conversations] = await Promise.all([
-                rpc("/ai_mcp/assistants"),
-                rpc("/ai_mcp/conversations"),
-            ]);
-            this.state.assistants = assistants || [];
-            this.state.conversations = conversations || [];
+            await this.turns.start(activeId || null);
         } catch (error) {
             this.ui.loading = false;
             throw error;
         }
-        this.state.assistantId = this.state.assistants[0]?.id ?? null;
-        this.usageTotals.refresh();
-        const action = this.props.action || {};
-        const activeId = parseInt(action.context?.active_id ?? action.params?.active_id, 10);
-        if (activeId) {
-            await this.turns.openConversation(activeId, {push: false});
-        }
+        this.usageTotals.opened();
         this.ui.loading = false;
     }
 

@@ -2,7 +2,7 @@
 import {_t} from "@web/core/l10n/translation";
 
 /**
- * The sentences the chat's helpers (static/src/logic/) show the user, in the user's language: they
+ * The sentences the chat's helpers (static/src/chat/logic/) show the user, in the user's language: they
  * have no Odoo import, so the chat action hands them these as the store's `words`.
  */
 export const chatWords = {

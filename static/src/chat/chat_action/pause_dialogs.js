@@ -2,14 +2,14 @@
 import {ConfirmationDialog} from "@web/core/confirmation_dialog/confirmation_dialog";
 import {_t} from "@web/core/l10n/translation";
 
-import {ChatStatus} from "@ai_mcp/logic/chat_status";
+import {ChatStatus} from "@ai_mcp/common/chat_status";
 import {ApprovalDialog} from "../approval_dialog/approval_dialog";
 
 /**
  * The questions a paused turn asks: the approval dialog for `pendingApproval`, "Continue?" for
  * `confirm` (chat_state.js). Each pause opens its dialog once; a closed dialog leaves the turn
  * waiting until the user reviews it again. The answer, { approvals } or { go_on }, resumes the turn
- * (static/src/logic/chat_turns.js).
+ * (static/src/chat/logic/chat_turns.js).
  */
 export class PauseDialogs {
     constructor(dialog, turns) {

@@ -2,7 +2,7 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {ChatStatus} from "@ai_mcp/logic/chat_status";
+import {ChatStatus} from "@ai_mcp/common/chat_status";
 
 /**
  * The notices under the answer: warnings (discreet: the turn went on), the error that ended the

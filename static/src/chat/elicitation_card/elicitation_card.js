@@ -2,9 +2,8 @@
 import {Component, onWillUnmount, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {formatDuration} from "@ai_mcp/logic/chat_view";
-import {SchemaFormNode} from "../../schema_form/schema_form";
-import {useSchemaForm} from "../../schema_form/use_schema_form";
+import {formatDuration} from "@ai_mcp/common/chat_view";
+import {SchemaFormNode, useSchemaForm} from "@ai_mcp/schema_form";
 
 /**
  * A running call's server asks the user something (a `question` of chat_state.js). Form mode shows

@@ -2,7 +2,7 @@
 import {Component, markup} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {renderMarkdown} from "@ai_mcp/logic/markdown";
+import {renderMarkdown} from "@ai_mcp/chat/logic/markdown";
 import {SearchBlock} from "../search_block/search_block";
 import {ThinkingBlock} from "../thinking_block/thinking_block";
 import {ToolBlock} from "../tool_block/tool_block";
@@ -25,7 +25,8 @@ export class MessageList extends Component {
         onAnswerTool: {type: Function, optional: true},
         onOpenResource: {type: Function, optional: true},
         conversationId: {type: [Number, {value: null}], optional: true},
-        onAppMessage: {type: Function, optional: true},
+        store: Object, // the chat's store and its turns, for the apps of tool calls
+        turns: Object,
     };
 
     markdown(text) {

@@ -2,8 +2,8 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {ChatStatus} from "@ai_mcp/logic/chat_status";
-import {START_RETRY_LIMIT} from "@ai_mcp/logic/start_retry";
+import {ChatStatus} from "@ai_mcp/common/chat_status";
+import {START_RETRY_LIMIT} from "@ai_mcp/chat/logic/start_retry";
 
 /** What the assistant is doing while a turn streams: thinking, running tools, and "Round N/M";
  * before that, a message's start being sent again because the server was busy (`retry`: which try). */

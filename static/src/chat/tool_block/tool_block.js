@@ -2,9 +2,9 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {CallStatus} from "@ai_mcp/logic/chat_status";
-import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/logic/chat_view";
-import {AppFrame} from "../app_frame/app_frame";
+import {CallStatus} from "@ai_mcp/common/chat_status";
+import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/common/chat_view";
+import {AppFrame} from "@ai_mcp/apps";
 import {ElicitationCard} from "../elicitation_card/elicitation_card";
 import {ToolResult} from "../tool_result/tool_result";
 
@@ -44,7 +44,8 @@ export class ToolBlock extends Component {
         onAnswer: {type: Function, optional: true},
         onOpenResource: {type: Function, optional: true},
         conversationId: {type: [Number, {value: null}], optional: true},
-        onAppMessage: {type: Function, optional: true},
+        store: Object, // the chat's store and its turns, for the apps of tool calls
+        turns: Object,
     };
 
     /** The shown status: a call that was not started because its round waits for an approval is

@@ -2,7 +2,7 @@
 import {Component, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {resultItems} from "@ai_mcp/logic/chat_view";
+import {resultItems} from "@ai_mcp/common/chat_view";
 import {JsonTree} from "../json_tree/json_tree";
 
 /**

@@ -3,7 +3,7 @@ import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 import {user} from "@web/core/user";
 
-import {usageLine} from "@ai_mcp/logic/usage_totals";
+import {usageLine} from "@ai_mcp/chat/logic/usage_totals";
 
 const words = {tokens: (count) => _t("%(count)s tokens", {count})};
 

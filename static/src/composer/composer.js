@@ -2,11 +2,11 @@
 import {Component, onMounted, useRef, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {matchPrompts, moveIndex, slashQuery} from "@ai_mcp/logic/prompt_menu";
-import {attachment, composeMessage} from "@ai_mcp/logic/resource_attach";
-import {PromptForm} from "../prompt_form/prompt_form";
-import {PromptMenu} from "../prompt_menu/prompt_menu";
-import {ResourcePicker} from "../resource_picker/resource_picker";
+import {matchPrompts, moveIndex, slashQuery} from "@ai_mcp/composer/logic/prompt_menu";
+import {attachment, composeMessage} from "@ai_mcp/composer/logic/resource_attach";
+import {PromptForm} from "./prompt_form/prompt_form";
+import {PromptMenu} from "./prompt_menu/prompt_menu";
+import {ResourcePicker} from "./resource_picker/resource_picker";
 
 /**
  * Where the user writes. Enter sends, Shift+Enter starts a new line (and Enter while an input

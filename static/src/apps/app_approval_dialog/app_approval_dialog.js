@@ -7,7 +7,7 @@ import {_t} from "@web/core/l10n/translation";
  * An app asks to call a tool that needs the user's approval: allow this call, every call of the
  * tool this app makes in the conversation, every call of it in the conversation (the model's too),
  * or deny. The calls of the same tool the app made meanwhile wait for this one answer
- * (logic/approval_gate.js): "Allow once" runs those with the same arguments, the others ask
+ * (common/approval_gate.js): "Allow once" runs those with the same arguments, the others ask
  * after it. Closing the dialog denies.
  */
 export class AppApprovalDialog extends Component {

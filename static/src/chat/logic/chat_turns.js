@@ -1,9 +1,9 @@
 /** @odoo-module */
-import {AppApprovals} from "./app_approvals.js";
+import {AppApprovals} from "../../common/app_approvals.js";
 import {RESUME_URL, STREAM_URL} from "./chat_transport.js";
 import {fromHistory, initialChatState, reduce, userMessage} from "./chat_state.js";
-import {ChatStatus, ConversationState, ErrorCode} from "./chat_status.js";
-import {isStreamingStatus} from "./chat_view.js";
+import {ChatStatus, ConversationState, ErrorCode} from "../../common/chat_status.js";
+import {isStreamingStatus} from "../../common/chat_view.js";
 import {lastUserText, retryPlan} from "./retry_plan.js";
 import {newRequestKey} from "./start_retry.js";
 import {TurnStream} from "./turn_stream.js";
@@ -26,6 +26,24 @@ export class ChatTurns {
 
     dispose() {
         this.stream.dispose();
+    }
+
+    /** The chat opens: the assistants the user may chat with and the user's conversations, each
+     * read once, then the conversation `activeId` (from the URL) if any. A failure to read the
+     * first two is the caller's: the chat cannot open without them. */
+    async start(activeId = null) {
+        const {store} = this;
+        const {rpc} = store.services;
+        const [assistants, conversations] = await Promise.all([
+            rpc("/ai_mcp/assistants"),
+            rpc("/ai_mcp/conversations"),
+        ]);
+        store.state.assistants = assistants || [];
+        store.state.conversations = conversations || [];
+        store.state.assistantId = store.state.assistants[0]?.id ?? null;
+        if (activeId) {
+            await this.openConversation(activeId, {push: false});
+        }
     }
 
     async openConversation(id, {push = true} = {}) {

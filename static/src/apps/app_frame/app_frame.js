@@ -2,7 +2,7 @@
 import {Component, onMounted, onWillUnmount, toRaw, useEffect, useRef, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 import {user} from "@web/core/user";
-import {useBus, useService} from "@web/core/utils/hooks";
+import {useService} from "@web/core/utils/hooks";
 
 import {
     clampHeight,
@@ -12,14 +12,14 @@ import {
     shouldTearDown,
     styleVariables,
     TEARDOWN_AFTER_MS,
-} from "@ai_mcp/logic/app_host";
-import {TOOL_ANSWERED} from "@ai_mcp/logic/approval_gate";
-import {CallStatus} from "@ai_mcp/logic/chat_status";
-import {AppRequests} from "./app_requests";
+} from "@ai_mcp/apps/logic/app_host";
+import {AppRequests} from "@ai_mcp/apps/logic/app_requests";
+import {CallStatus} from "@ai_mcp/common/chat_status";
+import {AppAsk} from "./app_ask";
 import {AppSession, loadBridge} from "./app_session";
 
 /** The frame runs the sandbox page with an opaque origin: never allow-same-origin. No popups: a
- * link leaves an app only through ui/open-link, which the user confirms (app_requests.js). */
+ * link leaves an app only through ui/open-link, which the user confirms (apps/logic/app_requests.js). */
 const SANDBOX = "allow-scripts allow-forms allow-modals";
 /** The fullscreen overlay's header, in pixels (app_frame.scss). */
 const HEADER_HEIGHT = 48;
@@ -33,7 +33,8 @@ const OPEN_RETRIES = 20;
 /**
  * The MCP app of a tool call, in the call's block: a frame on the Odoo server's sandbox page, into
  * which the page loads the app's HTML, and the bridge (app_session.js) through which the app hears
- * of its call and asks the host for things (app_requests.js). It opens when its block is first
+ * of its call and asks the host for things (apps/logic/app_requests.js, on the chat's store; what
+ * it shows the user, app_ask.js). It opens when its block is first
  * expanded, from what the server stored for the call, so a reopened conversation shows its apps
  * without calling any tool again; it is torn down when its block stays collapsed for a minute (and
  * shown again on expanding), when the chat leaves the conversation, and when the page goes away.
@@ -48,11 +49,11 @@ export class AppFrame extends Component {
     static props = {
         block: Object,
         conversationId: {type: [Number, {value: null}], optional: true},
-        onAppMessage: {type: Function, optional: true},
+        store: Object, // the chat's store (chat/logic/chat_store.js)
+        turns: Object, // its ChatTurns, which send an app's messages as the user's
     };
 
     setup() {
-        this.dialog = useService("dialog");
         this.state = useState({
             phase: "closed", // loading, ready, error or closed
             error: null,
@@ -61,7 +62,6 @@ export class AppFrame extends Component {
             height: FIRST_HEIGHT,
             appTitle: null,
             prefersBorder: false,
-            waitingFor: [], // titles of the tools whose calls wait for the model's approval question
         });
         this.rootRef = useRef("root");
         this.holderRef = useRef("holder");
@@ -75,51 +75,12 @@ export class AppFrame extends Component {
         this.collapsedSince = null;
         this.teardownTimer = null;
         this.startTimer = null;
-        this.requests = new AppRequests({
-            dialog: this.dialog,
-            params: () => ({
-                conversation_id: this.props.conversationId,
-                call_id: this.props.block.id,
-            }),
-            title: () => this.title,
-            sendMessage: (text) => this.sendMessage(text),
-            modelAsks: (tool) => Boolean(this.env.aiMcpModelAsks?.(this.props.block.server, tool)),
-            waiting: (titles) => (this.state.waitingFor = titles),
-            allowed: ({tool, scope}) =>
-                this.env.bus.trigger(TOOL_ANSWERED, {
-                    conversationId: this.props.conversationId,
-                    server: this.props.block.server,
-                    tool,
-                    app: scope === "app" ? this.props.block.app : null,
-                }),
-        });
-        // the user answered about a tool elsewhere (the model's call, another app): a question about it is moot
-        useBus(this.env.bus, TOOL_ANSWERED, ({detail}) => {
-            const block = this.props.block;
-            if (
-                detail.conversationId === this.props.conversationId &&
-                detail.server === block.server &&
-                (!detail.app || detail.app === block.app)
-            ) {
-                this.requests.release(detail.tool);
-            }
-        });
-        const onPageHide = () => this.close("page closed", {wait: 0});
-        const onKey = (event) => {
-            if (event.key === "Escape" && this.state.displayMode === "fullscreen") {
-                this.setDisplayMode("inline");
-            }
-        };
-        const onResize = () => {
-            if (this.props.block.expanded) {
-                this.session?.setContext(this.context());
-            }
-        };
-        onMounted(() => {
-            window.addEventListener("pagehide", onPageHide);
-            window.addEventListener("keydown", onKey);
-            window.addEventListener("resize", onResize);
-        });
+        const {conversationId, store, turns} = this.props;
+        const {id: callId, server, app} = this.props.block;
+        const call = {conversationId, callId, server, app};
+        this.requests = new AppRequests(store, turns, call, new AppAsk(useService("dialog"), this));
+        this.requestsState = useState(this.requests.state);
+        this.listenToWindow();
         useEffect(
             () => this.follow(),
             () => {
@@ -129,10 +90,35 @@ export class AppFrame extends Component {
         );
         onWillUnmount(() => {
             this.alive = false;
-            window.removeEventListener("pagehide", onPageHide);
-            window.removeEventListener("keydown", onKey);
-            window.removeEventListener("resize", onResize);
+            this.requests.dispose();
             this.close("conversation closed", {wait: 0});
+        });
+    }
+
+    /** The page goes away, Escape leaves fullscreen, the window's size is the app's room. */
+    listenToWindow() {
+        const listeners = {
+            pagehide: () => this.close("page closed", {wait: 0}),
+            keydown: (event) => {
+                if (event.key === "Escape" && this.state.displayMode === "fullscreen") {
+                    this.setDisplayMode("inline");
+                }
+            },
+            resize: () => {
+                if (this.props.block.expanded) {
+                    this.session?.setContext(this.context());
+                }
+            },
+        };
+        onMounted(() => {
+            for (const [name, listener] of Object.entries(listeners)) {
+                window.addEventListener(name, listener);
+            }
+        });
+        onWillUnmount(() => {
+            for (const [name, listener] of Object.entries(listeners)) {
+                window.removeEventListener(name, listener);
+            }
         });
     }
 
@@ -145,7 +131,7 @@ export class AppFrame extends Component {
         return _t(
             "The app waits for your answer about %(tools)s, asked for the assistant's call.",
             {
-                tools: this.state.waitingFor.join(", "),
+                tools: this.requestsState.waitingFor.join(", "),
             }
         );
     }
@@ -199,30 +185,11 @@ export class AppFrame extends Component {
     async start(attempt = 0) {
         const generation = attempt ? this.generation : ++this.generation;
         Object.assign(this.state, {phase: "loading", error: null, closedByApp: false});
-        let info;
-        try {
-            [info] = await Promise.all([this.requests.open(this.writing()), loadBridge()]);
-        } catch (error) {
-            if (generation !== this.generation) {
-                return;
-            }
-            // the turn stores a call a moment after the browser hears of it (its events are
-            // committed in batches, the last ones when the answer ends): until then the server
-            // knows no such call, and the app waits for it rather than failing
-            if (attempt < OPEN_RETRIES) {
-                this.startTimer = setTimeout(() => this.start(attempt + 1), OPEN_RETRY_MS);
-                return;
-            }
-            this.fail(
-                generation,
-                _t("The app could not be opened: %(error)s", {error: error.message})
-            );
+        const info = await this.opened(generation, attempt);
+        if (!info || generation !== this.generation) {
             return;
         }
-        if (generation !== this.generation) {
-            return;
-        }
-        if (info?.error) {
+        if (info.error) {
             this.fail(generation, info.error.message || info.error.code);
             return;
         }
@@ -231,32 +198,8 @@ export class AppFrame extends Component {
         // "via <app>": a call still being written has no title of its own yet
         this.state.appTitle = info.title || null;
         this.state.prefersBorder = info.prefers_border === true;
-        const frame = document.createElement("iframe");
-        frame.className = "o_ai_mcp_app_frame";
-        frame.setAttribute("sandbox", SANDBOX);
-        if (info.allow) {
-            frame.setAttribute("allow", info.allow);
-        }
-        frame.title = this.title;
-        // the app's prefers-color-scheme is the one of its frame's color-scheme (the sandbox page
-        // passes it on): Odoo's, not the browser's, as the theme of its host context says
-        frame.style.colorScheme = this.context().theme;
-        this.holderRef.el.replaceChildren(frame);
-        this.frame = frame;
-        this.session = new AppSession({
-            info,
-            requests: this.requests,
-            context: this.context(),
-            capabilities: hostCapabilities({permissions: info.permissions, csp: info.csp}),
-            view: {
-                block: () => toRaw(this.props.block),
-                displayMode: () => this.state.displayMode,
-                setDisplayMode: (mode) => this.setDisplayMode(mode),
-                ready: () => this.ready(generation),
-                resize: (height) => this.resize(height),
-                closeRequested: () => this.close("requested by the app", {byApp: true}),
-            },
-        });
+        const frame = this.makeFrame(info);
+        this.session = this.makeSession(info, generation);
         try {
             await this.session.connect(frame.contentWindow);
         } catch (error) {
@@ -278,6 +221,65 @@ export class AppFrame extends Component {
                 );
             }
         }, START_LIMIT_MS);
+    }
+
+    /** The server's /ai_mcp/app/open answer once the bridge is loaded; null when the app does not
+     * open now (it is asked again, it failed, or another start superseded this one). */
+    async opened(generation, attempt) {
+        try {
+            const [info] = await Promise.all([this.requests.open(this.writing()), loadBridge()]);
+            return info;
+        } catch (error) {
+            if (generation !== this.generation) {
+                return null;
+            }
+            // the turn stores a call a moment after the browser hears of it (its events are
+            // committed in batches, the last ones when the answer ends): until then the server
+            // knows no such call, and the app waits for it rather than failing
+            if (attempt < OPEN_RETRIES) {
+                this.startTimer = setTimeout(() => this.start(attempt + 1), OPEN_RETRY_MS);
+                return null;
+            }
+            this.fail(
+                generation,
+                _t("The app could not be opened: %(error)s", {error: error.message})
+            );
+            return null;
+        }
+    }
+
+    /** The sandboxed frame the app runs in, in its holder. */
+    makeFrame(info) {
+        const frame = document.createElement("iframe");
+        frame.className = "o_ai_mcp_app_frame";
+        frame.setAttribute("sandbox", SANDBOX);
+        if (info.allow) {
+            frame.setAttribute("allow", info.allow);
+        }
+        frame.title = this.title;
+        // the app's prefers-color-scheme is the one of its frame's color-scheme (the sandbox page
+        // passes it on): Odoo's, not the browser's, as the theme of its host context says
+        frame.style.colorScheme = this.context().theme;
+        this.holderRef.el.replaceChildren(frame);
+        this.frame = frame;
+        return frame;
+    }
+
+    makeSession(info, generation) {
+        return new AppSession({
+            info,
+            requests: this.requests,
+            context: this.context(),
+            capabilities: hostCapabilities({permissions: info.permissions, csp: info.csp}),
+            view: {
+                block: () => toRaw(this.props.block),
+                displayMode: () => this.state.displayMode,
+                setDisplayMode: (mode) => this.setDisplayMode(mode),
+                ready: () => this.ready(generation),
+                resize: (height) => this.resize(height),
+                closeRequested: () => this.close("requested by the app", {byApp: true}),
+            },
+        });
     }
 
     ready(generation) {
@@ -362,16 +364,5 @@ export class AppFrame extends Component {
         if (clamped !== null) {
             this.state.height = clamped;
         }
-    }
-
-    /** A ui/message: the chat sends it as the user's, naming the app; null when sent, else why not. */
-    async sendMessage(text) {
-        if (!this.props.onAppMessage) {
-            return _t("This chat cannot take messages from apps.");
-        }
-        if (this.fullscreen) {
-            this.setDisplayMode("inline"); // the user sees the message and its answer
-        }
-        return this.props.onAppMessage({callId: this.props.block.id, title: this.title, text});
     }
 }

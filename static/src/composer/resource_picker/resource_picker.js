@@ -2,9 +2,8 @@
 import {Component, onWillStart, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {pickerEntries, templateSchema} from "@ai_mcp/logic/resource_attach";
-import {SchemaFormNode} from "../../schema_form/schema_form";
-import {useSchemaForm} from "../../schema_form/use_schema_form";
+import {pickerEntries, templateSchema} from "@ai_mcp/composer/logic/resource_attach";
+import {SchemaFormNode, useSchemaForm} from "@ai_mcp/schema_form";
 
 /**
  * Picks a resource of the conversation's servers to attach to the next message: a search over

@@ -1,6 +1,6 @@
 /** @odoo-module */
 /** What "Retry" sends again after a turn ended with an error. */
-import {ErrorCode} from "./chat_status.js";
+import {ErrorCode} from "../../common/chat_status.js";
 import {LOCAL_ERRORS} from "./http_errors.js";
 
 /** Refusals of a message by the server's admission step (a pace limit): nothing of it was stored. */

@@ -1,5 +1,5 @@
 /** @odoo-module */
-import {CallStatus, ChatStatus, ErrorCode} from "./chat_status.js";
+import {CallStatus, ChatStatus, ErrorCode} from "../../common/chat_status.js";
 import {FAILED_CALL_STATUS} from "./turn_protocol.js";
 import {searchBlock} from "./tool_search_block.js";
 /**

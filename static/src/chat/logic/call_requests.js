@@ -1,6 +1,6 @@
 /** @odoo-module */
 import {cancelRequested} from "./chat_state.js";
-import {CallStatus} from "./chat_status.js";
+import {CallStatus} from "../../common/chat_status.js";
 
 /**
  * What the user asks about a call that is running: stop it, or answer the question its server

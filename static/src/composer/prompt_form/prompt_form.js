@@ -2,9 +2,8 @@
 import {Component, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {promptSchema} from "@ai_mcp/logic/prompt_menu";
-import {SchemaFormNode} from "../../schema_form/schema_form";
-import {useSchemaForm} from "../../schema_form/use_schema_form";
+import {promptSchema} from "@ai_mcp/composer/logic/prompt_menu";
+import {SchemaFormNode, useSchemaForm} from "@ai_mcp/schema_form";
 
 /**
  * The arguments of the prompt picked in the `/` menu, asked with the schema form. `onSubmit(values)`

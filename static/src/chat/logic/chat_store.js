@@ -1,6 +1,6 @@
 /** @odoo-module */
 import {initialChatState, reduce} from "./chat_state.js";
-import {ChatStatus} from "./chat_status.js";
+import {ChatStatus} from "../../common/chat_status.js";
 
 /** The clock of a browser; node tests hand the store one they move themselves. */
 export const systemClock = {
@@ -40,9 +40,10 @@ export function canSend(state) {
  *   clock                        { now(), sleep(ms) }
  *   notify(message, type)        a notification the user sees
  *   router                       { pushState(state) }: the URL names the open conversation
- *   envBus                       { trigger(name, payload) }: the env's bus, heard by the app frames
+ *   envBus                       the env's bus (an EventTarget with `trigger(name, payload)`), on
+ *                                which the apps' requests hear of tools answered elsewhere
  *   busService                   { subscribe(name, fn), unsubscribe(name, fn) }: Odoo's bus from the server
- *   openWindow(url)              a page opened in a new tab
+ *   openWindow(url, {referrer})  a page opened in a new tab (`referrer: false`: not told where from)
  *   reactive(object)             state the components re-render on (OWL's `reactive`)
  *   words                        the sentences the helpers show, in the user's language
  *                                (static/src/chat/chat_action/chat_words.js)

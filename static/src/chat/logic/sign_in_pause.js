@@ -1,6 +1,6 @@
 /** @odoo-module */
 import {signedIn, signInAnswer, signInDeclined, signInOpened} from "./chat_state.js";
-import {ChatStatus} from "./chat_status.js";
+import {ChatStatus} from "../../common/chat_status.js";
 
 /** The bus notification Odoo's OAuth callback sends to the user who signed in: { server_id }. */
 export const SIGNED_IN = "ai_mcp.oauth_signed_in";

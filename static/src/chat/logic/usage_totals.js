@@ -73,6 +73,14 @@ export class UsageTotals {
         }
     }
 
+    /** The chat has opened (chat_turns.js `start`): the totals are read, unless opening its
+     * conversation read them already. */
+    opened() {
+        if (!this.asked) {
+            this.refresh();
+        }
+    }
+
     async refresh() {
         const asked = ++this.asked;
         const conversationId = this.store.chat.conversationId;

@@ -1,5 +1,5 @@
 /** @odoo-module */
-import {CallStatus} from "./chat_status.js";
+import {CallStatus} from "../../common/chat_status.js";
 /**
  * The decisions of the chat's MCP Apps host (static/src/chat/app_frame/) as plain functions with no
  * Odoo import, tested by node (static/tests/app_host.test.mjs): what the host tells an app about

@@ -9,7 +9,7 @@
  *   pickerEntries(servers, query)  -> the picker's rows: resources and templates that match
  */
 
-import {base64Bytes} from "./chat_view.js";
+import {base64Bytes} from "../../common/chat_view.js";
 import {promptSchema} from "./prompt_menu.js";
 
 export const ATTACHED_TEXT_LIMIT = 20000;

@@ -1,8 +1,8 @@
 /** @odoo-module */
 import {ChatHttpError, postStream, readEventsAfter} from "./chat_transport.js";
 import {eventFromSse, stopped} from "./chat_state.js";
-import {ErrorCode} from "./chat_status.js";
-import {isStreamingStatus} from "./chat_view.js";
+import {ErrorCode} from "../../common/chat_status.js";
+import {isStreamingStatus} from "../../common/chat_view.js";
 import {startRetryWait} from "./start_retry.js";
 import {FINAL_TYPES} from "./turn_protocol.js";
 

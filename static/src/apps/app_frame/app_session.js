@@ -1,8 +1,8 @@
 /** @odoo-module */
 import {loadJS} from "@web/core/assets";
 
-import {blockOutcome, decideDisplayMode, storedOutcome} from "@ai_mcp/logic/app_host";
-import {CallStatus} from "@ai_mcp/logic/chat_status";
+import {blockOutcome, decideDisplayMode, storedOutcome} from "@ai_mcp/apps/logic/app_host";
+import {CallStatus} from "@ai_mcp/common/chat_status";
 
 /** The vendored host bridge (static/lib/ext_apps/README.md), loaded the first time an app shows. */
 export const BRIDGE_URL = "/ai_mcp/static/lib/ext_apps/app_bridge.js";
