@@ -60,6 +60,9 @@ class MessageLog:
         # the audit row of each call that started running in this run, by call id, and when it started
         self.audit_rows: dict[str, int] = {}
         self.audit_started: dict[int, float] = {}
+        # the calls whose audit row this run tried to write, and those of them its next commit confirms
+        self.audit_tried: set[str] = set()
+        self.audit_unconfirmed: list[str] = []
 
     def apply(self, env, seq: int, event: Event) -> tuple[Event, StateChange | None]:
         """Brings the messages up to date with one event; returns the event to store (a `done` gets
@@ -120,9 +123,7 @@ class MessageLog:
             },
         )
         self.running.add(event.id)
-        self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None, event.approval)
-        if not event.requires_approval:
-            self._audit_start(env, event.id, self.tool_calls[event.id])
+        self.audit_call(env, event)
         return event, None
 
     def _tool_result(self, env, seq, event):
@@ -220,7 +221,23 @@ class MessageLog:
 
     # -- the audit rows of the calls that run ---------------------------------------------------
 
+    def audit_call(self, env, event) -> None:
+        """The audit row of the ToolCallEvent `event`, when the call runs at once (not waiting for
+        an approval): written once, whether the writer meets the call before its event is stored
+        (to commit the row before the call is sent) or with it."""
+        self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None, event.approval)
+        if not event.requires_approval and event.id not in self.audit_tried:
+            self._audit_start(env, event.id, self.tool_calls[event.id])
+
+    def take_audited(self) -> list[str]:
+        """The calls whose audit row the transaction just committed wrote (or failed to write: the
+        audit never stops a call), once."""
+        audited, self.audit_unconfirmed = self.audit_unconfirmed, []
+        return audited
+
     def _audit_start(self, env, call_id: str, call: tuple[str, str, Any, str | None]) -> None:
+        self.audit_tried.add(call_id)
+        self.audit_unconfirmed.append(call_id)
         started = env["ai.tool.call"]._record_tool_start(self.conversation_id, call_id, call, self.audit_known)
         if started:
             self.audit_rows[call_id] = started.id

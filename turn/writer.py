@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from odoo import api, fields
 
 from ..hub_process import turn_stale_after
-from ..services.events import Event
+from ..services.events import Event, ToolCallEvent
 from ..services.loop import SpendGuard, TurnControl
 from . import pacing
 from .budget_charges import charge_read_committed
@@ -49,6 +49,7 @@ class TurnData(Protocol):
     resuming: bool
     usage: UsageContext | None
     spend: SpendGuard | None
+    control: TurnControl | None
 
 
 class TurnWriter:
@@ -89,6 +90,8 @@ class TurnWriter:
         now = time.monotonic()
         if event.type in pacing.UNSTORED_TYPES:
             return self._pass(event, now)
+        if isinstance(event, ToolCallEvent) and not event.requires_approval and event.type in pacing.HELD_TYPES:
+            self._audit_at_once(event)
         self.seq += 1
         row = (self.seq, event)
         ready: list[Row] = [row]
@@ -169,6 +172,24 @@ class TurnWriter:
 
     # -- one transaction ---------------------------------------------------------------------
 
+    def _env(self, cr) -> api.Environment:
+        env = api.Environment(cr, self.turn.uid, dict(self.context), su=True)
+        if "allowed_company_ids" not in self.context:
+            self.context["allowed_company_ids"] = [env.company.id]
+        return env
+
+    def _audit_at_once(self, event: ToolCallEvent) -> None:
+        """The audit row of a call held back from the tab (stored with its result when that comes
+        soon), committed now: the turn sends the call to its server once this confirms it."""
+        with turn_cursor(self.turn.registry) as cr:
+            self.log.audit_call(self._env(cr), event)
+        self._confirm_audited()
+
+    def _confirm_audited(self) -> None:
+        audited = self.log.take_audited()
+        if audited and self.turn.control is not None:
+            self.turn.control.audited(audited)
+
     def _write(self, rows: list[Row]) -> Event | None:
         """Writes the waiting text deltas and `rows` in one transaction; returns the last row's
         event as stored (a `done` gets its message id)."""
@@ -180,9 +201,7 @@ class TurnWriter:
         with turn_cursor(turn.registry) as cr:
             if charges:
                 charge_read_committed(cr)
-            env = api.Environment(cr, turn.uid, dict(self.context), su=True)
-            if "allowed_company_ids" not in self.context:
-                self.context["allowed_company_ids"] = [env.company.id]
+            env = self._env(cr)
             now = fields.Datetime.now()
             state = rounds = None
             values, params = [], []
@@ -211,6 +230,7 @@ class TurnWriter:
                 raise TurnTakenOver()
         self.reserved = reserved
         self.last_write = time.monotonic()
+        self._confirm_audited()
         return stored
 
     def _statement(self, values: list[str], params: list[Any], rows: list[Row], state, rounds, now):

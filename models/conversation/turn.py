@@ -97,7 +97,8 @@ class AiConversation(models.Model):
             failure = exc
         hub = process_hub()
         self.env["mcp.server"]._watch_list_changes(hub)
-        control = TurnControl()
+        # a call is sent once its audit row is committed (turn/writer.py writes it as the call comes)
+        control = TurnControl(audited_first=True)
         if failure is None:
             make = partial(turn_events, partial(run_turn, request, hub, control), warnings)
         else:
