@@ -119,6 +119,7 @@ class AiConversation(models.Model):
             stopped_message=self.env._(
                 "Stopped: the connection to the browser was closed before the answer was finished."
             ),
+            database_lost_message=self.env._("The answer was interrupted: it lost its database connection."),
         )
 
     def _prompt_cache_key(self):
