@@ -91,7 +91,6 @@ from benchmarks.load.measure import (  # noqa: E402
     stream_problem,
     wave,
 )
-from benchmarks.load.postgres import PrivatePostgres  # noqa: E402
 from benchmarks.load.workload import (  # noqa: E402
     API_KEY,
     MAX_ROUNDS,
@@ -105,6 +104,7 @@ from benchmarks.load.workload import (  # noqa: E402
 )
 from testing.mcp_servers import HttpServer  # noqa: E402
 from testing.odoo_http import OdooNotFound, OdooServer, WebClient  # noqa: E402
+from testing.postgres import PrivatePostgres  # noqa: E402
 
 CONVERSATIONS = 50
 WARMUP = 4

@@ -12,6 +12,8 @@ import select
 import socket
 import time
 
+from pydantic import StrictInt, TypeAdapter, ValidationError
+
 from odoo import _, http
 from odoo.http import Response, request
 
@@ -31,6 +33,9 @@ SSE_HEADERS = [("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
 # far more than the widget's requests nest (approvals: 2 levels), far less than Python recurses
 MAX_JSON_DEPTH = 32
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# the record ids a streamed route's body may name: a JSON whole number, or null/absent for none
+RECORD_ID_FIELDS = ("assistant_id", "conversation_id", "cloud_service_id")
+_RECORD_ID = TypeAdapter(StrictInt | None)
 
 
 class ChatController(http.Controller):
@@ -240,6 +245,7 @@ class ChatController(http.Controller):
         problem = _unstorable(body)
         if problem is not None:
             raise ChatRefused.invalid(problem)
+        _check_record_ids(body)
         return body
 
     def _stream(self, turn):
@@ -269,6 +275,17 @@ class ChatController(http.Controller):
                 events.close()
 
         return Response(body(), status=200, headers=SSE_HEADERS, content_type=SSE_CONTENT_TYPE, direct_passthrough=True)
+
+
+def _check_record_ids(body):
+    """Refuses (400, naming the field) a record id that is not a whole number: an object, an array
+    or a string would otherwise fail deep in the models (a 500, which the widget takes for a full
+    pool and sends again), or an empty one pass for "none"."""
+    for name in RECORD_ID_FIELDS:
+        try:
+            _RECORD_ID.validate_python(body.get(name))
+        except ValidationError:
+            raise ChatRefused.invalid(_("%s must be a record id (a whole number).", name)) from None
 
 
 def _too_deep():

@@ -118,8 +118,13 @@ def stop_process(process: subprocess.Popen[bytes] | None, grace: float) -> None:
 class OdooServer:
     """One new database holding ai_mcp (no demo data); odoo-bin started on it, one mode at a time."""
 
-    def __init__(self, name: str, ready_timeout: float = 120.0, module: Path = ROOT) -> None:
+    def __init__(
+        self, name: str, ready_timeout: float = 120.0, module: Path = ROOT, env: dict[str, str] | None = None
+    ) -> None:
+        """`env`: more environment variables of every process started (e.g. PGHOST and PGPORT of a
+        PostgreSQL of the test's own, testing/postgres.py)."""
         self.command, odoo_addons = find_odoo()
+        self.extra_env = dict(env or {})
         self.series = odoo_series(self.command)
         self.ready_timeout = ready_timeout
         self.tmp = Path(tempfile.mkdtemp(prefix=f"ai_mcp-{name}."))
@@ -145,7 +150,7 @@ class OdooServer:
 
     def environ(self) -> dict[str, str]:
         """The environment of an Odoo process: this one's, with the module's overlay first on PYTHONPATH."""
-        env = dict(os.environ)
+        env = {**os.environ, **self.extra_env}
         if self.overlay is not None:
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.overlay), env.get("PYTHONPATH", "")]))
         return env
@@ -251,7 +256,9 @@ class OdooServer:
 
     def drop(self) -> None:
         # --force: workers that are still exiting may hold connections
-        subprocess.run(["dropdb", "--if-exists", "--force", self.db], check=False, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["dropdb", "--if-exists", "--force", self.db], check=False, stderr=subprocess.DEVNULL, env=self.environ()
+        )
 
     def close(self, keep_logs: Path | None = None) -> None:
         self.stop()

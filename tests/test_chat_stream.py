@@ -262,6 +262,43 @@ class TestChatStream(ChatCase):
         )
         self.assertEqual(response.status_code, 400)
 
+    def test_a_record_id_that_is_not_a_number_is_refused_400_naming_it(self):
+        """A 500 would be taken for a full database pool and the message sent again 8 times; a
+        malformed id must not pass for "none" either (an empty array would start a conversation
+        without the service asked for)."""
+        self.login(self.user)
+        self.llm.queue(Turn(text="first"))
+        _response, events = self.send("first")
+        conversation_id = events[0].data["conversation_id"]
+        conversations = self.env["ai.conversation"].search_count([("user_id", "=", self.user.id)])
+        for field, value in [
+            ("cloud_service_id", {"id": 1}),
+            ("cloud_service_id", []),
+            ("cloud_service_id", [1]),
+            ("cloud_service_id", "abc"),
+            ("cloud_service_id", "1"),
+            ("cloud_service_id", True),
+            ("conversation_id", {"id": conversation_id}),
+            ("assistant_id", [self.assistant.id]),
+        ]:
+            for conversation in ({}, {"conversation_id": conversation_id}):
+                body = {"assistant_id": self.assistant.id, "message": "hi", **conversation, field: value}
+                with self.subTest(field=field, value=value, conversation=conversation):
+                    response = self.post("/ai_mcp/chat/stream", body)
+                    self.assertEqual(response.status_code, 400, response.text[:300])
+                    error = response.json()["error"]
+                    self.assertEqual(error["code"], "INVALID_REQUEST")
+                    self.assertIn(field, error["message"])
+        response = self.post("/ai_mcp/chat/resume", {"conversation_id": [conversation_id], "go_on": True})
+        self.assertEqual(response.status_code, 400, response.text[:300])
+        self.assertIn("conversation_id", response.json()["error"]["message"])
+        self.assertEqual(
+            self.env["ai.conversation"].search_count([("user_id", "=", self.user.id)]), conversations, "nothing stored"
+        )
+        users = self.conversation(conversation_id).message_ids.filtered(lambda m: m.role == "user")
+        self.assertEqual(users.mapped("content"), ["first"])
+        self.assertEqual(len(self.llm.requests), 1, "the model was never asked again")
+
     def test_text_the_database_cannot_store_or_json_nested_too_deep_is_refused_400_naming_it(self):
         """A 500 would be taken for a full database pool and sent again 8 times: the user is told
         at once what is wrong with the message, and nothing is stored."""

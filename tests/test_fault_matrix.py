@@ -15,12 +15,14 @@ import json
 import socket
 import threading
 import time
+from unittest.mock import patch
 
 from odoo.tests import tagged
 
 from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer, free_port
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
+from odoo.addons.ai_mcp.turn import pacing
 
 from .chat_common import ChatCase, text_of, types_of
 
@@ -603,6 +605,28 @@ class TestFaultMatrix(ChatCase):
         told = next(m for m in self.llm.requests[-2]["messages"] if m.get("tool_call_id") == "call_slow")
         self.assertIn("may have run", told["content"])
         self.assertNotIn("Not run", told["content"])
+
+    def test_a_call_is_audited_before_its_server_runs_it(self):
+        """A process may die at any moment of a call, its first instant included: the call's audit
+        row is committed before the call is sent, so a call that reached its server always has its
+        row (saying it runs, then how it ended), whatever the turn still holds back from the tab."""
+        self.llm.queue(Turn(tool_calls=(ToolCall("slow", {"seconds": 2}, id="call_first"),)), Turn(text="Slept."))
+        finished = {}
+        # no idle tick within the test: the turn holds the call back until its result comes
+        with patch.object(pacing, "IDLE_TICK_SECONDS", 3600):
+            sending = threading.Thread(target=lambda: finished.update(events=self.send("Sleep a bit.")[1]))
+            sending.start()
+            self.assertTrue(self.wait_for_marker("slow-started"), "the call reached the server")
+            with self.registry.cursor() as cr:
+                cr.execute("SELECT status FROM ai_tool_call WHERE call_id = 'call_first'")
+                at_start = [row[0] for row in cr.fetchall()]
+            sending.join(30)
+        self.assertEqual(at_start, ["running"], "the row was there when the server started the call")
+        events = finished["events"]
+        self.assertEqual(events[-1].event, "done", types_of(events))
+        audit = self.audit_rows("call_first")
+        self.assertEqual((audit.status, audit.error_code), ("ok", False), "one row, saying how the call ended")
+        self.assert_intact(events[0].data["conversation_id"], events)
 
     def test_browser_disconnects_mid_answer(self):
         text = "".join(f"word{i} " for i in range(40))

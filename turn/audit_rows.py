@@ -36,6 +36,9 @@ class AuditRows:
         # the audit row of each call that started running in this run, by call id, and when it started
         self.audit_rows: dict[str, int] = {}
         self.audit_started: dict[int, float] = {}
+        # the calls whose audit row this run tried to write, and those of them its next commit confirms
+        self.audit_tried: set[str] = set()
+        self.audit_unconfirmed: list[str] = []
 
     @records(StartEvent)
     def _start(self, env, seq, event):
@@ -45,9 +48,7 @@ class AuditRows:
 
     @records(ToolCallEvent)
     def _tool_call(self, env, seq, event):
-        self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None, event.approval)
-        if not event.requires_approval:
-            self._audit_start(env, event.id, self.tool_calls[event.id])
+        self.audit_call(env, event)
 
     @records(ToolResultEvent)
     def _tool_result(self, env, seq, event):
@@ -73,7 +74,23 @@ class AuditRows:
             env["ai.tool.call"]._record_interrupted(self.conversation_id, event.code, durations)
             self.audit_rows.clear()
 
+    def audit_call(self, env, event: ToolCallEvent) -> None:
+        """The audit row of the call `event`, when it runs at once (not waiting for an approval):
+        written once, whether the writer meets the call before its event is stored (to commit the
+        row before the call is sent) or with it."""
+        self.tool_calls[event.id] = (event.server, event.tool, event.arguments or None, event.approval)
+        if not event.requires_approval and event.id not in self.audit_tried:
+            self._audit_start(env, event.id, self.tool_calls[event.id])
+
+    def take_audited(self) -> list[str]:
+        """The calls whose audit row the transaction just committed wrote (or failed to write: the
+        audit never stops a call), once."""
+        audited, self.audit_unconfirmed = self.audit_unconfirmed, []
+        return audited
+
     def _audit_start(self, env, call_id: str, call: tuple[str, str, Any, str | None]) -> None:
+        self.audit_tried.add(call_id)
+        self.audit_unconfirmed.append(call_id)
         started = env["ai.tool.call"]._record_tool_start(self.conversation_id, call_id, call, self.audit_known)
         if started:
             self.audit_rows[call_id] = started.id

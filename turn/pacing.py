@@ -50,6 +50,9 @@ WRITER_SHARE_OF_POOL = 0.5
 # connection before any module code runs, and holds it a moment only): the writer waits for one to
 # come back, these many seconds between tries (about 20 s in all), instead of ending its turn.
 POOL_FULL_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 3.2, 3.2, 3.2, 3.2)
+# A turn whose write found its database connection lost tries to store its final error (which says
+# so) again after these many seconds (about 15 s in all: a PostgreSQL restart takes a few).
+DATABASE_BACK_WAITS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def heartbeat_seconds(stale_after: float) -> float:

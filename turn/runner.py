@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import psycopg2
 
 from ..hub_process import process_hub
 from ..services.errors import AiMcpError, ErrorCode
@@ -27,6 +30,9 @@ from .writer import TurnTakenOver, TurnWriter
 _logger = logging.getLogger(__name__)
 
 PROVIDER_MENU = "AI > Configuration > Providers"
+# SQLSTATE classes of a connection PostgreSQL ended or refused: connection exceptions, and a server
+# shutting down or starting (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now)
+CONNECTION_LOST_STATES = ("08", "57P")
 # the model provider's errors the user may fix in the provider's settings
 PROVIDER_ERRORS = (ErrorCode.LLM_UNREACHABLE.value, ErrorCode.LLM_AUTH_FAILED.value)
 
@@ -43,6 +49,8 @@ class ChatTurn:
     make: Callable[[], AsyncIterator[Event]]
     # what the user is told when the browser goes away before the end (translated by the caller)
     stopped_message: str
+    # what the user is told when the turn can write no more, its database connection lost (translated by the caller)
+    database_lost_message: str = "The answer was interrupted: it lost its database connection."
     provider_hint: str = ""
     control: TurnControl | None = None
     # ai.tool.call's lookups for the audit rows, done where the turn is prepared
@@ -104,6 +112,12 @@ class ChatTurn:
             )
         except Exception as exc:  # noqa: BLE001 - whatever broke, the user is told and the state is released
             stream.close()
+            if database_lost(exc):
+                _logger.warning(
+                    "AI turn interrupted: conversation=%s lost its database connection: %s", self.conversation_id, exc
+                )
+                yield from self._end_database_lost(writer)
+                return
             if not isinstance(exc, AiMcpError):
                 _logger.exception("AI turn failed: conversation=%s", self.conversation_id)
                 exc = AiMcpError(ErrorCode.INTERNAL_ERROR)
@@ -113,6 +127,31 @@ class ChatTurn:
         finally:
             stream.close()
             writer.close()
+
+    def _end_database_lost(self, writer: TurnWriter) -> Iterator[tuple[int | None, Event]]:
+        """Ends the turn saying it lost its database connection, as soon as the database answers
+        again (a restart takes seconds): the tab shows why now, rather than the takeover's error
+        turn_stale_after later. Should it not come back in time, the error propagates and the
+        stream breaks; the takeover ends the turn then."""
+        unfinished = self.control.take_unfinished() if self.control is not None else None
+        final = ErrorEvent(code=ErrorCode.CANCELLED.value, message=self.database_lost_message)
+        for wait in (*pacing.DATABASE_BACK_WAITS, None):
+            try:
+                rows: list[tuple[int | None, Event]] = []
+                if unfinished is not None:
+                    written = writer.last_write
+                    rows += writer.add(unfinished)
+                    if writer.last_write != written:  # stored already: not added again
+                        unfinished = None
+                rows += writer.add(final)
+            except Exception as exc:
+                if wait is None or not database_lost(exc):
+                    raise
+                time.sleep(wait)
+                continue
+            self.final = final
+            yield from rows
+            return
 
     def _add_unfinished(self, writer: TurnWriter) -> list[tuple[int | None, Event]]:
         """The usage of the model call the stopped turn was streaming, recorded as incomplete."""
@@ -129,6 +168,16 @@ class ChatTurn:
         ):
             return event.model_copy(update={"message": f"{event.message} {self.provider_hint}"})
         return event
+
+
+def database_lost(exc: BaseException) -> bool:
+    """Whether `exc` says the connection to PostgreSQL is gone (the database restarted, the network
+    broke), rather than a statement failing (a serialization failure, a lock not available)."""
+    if isinstance(exc, psycopg2.InterfaceError):
+        return True
+    return isinstance(exc, psycopg2.OperationalError) and (
+        exc.pgcode is None or exc.pgcode.startswith(CONNECTION_LOST_STATES)
+    )
 
 
 async def turn_events(make: Callable[[], AsyncIterator[Event]], warnings: list[str]) -> AsyncIterator[Event]:

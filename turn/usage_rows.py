@@ -10,7 +10,7 @@ a lookup.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from ..services.events import UsageEvent
 from ..services.loop import SpendGuard
@@ -19,6 +19,11 @@ from . import budget_charges
 from .budget_charges import ChargedBudget, charge_budgets
 from .event_dispatch import records
 from .sql_rows import insert_row
+
+# the precision of ai.usage's cost (digits=(16, 6)): a call is charged to the budgets what its row
+# holds, so that a counter is the sum of its rows (a charge of the unrounded cost drifts from it by
+# half a millionth a call)
+COST_STEP = Decimal("0.000001")
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ class UsageLedger:
 
     @records(UsageEvent)
     def _usage(self, env, seq, event: UsageEvent) -> None:
-        cost = cost_of(event.usage, self.context.prices)
+        cost = cost_of(event.usage, self.context.prices).quantize(COST_STEP, ROUND_HALF_UP)
         self.calls += 1
         budgets = self.context.budgets
         charges = []

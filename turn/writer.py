@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from odoo import api, fields
 
 from ..hub_process import turn_stale_after
-from ..services.events import Event
+from ..services.events import Event, ToolCallEvent
 from ..services.loop import SpendGuard, TurnControl
 from . import pacing
 from .audit_rows import AuditRows
@@ -54,6 +54,7 @@ class TurnData(Protocol):
     resuming: bool
     usage: UsageContext | None
     spend: SpendGuard | None
+    control: TurnControl | None
 
 
 class TurnWriter:
@@ -72,12 +73,13 @@ class TurnWriter:
         self.last_write = time.monotonic()
         self.heartbeat_every = pacing.heartbeat_seconds(turn_stale_after())
         self.messages = MessageWriter(turn.conversation_id, turn.registry, call_requests)
+        self.audit = AuditRows(turn.conversation_id, turn.audit_known, self.messages)
         # None: a turn refused before any model call records no usage
         self.usage = UsageLedger(turn.conversation_id, turn.usage, turn.spend) if turn.usage is not None else None
         # what each event means beyond its row, written in this order
         self.records = EventDispatch(
             self.messages,
-            AuditRows(turn.conversation_id, turn.audit_known, self.messages),
+            self.audit,
             self.usage,
             RefusedParams(turn.conversation_id),
             FoundTools(turn.conversation_id),
@@ -102,6 +104,8 @@ class TurnWriter:
         now = time.monotonic()
         if event.type in pacing.UNSTORED_TYPES:
             return self._pass(event, now)
+        if isinstance(event, ToolCallEvent) and not event.requires_approval and event.type in pacing.HELD_TYPES:
+            self._audit_at_once(event)
         self.seq += 1
         row = (self.seq, event)
         ready: list[Row] = [row]
@@ -182,6 +186,24 @@ class TurnWriter:
 
     # -- one transaction ---------------------------------------------------------------------
 
+    def _env(self, cr) -> api.Environment:
+        env = api.Environment(cr, self.turn.uid, dict(self.context), su=True)
+        if "allowed_company_ids" not in self.context:
+            self.context["allowed_company_ids"] = [env.company.id]
+        return env
+
+    def _audit_at_once(self, event: ToolCallEvent) -> None:
+        """The audit row of a call held back from the tab (stored with its result when that comes
+        soon), committed now: the turn sends the call to its server once this confirms it."""
+        with turn_cursor(self.turn.registry) as cr:
+            self.audit.audit_call(self._env(cr), event)
+        self._confirm_audited()
+
+    def _confirm_audited(self) -> None:
+        audited = self.audit.take_audited()
+        if audited and self.turn.control is not None:
+            self.turn.control.audited(audited)
+
     def _write(self, rows: list[Row]) -> Event | None:
         """Writes the waiting text deltas and `rows` in one transaction; returns the last row's
         event as stored (a `done` gets its message id)."""
@@ -193,9 +215,7 @@ class TurnWriter:
         with turn_cursor(turn.registry) as cr:
             if charges:
                 charge_read_committed(cr)
-            env = api.Environment(cr, turn.uid, dict(self.context), su=True)
-            if "allowed_company_ids" not in self.context:
-                self.context["allowed_company_ids"] = [env.company.id]
+            env = self._env(cr)
             now = fields.Datetime.now()
             state = rounds = None
             values, params = [], []
@@ -224,6 +244,7 @@ class TurnWriter:
                 raise TurnTakenOver()
         self.reserved = reserved
         self.last_write = time.monotonic()
+        self._confirm_audited()
         return stored
 
     def _statement(self, values: list[str], params: list[Any], rows: list[Row], state, rounds, now):

@@ -97,7 +97,8 @@ class AiConversation(models.Model):
             failure = exc
         hub = process_hub()
         self.env["mcp.server"]._watch_list_changes(hub)
-        control = TurnControl()
+        # a call is sent once its audit row is committed (turn/writer.py writes it as the call comes)
+        control = TurnControl(audited_first=True)
         if failure is None:
             make = partial(turn_events, partial(run_turn, request, hub, control), warnings)
         else:
@@ -118,6 +119,7 @@ class AiConversation(models.Model):
             stopped_message=self.env._(
                 "Stopped: the connection to the browser was closed before the answer was finished."
             ),
+            database_lost_message=self.env._("The answer was interrupted: it lost its database connection."),
         )
 
     def _prompt_cache_key(self):

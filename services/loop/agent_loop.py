@@ -69,7 +69,7 @@ async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | Non
     """Events of one turn, or of its resumption. Runs on the hub's loop; closing it cancels
     the model request and every tool call in flight. `control` lets another thread cancel one
     call while the turn runs."""
-    turn = _Turn(request, hub)
+    turn = _Turn(request, hub, control)
     if control is not None:
         control.attach(asyncio.get_running_loop(), turn.runner.cancel, turn.runner.answer)
     try:
@@ -84,8 +84,9 @@ async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | Non
 
 
 class _Turn:
-    def __init__(self, request: TurnRequest, hub: McpHub) -> None:
+    def __init__(self, request: TurnRequest, hub: McpHub, control: TurnControl | None = None) -> None:
         self.request = request
+        self.control = control
         self.settings = request.assistant
         self.limits = request.assistant.limits
         self.hub = hub
@@ -405,6 +406,9 @@ class _Turn:
         if waiting:
             yield approval_pause(waiting, self._turn_ms())
             return
+        if self.control is not None:
+            # a process may die the instant a call reaches its server: its audit row comes first
+            await self.control.until_audited(call.id for call, _ in runnable)
         results: dict[str, ToolResultEvent] = {}
         async with contextlib.aclosing(self.runner.run(runnable)) as running:
             async for event in running:
