@@ -15,6 +15,7 @@ import {_t} from "@web/core/l10n/translation";
 import {rpc} from "@web/core/network/rpc";
 import {registry} from "@web/core/registry";
 import {useService} from "@web/core/utils/hooks";
+import {useSetupAction} from "@web/search/action_hook";
 
 import {toggleTool} from "@ai_mcp/logic/chat_state";
 import {StickToBottom} from "@ai_mcp/logic/chat_scroll";
@@ -47,6 +48,11 @@ import {StatusLine} from "../status_line/status_line";
  * call_requests.js stops a running call or answers its server's question; sign_in_pause.js and
  * pause_dialogs.js ask what a paused turn waits for; app_messages.js sends an app's message in the
  * user's name. This component renders the store's state, through its own `useState`.
+ *
+ * Opened from a form's "Ask AI" (context `ai_mcp_res_model`, `ai_mcp_res_id`), a new conversation
+ * is about that record. A link to a record opens its form over the chat, in the breadcrumbs as
+ * Discuss opens the records it names, and coming back shows the same conversation; while an answer
+ * streams, the form opens in a new tab instead, so that leaving does not stop the answer.
  */
 export class ChatAction extends Component {
     static template = "ai_mcp.ChatAction";
@@ -91,7 +97,17 @@ export class ChatAction extends Component {
         this.usage = useState(this.usageTotals.state);
         this.pauses = new PauseDialogs(useService("dialog"), this.turns);
         // an app asks about a tool only when the model's call of it is not waiting for an answer
-        useSubEnv({aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool)});
+        this.action = useService("action");
+        useSubEnv({
+            aiMcpModelAsks: (server, tool) => modelAsks(this.state.chat, server, tool),
+            aiMcpOpenRecord: (record) => this.openRecord(record),
+        });
+        useSetupAction({
+            getLocalState: () => ({
+                conversationId: this.chat.conversationId || null,
+                subject: this.chat.conversationId ? null : this.state.subject,
+            }),
+        });
         this.mounted = false;
         // Opens the approval or "continue?" dialog once for each pause the reducer reports.
         this.store.subscribe((chat) => this.mounted && this.pauses.show(chat));
@@ -211,9 +227,25 @@ export class ChatAction extends Component {
         this.state.assistantId = this.state.assistants[0]?.id ?? null;
         this.usageTotals.refresh();
         const action = this.props.action || {};
-        const activeId = parseInt(action.context?.active_id ?? action.params?.active_id, 10);
+        const back = this.props.state || {}; // what the chat showed before a record was opened over it
+        const context = action.context || {};
+        const activeId = parseInt(
+            back.conversationId ?? context.active_id ?? action.params?.active_id,
+            10
+        );
+        const subject = back.subject || {
+            res_model: context.ai_mcp_res_model,
+            res_id: context.ai_mcp_res_id,
+        };
         if (activeId) {
             await this.turns.openConversation(activeId, {push: false});
+        } else if (
+            subject.res_model &&
+            !(await this.turns.newChatAbout(subject.res_model, subject.res_id))
+        ) {
+            this.notification.add(_t("This record cannot be opened; the chat is not about it."), {
+                type: "warning",
+            });
         }
         this.ui.loading = false;
     }
@@ -241,6 +273,20 @@ export class ChatAction extends Component {
 
     onCloudServiceChange(id) {
         this.state.cloudServiceId = id;
+    }
+
+    /** A link to a record ({model, id, href}): its form, in the breadcrumbs over the chat. */
+    openRecord({model, id, href}) {
+        if (this.streaming) {
+            window.open(href, "_blank", "noopener");
+            return;
+        }
+        this.action.doAction({
+            type: "ir.actions.act_window",
+            res_model: model,
+            res_id: id,
+            views: [[false, "form"]],
+        });
     }
 
     /** A resource link in a call's result, read from that call's server: {contents} or {error}. */
