@@ -221,17 +221,21 @@ function table(lines, i, html) {
     }
     // a row has the header's columns: a short one (still streaming) is padded, extra cells dropped
     const rowHtml = (cells, tag) =>
-        `<tr>${header
-            .map((_, column) => {
-                const align = aligns[column] ? ` class="text-${aligns[column]}"` : "";
-                return `<${tag}${align}>${inline(cells[column] ?? "")}</${tag}>`;
-            })
-            .join("")}</tr>`;
+        "<tr>" +
+        header.map((_, column) => cellHtml(tag, aligns[column], cells[column] ?? "")).join("") +
+        "</tr>";
     const body = rows.length
         ? `<tbody>${rows.map((row) => rowHtml(row, "td")).join("")}</tbody>`
         : "";
     html.push(`<table><thead>${rowHtml(header, "th")}</thead>${body}</table>`);
     return next;
+}
+
+/** No template literal within another's `${}`: Odoo's asset minifier takes the inner one for code
+ * and drops its spaces (`<thclass=...>`). */
+function cellHtml(tag, align, text) {
+    const attribute = align ? ` class="text-${align}"` : "";
+    return `<${tag}${attribute}>${inline(text)}</${tag}>`;
 }
 
 // -- lists ----------------------------------------------------------------------------------------
