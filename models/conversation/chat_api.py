@@ -126,6 +126,8 @@ class AiConversation(models.Model):
         channel=None,
         request_key=None,
         app_call_id=None,
+        res_model=None,
+        res_id=None,
     ):
         """Claims the conversation (a new one when none is given) for a turn answering `message`,
         stores the message, and returns the ChatTurn to run. Raises ChatRefused; ALREADY_RECEIVED,
@@ -133,7 +135,8 @@ class AiConversation(models.Model):
         sent again by a browser that could not tell it had been); the admission step's refusal
         (admission.py: pace limits, spent budgets) when the user may not start a turn now.
         `app_call_id`: the call of the
-        conversation whose app sends the message in the user's name."""
+        conversation whose app sends the message in the user's name. `res_model`, `res_id`: the
+        record a new conversation is about (subject_chat.py), which the user must be able to read."""
         user = self.env.user
         assistant = self._usable_assistant(assistant_id)
         text = message.strip() if isinstance(message, str) else ""
@@ -144,6 +147,9 @@ class AiConversation(models.Model):
         self._refuse_received_again(request_key)
         if app_call_id is not None and not conversation_id:
             raise ChatRefused.invalid(self.env._("This message names an app that is not in this conversation."))
+        if conversation_id and (res_model is not None or res_id is not None):
+            raise ChatRefused.invalid(self.env._("A conversation keeps the record it was started about."))
+        subject = self._chat_subject_values(res_model, res_id)
         conversation = self._chat_own(conversation_id) if conversation_id else self.browse()
         if conversation:
             if conversation.assistant_id != assistant:
@@ -167,6 +173,7 @@ class AiConversation(models.Model):
                     "channel_id": channel.id if channel else False,
                     # the company chatted in; the assistant's or the service's when they have one
                     "company_id": (assistant.company_id or service.company_id or self.env.company).id,
+                    **subject,
                 }
             )
             conversation = conversation._in_its_company()

@@ -88,6 +88,7 @@ class AiConversation(models.Model):
                 sign_in_links=links,
                 declined=frozenset(server._server_key() for server in (declined or ()) if server.exists()),
                 spent=spent,
+                subject=self._subject_prompt(),
                 app_contexts=self._app_contexts(),
                 found_tools=tuple(ToolKey.model_validate(key) for key in self.sudo().found_tools or ()),
                 prompt_cache_key=self._prompt_cache_key(),

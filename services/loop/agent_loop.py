@@ -323,7 +323,15 @@ class _Turn:
     def _system_prompt(self, with_tools: bool) -> str:
         searching = self.offer.prompt_line() if with_tools else ""
         prompt = "\n\n".join(
-            filter(None, [self.settings.system_prompt, prompt_section(self.request.app_contexts), searching])
+            filter(
+                None,
+                [
+                    self.settings.system_prompt,
+                    self.request.subject,
+                    prompt_section(self.request.app_contexts),
+                    searching,
+                ],
+            )
         )
         if self.prompted and with_tools and self.bound.tools:
             prompt = f"{prompt}\n\n{describe_tools(self.offer.described())}".strip()

@@ -78,6 +78,8 @@ class TurnRequest(BaseModel):
     # seconds of the turn's time limit its earlier runs used, for a resumption after an approval
     # or a sign-in (the pause event's turn_ms): the user's time is never counted
     spent: float = Field(0.0, ge=0)
+    # which record the conversation is about, a line of the system prompt ("" when none)
+    subject: str = ""
     # what the apps shown in the conversation last told the model (app_context.py)
     app_contexts: tuple[AppContext, ...] = ()
     # the tools its searches found, least recently used first (ToolSearchEvent.kept)

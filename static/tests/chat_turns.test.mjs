@@ -352,6 +352,53 @@ describe("ChatTurns on the store", () => {
         assert.equal(store.chat.conversationId, 7);
         assert.deepEqual(seen.notified, [{message: "words.notOpened", type: "danger"}]);
     });
+
+    test("a chat opened about a record starts its conversation with that record, once", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        const subject = {
+            res_model: "res.partner",
+            res_id: 14,
+            model_name: "Contact",
+            display_name: "Azure Interior",
+            url: "/odoo/res.partner/14",
+        };
+        server.routes["/ai_mcp/subject"] = subject;
+        assert.equal(await turns.newChatAbout("res.partner", 14), true);
+        assert.deepEqual(server.calls("/ai_mcp/subject"), [{res_model: "res.partner", res_id: 14}]);
+        assert.deepEqual(store.state.subject, subject);
+        server.streamed.push(eventStream([e.start(), e.text("Hello"), e.done(1)]));
+        server.streamed.push(eventStream([e.start(), e.text("Again"), e.done(1)]));
+        await turns.send("who is it?");
+        await turns.send("and then?");
+        assert.equal(server.fetched[0].body.res_model, "res.partner");
+        assert.equal(server.fetched[0].body.res_id, 14);
+        assert.equal(server.fetched[1].body.conversation_id, 7);
+        assert.equal(
+            "res_model" in server.fetched[1].body,
+            false,
+            "a started conversation keeps its record"
+        );
+        turns.newChat();
+        assert.equal(store.state.subject, null);
+    });
+
+    test("a record the server refuses is no subject; a stored conversation shows its own", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        server.routes["/ai_mcp/subject"] = new Error("404");
+        assert.equal(await turns.newChatAbout("res.partner", 99), false);
+        assert.equal(store.state.subject, null);
+        const subject = {res_model: "res.partner", res_id: 14, display_name: "Azure Interior"};
+        server.routes["/ai_mcp/conversation/7/history"] = {
+            conversation: {id: 7, assistant_id: 3, state: "idle", subject},
+            messages: [],
+            events: [],
+        };
+        await turns.openConversation(7, {push: false});
+        assert.deepEqual(store.state.subject, subject);
+    });
 });
 
 describe("Opening the chat", () => {

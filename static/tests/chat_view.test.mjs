@@ -4,6 +4,7 @@ import {describe, test} from "node:test";
 import {
     allDecided,
     approvalsFor,
+    clickedRecord,
     formatDuration,
     iconSrc,
     progressPercent,
@@ -199,6 +200,48 @@ describe("resultItems", () => {
         assert.deepEqual(nested.value, {a: {b: 1}, c: 2}, "shown as a tree that folds");
     });
 
+    test("records of a This Odoo result are links to their forms; other URLs are no links", () => {
+        const data = {
+            model: "res.partner",
+            model_name: "Contact",
+            records: [
+                {
+                    id: 14,
+                    display_name: "Azure Interior",
+                    url: "/odoo/res.partner/14",
+                    city: "Paris",
+                },
+                {id: 15, display_name: "Evil", url: "javascript:alert(1)"},
+                {id: 16, display_name: "Far", url: "https://evil.example/odoo/res.partner/16"},
+            ],
+            count: 120,
+            returned: 3,
+            more: "offset 3",
+        };
+        const [records] = resultItems([
+            {type: "text", text: "| [Azure Interior](/odoo/res.partner/14) | Paris |"},
+            {type: "structured", data},
+        ]).slice(1);
+        assert.deepEqual(records, {
+            kind: "records",
+            modelName: "Contact",
+            records: [
+                {
+                    key: 0,
+                    name: "Azure Interior",
+                    href: "/odoo/res.partner/14",
+                    model: "res.partner",
+                    id: 14,
+                },
+                {key: 1, name: "Evil", href: null, model: null, id: null},
+                {key: 2, name: "Far", href: null, model: null, id: null},
+            ],
+            count: 120,
+            returned: 3,
+            index: 1,
+        });
+    });
+
     test("JSON written as text is indented; other text stays as it is", () => {
         assert.deepEqual(resultItems([{type: "text", text: '[1, {"a": 2}]'}])[0], {
             kind: "json",
@@ -303,5 +346,47 @@ describe("resultItems: embedded binary resources", () => {
             [item.kind, item.type, item.uri, item.mimeType, item.blob, item.bytes],
             ["blocked", "resource", "images://dot.png", "image/png", PNG, 70]
         );
+    });
+});
+
+describe("clickedRecord", () => {
+    const click = (href, options = {}) => ({
+        button: 0,
+        target: {
+            closest: (selector) =>
+                selector === "a[href]" && href !== null ? {getAttribute: () => href} : null,
+        },
+        ...options,
+    });
+
+    test("a plain click on a record link opens that record", () => {
+        assert.deepEqual(clickedRecord(click("/odoo/res.partner/14")), {
+            model: "res.partner",
+            id: 14,
+            href: "/odoo/res.partner/14",
+        });
+    });
+
+    test("a click asking for a new tab or window is left to the browser", () => {
+        for (const options of [
+            {ctrlKey: true},
+            {metaKey: true},
+            {shiftKey: true},
+            {altKey: true},
+            {button: 1},
+        ]) {
+            assert.equal(clickedRecord(click("/odoo/res.partner/14", options)), null);
+        }
+    });
+
+    test("any other link, or no link, is not opened as a record", () => {
+        for (const href of [
+            "https://example.com/odoo/res.partner/1",
+            "/web#id=1&model=res.partner",
+            "javascript:alert(1)",
+            null,
+        ]) {
+            assert.equal(clickedRecord(click(href)), null);
+        }
     });
 });

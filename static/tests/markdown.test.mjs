@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
 import {describe, test} from "node:test";
 
+import {recordLink} from "../src/common/record_link.js";
 import {renderMarkdown} from "../src/chat/logic/markdown.js";
 
 const LINK_ATTRIBUTES = 'rel="noopener noreferrer" target="_blank"';
 
 // Every tag the renderer may write, attributes included; anything else in the output is an injection.
 const ALLOWED_TAGS = [
-    /^<\/?(p|strong|em|code|pre|ul|ol|li|a|h[1-6])>$/,
+    /^<\/?(p|strong|em|code|pre|ul|ol|li|a|h[1-6]|table|thead|tbody|tr|th|td)>$/,
+    /^<(th|td) class="text-(start|end|center)">$/,
+    /^<a href="\/odoo\/[a-z0-9_.]+\/\d+" data-res-model="[a-z0-9_.]+" data-res-id="\d+">$/,
     /^<br>$/,
     /^<ol start="\d+">$/,
     /^<code class="language-[\w#+.-]+">$/,
@@ -187,7 +190,7 @@ describe("renderMarkdown escapes", () => {
             const html = renderMarkdown(input);
             assertSafe(html, input);
             assert.doesNotMatch(html, /<(script|img|svg|iframe|style|b |i>|h1 |li |ol start=1)/i);
-            assert.doesNotMatch(html, /href="(?!https?:\/\/|mailto:)/i);
+            assert.doesNotMatch(html, /href="(?!https?:\/\/|mailto:|\/odoo\/)/i);
         });
     }
 
@@ -233,6 +236,163 @@ describe("renderMarkdown on long, hostile input", () => {
     for (const [name, [input, expected]] of Object.entries(cases)) {
         test(name, () => {
             assert.equal(renderMarkdown(input), expected);
+        });
+    }
+});
+
+describe("renderMarkdown renders tables", () => {
+    const cases = [
+        [
+            "a table with a header, aligned columns and inline syntax",
+            "| Name | **Due** | Total |\n|:-----|:---:|---:|\n| `SO1` | *today* | 10 |",
+            '<table><thead><tr><th class="text-start">Name</th><th class="text-center"><strong>Due</strong></th><th class="text-end">Total</th></tr></thead>' +
+                '<tbody><tr><td class="text-start"><code>SO1</code></td><td class="text-center"><em>today</em></td><td class="text-end">10</td></tr></tbody></table>',
+        ],
+        [
+            "a table after a paragraph line, ended by a blank line",
+            "Orders:\na | b\n--- | ---\n1 | 2\n\nDone.",
+            "<p>Orders:</p><table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table><p>Done.</p>",
+        ],
+        [
+            "short rows padded, long rows cut to the header's columns",
+            "| a | b |\n|---|---|\n| 1 |\n| 1 | 2 | 3 |",
+            "<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>1</td><td></td></tr><tr><td>1</td><td>2</td></tr></tbody></table>",
+        ],
+        [
+            "an escaped pipe inside a cell",
+            "| a |\n|---|\n| x \\| y |",
+            "<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>x | y</td></tr></tbody></table>",
+        ],
+        [
+            "a delimiter row of another width is no table",
+            "| a | b |\n|---|\n| 1 | 2 |",
+            "<p>| a | b |<br>|---|<br>| 1 | 2 |</p>",
+        ],
+        ["pipes in a sentence", "a | b and c | d", "<p>a | b and c | d</p>"],
+        [
+            "a table ended by a line without a pipe",
+            "| a |\n|---|\n| 1 |\nNext line",
+            "<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>1</td></tr></tbody></table><p>Next line</p>",
+        ],
+    ];
+    for (const [name, input, expected] of cases) {
+        test(name, () => {
+            const html = renderMarkdown(input);
+            assert.equal(html, expected);
+            assertSafe(html, input);
+        });
+    }
+
+    test("a table streamed in deltas is a table from its delimiter row on, never raw HTML", () => {
+        const answer =
+            "Found:\n\n| Partner | Note |\n| --- | --- |\n| [Azure](/odoo/res.partner/14) | <img src=x onerror=alert(1)> |\n| [x](javascript:alert(1)) | <script>alert(1)</script> |\n\nThat is all.";
+        const headerEnd = answer.indexOf("| --- |") + 1;
+        for (let end = 0; end <= answer.length; end++) {
+            const html = renderMarkdown(answer.slice(0, end));
+            assertSafe(html, answer.slice(0, end));
+            if (end >= headerEnd) {
+                assert.match(
+                    html,
+                    /^<p>Found:<\/p><table><thead><tr><th>Partner<\/th><th>Note<\/th>/
+                );
+            }
+        }
+    });
+
+    test("a half-streamed row shows the cells so far, the rest empty", () => {
+        assert.equal(
+            renderMarkdown("| a | b | c |\n|---|---|---|\n| 1 | [Azure](/odoo/res.par"),
+            "<table><thead><tr><th>a</th><th>b</th><th>c</th></tr></thead><tbody><tr><td>1</td><td>[Azure](/odoo/res.par</td><td></td></tr></tbody></table>"
+        );
+    });
+});
+
+describe("renderMarkdown escapes in table cells", () => {
+    const vectors = [
+        "| a |\n|---|\n| <script>alert(1)</script> |",
+        "| a |\n|---|\n| <img src=x onerror=alert(1)> |",
+        "| a |\n|---|\n| [x](javascript:alert(1)) |",
+        "| a |\n|---|\n| [x](JaVaScRiPt:alert(1)) |",
+        "| <th onclick=alert(1)> |\n|---|\n| x |",
+        '| a |\n|---|\n| [x](/odoo/res.partner/1" onclick="alert(1)) |',
+        '| a |\n|--:" onclick="alert(1)|\n| x |',
+    ];
+    for (const input of vectors) {
+        test(JSON.stringify(input), () => {
+            const html = renderMarkdown(input);
+            assertSafe(html, input);
+            assert.doesNotMatch(html, /<(script|img|th |td )(?! ?class="text-)/i);
+            assert.doesNotMatch(html, /href="(?!https?:\/\/|mailto:|\/odoo\/)/i);
+        });
+    }
+
+    test("a javascript: link in a cell is the text the model wrote", () => {
+        assert.equal(
+            renderMarkdown("| a |\n|---|\n| [x](javascript:alert(1)) |"),
+            "<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>[x](javascript:alert(1))</td></tr></tbody></table>"
+        );
+    });
+});
+
+describe("record links", () => {
+    test("a link to a record's form in the web client carries the record", () => {
+        assert.equal(
+            renderMarkdown("[Azure Interior](/odoo/res.partner/14)"),
+            '<p><a href="/odoo/res.partner/14" data-res-model="res.partner" data-res-id="14">Azure Interior</a></p>'
+        );
+    });
+
+    const opened = [
+        ["/odoo/res.partner/14", {model: "res.partner", id: 14}],
+        ["/odoo/sale.order.line/7", {model: "sale.order.line", id: 7}],
+        ["/odoo/x_custom_model/1", {model: "x_custom_model", id: 1}],
+    ];
+    for (const [url, record] of opened) {
+        test(`${url} opens its record`, () => assert.deepEqual(recordLink(url), record));
+    }
+
+    const inert = [
+        "/odoo/res.partner/0",
+        "/odoo/res.partner/14/edit",
+        "/odoo/res.partner/14?debug=1",
+        "/odoo/res.partner/new",
+        "/odoo/action-123/14",
+        "/odoo/Res.Partner/14",
+        "/odoo//14",
+        "/odoo/res.partner/99999999999",
+        "//odoo/res.partner/14",
+        "/web#id=14&model=res.partner",
+        "https://evil.example/odoo/res.partner/14",
+        "javascript:alert(1)//odoo/res.partner/14",
+        " /odoo/res.partner/14",
+        null,
+    ];
+    for (const url of inert) {
+        test(`${JSON.stringify(url)} is no record link`, () => {
+            assert.equal(recordLink(url), null);
+            if (url) {
+                const html = renderMarkdown(`[x](${url})`);
+                assert.doesNotMatch(html, /data-res-model/);
+                assertSafe(html, url);
+            }
+        });
+    }
+
+    test("a relative link that is no record stays text", () => {
+        assert.equal(renderMarkdown("[x](/odoo/action-1/2)"), "<p>[x](/odoo/action-1/2)</p>");
+    });
+});
+
+describe("renderMarkdown on long, hostile tables", () => {
+    const cases = {
+        "a row of pipes": [`|${"|".repeat(200_000)}\n|---|`],
+        "many columns": [`${"| a ".repeat(50_000)}|\n${"|---".repeat(50_000)}|`],
+        "many rows": [`| a |\n|---|\n${"| x |\n".repeat(40_000)}`],
+        "escaped pipes": [`| ${"\\|".repeat(100_000)} |\n|---|`],
+    };
+    for (const [name, [input]] of Object.entries(cases)) {
+        test(name, () => {
+            assertSafe(renderMarkdown(input), name);
         });
     }
 });

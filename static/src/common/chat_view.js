@@ -1,5 +1,6 @@
 /** @odoo-module */
 import {ChatStatus} from "./chat_status.js";
+import {recordLink} from "./record_link.js";
 /**
  * What the chat components show of the reducer's state (chat_state.js), as plain functions with no
  * Odoo import, tested by node (static/tests/chat_view.test.mjs). Words the user reads are not made
@@ -85,6 +86,10 @@ export function formatDuration(ms) {
  *   fields    { rows: [[name, value]] }      structured content that is one flat record
  *   table     { caption, columns, rows, more }  structured content holding one list of flat records
  *                                            (at most TABLE_ROWS rows; `more` says how many are left out)
+ *   records   { modelName, records: [{ key, name, href, model, id }], count, returned }
+ *                                            structured content listing Odoo records, each with its
+ *                                            `url` (the "This Odoo" tools): links to their forms; a
+ *                                            record whose url is no record link (recordLink) has no href
  * A text part repeating the structured content (as MCP servers are told to do) is shown once, and
  * so is a plain value that a server wraps as structured content {"result": value} and also sends as text.
  */
@@ -125,7 +130,7 @@ function resultItem(part, structured) {
             return {kind: "json", json: prettyJson(json)};
         }
         case "structured":
-            return structuredItem(part.data);
+            return recordsItem(part.data) ?? structuredItem(part.data);
         case "image": {
             const src = imageDataUri(part);
             return src
@@ -178,6 +183,21 @@ function resultItem(part, structured) {
     }
 }
 
+/**
+ * The record a click on a link opens in the web client, {model, id, href}: a plain click on a link
+ * to a record's form (recordLink). Null for any other link, and for a click asking for a new tab or
+ * window, which the browser handles itself from the link's href.
+ */
+export function clickedRecord(ev) {
+    const link = ev?.target?.closest?.("a[href]");
+    if (!link || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) {
+        return null;
+    }
+    const href = link.getAttribute("href");
+    const record = recordLink(href);
+    return record ? {...record, href} : null;
+}
+
 /** A JSON object or array written as text, else undefined (a number or a word stays text). */
 const TABLE_ROWS = 50;
 const TABLE_COLUMNS = 12;
@@ -227,6 +247,35 @@ function structuredItem(data) {
         }
     }
     return {kind: "json", json: prettyJson(data), value: data};
+}
+
+/** `{model_name, records: [{id, display_name, url, ...}], count, returned}` as links to the records. */
+function recordsItem(data) {
+    const list = isRecord(data) ? data.records : null;
+    if (
+        !Array.isArray(list) ||
+        !list.length ||
+        !list.every((row) => isRecord(row) && typeof row.url === "string")
+    ) {
+        return null;
+    }
+    const count = (value) => (Number.isInteger(value) && value >= 0 ? value : null);
+    return {
+        kind: "records",
+        modelName: typeof data.model_name === "string" ? data.model_name : "",
+        records: list.slice(0, TABLE_ROWS).map((row, key) => {
+            const record = recordLink(row.url);
+            return {
+                key,
+                name: scalarText(row.display_name ?? row.id ?? row.url),
+                href: record ? row.url : null,
+                model: record?.model ?? null,
+                id: record?.id ?? null,
+            };
+        }),
+        count: count(data.count) ?? list.length,
+        returned: count(data.returned) ?? list.length,
+    };
 }
 
 /** Servers wrap a plain result as {"result": value} for the structured copy; a text part saying the

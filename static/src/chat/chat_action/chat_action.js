@@ -8,12 +8,14 @@ import {
     useEffect,
     useRef,
     useState,
+    useSubEnv,
 } from "@odoo/owl";
 import {router} from "@web/core/browser/router";
 import {_t} from "@web/core/l10n/translation";
 import {rpc} from "@web/core/network/rpc";
 import {registry} from "@web/core/registry";
 import {useService} from "@web/core/utils/hooks";
+import {useSetupAction} from "@web/search/action_hook";
 
 import {toggleTool} from "@ai_mcp/chat/logic/chat_state";
 import {StickToBottom} from "@ai_mcp/chat/logic/chat_scroll";
@@ -43,6 +45,13 @@ import {StatusLine} from "../status_line/status_line";
  * pause_dialogs.js ask what a paused turn waits for. The apps of tool calls (AppFrame) take the
  * store and the turns, to send a message in the user's name. This component renders the store's
  * state, through its own `useState`.
+ *
+ * Opened from a form's "Ask AI" (context `ai_mcp_res_model`, `ai_mcp_res_id`), a new conversation
+ * is about that record. A link to a record opens its form over the chat, in the breadcrumbs as
+ * Discuss opens the records it names, and coming back shows the same conversation; while an answer
+ * streams, the form opens in a new tab instead, so that leaving does not stop the answer. The
+ * message list and the tool results reach that through the env (`aiMcpOpenRecord`): opening a form
+ * is the action service's, which the store's pure helpers do not know.
  */
 export class ChatAction extends Component {
     static template = "ai_mcp.ChatAction";
@@ -86,6 +95,14 @@ export class ChatAction extends Component {
         this.usageTotals = new UsageTotals(this.store);
         this.usage = useState(this.usageTotals.state);
         this.pauses = new PauseDialogs(useService("dialog"), this.turns);
+        this.action = useService("action");
+        useSubEnv({aiMcpOpenRecord: (record) => this.openRecord(record)});
+        useSetupAction({
+            getLocalState: () => ({
+                conversationId: this.chat.conversationId || null,
+                subject: this.chat.conversationId ? null : this.state.subject,
+            }),
+        });
         this.mounted = false;
         // Opens the approval or "continue?" dialog once for each pause the reducer reports.
         this.store.subscribe((chat) => this.mounted && this.pauses.show(chat));
@@ -192,9 +209,30 @@ export class ChatAction extends Component {
 
     async load() {
         const action = this.props.action || {};
-        const activeId = parseInt(action.context?.active_id ?? action.params?.active_id, 10);
+        const back = this.props.state || {}; // what the chat showed before a record was opened over it
+        const context = action.context || {};
+        const activeId = parseInt(
+            back.conversationId ?? context.active_id ?? action.params?.active_id,
+            10
+        );
+        const subject = back.subject || {
+            res_model: context.ai_mcp_res_model,
+            res_id: context.ai_mcp_res_id,
+        };
         try {
             await this.turns.start(activeId || null);
+            if (
+                !activeId &&
+                subject.res_model &&
+                !(await this.turns.newChatAbout(subject.res_model, subject.res_id))
+            ) {
+                this.notification.add(
+                    _t("This record cannot be opened; the chat is not about it."),
+                    {
+                        type: "warning",
+                    }
+                );
+            }
         } catch (error) {
             this.ui.loading = false;
             throw error;
@@ -226,6 +264,20 @@ export class ChatAction extends Component {
 
     onCloudServiceChange(id) {
         this.state.cloudServiceId = id;
+    }
+
+    /** A link to a record ({model, id, href}): its form, in the breadcrumbs over the chat. */
+    openRecord({model, id, href}) {
+        if (this.streaming) {
+            window.open(href, "_blank", "noopener");
+            return;
+        }
+        this.action.doAction({
+            type: "ir.actions.act_window",
+            res_model: model,
+            res_id: id,
+            views: [[false, "form"]],
+        });
     }
 
     /** A resource link in a call's result, read from that call's server: {contents} or {error}. */

@@ -2,6 +2,7 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
+import {clickedRecord} from "@ai_mcp/logic/chat_view";
 import {RememberedApprovals} from "../remembered_approvals/remembered_approvals";
 import {UsageSummary} from "../usage_summary/usage_summary";
 
@@ -10,6 +11,7 @@ import {UsageSummary} from "../usage_summary/usage_summary";
  * cloud-service picker (whose servers add tools to the conversation). Both are fixed once the
  * conversation has started. A started conversation lists the tools the user allowed in it. The
  * tokens the conversation and the user's month used are shown small (`usage`: usage_totals.js).
+ * A conversation about a record (`subject`) links to that record's form.
  */
 export class ChatHeader extends Component {
     static template = "ai_mcp.ChatHeader";
@@ -20,6 +22,7 @@ export class ChatHeader extends Component {
         assistants: Array,
         assistantId: {type: [Number, {value: null}], optional: true},
         cloudServiceId: {type: [Number, {value: null}], optional: true},
+        subject: {type: [Object, {value: null}], optional: true},
         locked: Boolean,
         usage: {type: Object, optional: true},
         onToggleList: Function,
@@ -40,6 +43,19 @@ export class ChatHeader extends Component {
 
     get lockedTitle() {
         return this.props.locked ? _t("Start a new chat to change this") : "";
+    }
+
+    get subjectLabel() {
+        const {model_name: model, display_name: name} = this.props.subject;
+        return model ? _t("%(model)s: %(name)s", {model, name}) : name;
+    }
+
+    openSubject(ev) {
+        const record = clickedRecord(ev);
+        if (record && this.env.aiMcpOpenRecord) {
+            ev.preventDefault();
+            this.env.aiMcpOpenRecord(record);
+        }
     }
 
     onAssistantChange(ev) {

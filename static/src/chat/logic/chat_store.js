@@ -30,6 +30,8 @@ export function canSend(state) {
  *   chat            the reducer state of the open conversation (chat_state.js)
  *   assistants      the assistants the user may chat with; `assistantId` the chosen one
  *   cloudServiceId  the cloud service a new conversation is for (null: none)
+ *   subject         the record the conversation is about (null: none), as /ai_mcp/subject gives it:
+ *                   { res_model, res_id, model_name, display_name, url }
  *   conversations   the user's conversations, for the list
  *   busy            a request streams
  *   startRetry      a message's start is sent again: which try (null: it is not)
@@ -57,6 +59,7 @@ export class ChatStore {
             assistants: [],
             assistantId: null,
             cloudServiceId: null,
+            subject: null,
             conversations: [],
             busy: false,
             startRetry: null,

@@ -69,6 +69,7 @@ export class ChatTurns {
         chat = {...chat, conversationId: conversation.id || id};
         store.state.assistantId = relationId(conversation.assistant_id) ?? store.state.assistantId;
         store.state.cloudServiceId = relationId(conversation.cloud_service_id);
+        store.state.subject = conversation.subject || null;
         if (isStreamingStatus(chat.status) && conversation.state !== ConversationState.RUNNING) {
             // The stored turn never got its last event (the server stopped in the middle of it).
             chat = reduce(chat, {type: "error", code: "INTERRUPTED", message: words.interrupted()});
@@ -89,11 +90,34 @@ export class ChatTurns {
         }
         this.stream.forget();
         store.state.cloudServiceId = null;
+        store.state.subject = null;
         if (!store.state.assistants.some((assistant) => assistant.id === store.state.assistantId)) {
             store.state.assistantId = store.state.assistants[0]?.id ?? null;
         }
         store.replace(initialChatState());
         store.services.router.pushState({active_id: undefined});
+    }
+
+    /** A new conversation about a record the user may read ("Ask AI" on its form): its first
+     * message starts it with the record as its subject. False, and nothing changes, when the server
+     * refuses the record (gone, or closed to her). */
+    async newChatAbout(resModel, resId) {
+        const {store} = this;
+        let subject;
+        try {
+            subject = await store.services.rpc("/ai_mcp/subject", {
+                res_model: resModel,
+                res_id: resId,
+            });
+        } catch {
+            return false;
+        }
+        if (!store.alive || !subject || subject.error) {
+            return false;
+        }
+        this.newChat();
+        store.state.subject = subject;
+        return true;
     }
 
     /** `requestKey`: the name of a message sent again in place of one that may have been stored;
@@ -111,6 +135,11 @@ export class ChatTurns {
             return Boolean(storedIn);
         };
         const body = {...store.conversationParams(), message: text, request_key: requestKey};
+        const subject = store.state.subject;
+        if (subject && !before.conversationId) {
+            body.res_model = subject.res_model;
+            body.res_id = subject.res_id;
+        }
         if (app) {
             body.app_call_id = app.callId;
         }

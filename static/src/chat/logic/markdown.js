@@ -1,17 +1,21 @@
 /** @odoo-module */
+import {recordLink} from "../../common/record_link.js";
 /**
  * Markdown of the assistant's answers as an HTML string, for t-out with markup().
  *
  * The model's text is untrusted (a tool's output can steer it), so safety does not rest on
  * sanitizing: every character of the input reaches the output through escapeHtml(), the only tags
- * are the ones written below, and links keep http(s) and mailto URLs only.
+ * are the ones written below, and links keep http(s) and mailto URLs, and the web client's own
+ * record links `/odoo/<model>/<id>` (recordLink), which carry the record in data attributes for
+ * the chat to open in the web client.
  * The answer is rendered again on every streamed delta, so parsing is line by line and each inline
  * search resumes where the last one stopped: no regex that can backtrack over a long input. Text cut
- * off mid-stream renders as what it is so far (an unclosed ``` fence is a code block up to the end).
+ * off mid-stream renders as what it is so far (an unclosed ``` fence is a code block up to the end,
+ * a table whose delimiter row is still coming is a table of its header row).
  *
  * Supported: paragraphs (a newline is a line break), # to ###### headings, - * + and 1. 1) lists
- * (nested by indentation), ``` fences with a language, `code`, **bold**, *emphasis*, [text](url),
- * and backslash escapes.
+ * (nested by indentation), ``` fences with a language, GitHub's pipe tables, `code`, **bold**,
+ * *emphasis*, [text](url), and backslash escapes.
  */
 
 const FENCE = /^([ \t]*)(`{3,})[ \t]*([^`]*)$/;
@@ -20,6 +24,8 @@ const HEADING = /^ {0,3}(#{1,6})[ \t]+(\S.*)$/;
 const ITEM = /^([ \t]*)([-*+]|\d{1,9}[.)])[ \t]+(.*)$/;
 const LANGUAGE = /^[\w#+.-]{1,32}$/;
 const LINK_URL = /^(https?:\/\/|mailto:)/i;
+const DELIMITER_CELL = /^:?-+:?$/;
+const PARTIAL_DELIMITER = /^[-|: \t]*$/;
 const PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 const ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
 
@@ -41,6 +47,8 @@ export function renderMarkdown(text) {
             i++;
         } else if (ITEM.test(line)) {
             i = list(lines, i, html);
+        } else if (tableAt(lines, i)) {
+            i = table(lines, i, html);
         } else {
             i = paragraph(lines, i, html);
         }
@@ -105,12 +113,122 @@ function dedent(line, width) {
 function paragraph(lines, i, html) {
     const parts = [lines[i].trim()];
     let next = i + 1;
-    for (; next < lines.length && !isBlank(lines[next]) && !startsBlock(lines[next]); next++) {
+    for (
+        ;
+        next < lines.length &&
+        !isBlank(lines[next]) &&
+        !startsBlock(lines[next]) &&
+        !tableAt(lines, next);
+        next++
+    ) {
         parts.push(lines[next].trim());
     }
     html.push(`<p>${parts.map(inline).join("<br>")}</p>`);
     return next;
 }
+
+// -- tables ---------------------------------------------------------------------------------------
+
+/**
+ * A table starts at a row followed by a delimiter row of as many cells (`| --- | :-: |`). While the
+ * answer streams, the delimiter row may be the last line and still incomplete (`|---|--`): a header
+ * written with its leading pipe already shows as a table rather than as a paragraph of pipes that
+ * turns into one.
+ */
+function tableAt(lines, i) {
+    if (i + 1 >= lines.length || !lines[i].includes("|")) {
+        return false;
+    }
+    const delimiter = lines[i + 1];
+    const aligns = alignments(delimiter);
+    if (aligns !== null && aligns.length === rowCells(lines[i]).length) {
+        return true;
+    }
+    return (
+        i + 2 === lines.length &&
+        lines[i].trim().startsWith("|") &&
+        PARTIAL_DELIMITER.test(delimiter) &&
+        /[-|]/.test(delimiter)
+    );
+}
+
+/** The alignment of each column of a delimiter row, or null when the line is none. */
+function alignments(line) {
+    if (!line.includes("-")) {
+        return null;
+    }
+    const cells = rowCells(line);
+    if (!cells.every((cell) => DELIMITER_CELL.test(cell))) {
+        return null;
+    }
+    return cells.map((cell) => {
+        const left = cell.startsWith(":");
+        const right = cell.endsWith(":");
+        return left && right ? "center" : right ? "end" : left ? "start" : null;
+    });
+}
+
+/** The cells of a row, trimmed: split at each `|` not escaped, its outer pipes dropped. */
+function rowCells(line) {
+    const cells = [];
+    let cell = "";
+    for (let k = 0; k < line.length; k++) {
+        const char = line[k];
+        if (char === "\\" && line[k + 1] === "|") {
+            cell += "|"; // an escaped pipe is text, in code too
+            k++;
+        } else if (char === "|") {
+            cells.push(cell);
+            cell = "";
+        } else {
+            cell += char;
+        }
+    }
+    cells.push(cell);
+    if (cells.length > 1 && isBlank(cells[0])) {
+        cells.shift();
+    }
+    if (cells.length > 1 && isBlank(cells.at(-1))) {
+        cells.pop();
+    }
+    return cells.map((text) => text.trim());
+}
+
+function table(lines, i, html) {
+    const header = rowCells(lines[i]);
+    const aligns = alignments(lines[i + 1]) || header.map(() => null);
+    const rows = [];
+    let next = i + 2;
+    for (
+        ;
+        next < lines.length &&
+        lines[next].includes("|") &&
+        !isBlank(lines[next]) &&
+        !startsBlock(lines[next]);
+        next++
+    ) {
+        rows.push(rowCells(lines[next]));
+    }
+    // a row has the header's columns: a short one (still streaming) is padded, extra cells dropped
+    const rowHtml = (cells, tag) =>
+        "<tr>" +
+        header.map((_, column) => cellHtml(tag, aligns[column], cells[column] ?? "")).join("") +
+        "</tr>";
+    const body = rows.length
+        ? `<tbody>${rows.map((row) => rowHtml(row, "td")).join("")}</tbody>`
+        : "";
+    html.push(`<table><thead>${rowHtml(header, "th")}</thead>${body}</table>`);
+    return next;
+}
+
+/** No template literal within another's `${}`: Odoo's asset minifier takes the inner one for code
+ * and drops its spaces (`<thclass=...>`). */
+function cellHtml(tag, align, text) {
+    const attribute = align ? ` class="text-${align}"` : "";
+    return `<${tag}${attribute}>${inline(text)}</${tag}>`;
+}
+
+// -- lists ----------------------------------------------------------------------------------------
 
 function list(lines, i, html) {
     const roots = [];
@@ -295,15 +413,17 @@ function link(source, i, find) {
         return null;
     }
     const url = source.slice(urlStart, end);
-    if (!LINK_URL.test(url)) {
+    const record = recordLink(url);
+    if (!record && !LINK_URL.test(url)) {
         // Not a scheme we let the user open (javascript:, data:, relative...): show what the model wrote.
         return {html: escapeHtml(source.slice(i, end + 1)), end: end + 1};
     }
     const text = inline(source.slice(i + 1, close));
-    return {
-        html: `<a href="${escapeHtml(url)}" rel="noopener noreferrer" target="_blank">${text}</a>`,
-        end: end + 1,
-    };
+    // a record opens in this web client (the chat handles the click), the rest in a new tab
+    const attributes = record
+        ? `data-res-model="${record.model}" data-res-id="${record.id}"`
+        : 'rel="noopener noreferrer" target="_blank"';
+    return {html: `<a href="${escapeHtml(url)}" ${attributes}>${text}</a>`, end: end + 1};
 }
 
 /** `2 * 3 * 4` is no emphasis: the delimiters must hug the text they wrap. */

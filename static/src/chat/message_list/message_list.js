@@ -2,6 +2,7 @@
 import {Component, markup} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
+import {clickedRecord} from "@ai_mcp/common/chat_view";
 import {renderMarkdown} from "@ai_mcp/chat/logic/markdown";
 import {SearchBlock} from "../search_block/search_block";
 import {ThinkingBlock} from "../thinking_block/thinking_block";
@@ -12,7 +13,8 @@ import {ToolBlock} from "../tool_block/tool_block";
  * that sent it, when an app did), the assistant's answers as their parts in stream order, text as
  * safe markdown, shown reasoning as ThinkingBlocks, tool calls as ToolBlocks and the model's tool
  * searches as SearchBlocks. renderMarkdown escapes every character of the model's text, so its
- * output is the only HTML marked safe here.
+ * output is the only HTML marked safe here. A click on a link to a record opens its form in the web
+ * client (`env.aiMcpOpenRecord`, the chat action's), as Discuss opens the records its messages name.
  */
 export class MessageList extends Component {
     static template = "ai_mcp.MessageList";
@@ -31,6 +33,14 @@ export class MessageList extends Component {
 
     markdown(text) {
         return markup(renderMarkdown(text));
+    }
+
+    onTextClick(ev) {
+        const record = clickedRecord(ev);
+        if (record && this.env.aiMcpOpenRecord) {
+            ev.preventDefault();
+            this.env.aiMcpOpenRecord(record);
+        }
     }
 
     viaApp(message) {

@@ -2,7 +2,7 @@
 import {Component, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {resultItems} from "@ai_mcp/common/chat_view";
+import {clickedRecord, resultItems} from "@ai_mcp/common/chat_view";
 import {JsonTree} from "../json_tree/json_tree";
 
 /**
@@ -10,6 +10,8 @@ import {JsonTree} from "../json_tree/json_tree";
  * JSON, a record or a table for structured content, images from allowed data URIs only, resources
  * and links. Everything is escaped by t-esc. A link to a resource of the server (not http) opens
  * here through `onOpen(uri)`, read from the server of the call; binaries are downloaded, never shown.
+ * Odoo records a tool lists (structured `records` with their `url`) are links that open each
+ * record's form in the web client (`env.aiMcpOpenRecord`).
  */
 export class ToolResult extends Component {
     static template = "ai_mcp.ToolResult";
@@ -45,6 +47,26 @@ export class ToolResult extends Component {
 
     download(content) {
         downloadBase64(content.blob, content.mime_type, content.uri);
+    }
+
+    recordsLabel(item) {
+        const what = item.modelName || _t("Records");
+        if (item.count > item.returned) {
+            return _t("%(what)s: %(returned)s of %(count)s", {
+                what,
+                returned: item.returned,
+                count: item.count,
+            });
+        }
+        return _t("%(what)s: %(count)s", {what, count: item.returned});
+    }
+
+    openRecord(ev) {
+        const record = clickedRecord(ev);
+        if (record && this.env.aiMcpOpenRecord) {
+            ev.preventDefault();
+            this.env.aiMcpOpenRecord(record);
+        }
     }
 
     moreLabel(item) {
