@@ -90,8 +90,11 @@ from services.loop.tool_runner import (  # noqa: E402
 from services.loop.turn_tools import TurnTools  # noqa: E402
 from services.mcp import CallObserver, McpHub, apply_defaults, elicitation_errors  # noqa: E402
 from services.oauth import (  # noqa: E402
+    ClientAuth,
+    ClientCredentialsTokens,
     ClientRegistration,
     GuardedHttp,
+    MachineClient,
     RefreshingTokens,
     TokenSet,
     client_metadata,
@@ -139,6 +142,10 @@ class Grant:
     async def load(self) -> TokenSet | None:
         return self.tokens
 
+    async def save(self, tokens: TokenSet) -> TokenSet:
+        self.tokens = tokens
+        return tokens
+
     async def renew(self, renewal: Renewal) -> TokenSet | None:
         stored = self.tokens
         kept = await renewal(stored)
@@ -172,13 +179,16 @@ class Client:
         self.hub = hub
         self.odoo_url = odoo_url
         self.oauth = scenario.startswith("auth/")
+        # the admin's choice on the form: Signs In As a company client (client credentials), on a
+        # shared server, for the suite's scenarios of that extension
+        self.company_client = scenario.startswith("auth/client-credentials")
         self.spec: ServerSpec = build_server_spec(
             key="conformance",
             name="Conformance",
             transport="streamable_http",
             url=url,
             auth_type="oauth" if self.oauth else "none",
-            token_owner="user" if self.oauth else None,
+            token_owner="user" if self.oauth and not self.company_client else None,
             log_level=LOG_LEVEL,
             apps=APPS,
         )
@@ -194,7 +204,9 @@ class Client:
 
     async def run(self) -> None:
         """Sign in from the form, sync the tools, then a turn: the synced tools bound, the model's calls run."""
-        if self.oauth:
+        if self.company_client:
+            self.grant = self.company_grant()
+        elif self.oauth:
             await self.sign_in(self.form_scopes, "the server's form")
         synced = await self.sync()
         _logger.info("tools synced: %s", [t.name for t in synced])
@@ -222,6 +234,8 @@ class Client:
                 report = await self.hub.atest_connection(spec, granted)
             except AuthRequired as exc:
                 _logger.info("sync refused: %s", exc.message)
+                if self.company_client:
+                    raise ScenarioFailed(f"the company client's token was refused: {exc.message}") from None
                 if exc.step_up and exc.scope:
                     self.form_scopes = exc.scope
                 await self.sign_in(self.form_scopes, "the server's form")
@@ -264,6 +278,21 @@ class Client:
         )
         await self.hub.aclose_server(self.spec.key, self.spec.token_owner)
         _logger.info("signed in: scope=%s", self.store.tokens.scope)
+
+    def company_grant(self) -> ClientCredentialsTokens:
+        """`_oauth_machine_grant`: the form's Client ID and its Client Secret, or the Private Key
+        pasted in (the scenario's key pair is made by the suite, as an identity provider may)."""
+        key = self.context.get("private_key_pem")
+        secret = self.context.get("client_secret")
+        client = MachineClient(
+            server_name=self.spec.name,
+            client_id=self.context.get("client_id") or "",
+            auth=ClientAuth.PRIVATE_KEY if key else ClientAuth.SECRET,
+            client_secret=secret,
+            private_key=key,
+            scope=self.form_scopes,
+        )
+        return ClientCredentialsTokens(self.store, client, self.url, self.http)
 
     async def registered(self, discovery: Discovery) -> ClientRegistration:
         """`_oauth_register`: the registration kept for this issuer, else a new one."""

@@ -11,8 +11,10 @@ It runs in a thread of the test process (`OAuthServer(...).start()`), so a test 
 switches of `Switches` while it runs (a token endpoint that starts failing, refresh tokens
 revoked behind the client's back) without restarting anything.
 
-What the SDK does not do is added here: client metadata documents (CIMD, the client id is an
-https URL whose document the server fetches), a per-tool scope that answers 403
+What the SDK does not do is added here: the client credentials grant of a company client
+(`machine_clients`: a client secret, sent as client_secret_basic or client_secret_post, or a public
+key that checks a private_key_jwt assertion whose audience is the issuer), client metadata
+documents (CIMD, the client id is an https URL whose document the server fetches), a per-tool scope that answers 403
 insufficient_scope (MCPServer's scopes are for the whole server), the faults, one protocol
 generation only (`era`), and a log of the JSON-RPC requests the MCP endpoint received with the
 token each bore (`mcp_requests`), so a test counts what reached the server.
@@ -20,6 +22,7 @@ token each bore (`mcp_requests`), so a test counts what reached the server.
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import logging
@@ -29,10 +32,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 import anyio
 import httpx
+import jwt
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
     AccessToken,
@@ -104,6 +108,18 @@ class Switches:
     refused_methods: dict[str, int] = field(default_factory=dict)
     # False: token answers leave the scope out, as RFC 6749 (5.1) allows when it is the one asked for
     token_scope: bool = True
+    # the metadata lists the client_credentials grant and private_key_jwt (the token endpoint takes
+    # them from the clients of `MemoryProvider.machine_clients` whatever it lists)
+    client_credentials: bool = False
+
+
+@dataclass
+class MachineClient:
+    """A company client of the client credentials grant: a secret, or a public key (PEM)."""
+
+    secret: str | None = None
+    public_key: str | None = None
+    scopes: list[str] = field(default_factory=lambda: [READ_SCOPE])
 
 
 @dataclass
@@ -128,6 +144,9 @@ class MemoryProvider:
         self.refresh_requests = 0  # refresh_token grants asked for, refused ones included
         self.refresh_arrived = threading.Semaphore(0)  # released as each one arrives, before any hold
         self.cimd_fetches: list[str] = []
+        self.machine_clients: dict[str, MachineClient] = {}
+        # (client id, how it authenticated) of each client credentials token issued
+        self.machine_tokens: list[tuple[str, str]] = []
 
     @property
     def switches(self) -> Switches:
@@ -226,7 +245,9 @@ class MemoryProvider:
             client.client_id or "", scopes or refresh_token.scopes, refresh_token.resource, refresh_token.subject
         )
 
-    def _issue(self, client_id: str, scopes: list[str], resource: str | None, subject: str | None) -> OAuthToken:
+    def _issue(
+        self, client_id: str, scopes: list[str], resource: str | None, subject: str | None, refresh: bool = True
+    ) -> OAuthToken:
         self.token_requests += 1
         access = f"at-{secrets.token_urlsafe(24)}"
         lifetime = self.switches.token_lifetime
@@ -238,14 +259,63 @@ class MemoryProvider:
             resource=resource,
             subject=subject,
         )
-        refresh = None
-        if self.switches.refresh:
-            refresh = f"rt-{secrets.token_urlsafe(24)}"
-            self.refresh[refresh] = RefreshToken(
-                token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
+        refresh_token = None
+        if self.switches.refresh and refresh:
+            refresh_token = f"rt-{secrets.token_urlsafe(24)}"
+            self.refresh[refresh_token] = RefreshToken(
+                token=refresh_token, client_id=client_id, scopes=scopes, resource=resource, subject=subject
             )
         scope = " ".join(scopes) if self.switches.token_scope else None
-        return OAuthToken(access_token=access, expires_in=lifetime, scope=scope, refresh_token=refresh)
+        return OAuthToken(access_token=access, expires_in=lifetime, scope=scope, refresh_token=refresh_token)
+
+    def client_credentials(self, form: dict[str, str], authorization: str) -> tuple[int, dict[str, Any]]:
+        """(HTTP status, JSON answer) of a client credentials token request (RFC 6749 section 4.4)."""
+        client_id, method, problem = self._machine_client(form, authorization)
+        if problem:
+            return 401, {"error": "invalid_client", "error_description": problem}
+        client = self.machine_clients[client_id]
+        asked = form.get("scope", "").split() or client.scopes
+        if not set(asked) <= set(client.scopes):
+            return 400, {"error": "invalid_scope", "error_description": f"{client_id} may not ask for {asked}"}
+        if form.get("resource") and form["resource"] != self.server.url:
+            return 400, {"error": "invalid_target", "error_description": f"unknown resource {form['resource']}"}
+        self.machine_tokens.append((client_id, method))
+        token = self._issue(client_id, asked, form.get("resource"), client_id, refresh=False)
+        return 200, token.model_dump(mode="json", exclude_none=True)
+
+    def _machine_client(self, form: dict[str, str], authorization: str) -> tuple[str, str, str | None]:
+        """(client id, method, why it is refused or None)."""
+        if authorization.startswith("Basic "):
+            client_id, _, secret = base64.b64decode(authorization[6:]).decode().partition(":")
+            client_id, secret, method = unquote(client_id), unquote(secret), "client_secret_basic"
+        elif form.get("client_assertion"):
+            return self._asserted_client(form)
+        else:
+            client_id, secret, method = form.get("client_id", ""), form.get("client_secret", ""), "client_secret_post"
+        client = self.machine_clients.get(client_id)
+        if client is None or client.secret is None or not secrets.compare_digest(client.secret, secret):
+            return client_id, method, "unknown client or wrong secret"
+        return client_id, method, None
+
+    def _asserted_client(self, form: dict[str, str]) -> tuple[str, str, str | None]:
+        method = "private_key_jwt"
+        if form.get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer":
+            return "", method, "wrong client_assertion_type"
+        assertion = form["client_assertion"]
+        client_id = str(jwt.decode(assertion, options={"verify_signature": False}).get("iss", ""))
+        client = self.machine_clients.get(client_id)
+        if client is None or client.public_key is None:
+            return client_id, method, "unknown client"
+        audience = [self.server.issuer, self.server.issuer.rstrip("/")]
+        try:
+            claims = jwt.decode(
+                assertion, client.public_key, algorithms=["RS256", "ES256"], audience=audience, leeway=30
+            )
+        except jwt.PyJWTError as exc:
+            return client_id, method, f"assertion refused: {exc}"
+        if claims.get("sub") != client_id:
+            return client_id, method, "the assertion's sub is not the client"
+        return client_id, method, None
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         if self.switches.refuse_tokens:
@@ -452,6 +522,14 @@ class OAuthServer(ThreadServer):
                 return await JSONResponse({"error": "server_error"}, status_code=switches.token_status)(
                     scope, receive, send
                 )
+            if path == "/token" and scope["method"] == "POST":
+                body = await read_body(receive)
+                form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+                if form.get("grant_type") == "client_credentials":
+                    status, answer = server.provider.client_credentials(form, header(scope, b"authorization") or "")
+                    headers = {"Cache-Control": "no-store"}
+                    return await JSONResponse(answer, status_code=status, headers=headers)(scope, receive, send)
+                receive = replay(body, receive)
             if scope["method"] == "POST" and path in ("/mcp", "/messages/"):
                 return await server._mcp_post(app, scope, receive, send)
             if path == "/mcp" and server.era == "modern":
@@ -468,6 +546,13 @@ class OAuthServer(ThreadServer):
                 metadata["client_id_metadata_document_supported"] = True
             if not self.switches.dcr:
                 metadata.pop("registration_endpoint", None)
+            if self.switches.client_credentials:
+                metadata["grant_types_supported"] = [*metadata["grant_types_supported"], "client_credentials"]
+                metadata["token_endpoint_auth_methods_supported"] = [
+                    *metadata["token_endpoint_auth_methods_supported"],
+                    "private_key_jwt",
+                ]
+                metadata["token_endpoint_auth_signing_alg_values_supported"] = ["RS256", "ES256"]
             if self.switches.issuer_override:
                 metadata["issuer"] = self.switches.issuer_override
             metadata.update(self.switches.metadata_override)

@@ -91,20 +91,18 @@ def test_a_turns_call_mirrors_the_header_parameters_of_a_tool_synced_on_another_
 
 
 def test_a_failure_not_listed_fails_the_run_naming_the_check(tmp_path: Path) -> None:
-    # the client_credentials grant is an OAuth extension the addon does not implement
-    scenario = "auth/client-credentials-basic"
+    # DPoP-bound tokens are an OAuth extension the addon does not implement
+    scenario = "auth/dpop"
     unlisted = tmp_path / "none.yaml"
     unlisted.write_text("client: {}\n")
     done, run = conformance(tmp_path / "results", "--scenario", scenario, expected=unlisted)
 
     assert done.returncode == 1, done.stdout + done.stderr
-    assert checks(run, scenario)["client-credentials-grant-type"] == "FAILURE"
-    assert "client-credentials-grant-type: Expected grant_type=client_credentials, got authorization_code" in (
-        done.stdout
-    )
+    assert checks(run, scenario)["sep-1932-client-dpop-auth-scheme"] == "FAILURE"
+    assert "sep-1932-client-dpop-auth-scheme: " in done.stdout
     assert "1 failing scenario(s) not expected" in done.stdout
 
     # the repository's list explains it: the same results pass the gate
     rescored = score(run, ROOT / "testing" / "conformance-expected-failures.yaml")
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr
-    assert re.search(rf"^{re.escape(scenario)}\s+\d+\s+2\s+0\s+0\s+expected", rescored.stdout, re.MULTILINE)
+    assert re.search(rf"^{re.escape(scenario)}\s+\d+\s+3\s+0\s+0\s+expected", rescored.stdout, re.MULTILINE)

@@ -191,6 +191,17 @@ class OdooTokenStore:
     async def load(self):
         return await asyncio.to_thread(self._run, lambda grant: grant._token_set() if grant else None)
 
+    async def save(self, tokens):
+        """Keep a company client's first token (services.oauth.machine.SavingTokenStore)."""
+        return await asyncio.to_thread(self._save, tokens)
+
+    def _save(self, tokens):
+        with self.registry.cursor() as cr:
+            env = api.Environment(cr, SUPERUSER_ID, {})
+            server = env["mcp.server"].browse(self.server_id)
+            env["mcp.oauth.token"]._store(server, self.owner_id, tokens)
+        return tokens
+
     async def renew(self, renewal):
         # the row stays locked while the provider answers: the renewal runs on this loop, waited
         # for by the thread that holds the lock

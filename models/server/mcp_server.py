@@ -46,8 +46,11 @@ CONNECTION_FIELDS = frozenset(
         "env_vars",
         "cwd",
         "oauth_token_scope",
+        "oauth_flow",
         "oauth_client_id",
+        "oauth_client_auth",
         "oauth_client_secret",
+        "oauth_private_key",
         "oauth_scopes",
     }
 )

@@ -10,19 +10,24 @@ import logging
 from urllib.parse import urlencode
 
 from odoo import api, fields, models
-from odoo.exceptions import AccessError, UserError
+from odoo.exceptions import AccessError, UserError, ValidationError
 
 from ...companies import company_allows
 from ...hub_process import process_hub
 from ...notify import notification, oauth_error_text
 from ...services.errors import AiMcpError, AuthRequired, ErrorCode, OAuthError
 from ...services.oauth import (
+    ClientAuth,
+    ClientCredentialsTokens,
     ClientRegistration,
     GuardedHttp,
+    MachineClient,
     RefreshingTokens,
     discover,
     exchange_code,
+    generate_private_key,
     oauth_allowed_hosts,
+    public_key,
     read_callback,
     register,
     revoke,
@@ -40,11 +45,30 @@ CLIENT_METADATA_PATH = "/ai_mcp/oauth/client-metadata.json"
 
 # a change of any of them makes the registration and the grants ones of another client
 OAUTH_CLIENT_FIELDS = frozenset({"url", "oauth_client_id", "oauth_client_secret"})
+# a change of any of them makes a company client's token one of another client
+MACHINE_CLIENT_FIELDS = frozenset(
+    {
+        "url",
+        "oauth_flow",
+        "oauth_client_id",
+        "oauth_client_auth",
+        "oauth_client_secret",
+        "oauth_private_key",
+        "oauth_scopes",
+    }
+)
 
 
 class McpServer(models.Model):
     _inherit = "mcp.server"
-    _secret_fields = ("api_key", "headers", "env_vars", "oauth_client_secret", "oauth_registration")
+    _secret_fields = (
+        "api_key",
+        "headers",
+        "env_vars",
+        "oauth_client_secret",
+        "oauth_registration",
+        "oauth_private_key",
+    )
 
     # -- OAuth settings --------------------------------------------------------------------------
     oauth_token_scope = fields.Selection(
@@ -55,6 +79,41 @@ class McpServer(models.Model):
         help="Per user: each user signs in with their own account the first time a conversation needs this server. "
         "Shared: the server's manager signs in once, and every conversation that may use the server uses that grant.",
     )
+    oauth_flow = fields.Selection(
+        [
+            ("authorization_code", "A person (authorization code)"),
+            ("client_credentials", "Company client (client credentials)"),
+        ],
+        string="Signs In As",
+        default="authorization_code",
+        required=True,
+        help="A person: a user (or, for a shared sign-in, the server's manager) signs in at the provider in the "
+        "browser. Company client: Odoo signs in by itself with a client the identity provider made for it (client "
+        "id and a secret or a private key), with no person and no browser; only for a shared sign-in.",
+    )
+    oauth_client_auth = fields.Selection(
+        [("client_secret", "Client secret"), ("private_key_jwt", "Private key (JWT)")],
+        string="Client Authentication",
+        default="client_secret",
+        required=True,
+        help="How the company client proves who it is to the provider: the client secret it was given, or a JWT "
+        "signed with a private key kept in Odoo, whose public key the provider holds.",
+    )
+    oauth_private_key = fields.Text(
+        string="Private Key",
+        compute="_compute_oauth_private_key",
+        inverse="_inverse_oauth_private_key",
+        copy=False,
+        help="Write-only: the company client's private key (PEM). Generate one with the button, or paste the one the "
+        "provider gave. Leave empty to keep the stored key.",
+    )
+    oauth_private_key_set = fields.Boolean(compute="_compute_secrets_set")
+    oauth_public_jwk = fields.Text(
+        string="Public Key (JWK)",
+        compute="_compute_oauth_public_key",
+        help="Give this to the identity provider as the client's key: it checks the client's JWTs with it.",
+    )
+    oauth_public_pem = fields.Text(string="Public Key (PEM)", compute="_compute_oauth_public_key")
     oauth_scopes = fields.Char(
         string="Scopes", help="Scopes to ask for, separated by spaces. Empty: what the server advertises."
     )
@@ -91,6 +150,39 @@ class McpServer(models.Model):
     def _inverse_oauth_client_secret(self):
         self._secret_inverse("oauth_client_secret")
 
+    def _compute_oauth_private_key(self):
+        self._secret_compute("oauth_private_key")
+
+    def _inverse_oauth_private_key(self):
+        self._secret_inverse("oauth_private_key")
+
+    @api.depends("oauth_private_key_set")
+    def _compute_oauth_public_key(self):
+        for server in self:
+            # the public half of the key is no secret: the administrator copies it to the provider
+            pem = server._origin.sudo()._secret_value("oauth_private_key") if server._origin.id else None
+            try:
+                server.oauth_public_jwk, server.oauth_public_pem = public_key(pem) if pem else (False, False)
+            except OAuthError as exc:
+                server.oauth_public_jwk, server.oauth_public_pem = exc.message, False
+
+    @api.constrains("oauth_flow", "oauth_token_scope", "auth_type")
+    def _check_oauth_flow(self):
+        for server in self:
+            if server._oauth_machine() and server.oauth_token_scope != "shared":
+                raise ValidationError(
+                    self.env._(
+                        "%s cannot sign in as a company client while its Sign-in is Per user: a company client's "
+                        "sign-in is shared by every user. Set Sign-in to Shared, or Signs In As to a person.",
+                        server.name,
+                    )
+                )
+
+    def _oauth_machine(self):
+        """Whether Odoo signs in to this server as a company client (client credentials)."""
+        self.ensure_one()
+        return self.auth_type == "oauth" and self.oauth_flow == "client_credentials"
+
     def _compute_oauth_registration(self):
         self._secret_compute("oauth_registration")
 
@@ -119,11 +211,16 @@ class McpServer(models.Model):
             elif grant.expires_at:
                 server.oauth_status = self.env._(
                     "%(who)s, until %(when)s",
-                    who=grant.signed_in_by_id.name or self.env._("unknown"),
+                    who=server._oauth_signed_in_as(grant),
                     when=fields.Datetime.context_timestamp(self, grant.expires_at).strftime("%Y-%m-%d %H:%M"),
                 )
             else:
-                server.oauth_status = grant.signed_in_by_id.name or self.env._("unknown")
+                server.oauth_status = server._oauth_signed_in_as(grant)
+
+    def _oauth_signed_in_as(self, grant):
+        if self.oauth_flow == "client_credentials":
+            return self.env._("Company client %s", self.oauth_client_id or "")
+        return grant.signed_in_by_id.name or self.env._("unknown")
 
     @api.onchange("auth_type")
     def _onchange_auth_type_oauth(self):
@@ -144,6 +241,8 @@ class McpServer(models.Model):
         if not company_allows(self, user):
             # the grants of another company's server are never lent, whatever reads them as superuser
             return None
+        if self._oauth_machine():
+            return self._oauth_machine_grant()
         registration = self._oauth_registration_data()
         if registration is None:
             return None
@@ -153,6 +252,31 @@ class McpServer(models.Model):
             registration["token_endpoint"],
             registration["resource"],
             self._oauth_http(),
+        )
+
+    def _oauth_machine_client(self):
+        # sudo: the company client's credentials are read by the code that connects, for any user of the server
+        server = self.sudo()
+        secret = server._secret_value("oauth_client_secret")
+        key = server._secret_value("oauth_private_key")
+        return MachineClient(
+            server_name=self.name,
+            client_id=(self.oauth_client_id or "").strip(),
+            auth=ClientAuth(self.oauth_client_auth),
+            client_secret=secret or None,
+            private_key=key or None,
+            scope=self.oauth_scopes or None,
+        )
+
+    def _oauth_machine_grant(self):
+        """ClientCredentialsTokens of this server's shared grant (writing in transactions of its own)."""
+        self.ensure_one()
+        return ClientCredentialsTokens(
+            OdooTokenStore(self.env.registry, self.id, False),
+            self._oauth_machine_client(),
+            self.url,
+            self._oauth_http(),
+            sse=self.transport == "sse",
         )
 
     def _oauth_tokens_for(self, user):
@@ -189,6 +313,8 @@ class McpServer(models.Model):
         is locked for the refresh, as OdooTokenStore does, so a holder in another worker that
         refreshed it first is seen and its tokens used. None when there are none or the provider
         refused the refresh (the grant is then dropped, unless another holder renewed it)."""
+        if self._oauth_machine():
+            return self._oauth_machine_tokens()
         grant = self.env["mcp.oauth.token"]._grant_of(self, user)
         started_from = grant._token_set() if grant else None
         source = self._oauth_grant(user)
@@ -207,9 +333,29 @@ class McpServer(models.Model):
 
         return grant._renew(renewing)
 
+    def _oauth_machine_tokens(self, refused=None):
+        """The company client's token, fetched in this transaction when there is none, it is about
+        to expire or it is `refused` (a TokenSet the server refused), the grant's row locked meanwhile
+        as `_oauth_current_tokens` does. Raises OAuthError."""
+        source = self._oauth_machine_grant()
+        hub = process_hub()
+        grant = self.env["mcp.oauth.token"]._owned(self.id, False)
+        if not grant:
+            tokens = hub.run(source.fetch())
+            self.env["mcp.oauth.token"]._store(self, False, tokens)
+            return tokens
+        return grant._renew(lambda stored: hub.run(source.renew(stored, refused)))
+
     def write(self, vals):
         moved = self._fields_changed_by(vals, OAUTH_CLIENT_FIELDS)
+        machine_moved = self._fields_changed_by(vals, MACHINE_CLIENT_FIELDS)
+        machines = self.filtered(lambda s: s.auth_type == "oauth" and s.oauth_flow == "client_credentials")
         result = super().write(vals)
+        # a server that becomes a company client, or stops being one, too: its grant was the other kind's
+        machines |= self.filtered(lambda s: s.auth_type == "oauth" and s.oauth_flow == "client_credentials")
+        if machine_moved and machines and not self.env.context.get("ai_mcp_keep_state"):
+            # a token of the client as it was: the next call fetches one for the client as it is
+            self.env["mcp.oauth.token"].sudo().search([("server_id", "in", machines.ids)]).unlink()
         if moved and not self.env.context.get("ai_mcp_keep_state"):
             # another server or client: the registration and the grants were for the old one
             for server in self.filtered(lambda s: s.oauth_registration_set):
@@ -245,6 +391,12 @@ class McpServer(models.Model):
             raise AccessError(self.env._("You may not use %s.", server.name))
         if server.auth_type != "oauth":
             raise UserError(self.env._("%s does not sign in with OAuth: its Authentication is not OAuth.", server.name))
+        if server._oauth_machine():
+            raise UserError(
+                self.env._(
+                    "Nobody signs in to %s: Odoo signs in by itself as its company client (Signs In As).", server.name
+                )
+            )
         if server.oauth_token_scope == "shared":
             manager = (
                 self.env.user.has_group("ai_mcp.group_ai_manager")
@@ -364,6 +516,16 @@ class McpServer(models.Model):
                 reload=False,
             )
         return {"type": "ir.actions.act_url", "url": self._oauth_sign_in_url(), "target": "new"}
+
+    def action_oauth_generate_key(self):
+        """A new key pair for the company client: the private key kept as a secret, the public key
+        shown to copy into the identity provider. The token of the old key is dropped."""
+        self.ensure_one()
+        self.check_access("write")
+        self.oauth_private_key = generate_private_key()
+        self.invalidate_recordset(["oauth_public_jwk", "oauth_public_pem"])
+        _logger.info("OAuth company client key pair generated: server=%s user=%s", self.name, self.env.uid)
+        return True
 
     def action_oauth_sign_out(self):
         """Forget the current user's grant (or the shared one), revoking it at the provider where it

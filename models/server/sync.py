@@ -25,8 +25,21 @@ class McpServer(models.Model):
         """Connect afresh and list the tools: a hub ConnectionReport. Raises AiMcpError."""
         self.ensure_one()
         hub = process_hub()
-        # with the grant: a step-up for scopes it holds is refused as such, as in a turn
-        return hub.run(hub.atest_connection(*self._oauth_bearing()))
+        spec, granted = self._oauth_bearing()
+        try:
+            # with the grant: a step-up for scopes it holds is refused as such, as in a turn
+            return hub.run(hub.atest_connection(spec, granted))
+        except AuthRequired:
+            if not self._oauth_machine():
+                raise
+        # a company client's token refused: a new one, once; then a sentence for the admin, never a
+        # sign-in nobody could make
+        renewed = self._oauth_machine_tokens(refused=granted)
+        spec = spec.model_copy(update={"token": renewed.access_token})
+        try:
+            return hub.run(hub.atest_connection(spec, renewed))
+        except AuthRequired as exc:
+            raise self._oauth_machine_grant().refusal(spec, renewed, exc) from None
 
     def _record_success(self, report, synced=False):
         values = {

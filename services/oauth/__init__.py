@@ -9,13 +9,17 @@ records (mcp.server, mcp.oauth.token) only map to this face.
 from .client import client_metadata, exchange_code, read_callback, register, revoke, same_issuer, start_authorization
 from .discovery import Challenge, discover
 from .http import GuardedHttp, oauth_allowed_hosts
+from .machine import ClientAuth, ClientCredentialsTokens, MachineClient, generate_private_key, public_key
 from .models import ClientRegistration, PENDING_LIFETIME, PendingAuthorization, TokenSet
 from .tokens import RefreshingTokens, step_up_refusal, with_token
 
 __all__ = [
     "Challenge",
+    "ClientAuth",
+    "ClientCredentialsTokens",
     "ClientRegistration",
     "GuardedHttp",
+    "MachineClient",
     "PENDING_LIFETIME",
     "PendingAuthorization",
     "RefreshingTokens",
@@ -23,7 +27,9 @@ __all__ = [
     "client_metadata",
     "discover",
     "exchange_code",
+    "generate_private_key",
     "oauth_allowed_hosts",
+    "public_key",
     "read_callback",
     "register",
     "revoke",

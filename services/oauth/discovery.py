@@ -139,9 +139,11 @@ async def probe(server_url: str, http: GuardedHttp, sse: bool = False) -> Challe
 
 
 async def discover(
-    server_url: str, http: GuardedHttp, challenge: Challenge | None = None, sse: bool = False
+    server_url: str, http: GuardedHttp, challenge: Challenge | None = None, sse: bool = False, pkce: bool = True
 ) -> Discovery:
-    """Find the authorization server of the MCP server at `server_url`. Raises OAuthError."""
+    """Find the authorization server of the MCP server at `server_url`. Raises OAuthError.
+    `pkce`: the sign-in is an authorization code's, which must have PKCE S256 (a company client's
+    client credentials grant has no authorization code to protect)."""
     if challenge is None:
         challenge = await probe(server_url, http, sse=sse)
     www_auth_url = challenge.resource_metadata if challenge else None
@@ -165,7 +167,7 @@ async def discover(
         value = getattr(metadata, field)
         if value:
             await http.check(str(value), field)
-    if "S256" not in (metadata.code_challenge_methods_supported or []):
+    if pkce and "S256" not in (metadata.code_challenge_methods_supported or []):
         # MCP authorization: a client must refuse to go on without PKCE S256
         raise OAuthError(
             ErrorCode.OAUTH_METADATA_INVALID,

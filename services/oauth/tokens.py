@@ -120,6 +120,11 @@ class RefreshingTokens:
         self.http = http
         self.skew = skew
 
+    def refusal(self, spec: ServerSpec, used: TokenSet, exc: AuthRequired) -> McpError:
+        """What to raise when the server refuses the token `used`: the sign-in it asks for (a
+        step-up's, unless the grant already holds what it names)."""
+        return step_up_refusal(spec, used, exc) if exc.step_up else exc
+
     async def current(self) -> TokenSet | None:
         """The tokens to call with, refreshed first when they expire within the skew."""
         tokens = await self.store.load()
@@ -182,7 +187,7 @@ async def with_token(
         return await action(_bearing(spec, current))
     except AuthRequired as exc:
         if exc.step_up:
-            raise step_up_refusal(spec, current, exc) from None
+            raise tokens.refusal(spec, current, exc) from None
         _logger.info("OAuth token refused, refreshing once: server=%s owner=%s", spec.label(), spec.token_owner)
         try:
             renewed = await tokens.refresh(current)
@@ -191,7 +196,7 @@ async def with_token(
     try:
         return await action(_bearing(spec, renewed))
     except AuthRequired as exc:
-        raise (step_up_refusal(spec, renewed, exc) if exc.step_up else exc) from None
+        raise tokens.refusal(spec, renewed, exc) from None
 
 
 def step_up_refusal(spec: ServerSpec, tokens: TokenSet, exc: AuthRequired) -> McpError:
