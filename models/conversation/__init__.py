@@ -16,6 +16,8 @@
 - app_call.py: the tools an MCP App calls through the chat
 - app_context.py: what an app tells the model and says in the user's name
 - retention.py: removing the conversations past their company's retention
+- run.py: a turn a server action runs for a record (ai.assistant.run), with nobody to ask
+- subject.py: the record a conversation is about
 
 and the conversation's own models:
 
@@ -39,3 +41,5 @@ from . import app_context
 from . import ai_conversation_approval
 from . import ai_conversation_event
 from . import retention
+from . import run
+from . import subject
