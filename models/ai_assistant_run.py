@@ -68,9 +68,21 @@ class AiAssistantRun(models.Model):
 
     @api.model
     def _enqueue(self, action, records, user):
-        """Queue a run of `action` for each of `records` as `user`, and wake the cron up."""
+        """Queue a run of `action` for each of `records` as `user`, and wake the cron up. A record
+        that waits for a run of this action already (a schedule that comes round before its last
+        batch is done) is not queued again."""
         # sudo: the runs are the action's bookkeeping; whoever triggers it need not read them
-        runs = self.sudo().create(
+        Run = self.sudo()
+        waiting = Run.search(
+            [
+                ("action_id", "=", action.id),
+                ("res_model", "=", records._name),
+                ("res_id", "in", records.ids),
+                ("state", "in", ("queued", "running")),
+            ]
+        )
+        records = records.browse(sorted(set(records.ids) - set(waiting.mapped("res_id"))))
+        runs = Run.create(
             [
                 {"action_id": action.id, "res_model": record._name, "res_id": record.id, "user_id": user.id}
                 for record in records

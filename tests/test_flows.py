@@ -218,5 +218,10 @@ class TestFlows(FlowCase):
             self.llm.queue(Turn(text="Welcome!"))
         self.assertEqual(self.process(), 5)
         self.assertEqual(set(runs.mapped("state")), {"done"})
+        # the schedule comes round again: each record is queued again once its last run is done, never twice
+        cron.method_direct_trigger()
+        cron.method_direct_trigger()
+        again = self.env["ai.assistant.run"].search([("action_id", "=", action.id)]) - runs
+        self.assertEqual(sorted(again.mapped("res_id")), sorted(partners.ids))
         for partner in partners:
             self.assertEqual(len(self.notes(partner)), 1)
