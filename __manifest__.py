@@ -42,6 +42,7 @@
         "views/ai_chat_views.xml",
         "data/ai_tool_call_cron.xml",
         "data/ai_conversation_cron.xml",
+        "data/ai_assistant_run_cron.xml",
         "data/mcp_server_preset_data.xml",
         "data/ai_demo_environment.xml",
         "views/ai_tool_call_views.xml",
@@ -50,6 +51,7 @@
         "views/ai_budget_views.xml",
         "views/mcp_server_preset_views.xml",
         "views/app_sandbox_templates.xml",
+        "views/ir_actions_server_views.xml",
     ],
     "assets": {
         "web.assets_backend": [

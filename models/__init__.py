@@ -15,6 +15,9 @@ from . import discuss_channel
 from . import ai_demo
 from . import ai_tool_call
 from . import ai_tool_preset
+from . import ai_assistant_run
+from . import ai_instruction_render
+from . import ir_actions_server
 from . import res_groups
 from . import res_company
 from . import res_config_settings

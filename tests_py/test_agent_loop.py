@@ -277,6 +277,32 @@ def test_approval_pause_and_resume_allow_and_deny(hub: McpHub, llm: ScriptedLLM,
     assert "denied by the user" in told[0]["content"]
 
 
+def test_an_unattended_turn_refuses_what_would_wait_and_answers_at_its_round_limit(
+    hub: McpHub, llm: ScriptedLLM, tools_server: HttpServer
+) -> None:
+    spec = http_spec(tools_server)
+    bindings = tools_of(hub, spec, approval=frozenset({"echo"}))
+    llm.queue(
+        Turn(tool_calls=(ToolCall("echo", {"text": "risky"}, id="c1"), ToolCall("add", {"a": 1, "b": 1}, id="c2")))
+    )
+    llm.queue(Turn(text="Added, without the echo."))
+    events = run(hub, TurnRequest(assistant=settings(llm), tools=bindings, user_message="go", unattended=True))
+    assert "approval_required" not in kinds(events), "nobody is there to approve: no pause"
+    results = {e.id: e for e in events if e.type == "tool_result"}
+    assert results["c1"].error_code == "TOOL_DENIED" and results["c2"].ok
+    told = [m for m in llm.requests[1]["messages"] if m["role"] == "tool" and m["tool_call_id"] == "c1"]
+    assert "runs unattended" in told[0]["content"]
+    assert events[-1].type == "done"
+
+    with ScriptedLLM(responder=_always_tools) as looping:
+        ended = run(
+            hub,
+            TurnRequest(assistant=settings(looping), tools=tools_of(hub, spec), user_message="loop", unattended=True),
+        )
+    assert "confirm_continue" not in kinds(ended), "nobody is asked whether to go on"
+    assert ended[-1].type == "done" and ended[-1].rounds == 5
+
+
 def test_truncated_arguments_are_never_run(hub: McpHub, llm: ScriptedLLM, tmp_path: Path) -> None:
     with serve_http("streamable-http", "--state-dir", str(tmp_path)) as server:
         spec = http_spec(server)

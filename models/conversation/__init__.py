@@ -21,6 +21,8 @@
 - retention.py: removing the conversations past their company's retention
 - subject_chat.py: the record a conversation is about (subject.py), chosen at its start, told to
   the model, shown in the header
+- run.py: a turn a server action runs for a record (ai.assistant.run), with nobody to ask
+- subject.py: the record a conversation is about (its fields)
 
 and the conversation's own models:
 
@@ -48,4 +50,5 @@ from . import ai_conversation_approval
 from . import ai_conversation_event
 from . import retention
 from . import subject_chat
+from . import run
 from . import subject

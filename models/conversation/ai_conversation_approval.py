@@ -25,6 +25,7 @@ APPROVALS = [
     ("app", "Allowed for the app"),
     ("not_required", "Not required"),
     ("read_only", "Read-only"),
+    ("action", "Allowed by its server action"),
 ]
 
 

@@ -72,8 +72,10 @@ class AiConversation(models.Model):
         try:
             settings = assistant._assistant_settings()
             failure = self._provider_problem(settings)
-            tools = assistant.with_env(self.env)._tool_bindings(
-                self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self
+            tools = self._turn_tools(
+                assistant.with_env(self.env)._tool_bindings(
+                    self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self
+                )
             )
             grants, links = self._sign_in_access(tools)
             spend, usage = self.env["ai.usage"]._turn_context(self, settings.llm.model)
@@ -93,6 +95,7 @@ class AiConversation(models.Model):
                 found_tools=tuple(ToolKey.model_validate(key) for key in self.sudo().found_tools or ()),
                 prompt_cache_key=self._prompt_cache_key(),
                 spend=spend,
+                unattended=self._unattended(),
             )
         except AiMcpError as exc:
             failure = exc
@@ -122,6 +125,14 @@ class AiConversation(models.Model):
             ),
             database_lost_message=self.env._("The answer was interrupted: it lost its database connection."),
         )
+
+    def _turn_tools(self, bindings):
+        """The tools this conversation's turn offers of `bindings` (all of them; run.py narrows them)."""
+        return bindings
+
+    def _unattended(self):
+        """Whether nobody is there to answer this turn's questions (run.py: a server action's run)."""
+        return False
 
     def _prompt_cache_key(self):
         """The same for every turn of this assistant and user, and meaningless to the provider

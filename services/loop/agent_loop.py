@@ -63,6 +63,12 @@ from .turn_tools import TurnTools
 _logger = logging.getLogger(__name__)
 
 FINAL_CALL_HINT = "Tool use is over for this answer: answer the user now with what you have."
+# what the model reads of a call refused in a turn nobody attends (a server action's run)
+UNATTENDED_APPROVAL = (
+    "Not run: this answer runs unattended, and its action does not allow this tool without an approval. "
+    "Answer without it."
+)
+UNATTENDED_UNLISTED = "Not run: this answer runs unattended and may call only the tools its action lists"
 
 
 async def run_turn(request: TurnRequest, hub: McpHub, control: TurnControl | None = None) -> AsyncIterator[Event]:
@@ -109,6 +115,7 @@ class _Turn:
             hub,
             RunLimits(self.limits.call_timeout, self.limits.per_server_concurrency, self.limits.model_text_limit),
             self.budget,
+            ask=not request.unattended,
         )
 
     def remaining(self) -> float:
@@ -154,6 +161,7 @@ class _Turn:
                 self.round == self.limits.max_rounds - 1
                 and last_round_wanted_tools(self.history)
                 and not self.confirmed
+                and not self.request.unattended
             ):
                 yield ConfirmContinueEvent(rounds_used=self.round, max_rounds=self.limits.max_rounds)
                 return
@@ -401,6 +409,11 @@ class _Turn:
                     continue
             self._record(refusal)
             yield refusal
+        if self.request.unattended:
+            runnable, refused_now = self._unattended_refusals(runnable)
+            for refusal in refused_now:
+                self._record(refusal)
+                yield refusal
         signing = {
             tool.server.key: self.bound.needs_sign_in[tool.server.key]
             for _, tool in runnable
@@ -433,10 +446,25 @@ class _Turn:
             signing = {key: self.runner.sign_ins[call_id] for call_id, key in refused.items()}
             yield self._auth_required(signing, [call for call, _ in runnable if call.id in refused])
 
+    def _unattended_refusals(
+        self, runnable: list[tuple[ToolCallEvent, BoundTool]]
+    ) -> tuple[list[tuple[ToolCallEvent, BoundTool]], list[ToolResultEvent]]:
+        """(the calls that may run, the refusals of the others) in a turn nobody attends: a call
+        that would wait for an approval or a sign-in is refused, and the model answers without it."""
+        left, refusals = [], []
+        for call, tool in runnable:
+            if tool.requires_approval:
+                refusals.append(failed(call, ErrorCode.TOOL_DENIED, UNATTENDED_APPROVAL))
+            elif tool.server.key in self.bound.needs_sign_in:
+                refusals.append(failed(call, ErrorCode.MCP_AUTH_REQUIRED, _unattended_sign_in(tool.server.name)))
+            else:
+                left.append((call, tool))
+        return left, refusals
+
     def _needs_sign_in_now(self, call_id: str, runnable: list[tuple[ToolCallEvent, BoundTool]]) -> bool:
         """A call its per-user OAuth server refused for want of a (wider) sign-in: the user is
-        asked to sign in rather than the model told to give up."""
-        if call_id not in self.runner.sign_ins:
+        asked to sign in rather than the model told to give up (unless nobody is there to sign in)."""
+        if call_id not in self.runner.sign_ins or self.request.unattended:
             return False
         return self.bound.waits_for_sign_in(next(tool.server for call, tool in runnable if call.id == call_id))
 
@@ -488,6 +516,9 @@ class _Turn:
         if unreachable is not None:  # a call stored before, waiting for its approval
             return _unreachable(call, *unreachable)
         tool = self.bound.tools.get(call.name)
+        if tool is None and self.request.unattended:
+            offered = ", ".join(sorted(self.offer.names())) or "none"
+            return failed(call, ErrorCode.TOOL_DENIED, f"{UNATTENDED_UNLISTED} (it may call: {offered}).")
         if tool is None:
             offered = ", ".join(sorted(self.offer.names())) or "none"
             return failed(
@@ -532,6 +563,13 @@ class _CallMeter:
     def usage_event(self) -> UsageEvent:
         usage = TokenUsage(input_tokens=self.input_tokens, output_tokens=text_tokens("".join(self.output)))
         return UsageEvent(round=self.round, usage=usage, incomplete=True)
+
+
+def _unattended_sign_in(server: str) -> str:
+    return (
+        f"Not run: {server} needs a sign-in, and nobody is there to sign in in this unattended answer. "
+        "Answer without it."
+    )
 
 
 def _unreachable(call: ToolCallEvent, tool: BoundTool, error: McpError) -> ToolResultEvent:

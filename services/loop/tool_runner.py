@@ -125,20 +125,21 @@ def _path(error: jsonschema.ValidationError) -> str:
 
 
 class ToolRunner:
-    def __init__(self, hub: McpHub, limits: RunLimits, budget: TurnBudget) -> None:
+    def __init__(self, hub: McpHub, limits: RunLimits, budget: TurnBudget, ask: bool = True) -> None:
         self._hub = hub
         self._limits = limits
         self._budget = budget
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._calls: dict[str, asyncio.Task[ToolResultEvent]] = {}
         self._cancelled: set[str] = set()
-        self._questions: Questions = {}
+        # None when nobody can answer a server's question (an unattended turn): questions are declined
+        self._questions: Questions | None = {} if ask else None
         # calls refused for want of a sign-in (an expired grant, a wider scope): the turn asks for one
         self.sign_ins: dict[str, AuthRequired] = {}
 
     def answer(self, elicitation: str, action: str, content: dict[str, Any] | None = None) -> bool:
         """The user's answer to a server's question (elicitation_required); False when nobody waits for it."""
-        waiting = self._questions.get(elicitation)
+        waiting = self._questions.get(elicitation) if self._questions is not None else None
         if waiting is None or waiting.done():
             return False
         _logger.info("Elicitation answered: elicitation=%s action=%s", elicitation, action)

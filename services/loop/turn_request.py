@@ -89,3 +89,7 @@ class TurnRequest(BaseModel):
     prompt_cache_key: str = Field("", max_length=64)
     # the budgets the turn is charged to: asked before every model call (None: no budget applies)
     spend: InstanceOf[SpendGuard] | None = None
+    # nobody is there to answer (a server action's run): a call that needs an approval or a sign-in
+    # is refused to the model instead of pausing, a server's question is declined, and the round
+    # limit ends the turn with an answer instead of asking whether to go on
+    unattended: bool = False
