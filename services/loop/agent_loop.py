@@ -27,6 +27,7 @@ from ..events import (
     DoneEvent,
     ErrorEvent,
     Event,
+    RecordChange,
     RoundEvent,
     StartEvent,
     TextEvent,
@@ -39,6 +40,7 @@ from ..events import (
 )
 from ..llm import ContextExceeded, ModelReply, Thinking, ToolCallDelta
 from ..mcp import McpHub
+from ..server_spec import Transport
 from ..token_usage import TokenUsage
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
@@ -108,6 +110,7 @@ class _Turn:
             hub,
             RunLimits(self.limits.call_timeout, self.limits.per_server_concurrency, self.limits.model_text_limit),
             self.budget,
+            request.local_tools,
         )
 
     def remaining(self) -> float:
@@ -403,7 +406,7 @@ class _Turn:
             return
         waiting = [call for call, tool in runnable if tool.requires_approval] if approvals is None else []
         if waiting:
-            yield approval_pause(waiting, self._turn_ms())
+            yield approval_pause(waiting, self._turn_ms(), await self._changes(waiting))
             return
         results: dict[str, ToolResultEvent] = {}
         async with contextlib.aclosing(self.runner.run(runnable)) as running:
@@ -420,6 +423,18 @@ class _Turn:
         if refused:
             signing = {key: self.runner.sign_ins[call_id] for call_id, key in refused.items()}
             yield self._auth_required(signing, [call for call, _ in runnable if call.id in refused])
+
+    async def _changes(self, calls: list[ToolCallEvent]) -> dict[str, list[RecordChange]]:
+        """What each waiting call of a local tool would change, for the approval to show: computed
+        before the pause, in a worker thread (it reads the database)."""
+        local = self.request.local_tools
+        changes: dict[str, list[RecordChange]] = {}
+        for call in calls:
+            tool = self.bound.tools[call.name]
+            if local is None or tool.server.transport is not Transport.ODOO:
+                continue
+            changes[call.id] = await asyncio.to_thread(local.changes, tool.info.name, tool.arguments(call.arguments))
+        return changes
 
     def _needs_sign_in_now(self, call_id: str, runnable: list[tuple[ToolCallEvent, BoundTool]]) -> bool:
         """A call its per-user OAuth server refused for want of a (wider) sign-in: the user is

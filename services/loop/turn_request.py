@@ -20,6 +20,7 @@ from ..limits import (
 from ..llm import LlmSettings
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
+from .local_tools import LocalTools
 from .spend_guard import SpendGuard
 from .transcript import HistoryMessage
 from .turn_tools import SignInLink, ToolBinding
@@ -87,3 +88,5 @@ class TurnRequest(BaseModel):
     prompt_cache_key: str = Field("", max_length=64)
     # the budgets the turn is charged to: asked before every model call (None: no budget applies)
     spend: InstanceOf[SpendGuard] | None = None
+    # runs the calls of This Odoo's tools as the turn's user (None: the turn has none)
+    local_tools: InstanceOf[LocalTools] | None = None
