@@ -56,3 +56,4 @@ from . import test_provider_kind_migration
 from . import test_companies
 from . import test_budget
 from . import test_budget_tour
+from . import test_odoo_tools
