@@ -27,7 +27,8 @@ class TestOdooTools(ChatCase):
                 "name": "own contacts",
                 "model_id": cls.env.ref("base.model_res_partner").id,
                 "groups": [Command.set(own.ids)],
-                "domain_force": "[('user_id', '=', user.id)]",
+                # hers, and those of nobody (people's own contacts, the assistant's): never another's
+                "domain_force": "['|', ('user_id', '=', user.id), ('user_id', '=', False)]",
             }
         )
         cls.env["ir.model.data"].create(
@@ -93,11 +94,14 @@ class TestOdooTools(ChatCase):
     # -- reads as the user -----------------------------------------------------------------------
 
     def test_a_record_rule_limits_a_search_for_all_to_her_own_records(self):
-        error, text, data = self.call(self.alice, "odoo_search", model="res.partner", domain=[], fields=["name"])
+        error, text, data = self.call(
+            self.alice, "odoo_search", model="res.partner", domain=[], fields=["name"], limit=200
+        )
         self.assertFalse(error, text)
         names = {record["display_name"] for record in data["records"]}
-        self.assertEqual(names, {"Hers Ltd", "Hers Two", INJECTION})
-        self.assertEqual(data["count"], 3)
+        self.assertLessEqual({"Hers Ltd", "Hers Two", INJECTION}, names)
+        self.assertNotIn("Theirs Inc", names)
+        self.assertEqual(data["count"], self.env["res.partner"].with_user(self.alice).search_count([]))
         self.assertIn(f"[Hers Ltd](/odoo/res.partner/{self.hers.id})", text)
         self.assertEqual(data["records"][0]["url"], f"/odoo/res.partner/{data['records'][0]['id']}")
 
@@ -166,7 +170,12 @@ class TestOdooTools(ChatCase):
 
     def test_aggregate_counts_her_records_grouped(self):
         error, text, data = self.call(
-            self.alice, "odoo_aggregate", model="res.partner", domain=[], groupby=["user_id"], aggregates=["__count"]
+            self.alice,
+            "odoo_aggregate",
+            model="res.partner",
+            domain=[["user_id", "!=", False]],
+            groupby=["user_id"],
+            aggregates=["__count"],
         )
         self.assertFalse(error, text)
         self.assertEqual(data["groups"], [{"user_id": "Alice", "__count": 3}])
@@ -297,3 +306,21 @@ class TestOdooTools(ChatCase):
         result = next(e.data for e in events if e.event == "tool_result")
         self.assertIn("Hers Ltd", result["content"][0]["text"])
         self.assertNotIn("Theirs Inc", result["content"][0]["text"])
+
+    def test_a_discuss_chat_has_her_rights(self):
+        channel = self.assistant.with_user(self.alice)._discuss_chat()
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("odoo_search", {"model": "res.partner", "fields": ["name"]}, id="d1"),)),
+            Turn(text="Done."),
+        )
+        channel.with_user(self.alice).message_post(
+            body="All contacts", message_type="comment", subtype_xmlid="mail.mt_comment"
+        )
+        self.env.flush_all()  # as the commit would: the turn reads on a cursor of its own
+        self.env.cr.postcommit.run()
+        conversation = self.env["ai.conversation"].search([("channel_id", "=", channel.id)])
+        self.assertEqual(conversation.user_id, self.alice)
+        result = next(e.payload for e in self.stored_events(conversation.id) if e.type == "tool_result")
+        self.assertTrue(result["ok"], result)
+        self.assertIn("Hers Ltd", result["model_text"])
+        self.assertNotIn("Theirs Inc", result["model_text"])
