@@ -44,6 +44,7 @@
         "data/ai_conversation_cron.xml",
         "data/ai_assistant_run_cron.xml",
         "data/mcp_server_preset_data.xml",
+        "data/mcp_server_odoo.xml",
         "data/ai_demo_environment.xml",
         "views/ai_tool_call_views.xml",
         "views/ai_usage_views.xml",

@@ -32,7 +32,13 @@ _AUTH_LABELS = {
 }
 
 TRANSPORTS = selection(
-    Transport, {Transport.STREAMABLE_HTTP: "Streamable HTTP", Transport.SSE: "SSE", Transport.STDIO: "stdio"}
+    Transport,
+    {
+        Transport.STREAMABLE_HTTP: "Streamable HTTP",
+        Transport.SSE: "SSE",
+        Transport.STDIO: "stdio",
+        Transport.ODOO: "This Odoo",
+    },
 )
 AUTH_TYPES = selection(AuthType, _AUTH_LABELS)
 # a catalog entry that signs in with OAuth says so with its own flag (needs_oauth)

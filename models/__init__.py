@@ -6,6 +6,7 @@ from . import ai_provider
 from . import ai_provider_model
 from . import ai_assistant
 from . import ai_assistant_discuss
+from . import ai_assistant_odoo_access
 from . import conversation
 from . import ai_message
 from . import ai_usage

@@ -162,6 +162,14 @@ class AiAssistant(models.Model):
         help="When the model searches the assistant's tools (more of them than Tools Offered Up Front), these are "
         "offered in every answer all the same.",
     )
+    odoo_access_ids = fields.One2many(
+        "ai.assistant.odoo.access",
+        "assistant_id",
+        string="Odoo Models",
+        groups="ai_mcp.group_ai_manager",
+        help="The models of this Odoo the assistant may use through This Odoo's tools, and how; none by default. "
+        "Users reach only what their own rights allow.",
+    )
     tool_search_threshold = fields.Integer(
         string="Tools Offered Up Front",
         default=int(TOOL_SEARCH_THRESHOLD.default),

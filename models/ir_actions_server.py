@@ -4,7 +4,10 @@ field, an activity). The action only queues the runs (ai_assistant_run.py runs t
 
 Who a run runs as is explicit: the user who triggered the action, or a user named on it (what a
 schedule needs); never the superuser. Nobody is there to approve a call: the action lists the tools
-its runs may call, and they call those without asking (models/conversation/run.py)."""
+its runs may call, and they call those without asking (models/conversation/run.py).
+
+The other way round, an admin marks the actions assistants given This Odoo may run themselves
+(odoo_run_server_action, on the models an assistant is given, with the user's approval)."""
 
 import logging
 
@@ -73,6 +76,11 @@ class IrActionsServer(models.Model):
         "rights of the user it runs as.",
     )
     ai_run_ids = fields.One2many("ai.assistant.run", "action_id", string="Runs")
+    ai_assistant_allowed = fields.Boolean(
+        string="Assistants May Run It",
+        help="AI assistants given This Odoo may run this action on the records of its model, as the user "
+        "chatting with them and after her approval.",
+    )
 
     @api.constrains("state", "ai_assistant_id", "ai_run_as", "ai_run_user_id", "ai_answer_to", "ai_answer_field_id")
     def _check_ai_assistant(self):

@@ -192,6 +192,18 @@ class ElicitationDoneEvent(_Event):
     note: str | None = None
 
 
+class RecordChange(BaseModel):
+    """One field of one record a waiting call would change, in the user's words (record name,
+    field label, old and new value as the user reads them): what the approval shows."""
+
+    model_config = ConfigDict(frozen=True)
+
+    record: str
+    field: str
+    old: str = ""
+    new: str = ""
+
+
 class PendingCall(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -200,6 +212,8 @@ class PendingCall(BaseModel):
     title: str
     server: str
     arguments: dict[str, Any]
+    # what the call would change, where its tool can say so before it runs (This Odoo's writes)
+    changes: list[RecordChange] = Field(default_factory=list)
 
 
 class _PauseEvent(_Event):

@@ -22,6 +22,8 @@ class Transport(str, Enum):
     STREAMABLE_HTTP = "streamable_http"
     SSE = "sse"
     STDIO = "stdio"
+    # the Odoo the addon runs in: its tools run in-process as the conversation's user, never over MCP
+    ODOO = "odoo"
 
 
 class AuthType(str, Enum):
@@ -116,9 +118,9 @@ class ServerSpec(BaseModel):
                 raise ConfigError(
                     "command", _lt("A command is required for stdio servers, e.g. npx or /usr/bin/python3.")
                 )
-        else:
+        elif self.transport is not Transport.ODOO:
             check_url(self.url)
-        if self.auth_type is AuthType.OAUTH and self.transport is Transport.STDIO:
+        if self.auth_type is AuthType.OAUTH and self.transport in (Transport.STDIO, Transport.ODOO):
             raise ConfigError("auth_type", _lt("OAuth sign-in works over HTTP only. Choose streamable HTTP or SSE."))
         if self.auth_type in (AuthType.BEARER, AuthType.API_KEY) and not self.token:
             raise ConfigError(
@@ -161,6 +163,8 @@ class ServerSpec(BaseModel):
 
     def label(self) -> str:
         """How logs name the server: never with secrets."""
+        if self.transport is Transport.ODOO:
+            return f"{self.name} (this Odoo)"
         target = self.command if self.transport is Transport.STDIO else self.url
         return f"{self.name} ({self.transport.value} {target})"
 

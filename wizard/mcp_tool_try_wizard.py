@@ -106,6 +106,14 @@ class McpToolTryWizard(models.TransientModel):
                 0,
             )
             return self._reopen()
+        if server.transport == "odoo":
+            # its calls run as a chatting user within what her assistant was given: there is no assistant here
+            self._show_error(
+                ErrorCode.CONFIG_INVALID,
+                self.env._("This Odoo's tools are tried in the chat, with an assistant given the models they use."),
+                0,
+            )
+            return self._reopen()
         started = time.monotonic()
         try:
             spec = server._server_spec()

@@ -7,10 +7,12 @@ from odoo import models
 
 from ...companies import company_allows
 from ...hub_process import process_hub
+from ...odoo_tools import OdooTools
 from ...services.errors import AiMcpError, ErrorCode
 from ...services.events import StartEvent, ToolKey, parse_event
 from ...services.llm import prompt_cache_key
 from ...services.loop import HistoryMessage, SignInLink, TurnControl, TurnRequest, history_from_events, run_turn
+from ...services.server_spec import Transport
 from ...turn.runner import PROVIDER_MENU, ChatTurn, refused_turn_events, turn_events
 
 # The turns read from the database for the model: the loop fits them to the model's context window
@@ -96,6 +98,7 @@ class AiConversation(models.Model):
                 prompt_cache_key=self._prompt_cache_key(),
                 spend=spend,
                 unattended=self._unattended(),
+                local_tools=self._local_tools(tools),
             )
         except AiMcpError as exc:
             failure = exc
@@ -133,6 +136,18 @@ class AiConversation(models.Model):
     def _unattended(self):
         """Whether nobody is there to answer this turn's questions (run.py: a server action's run)."""
         return False
+
+    def _local_tools(self, bindings):
+        """The runner of This Odoo's calls when the turn offers its tools: as the conversation's
+        user, in the conversation's company (the turn's env works in it alone), in her language
+        and time zone."""
+        if not any(binding.server.transport is Transport.ODOO for binding in bindings):
+            return None
+        user = self.user_id.sudo()  # sudo: the conversation is read as superuser; her settings only
+        # the companies the turn works in (_in_its_company); the executor keeps only hers
+        companies = self.env.context.get("allowed_company_ids") or user.company_id.ids
+        context = {"lang": user.lang, "tz": user.tz, "allowed_company_ids": list(companies)}
+        return OdooTools(self.env.registry, user.id, context, self.assistant_id.id)
 
     def _prompt_cache_key(self):
         """The same for every turn of this assistant and user, and meaningless to the provider

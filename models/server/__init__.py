@@ -6,6 +6,7 @@
 - sync.py: connecting, recording the outcome, and syncing its mcp.tool records
 - oauth.py: signing in with OAuth: settings, sign-in and sign-out, the grants a turn calls with
 - list_watch.py: a server that announces a changed tool list is synced again in the background
+- odoo_source.py: "This Odoo", the built-in tool source: its catalogue as its tools, no connection
 
 and the server's own models:
 
@@ -24,3 +25,4 @@ from . import mcp_oauth_token
 from . import mcp_oauth_pending
 from . import mcp_server_preset
 from . import list_watch
+from . import odoo_source

@@ -374,7 +374,7 @@ class McpServer(models.Model):
     @api.constrains("url", "transport", "scope")
     def _check_url(self):
         for server in self:
-            if server.transport == "stdio":
+            if server.transport in ("stdio", "odoo"):
                 continue
             try:
                 if server.scope == "user":

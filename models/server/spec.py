@@ -53,7 +53,7 @@ class McpServer(models.Model):
             key=server._server_key(),
             name=server.name,
             transport=transport,
-            url=server.url if transport != "stdio" else None,
+            url=server.url if transport not in ("stdio", "odoo") else None,
             auth_type=server.auth_type,
             token=token or None,
             api_key_header=(server.api_key_header or "X-API-Key").strip(),

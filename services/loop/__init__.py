@@ -10,6 +10,7 @@ apps wings.
 """
 
 from .agent_loop import run_turn
+from .local_tools import LocalTools
 from .presets import KNOWN_VARIABLES, resolve_preset, validate_preset, variables_in
 from .tool_names import ToolNameMap, ToolRef
 from .tool_runner import argument_problems, without_null_optionals
@@ -24,6 +25,7 @@ __all__ = [
     "BudgetLine",
     "HistoryMessage",
     "KNOWN_VARIABLES",
+    "LocalTools",
     "LoopLimits",
     "Resume",
     "SignInLink",

@@ -27,6 +27,7 @@ from ..events import (
     DoneEvent,
     ErrorEvent,
     Event,
+    RecordChange,
     RoundEvent,
     StartEvent,
     TextEvent,
@@ -39,6 +40,7 @@ from ..events import (
 )
 from ..llm import ContextExceeded, ModelReply, Thinking, ToolCallDelta
 from ..mcp import McpHub
+from ..server_spec import Transport
 from ..token_usage import TokenUsage
 from ._prompted_tools import describe_tools, parse_reply
 from ._tool_input_stream import ToolInputStream
@@ -116,6 +118,7 @@ class _Turn:
             RunLimits(self.limits.call_timeout, self.limits.per_server_concurrency, self.limits.model_text_limit),
             self.budget,
             ask=not request.unattended,
+            local=request.local_tools,
         )
 
     def remaining(self) -> float:
@@ -425,7 +428,7 @@ class _Turn:
             return
         waiting = [call for call, tool in runnable if tool.requires_approval] if approvals is None else []
         if waiting:
-            yield approval_pause(waiting, self._turn_ms())
+            yield approval_pause(waiting, self._turn_ms(), await self._changes(waiting))
             return
         if self.control is not None:
             # a process may die the instant a call reaches its server: its audit row comes first
@@ -460,6 +463,18 @@ class _Turn:
             else:
                 left.append((call, tool))
         return left, refusals
+
+    async def _changes(self, calls: list[ToolCallEvent]) -> dict[str, list[RecordChange]]:
+        """What each waiting call of a local tool would change, for the approval to show: computed
+        before the pause, in a worker thread (it reads the database)."""
+        local = self.request.local_tools
+        changes: dict[str, list[RecordChange]] = {}
+        for call in calls:
+            tool = self.bound.tools[call.name]
+            if local is None or tool.server.transport is not Transport.ODOO:
+                continue
+            changes[call.id] = await asyncio.to_thread(local.changes, tool.info.name, tool.arguments(call.arguments))
+        return changes
 
     def _needs_sign_in_now(self, call_id: str, runnable: list[tuple[ToolCallEvent, BoundTool]]) -> bool:
         """A call its per-user OAuth server refused for want of a (wider) sign-in: the user is

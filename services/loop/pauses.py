@@ -3,22 +3,32 @@ their servers need first. Built from plain data, so the loop only says when to p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import urlencode
 
 from ..errors import AuthRequired
-from ..events import ApprovalRequiredEvent, AuthRequiredEvent, PendingCall, SignIn, ToolCallEvent
+from ..events import ApprovalRequiredEvent, AuthRequiredEvent, PendingCall, RecordChange, SignIn, ToolCallEvent
 from .turn_tools import SignInLink
 
 
-def pending(call: ToolCallEvent) -> PendingCall:
-    """`call` as a pause shows it while it waits."""
-    return PendingCall(id=call.id, tool=call.tool, title=call.title, server=call.server, arguments=call.arguments)
+def pending(call: ToolCallEvent, changes: Sequence[RecordChange] = ()) -> PendingCall:
+    """`call` as a pause shows it while it waits, with what it would change where that is known."""
+    return PendingCall(
+        id=call.id,
+        tool=call.tool,
+        title=call.title,
+        server=call.server,
+        arguments=call.arguments,
+        changes=list(changes),
+    )
 
 
-def approval_pause(calls: Iterable[ToolCallEvent], turn_ms: int) -> ApprovalRequiredEvent:
-    """The pause asking the user to allow `calls`."""
-    return ApprovalRequiredEvent(calls=[pending(c) for c in calls], turn_ms=turn_ms)
+def approval_pause(
+    calls: Iterable[ToolCallEvent], turn_ms: int, changes: Mapping[str, Sequence[RecordChange]] | None = None
+) -> ApprovalRequiredEvent:
+    """The pause asking the user to allow `calls`; `changes`: by call id, what each would change."""
+    changes = changes or {}
+    return ApprovalRequiredEvent(calls=[pending(c, changes.get(c.id, ())) for c in calls], turn_ms=turn_ms)
 
 
 def sign_in_pause(

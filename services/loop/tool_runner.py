@@ -20,9 +20,10 @@ from ..json_schema import InvalidSchema, SchemaProblem
 from ..limits import PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT
 from ..mcp import CallEvent, CallObserver, McpHub, Questions
 from ..oauth import RefreshingTokens
-from ..server_spec import ServerSpec
+from ..server_spec import ServerSpec, Transport
 from ..tool_info import ToolInfo
-from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart
+from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart, ToolResult
+from .local_tools import LocalTools
 
 _logger = logging.getLogger(__name__)
 
@@ -125,8 +126,11 @@ def _path(error: jsonschema.ValidationError) -> str:
 
 
 class ToolRunner:
-    def __init__(self, hub: McpHub, limits: RunLimits, budget: TurnBudget, ask: bool = True) -> None:
+    def __init__(
+        self, hub: McpHub, limits: RunLimits, budget: TurnBudget, ask: bool = True, local: LocalTools | None = None
+    ) -> None:
         self._hub = hub
+        self._local = local
         self._limits = limits
         self._budget = budget
         self._semaphores: dict[str, asyncio.Semaphore] = {}
@@ -201,16 +205,19 @@ class ToolRunner:
         timeout = min(self._limits.call_timeout, tool.server.call_timeout)
         started = time.monotonic()
         try:
-            result = await self._hub.acall_tool(
-                tool.server,
-                tool.info.name,
-                tool.arguments(call.arguments),
-                timeout=timeout,
-                retry_safe=tool.info.annotations.retry_safe,
-                observer=observer,
-                tokens=tool.grant,
-                budget=self._budget,
-            )
+            if tool.server.transport is Transport.ODOO:
+                result = await self._call_local(tool, call, timeout)
+            else:
+                result = await self._hub.acall_tool(
+                    tool.server,
+                    tool.info.name,
+                    tool.arguments(call.arguments),
+                    timeout=timeout,
+                    retry_safe=tool.info.annotations.retry_safe,
+                    observer=observer,
+                    tokens=tool.grant,
+                    budget=self._budget,
+                )
         except AiMcpError as exc:
             if isinstance(exc, AuthRequired):
                 self.sign_ins[call.id] = exc
@@ -243,6 +250,22 @@ class ToolRunner:
                 duration_ms=elapsed,
             )
         return ToolResultEvent(id=call.id, ok=True, content=result.for_display(), model_text=text, duration_ms=elapsed)
+
+    async def _call_local(self, tool: BoundTool, call: ToolCallEvent, timeout: float) -> ToolResult:
+        """A tool of this Odoo, run in a worker thread (it blocks on a database cursor of its own).
+        A call past its timeout is answered as one; its thread finishes its transaction alone."""
+        if self._local is None:
+            raise AiMcpError(ErrorCode.CONFIG_INVALID, f"{tool.server.name} cannot run tools in this process.")
+        arguments = tool.arguments(call.arguments)
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(self._local.call, tool.info.name, arguments), timeout)
+        except TimeoutError:
+            raise AiMcpError(
+                ErrorCode.MCP_TIMEOUT, f"{tool.info.name} did not finish within {timeout:g} seconds."
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - a bug in a local tool fails its call, never the whole round
+            _logger.exception("Local tool failed: server=%s tool=%s", tool.server.name, tool.info.name)
+            raise AiMcpError(ErrorCode.INTERNAL_ERROR, f"{tool.info.name} failed unexpectedly.") from exc
 
 
 def _ms(started: float) -> int:

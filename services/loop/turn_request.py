@@ -20,6 +20,7 @@ from ..limits import (
 from ..llm import LlmSettings
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
+from .local_tools import LocalTools
 from .spend_guard import SpendGuard
 from .transcript import HistoryMessage
 from .turn_tools import SignInLink, ToolBinding
@@ -93,3 +94,5 @@ class TurnRequest(BaseModel):
     # is refused to the model instead of pausing, a server's question is declined, and the round
     # limit ends the turn with an answer instead of asking whether to go on
     unattended: bool = False
+    # runs the calls of This Odoo's tools as the turn's user (None: the turn has none)
+    local_tools: InstanceOf[LocalTools] | None = None

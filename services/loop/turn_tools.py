@@ -21,7 +21,7 @@ from ..errors import AuthRequired, ErrorCode, McpError
 from ..events import WarningEvent
 from ..mcp import McpHub, McpSession
 from ..oauth import RefreshingTokens, with_token
-from ..server_spec import AuthType, ServerSpec
+from ..server_spec import AuthType, ServerSpec, Transport
 from ..tool_info import ToolInfo
 from .presets import schema_without
 from .tool_names import ToolNameMap, ToolRef
@@ -88,7 +88,12 @@ class TurnTools:
         usable: list[ToolBinding] = []
         for binding in bindings:
             key = binding.server.key
-            if key not in sessions and key not in self.needs_sign_in and key not in self.declined:
+            if (
+                key not in sessions
+                and binding.server.transport is not Transport.ODOO
+                and key not in self.needs_sign_in
+                and key not in self.declined
+            ):
                 if key in unreachable:
                     usable.append(binding)
                 continue
@@ -143,8 +148,11 @@ class TurnTools:
     ) -> AsyncIterator[McpSession | tuple[ServerSpec, McpError]]:
         """Pooled sessions of the turn's servers, connected together, and each unreachable one with
         its error; a per-user OAuth server without a usable sign-in is noted in needs_sign_in."""
+        # This Odoo's tools run in-process: there is no session to open
         servers = [
-            spec for spec in {b.server.key: b.server for b in bindings}.values() if spec.key not in self.declined
+            spec
+            for spec in {b.server.key: b.server for b in bindings}.values()
+            if spec.key not in self.declined and spec.transport is not Transport.ODOO
         ]
         outcomes = await asyncio.gather(*(self._connect(spec) for spec in servers))
         for spec, outcome in zip(servers, outcomes, strict=True):

@@ -10,9 +10,9 @@ tokens a session sends) and the apps wing (a tool's app resource).
 
 from .call_observer import CallEvent, CallObserver, Questions, elicitation_errors
 from .elicitation_defaults import apply_defaults
-from .hub import HubSettings, McpHub, get_hub, running_hub
+from .hub import ConnectionReport, HubSettings, McpHub, get_hub, running_hub
 from .resources import expand
-from .server_info import MODERN_PROTOCOL_VERSIONS
+from .server_info import MODERN_PROTOCOL_VERSIONS, ServerInfo
 from .servers_json import import_mcp_servers
 from ._stdio_failure import telling_line
 from .session import McpSession
@@ -20,6 +20,8 @@ from .sync import connect_all
 from .transport import stderr_tail
 
 __all__ = [
+    "ConnectionReport",
+    "ServerInfo",
     "CallEvent",
     "CallObserver",
     "HubSettings",
