@@ -32,6 +32,10 @@ class OdooTools(LocalTools):
         self._uid = uid
         self._context = dict(context)
         self._assistant_id = assistant_id
+        # the fields this user may read of each model, as fields_get said at the turn's first call of
+        # it: her groups and language do not change within a turn, and describing a model costs more
+        # than many a search (plain data, so one call's thread hands it to the next)
+        self._fields: dict[str, dict[str, Any]] = {}
 
     def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
         spec = TOOLS.get(tool)
@@ -79,6 +83,7 @@ class OdooTools(LocalTools):
         return Toolkit(
             env(context={**env.context, "allowed_company_ids": companies or env.user.company_id.ids}),
             self._assistant_id,
+            self._fields,
         )
 
 

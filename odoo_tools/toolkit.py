@@ -73,12 +73,15 @@ class Refused(Exception):
 
 
 class Toolkit:
-    def __init__(self, env: Any, assistant_id: int) -> None:
+    """This Odoo's tools on one cursor, as one user. `fields`: what fields_get told this user of each
+    model so far, kept by the turn (executor.py) so that each call does not describe the model again."""
+
+    def __init__(self, env: Any, assistant_id: int, fields: dict[str, dict[str, Any]] | None = None) -> None:
         self.env = env
         # sudo: the assistant's configuration is read to restrict the user, never to widen her rights
         accesses = env["ai.assistant.odoo.access"].sudo().search([("assistant_id", "=", assistant_id)])
         self.accesses = {access.model_id.model: access for access in accesses}
-        self._fields: dict[str, dict[str, Any]] = {}
+        self._fields: dict[str, dict[str, Any]] = {} if fields is None else fields
 
     def run(self, tool: OdooTool, arguments: Any) -> ToolResult:
         return getattr(self, f"_{tool.name}")(arguments)

@@ -170,14 +170,13 @@ def wait_until(condition: Callable[[], object], what: str, timeout: float = WAIT
         time.sleep(0.3)
 
 
-def test_a_database_restart_under_several_turns_ends_each_saying_so_and_loses_nothing_sent(
-    ctx: dict, state_dir: Path
-) -> None:
-    postgres: PrivatePostgres = ctx["postgres"]
-    messages = [MID_ANSWER, MID_CALL, MID_ANSWER, MID_CALL]
+def _turns_under_way(ctx: dict, messages: list[str]) -> tuple[list[Future], list[Watch], dict[int, float]]:
+    """Starts a turn per message and waits until each answers or runs its call: (the requests, what
+    each streamed so far, when each stream ended)."""
     watches = [Watch() for _ in messages]
     pool = ThreadPoolExecutor(len(messages))
     runs: list[Future] = [pool.submit(send, ctx, m, None, w) for m, w in zip(messages, watches, strict=True)]
+    pool.shutdown(wait=False)
     stream_ends: dict[int, float] = {}
     for index, run in enumerate(runs):
         run.add_done_callback(lambda _f, index=index: stream_ends.setdefault(index, time.monotonic()))
@@ -186,19 +185,16 @@ def test_a_database_restart_under_several_turns_ends_each_saying_so_and_loses_no
             watch.wait_for(lambda events: any(e.event == "tool_call" for e in events), "the call runs")
         else:
             watch.wait_for(lambda events: sum(e.event == "text" for e in events) >= 3, "the answer streams")
-
     running = [not any(e.event in FINAL or e.event == "tool_result" for e in watch.events) for watch in watches]
     assert all(running), "every turn is answering or in its call when the database restarts"
-    restarted = time.monotonic()
-    postgres.restart()
-    back = time.monotonic() - restarted
-    (state_dir / "gate-open").touch()  # the calls that survived end
-    outcomes = [run.result(WAIT) for run in runs]
-    pool.shutdown()
-    conversations = [watch.events[0].data["conversation_id"] for watch in watches]
+    return runs, watches, stream_ends
 
-    # every turn ends: on its own stream, or (the stream broken) on the events route a tab polls,
-    # which ends a turn silent for turn_stale_after
+
+def _ends(
+    ctx: dict, conversations: list[int], watches: list[Watch], outcomes: list[dict], stream_ends: dict, restarted: float
+) -> tuple[dict[int, SseEvent], dict[int, float]]:
+    """How each turn ended, and how long after the restart: on its own stream, or (the stream
+    broken) on the events route a tab polls, which ends a turn silent for turn_stale_after."""
     ends: dict[int, SseEvent] = {}
     ended_after: dict[int, float] = {}
     for index, (conversation_id, watch, outcome) in enumerate(zip(conversations, watches, outcomes, strict=True)):
@@ -217,20 +213,13 @@ def test_a_database_restart_under_several_turns_ends_each_saying_so_and_loses_no
 
         wait_until(polled_end, f"conversation {conversation_id} ends", timeout=WAIT + STALE)
         ended_after[conversation_id] = time.monotonic() - restarted
-    # what docs/operators.md reports (pytest --log-cli-level=INFO shows it)
-    _logger.info(
-        "PostgreSQL back after %.1f s; %s",
-        back,
-        "; ".join(
-            f"{m!r}: {'on its stream' if any(e.event in FINAL for _t, e in o['events']) else 'stream broken'}"
-            f" after {ended_after[c]:.1f} s, {ends[c].event} {ends[c].data.get('message', '')!r}"
-            for m, o, c in zip(messages, outcomes, conversations, strict=True)
-        ),
-    )
+    return ends, ended_after
 
-    # a turn that wrote nothing while the database was away goes on; every other one says why it stopped
-    cut = [c for c in conversations if ends[c].event == "error"]
-    assert cut, "the restart cut at least one turn"
+
+def _assert_kept(ctx: dict, conversations: list[int], outcomes: list[dict], messages: list[str], ends: dict) -> None:
+    """A turn that wrote nothing while the database was away went on and stored all it showed;
+    every other one says why it stopped; no conversation is left answering, no message lost."""
+    assert [c for c in conversations if ends[c].event == "error"], "the restart cut at least one turn"
     for conversation_id, outcome, message in zip(conversations, outcomes, messages, strict=True):
         end = ends[conversation_id]
         history = ctx["user"].jsonrpc(f"/ai_mcp/conversation/{conversation_id}/history", {})
@@ -243,6 +232,32 @@ def test_a_database_restart_under_several_turns_ends_each_saying_so_and_loses_no
             streamed = [(e.id, e.event, e.data) for _t, e in outcome["events"] if e.id is not None]
             stored = [(e.pop("seq"), e["type"], e) for e in history["events"]]
             assert stored == streamed, "a turn that went on stored all it showed"
+
+
+def test_a_database_restart_under_several_turns_ends_each_saying_so_and_loses_nothing_sent(
+    ctx: dict, state_dir: Path
+) -> None:
+    postgres: PrivatePostgres = ctx["postgres"]
+    messages = [MID_ANSWER, MID_CALL, MID_ANSWER, MID_CALL]
+    runs, watches, stream_ends = _turns_under_way(ctx, messages)
+    restarted = time.monotonic()
+    postgres.restart()
+    back = time.monotonic() - restarted
+    (state_dir / "gate-open").touch()  # the calls that survived end
+    outcomes = [run.result(WAIT) for run in runs]
+    conversations = [watch.events[0].data["conversation_id"] for watch in watches]
+    ends, ended_after = _ends(ctx, conversations, watches, outcomes, stream_ends, restarted)
+    # what docs/operators.md reports (pytest --log-cli-level=INFO shows it)
+    _logger.info(
+        "PostgreSQL back after %.1f s; %s",
+        back,
+        "; ".join(
+            f"{m!r}: {'on its stream' if any(e.event in FINAL for _t, e in o['events']) else 'stream broken'}"
+            f" after {ended_after[c]:.1f} s, {ends[c].event} {ends[c].data.get('message', '')!r}"
+            for m, o, c in zip(messages, outcomes, conversations, strict=True)
+        ),
+    )
+    _assert_kept(ctx, conversations, outcomes, messages, ends)
 
     # each conversation answers the next message
     for conversation_id in conversations:
