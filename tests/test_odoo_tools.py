@@ -324,3 +324,163 @@ class TestOdooTools(ChatCase):
         self.assertTrue(result["ok"], result)
         self.assertIn("Hers Ltd", result["model_text"])
         self.assertNotIn("Theirs Inc", result["model_text"])
+
+    # -- creating, pressing buttons, running server actions ----------------------------------------
+
+    def approval_of(self, message, tool, arguments, call_id):
+        """The waiting call of a chat where the model makes `tool`(`arguments`): its changes, and the conversation."""
+        self.llm.queue(Turn(tool_calls=(ToolCall(tool, arguments, id=call_id),)))
+        _response, events = self.send(message)
+        self.assertEqual(events[-1].event, "approval_required", types_of(events))
+        pending = events[-1].data["calls"][0]
+        changes = [(c["record"], c["field"], c["old"], c["new"]) for c in pending["changes"]]
+        return changes, events[0].data["conversation_id"]
+
+    def answered(self, conversation_id, call_id, approval):
+        """The tool result after her answer to the waiting call, and the text the model then read."""
+        self.llm.queue(Turn(text="Done."))
+        _response, resumed = self.resume(conversation_id, approvals={call_id: approval})
+        self.assertEqual(resumed[-1].event, "done", types_of(resumed))
+        result = next((e.data for e in resumed if e.event == "tool_result"), None)
+        read = [m for m in self.llm.requests[-1]["messages"] if m["role"] == "tool"]
+        return result, read[-1]["content"] if read else ""
+
+    def test_an_approved_create_shows_the_new_values_and_makes_one_record_as_her_a_denied_one_none(self):
+        self.login(self.alice)
+        values = {"name": "Nova GmbH", "phone": "555 01", "ref": "NOVA-1", "user_id": self.alice.id}
+        arguments = {"model": "res.partner", "values": values}
+        Partner = self.env["res.partner"].with_context(active_test=False)
+        changes, denied = self.approval_of("Add Nova", "odoo_create", arguments, "call_deny")
+        self.assertEqual(
+            changes,
+            [
+                ("New Contact", "Name", "", "Nova GmbH"),
+                ("New Contact", "Phone", "", "555 01"),
+                ("New Contact", "Reference", "", "NOVA-1"),
+                ("New Contact", "Salesperson", "", "Alice"),
+            ],
+        )
+        self.assertFalse(Partner.search([("name", "=", "Nova GmbH")]))
+        self.answered(denied, "call_deny", False)
+        self.env.invalidate_all()
+        self.assertFalse(Partner.search([("name", "=", "Nova GmbH")]))
+
+        _changes, approved = self.approval_of("Add Nova", "odoo_create", arguments, "call_create")
+        result, read = self.answered(approved, "call_create", "once")
+        self.assertTrue(result["ok"], result)
+        self.env.invalidate_all()
+        created = Partner.search([("name", "=", "Nova GmbH")])
+        self.assertEqual(len(created), 1)
+        self.assertEqual(
+            (created.phone, created.ref, created.user_id, created.create_uid),
+            ("555 01", "NOVA-1", self.alice, self.alice),
+        )
+        self.assertIn(f"/odoo/res.partner/{created.id}", read)
+        # hers to archive and delete in the ORM as herself: a whole record, nothing half-written
+        mine = created.with_user(self.alice)
+        mine.action_archive()
+        self.assertFalse(mine.active)
+        mine.unlink()
+        self.assertFalse(created.exists())
+
+    def test_a_create_her_rules_forbid_is_a_tool_error_and_creates_nothing(self):
+        # her record rule: her own contacts or nobody's, so not one of another salesperson
+        error, text, _data = self.call(
+            self.alice, "odoo_create", model="res.partner", values={"name": "Not Hers", "user_id": self.user.id}
+        )
+        self.assertTrue(error, text)
+        self.assertFalse(self.env["res.partner"].with_context(active_test=False).search([("name", "=", "Not Hers")]))
+
+    def test_an_allowed_button_of_her_form_is_pressed_as_her_after_approval_any_other_method_refused(self):
+        access = self.assistant.odoo_access_ids.filtered(lambda a: a.model == "res.partner")
+        access.button_names = "create_company, unlink"
+        self.hers.company_name = "Hers Group"
+        self.login(self.alice)
+        press = {"model": "res.partner", "ids": [self.hers.id], "method": "create_company"}
+        changes, conversation_id = self.approval_of("Make its company", "odoo_call_button", press, "call_press")
+        # the button's label is Odoo's (its wording differs between versions); the contact shows its company name
+        self.assertEqual(
+            [(record, new) for record, _label, _old, new in changes], [("Hers Group, Hers Ltd", "pressed")]
+        )
+        self.env.invalidate_all()
+        self.assertFalse(self.hers.parent_id)
+        result, _read = self.answered(conversation_id, "call_press", "once")
+        self.assertTrue(result["ok"], result)
+        self.env.invalidate_all()
+        company = self.hers.parent_id
+        self.assertEqual((company.name, company.is_company, company.create_uid), ("Hers Group", True, self.alice))
+
+        # listed, but no button of the form: refused as a tool error the model reads, the contact stays
+        delete = {"model": "res.partner", "ids": [self.hers2.id], "method": "unlink"}
+        _changes, conversation_id = self.approval_of("Remove it", "odoo_call_button", delete, "call_unlink")
+        result, read = self.answered(conversation_id, "call_unlink", "once")
+        self.assertFalse(result["ok"], result)
+        self.assertIn("not a button of the Contact form", read)
+        self.env.invalidate_all()
+        self.assertTrue(self.hers2.exists())
+
+        # a private method, even stored on the line by a hand that skipped its check
+        self.env.cr.execute(
+            "UPDATE ai_assistant_odoo_access SET button_names = %s WHERE id = %s",
+            ("create_company,_compute_display_name,unlink", access.id),
+        )
+        self.env.invalidate_all()
+        error, text, _data = self.call(
+            self.alice, "odoo_call_button", model="res.partner", ids=[self.hers2.id], method="_compute_display_name"
+        )
+        self.assertTrue(error)
+        self.assertIn("is not a button this assistant may press", text)
+
+        # a button of her form the administrator did not list
+        access.button_names = "unlink"
+        self.hers2.company_name = "Second Group"
+        error, text, _data = self.call(
+            self.alice, "odoo_call_button", model="res.partner", ids=[self.hers2.id], method="create_company"
+        )
+        self.assertTrue(error)
+        self.assertIn("'create_company' is not a button this assistant may press", text)
+        self.env.invalidate_all()
+        self.assertFalse(self.hers2.parent_id)
+        self.assertFalse(self.env["res.partner"].search([("name", "=", "Second Group")]))
+
+    def test_a_server_action_marked_for_assistants_runs_as_her_after_approval_an_unmarked_one_is_refused(self):
+        model = self.env.ref("base.model_res_partner")
+        Action = self.env["ir.actions.server"]
+        marked = Action.create(
+            {
+                "name": "Mark checked",
+                "model_id": model.id,
+                "state": "code",
+                "code": "record.write({'ref': 'checked by ' + env.user.name})",
+                "ai_assistant_allowed": True,
+            }
+        )
+        unmarked = Action.create(
+            {
+                "name": "Mark unchecked",
+                "model_id": model.id,
+                "state": "code",
+                "code": "record.write({'ref': 'unmarked ran'})",
+            }
+        )
+        access = self.assistant.odoo_access_ids.filtered(lambda a: a.model == "res.partner")
+        # the line's domain offers marked actions only; one linked anyway is still not run
+        access.server_action_ids = [Command.set((marked | unmarked).ids)]
+        self.login(self.alice)
+        run = {"model": "res.partner", "ids": [self.hers.id], "action_id": marked.id}
+        changes, conversation_id = self.approval_of("Check it", "odoo_run_server_action", run, "call_run")
+        self.assertEqual(changes, [("Hers Ltd", "Mark checked", "", "run")])
+        self.env.invalidate_all()
+        self.assertFalse(self.hers.ref)
+        result, _read = self.answered(conversation_id, "call_run", "once")
+        self.assertTrue(result["ok"], result)
+        self.env.invalidate_all()
+        self.assertEqual((self.hers.ref, self.hers.write_uid), ("checked by Alice", self.alice))
+
+        error, text, _data = self.call(
+            self.alice, "odoo_run_server_action", model="res.partner", ids=[self.hers2.id], action_id=unmarked.id
+        )
+        self.assertTrue(error)
+        self.assertIn("is not one this assistant may run", text)
+        self.env.invalidate_all()
+        self.assertFalse(self.hers2.ref)
