@@ -2,7 +2,7 @@
 import {Component} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {clickedRecord} from "@ai_mcp/logic/chat_view";
+import {clickedRecord} from "@ai_mcp/common/chat_view";
 import {RememberedApprovals} from "../remembered_approvals/remembered_approvals";
 import {UsageSummary} from "../usage_summary/usage_summary";
 
