@@ -49,6 +49,12 @@ class TestCompanies(CompaniesMixin, TransactionCase):
         cls.env = cls.env(context=dict(cls.env.context, tracking_disable=True, mail_notrack=True))
         cls.env["ir.config_parameter"].sudo().set_param("ai_mcp.allowed_hosts", False)
         cls.make_companies()
+        # what the module makes at install (the shared This Odoo server and its tools) is not this
+        # test's: each company sees it, as any shared record, and the test counts only its own
+        cls.installed = {
+            model: cls.env[model].sudo().with_context(active_test=False).search([]).ids
+            for model in ("ai.provider", "mcp.server", "mcp.tool", "ai.assistant", "ai.tool.preset")
+        }
         cls.records = {}
         for key, company in (("a", cls.company_a), ("b", cls.company_b), ("shared", cls.env["res.company"])):
             provider = cls.env["ai.provider"].create(
@@ -86,7 +92,12 @@ class TestCompanies(CompaniesMixin, TransactionCase):
             }
 
     def names_seen(self, user, model, **context):
-        records = self.env[model].with_user(user).with_context(**context).search([])
+        records = (
+            self.env[model]
+            .with_user(user)
+            .with_context(**context)
+            .search([("id", "not in", self.installed.get(model, []))])
+        )
         return set(records.mapped("display_name"))
 
     def expected(self, model, *keys):
