@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -79,6 +80,16 @@ def runs_on(commit: str, series: int) -> tuple:
     declared = manifest(shown(commit, "__manifest__.py"))
     wanted = sorted(str(r) for r in requirements(shown(commit, "requirements.txt")))
     return as_read(declared["version"], series), declared.get("external_dependencies"), wanted
+
+
+def from_commit(series: int) -> tuple[str, str] | None:
+    """(commit, version as `series` reads it) of AI_MCP_UPGRADE_FROM, a commit of this clone to
+    update from instead of the previous version (a database made by a commit that was deployed
+    between two versions); None when it is not set."""
+    commit = os.environ.get("AI_MCP_UPGRADE_FROM")
+    if not commit:
+        return None
+    return commit, as_read(manifest_version(git("show", f"{commit}:__manifest__.py")), series)
 
 
 def previous_version(series: int) -> tuple[str, str]:
@@ -166,7 +177,7 @@ def upgraded() -> Iterator[tuple[dict, dict, str]]:
         missing(str(exc))
     with tempfile.TemporaryDirectory(prefix="ai_mcp-previous.") as old:
         try:
-            commit, version = previous_version(server.series)
+            commit, version = from_commit(server.series) or previous_version(server.series)
             unpack(commit, Path(old))
             previous_deps = with_requirements(server, Path(old))
             current_deps = with_requirements(server, ROOT)

@@ -67,6 +67,8 @@ def populate(env):
         make_budgets(env, users)
     if since(env, "18.0.1.2.0"):
         make_oauth(env, users, servers, assistants)
+    if "ai.assistant.run" in env:
+        make_assistant_runs(env, users, assistants)
     env.cr.commit()
 
 
@@ -615,6 +617,35 @@ def make_budgets(env, users):
         period.write(values)
     else:
         Period.create({"budget_id": mine.id, "period_start": period_start, **values})
+
+
+def make_assistant_runs(env, users, assistants):
+    """A server action running the helper on contacts as the owner, with one run done and one
+    queued (versions with server actions running assistants)."""
+    owner = users["owner"]
+    action = env["ir.actions.server"].create(
+        {
+            "name": "Upgrade: ask the helper",
+            "model_id": env["ir.model"]._get_id("res.partner"),
+            "state": "ai_assistant",
+            "ai_assistant_id": assistants["helper"].id,
+            "ai_instruction": "Summarise {{ object.name }}",
+            "ai_run_as": "user",
+            "ai_run_user_id": owner.id,
+        }
+    )
+    Run = env["ai.assistant.run"]
+    partner = owner.partner_id
+    Run.create({"action_id": action.id, "res_model": "res.partner", "res_id": partner.id, "user_id": owner.id})
+    Run.create(
+        {
+            "action_id": action.id,
+            "res_model": "res.partner",
+            "res_id": partner.id,
+            "user_id": owner.id,
+            "state": "done",
+        }
+    )
 
 
 def make_oauth(env, users, servers, assistants):
