@@ -579,6 +579,12 @@ def make_recorded_usage(env, users, assistants):
             "output_tokens": 4,
             "total_tokens": 304,
             "cost": 0.0021,
+            # a version that converts each row's cost as it records it (1.10.0 on) stores it so
+            **(
+                {"report_cost": 0.0021, "report_currency_id": owner.company_id.currency_id.id}
+                if has(env, "ai.usage", "report_cost")
+                else {}
+            ),
         }
     )
 
