@@ -684,6 +684,20 @@ def make_oauth(env, users, servers, assistants):
         }
     )
     personal = Server.create({"name": "Per-user OAuth", "url": "https://mcp.example.org/mcp", "auth_type": "oauth"})
+    if has(env, "mcp.server", "oauth_private_key"):
+        # a company client signing in with a key pair made in Odoo (versions with company sign-in)
+        company_client = Server.create(
+            {
+                "name": "Company client OAuth",
+                "url": "https://mcp.example.net/mcp",
+                "auth_type": "oauth",
+                "oauth_token_scope": "shared",
+                "oauth_flow": "client_credentials",
+                "oauth_client_auth": "private_key_jwt",
+                "oauth_client_id": "company-client",
+            }
+        )
+        company_client.action_oauth_generate_key()
     assistants["helper"].write({"mcp_server_ids": [(4, shared.id), (4, personal.id)]})
     owner, other = users["owner"], users["other"]
     Token = env["mcp.oauth.token"].sudo()
