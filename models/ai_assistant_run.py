@@ -88,6 +88,7 @@ class AiAssistantRun(models.Model):
                 for record in records
             ]
         )
+        # sudo: a user who triggers the action may not read crons; this only wakes the queue's cron
         self.env.ref("ai_mcp.ir_cron_ai_assistant_run").sudo()._trigger()
         _logger.info("AI runs queued: action=%s records=%s user=%s", action.id, len(runs), user.id)
         return runs
@@ -133,6 +134,7 @@ class AiAssistantRun(models.Model):
         turn, failure = None, None
         with registry.cursor() as cr:
             env = api.Environment(cr, user_id, {"lang": lang}, su=False)
+            # sudo: the run row is the queue's bookkeeping; the turn itself runs in `env`, as the user
             run = env["ai.assistant.run"].sudo().browse(run_id)
             try:
                 with cr.savepoint():
@@ -175,6 +177,7 @@ class AiAssistantRun(models.Model):
         _logger.info("AI run waits for its user's pace limits: run=%s until=%s", self.id, retry_at)
 
     def _calls_started(self):
+        # sudo: whether a call started decides retry or fail; audit rows are managers' to read
         return bool(self.env["ai.tool.call"].sudo().search_count([("conversation_id", "=", self.conversation_id.id)]))
 
     # -- the turn (as the user it runs as) -------------------------------------------------------
@@ -220,6 +223,7 @@ class AiAssistantRun(models.Model):
         with self.env.registry.cursor() as cr:
             run = api.Environment(cr, SUPERUSER_ID, {})["ai.assistant.run"].browse(run_id)
             user_env = api.Environment(cr, run.user_id.id, {"lang": run.user_id.lang}, su=False)
+            # sudo on the run row only (its state and error); what the run reads goes through user_env
             run = run.with_env(user_env).sudo()
             if failure is None and outcome is not None:
                 failure = _turn_failure(outcome)
