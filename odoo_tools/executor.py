@@ -19,7 +19,7 @@ from ..services.events import RecordChange
 from ..services.loop import LocalTools
 from ..services.odoo_catalogue import TOOLS, error_result
 from ..services.tool_result import ToolResult
-from .toolkit import Refused, Toolkit
+from .toolkit import Refused, Toolkit, TurnReads
 
 _logger = logging.getLogger(__name__)
 
@@ -32,10 +32,9 @@ class OdooTools(LocalTools):
         self._uid = uid
         self._context = dict(context)
         self._assistant_id = assistant_id
-        # the fields this user may read of each model, as fields_get said at the turn's first call of
-        # it: her groups and language do not change within a turn, and describing a model costs more
-        # than many a search (plain data, so one call's thread hands it to the next)
-        self._fields: dict[str, dict[str, Any]] = {}
+        # what the turn's first calls read (the assistant's lines, the fields of each model): reading
+        # them again at each call would cost more than many a search
+        self._reads = TurnReads()
 
     def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
         spec = TOOLS.get(tool)
@@ -43,7 +42,7 @@ class OdooTools(LocalTools):
             return error_result(f"{tool} is not a tool of this Odoo.")
         try:
             with self._registry.cursor() as cr:
-                toolkit = self._toolkit(cr)
+                toolkit = self._toolkit(cr, fresh=spec.kind == "write")
                 result = toolkit.run(spec, spec.input.model_validate(arguments))
                 if spec.kind == "read":
                     cr.rollback()  # a read changes nothing, whatever a compute wrote on the way
@@ -66,7 +65,7 @@ class OdooTools(LocalTools):
         try:
             with self._registry.cursor() as cr:
                 try:
-                    return self._toolkit(cr).changes(spec, spec.input.model_validate(arguments))
+                    return self._toolkit(cr, fresh=True).changes(spec, spec.input.model_validate(arguments))
                 finally:
                     cr.rollback()
         except (Refused, UserError, ValueError, AiMcpError, psycopg2.Error) as exc:
@@ -74,16 +73,19 @@ class OdooTools(LocalTools):
             _logger.info("This Odoo: no changes to show for tool=%s: %s", tool, exc)
             return []
 
-    def _toolkit(self, cr: Any) -> Toolkit:
+    def _toolkit(self, cr: Any, fresh: bool) -> Toolkit:
+        """`fresh`: a change reads the assistant's lines again, as it may run long after the turn began."""
         # su=False: the call runs with the user's rights, whoever prepared the turn
         env = api.Environment(cr, self._uid, {**self._context, "allowed_company_ids": []}, su=False)
-        # the conversation's companies that are still hers; else her own company alone
-        mine = env.user.company_ids.ids
+        # the conversation's companies that are still hers (as Odoo checks a request's companies,
+        # from its cache that a change of her companies clears); else her own company alone
+        mine = env.user._get_company_ids()
         companies = [cid for cid in self._context.get("allowed_company_ids") or () if cid in mine]
         return Toolkit(
             env(context={**env.context, "allowed_company_ids": companies or env.user.company_id.ids}),
             self._assistant_id,
-            self._fields,
+            self._reads,
+            fresh,
         )
 
 

@@ -7,6 +7,7 @@ fields, operators, methods) are checked before Odoo reads them, so that a refusa
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from lxml import etree
@@ -72,16 +73,43 @@ class Refused(Exception):
         self.message = message
 
 
-class Toolkit:
-    """This Odoo's tools on one cursor, as one user. `fields`: what fields_get told this user of each
-    model so far, kept by the turn (executor.py) so that each call does not describe the model again."""
+@dataclass(frozen=True)
+class Access:
+    """One Odoo Models line of the assistant, as plain data: `line_id` reads its server actions."""
 
-    def __init__(self, env: Any, assistant_id: int, fields: dict[str, dict[str, Any]] | None = None) -> None:
+    line_id: int
+    label: str  # the model's name in the user's language
+    access: str
+    button_names: str
+
+
+@dataclass
+class TurnReads:
+    """What a turn read once for all its calls (executor.py keeps it; plain data, so one call's
+    thread hands it to the next). The user's groups, language and the assistant's lines do not
+    change within a turn as she sees it; the next turn reads them again."""
+
+    # the fields this user may read of each model, as fields_get said at the turn's first call of
+    # them (None: a field she may not read, or none of that name)
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the models whose every field `fields` holds
+    described: set[str] = field(default_factory=set)
+    # the assistant's Odoo Models lines by model, read at the turn's first call
+    accesses: dict[str, Access] | None = None
+
+
+class Toolkit:
+    """This Odoo's tools on one cursor, as one user. `turn`: what the turn read so far, so that each
+    call does not read the assistant's lines nor describe a model again; `fresh`: read the lines
+    again (a change, which may run long after the turn's first call, once approved)."""
+
+    def __init__(self, env: Any, assistant_id: int, turn: TurnReads | None = None, fresh: bool = False) -> None:
         self.env = env
-        # sudo: the assistant's configuration is read to restrict the user, never to widen her rights
-        accesses = env["ai.assistant.odoo.access"].sudo().search([("assistant_id", "=", assistant_id)])
-        self.accesses = {access.model_id.model: access for access in accesses}
-        self._fields: dict[str, dict[str, Any]] = {} if fields is None else fields
+        self._turn = TurnReads() if turn is None else turn
+        if fresh or self._turn.accesses is None:
+            self._turn.accesses = _accesses(env, assistant_id)
+        self.accesses = self._turn.accesses
+        self._fields = self._turn.fields
 
     def run(self, tool: OdooTool, arguments: Any) -> ToolResult:
         return getattr(self, f"_{tool.name}")(arguments)
@@ -103,17 +131,34 @@ class Toolkit:
         return model
 
     def _label(self, name: str) -> str:
+        if name in self.accesses:
+            return self.accesses[name].label
         # the model's name in the user's language; sudo: ir.model is read for its label only
         return self.env["ir.model"].sudo()._get(name).name or name
 
+    def _line(self, access: Access) -> Any:
+        # sudo: the assistant's configuration is read to restrict the user, never to widen her rights
+        return self.env["ai.assistant.odoo.access"].sudo().browse(access.line_id)
+
     def readable(self, model: Any) -> dict[str, dict[str, Any]]:
         """The fields this user may read on `model` (fields_get leaves out those of groups she is not in)."""
-        if model._name not in self._fields:
+        if model._name not in self._turn.described:
             self._fields[model._name] = model.fields_get(attributes=FIELD_ATTRIBUTES)
+            self._turn.described.add(model._name)
         return self._fields[model._name]
 
+    def _described(self, model: Any, names: list[str]) -> dict[str, dict[str, Any] | None]:
+        """`model`'s fields described so far this turn, `names` among them: fields_get of the names
+        alone, as describing a whole model costs more than many a search."""
+        known = self._fields.setdefault(model._name, {})
+        missing = [name for name in names if name not in known]
+        if missing and model._name not in self._turn.described:
+            found = model.fields_get(missing, attributes=FIELD_ATTRIBUTES)
+            known.update({name: found.get(name) for name in missing})
+        return known
+
     def _field(self, model: Any, fname: str) -> dict[str, Any]:
-        described = self.readable(model).get(fname)
+        described = self._described(model, [fname]).get(fname)
         if described is None:
             raise Refused(f"{self._label(model._name)} has no field {fname!r} you may read: see odoo_describe_model.")
         return described
@@ -160,6 +205,7 @@ class Toolkit:
 
     def _columns(self, model: Any, names: list[str]) -> list[tuple[str, str]]:
         if names:
+            self._described(model, names)
             return [(name, self._field(model, name)["string"]) for name in names if name != "display_name"]
         readable = self.readable(model)
         try:
@@ -175,7 +221,7 @@ class Toolkit:
         return [(name, readable[name]["string"]) for name in names[:DEFAULT_COLUMNS]]
 
     def _records(self, records: Any, columns: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        readable = self.readable(records)
+        readable = self._described(records, [name for name, _label in columns])
         rows = []
         for record in records:
             row = {"id": record.id, "display_name": record.display_name, "url": record_url(record._name, record.id)}
@@ -206,7 +252,8 @@ class Toolkit:
         for name, access in sorted(self.accesses.items()):
             if name not in self.env or not self.env[name].browse().has_access("read"):
                 continue
-            actions = ", ".join(f"{a.name} (id {a.id})" for a in access.server_action_ids if a.ai_assistant_allowed)
+            allowed = self._line(access).server_action_ids.filtered("ai_assistant_allowed")
+            actions = ", ".join(f"{a.name} (id {a.id})" for a in allowed)
             lines.append(
                 f"| {name} | {self._label(name)} | {access.access} | {access.button_names or ''} | {actions} |"
             )
@@ -306,7 +353,7 @@ class Toolkit:
             limit=arguments.limit,
             order=order,
         )
-        readable = self.readable(model)
+        readable = self._described(model, [spec.partition(":")[0] for spec in arguments.groupby])
         columns = [*arguments.groupby, *arguments.aggregates]
         groups = []
         for row in rows:
@@ -386,7 +433,7 @@ class Toolkit:
 
     def _server_action(self, arguments: ServerActionInput) -> tuple[Any, Any]:
         model = self._model(arguments.model, write=True)
-        action = self.accesses[model._name].server_action_ids.filtered(
+        action = self._line(self.accesses[model._name]).server_action_ids.filtered(
             lambda a: a.id == arguments.action_id and a.ai_assistant_allowed and a.model_id.model == model._name
         )
         if not action:
@@ -468,3 +515,16 @@ class Toolkit:
         model, action = self._server_action(arguments)
         records = self._browse(model, arguments.ids, "write")
         return [RecordChange(record=r.display_name, field=action.name, new="run") for r in records]
+
+
+def _accesses(env: Any, assistant_id: int) -> dict[str, Access]:
+    """The assistant's Odoo Models lines by model, in two queries (the lines, their models)."""
+    # sudo: the assistant's configuration is read to restrict the user, never to widen her rights
+    lines = (
+        env["ai.assistant.odoo.access"]
+        .sudo()
+        .search_fetch([("assistant_id", "=", assistant_id)], ["model_id", "access", "button_names"])
+    )
+    return {
+        line.model_id.model: Access(line.id, line.model_id.name, line.access, line.button_names or "") for line in lines
+    }

@@ -202,6 +202,51 @@ class TestOdooTools(ChatCase):
         self.assertEqual(data["count"], 200)
         self.assertIn(f"offset={data['returned']}", text)
 
+    # -- what a turn reads once ------------------------------------------------------------------
+
+    def test_a_turns_next_search_reads_neither_the_assistants_lines_nor_her_companies_again(self):
+        turn = self.tools_of(self.alice)
+        search = {"model": "res.partner", "domain": [["name", "like", "Hers"]], "fields": ["name"]}
+        self.assertFalse(turn.call("odoo_search", search).is_error)
+        with self.assertLogs("odoo.sql_db", "DEBUG") as logged:
+            result = turn.call("odoo_search", search)
+        self.assertIn("Hers Two", result.text_for_model())
+        queries = [line for line in logged.output if "query:" in line]
+        self.assertTrue([q for q in queries if 'FROM "res_partner"' in q], queries)
+        for table in ("ai_assistant_odoo_access", "ir_model", "res_company_users_rel"):
+            self.assertFalse([q for q in queries if f'"{table}"' in q], table)
+
+    def test_a_line_the_administrator_changes_holds_for_the_next_turn_and_for_a_change_at_once(self):
+        turn = self.tools_of(self.alice)
+        search = {"model": "res.partner", "domain": [["name", "like", "Hers"]], "fields": ["name"]}
+        self.assertFalse(turn.call("odoo_search", search).is_error)
+        line = self.assistant.odoo_access_ids.filtered(lambda a: a.model == "res.partner")
+        line.access = "read"
+        self.env.flush_all()
+        # a change reads the lines again, however late in the turn (or after its approval) it runs
+        renamed = {"model": "res.partner", "ids": [self.hers.id], "values": {"name": "Renamed"}}
+        self.assertEqual(turn.changes("odoo_update", renamed), [])
+        result = turn.call("odoo_update", renamed)
+        self.assertTrue(result.is_error)
+        self.assertIn("not change", result.text_for_model())
+        line.unlink()
+        result = self.tools_of(self.alice).call("odoo_search", search)
+        self.assertTrue(result.is_error)
+        self.assertIn("not available to this assistant", result.text_for_model())
+        self.env.invalidate_all()
+        self.assertEqual(self.hers.name, "Hers Ltd")
+
+    def test_a_company_taken_from_her_between_two_turns_is_not_read_in_the_next(self):
+        search = {"model": "res.partner", "domain": [["name", "like", "Only in"]], "fields": ["name"]}
+        self.bob.company_ids = [Command.link(self.company_a.id)]
+        result = self.tools_of(self.bob, self.company_a).call("odoo_search", search)
+        self.assertIn("Only in A", result.text_for_model())
+        self.bob.company_ids = [Command.unlink(self.company_a.id)]
+        result = self.tools_of(self.bob, self.company_a).call("odoo_search", search)
+        self.assertFalse(result.is_error, result.text_for_model())
+        self.assertNotIn("Only in A", result.text_for_model())
+        self.assertIn("Only in B", result.text_for_model())
+
     # -- writes ----------------------------------------------------------------------------------
 
     def test_a_failing_write_changes_nothing_and_says_why(self):
