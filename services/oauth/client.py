@@ -198,7 +198,9 @@ def dpop_transport(dpop_key: SecretStr | None) -> dict[str, Any]:
     (none without a key)."""
     if dpop_key is None:
         return {}
-    return {"transport": dpop.DpopTransport(dpop.DpopKey(dpop_key.get_secret_value()), httpx2.AsyncHTTPTransport())}
+    # the transport of authlib's own HTTP library (httpx2, or httpx for an authlib before 1.7)
+    inner = _AUTHLIB_HTTP.AsyncHTTPTransport()
+    return {"transport": dpop.DpopTransport(dpop.DpopKey(dpop_key.get_secret_value()), inner)}
 
 
 def check_bound(token: dict[str, Any], dpop_key: SecretStr | None, issuer: str) -> None:

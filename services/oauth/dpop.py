@@ -149,7 +149,8 @@ async def asks_for_nonce(response: httpx2.Response) -> bool:
 class DpopTransport(httpx2.AsyncBaseTransport):
     """Proves every request it sends with `key`, and answers a server's request for a nonce by
     sending the request once more with it. The last nonce each origin gave is used from then on
-    (servers send new ones in any answer)."""
+    (servers send new ones in any answer). `inner` is an httpx2 transport, or an httpx one under
+    an authlib that is built on httpx: only what both libraries share is used."""
 
     def __init__(
         self,
@@ -169,20 +170,18 @@ class DpopTransport(httpx2.AsyncBaseTransport):
             request.method, str(url), _bound_token(request), nonce=nonce, now=self.clock()
         )
 
-    def _keep_nonce(self, request: httpx2.Request, response: httpx2.Response) -> str | None:
+    def _keep_nonce(self, request: httpx2.Request, response: httpx2.Response) -> None:
         nonce = response.headers.get(NONCE_HEADER)
         if nonce:
             self.nonces[_origin(_public_url(request))] = nonce
-        return nonce
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        # read whole first, so that it can be sent again (a JSON-RPC message, a token request form)
+        await request.aread()
         self._prove(request)
         response = await self.inner.handle_async_request(request)
         self._keep_nonce(request, response)
         if not await asks_for_nonce(response):
-            return response
-        # the body was read before: a request with a stream body cannot be sent twice
-        if not isinstance(request.stream, httpx2.ByteStream) and request.method not in ("GET", "DELETE"):
             return response
         await response.aclose()
         _logger.info("DPoP nonce asked for, the request sent again with it: url=%s", _public_url(request))
