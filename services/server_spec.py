@@ -60,6 +60,8 @@ class ServerSpec(BaseModel):
     url: str | None = None
     auth_type: AuthType = AuthType.NONE
     token: SecretStr | None = None
+    # OAuth with DPoP: the key (PEM) `token` is bound to; every request carries a proof of it
+    dpop_key: SecretStr | None = None
     api_key_header: str = "X-API-Key"
     headers: dict[str, SecretStr] = Field(default_factory=dict)
     connect_timeout: float = CONNECT_TIMEOUT.field()
@@ -134,7 +136,8 @@ class ServerSpec(BaseModel):
         """Headers with secrets in clear: call only where the connection is made."""
         headers = {k: v.get_secret_value() for k, v in self.headers.items()}
         if self.auth_type in (AuthType.BEARER, AuthType.OAUTH) and self.token:
-            headers["Authorization"] = f"Bearer {self.token.get_secret_value()}"
+            scheme = "DPoP" if self.dpop_key is not None and self.auth_type is AuthType.OAUTH else "Bearer"
+            headers["Authorization"] = f"{scheme} {self.token.get_secret_value()}"
         elif self.auth_type is AuthType.API_KEY and self.token:
             headers[self.api_key_header] = self.token.get_secret_value()
         return headers

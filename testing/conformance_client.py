@@ -182,6 +182,8 @@ class Client:
         # the admin's choice on the form: Signs In As a company client (client credentials), on a
         # shared server, for the suite's scenarios of that extension
         self.company_client = scenario.startswith("auth/client-credentials")
+        # the admin's choice on the form: DPoP on, for the suite's scenarios of that extension
+        self.dpop = scenario.startswith("auth/dpop")
         self.spec: ServerSpec = build_server_spec(
             key="conformance",
             name="Conformance",
@@ -252,7 +254,7 @@ class Client:
         tokens = await self.grant.current()
         if tokens is None:
             raise ScenarioFailed("the sign-in left no tokens")
-        return self.spec.model_copy(update={"token": tokens.access_token}), tokens
+        return self.spec.model_copy(update={"token": tokens.access_token, "dpop_key": tokens.dpop_key}), tokens
 
     async def bind(self, tools: list[ToolInfo]) -> TurnTools:
         """The tools a turn offers the model (`_tool_bindings`, audience "model": no app-only tool)."""
@@ -269,7 +271,9 @@ class Client:
         discovery = await discover(self.url, self.http)
         registration = await self.registered(discovery)
         granted = self.store.tokens.scope if self.store.tokens else None
-        url, pending = await start_authorization(discovery, registration, self.http, scope=scope, granted=granted)
+        url, pending = await start_authorization(
+            discovery, registration, self.http, scope=scope, granted=granted, dpop_bound=self.dpop
+        )
         params = await browse(url)
         code = read_callback(params, pending)
         self.store.tokens = await exchange_code(code, pending, registration, self.http)
@@ -291,6 +295,7 @@ class Client:
             client_secret=secret,
             private_key=key,
             scope=self.form_scopes,
+            dpop=self.dpop,
         )
         return ClientCredentialsTokens(self.store, client, self.url, self.http)
 

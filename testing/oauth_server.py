@@ -53,6 +53,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from . import dpop_server
+from .dpop_server import DpopLog
 from .mcp_servers import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     MODERN_PROTOCOL_VERSIONS,
@@ -111,6 +113,16 @@ class Switches:
     # the metadata lists the client_credentials grant and private_key_jwt (the token endpoint takes
     # them from the clients of `MemoryProvider.machine_clients` whatever it lists)
     client_credentials: bool = False
+    # DPoP (testing/dpop_server.py): the metadata offers ES256, a token request with a proof gets
+    # tokens bound to its key, and the MCP endpoint takes those only with proofs of that key
+    dpop: bool = False
+    # the token endpoint / the MCP endpoint ask for a nonce (use_dpop_nonce) before taking a proof
+    dpop_as_nonce: bool = False
+    dpop_rs_nonce: bool = False
+    # a new nonce for every request: no proof ever has the current one
+    dpop_nonce_rotates: bool = False
+    # the protected resource metadata says dpop_bound_access_tokens_required (RFC 9449 section 5.2)
+    dpop_required: bool = False
 
 
 @dataclass
@@ -386,6 +398,7 @@ class OAuthServer(ThreadServer):
         self.metadata_misses: list[str] = []  # metadata documents asked for while `metadata` is off
         # (JSON-RPC method, bearer token or "") of each POST to the MCP endpoint, in order
         self.mcp_requests: list[tuple[str, str]] = []
+        self.dpop = DpopLog()
 
     def start(self, wait: float = 20.0) -> Self:
         logging.getLogger("mcp.server.streamable_http").addFilter(_NOISE)
@@ -522,6 +535,10 @@ class OAuthServer(ThreadServer):
                 return await JSONResponse({"error": "server_error"}, status_code=switches.token_status)(
                     scope, receive, send
                 )
+            if switches.dpop:
+                scope = await server._dpop(app, scope, receive, send)
+                if scope is None:
+                    return None
             if path == "/token" and scope["method"] == "POST":
                 body = await read_body(receive)
                 form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
@@ -553,6 +570,8 @@ class OAuthServer(ThreadServer):
                     "private_key_jwt",
                 ]
                 metadata["token_endpoint_auth_signing_alg_values_supported"] = ["RS256", "ES256"]
+            if self.switches.dpop:
+                metadata["dpop_signing_alg_values_supported"] = ["ES256"]
             if self.switches.issuer_override:
                 metadata["issuer"] = self.switches.issuer_override
             metadata.update(self.switches.metadata_override)
@@ -608,6 +627,96 @@ class OAuthServer(ThreadServer):
                 {"error": "insufficient_scope"}, status_code=403, headers={"WWW-Authenticate": challenge}
             )
         return None
+
+    async def _dpop(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> dict[str, Any] | None:
+        """The DPoP checks of the token and MCP endpoints: the request to pass on, or None when it
+        was answered here."""
+        if scope["path"] == "/token" and scope["method"] == "POST":
+            await self._dpop_token(app, scope, receive, send)
+            return None
+        if scope["path"] in ("/mcp", "/sse", "/messages/") and header(scope, b"authorization"):
+            return await self._dpop_resource(scope, receive, send)
+        if scope["path"].startswith("/.well-known/oauth-protected-resource"):
+
+            def change(metadata: dict[str, Any]) -> None:
+                metadata["dpop_signing_alg_values_supported"] = ["ES256"]
+                if self.switches.dpop_required:
+                    metadata["dpop_bound_access_tokens_required"] = True
+
+            await _rewritten(app, scope, receive, send, change)
+            return None
+        return scope
+
+    async def _dpop_token(self, app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """The token endpoint with DPoP: a request without a proof gets bearer tokens (but for a
+        refresh token bound to a key); with one, the proof is checked, a nonce asked for first where
+        the switches say, and the tokens issued are bound to the proof's key."""
+        body = await read_body(receive)
+        form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+        log = self.dpop
+        proof = header(scope, b"dpop")
+        bound_to = log.bound.get(form.get("refresh_token", ""))
+        jkt = None
+        if proof is None and bound_to is not None:
+            return await dpop_server.token_refusal(log, "invalid_dpop_proof", "the refresh token is bound to a key")(
+                scope, receive, send
+            )
+        if proof is not None:
+            jkt, problem = dpop_server.check_proof(proof, "POST", f"{self.base_url}/token", log)
+            if problem:
+                return await dpop_server.token_refusal(log, "invalid_dpop_proof", problem)(scope, receive, send)
+            if self.switches.dpop_as_nonce and dpop_server.nonce_missing(proof, log, self.switches.dpop_nonce_rotates):
+                log.nonce_challenges.append("as")
+                refusal = dpop_server.token_refusal(log, "use_dpop_nonce", "a nonce is needed", log.nonce)
+                return await refusal(scope, receive, send)
+            if bound_to is not None and bound_to != jkt:
+                return await dpop_server.token_refusal(log, "invalid_dpop_proof", "the refresh token's key differs")(
+                    scope, receive, send
+                )
+            log.token_proofs.append(form.get("grant_type", ""))
+        if form.get("grant_type") == "client_credentials":
+            status, answer = self.provider.client_credentials(form, header(scope, b"authorization") or "")
+            answer = dpop_server.bind(log, answer, jkt) if jkt and status == 200 else answer
+            return await JSONResponse(answer, status_code=status, headers={"Cache-Control": "no-store"})(
+                scope, receive, send
+            )
+
+        def change(answer: dict[str, Any]) -> None:
+            if jkt:
+                answer.update(dpop_server.bind(log, answer, jkt))
+
+        await _rewritten(app, scope, replay(body, receive), send, change)
+
+    async def _dpop_resource(self, scope: dict[str, Any], receive: Any, send: Any) -> dict[str, Any] | None:
+        """A request to the MCP endpoint that bears a token: a bound one is taken only with a proof
+        of its key (then handed to the SDK as a bearer token); None when it was answered here."""
+        log = self.dpop
+        scheme, token = dpop_server.authorization(scope)
+        log.schemes.append(scheme)
+        jkt = log.bound.get(token)
+        if jkt is None:
+            return scope
+        if scheme.lower() != "dpop":
+            refusal = dpop_server.resource_refusal(log, "invalid_token", f"a DPoP-bound token sent as {scheme}")
+            await refusal(scope, receive, send)
+            return None
+        proof = header(scope, b"dpop")
+        url = f"{self.base_url}{scope['path']}"
+        proven, problem = dpop_server.check_proof(proof, scope["method"], url, log, access_token=token)
+        if problem or proven != jkt:
+            refusal = dpop_server.resource_refusal(
+                log, "invalid_dpop_proof", problem or "the proof's key is not the token's"
+            )
+            await refusal(scope, receive, send)
+            return None
+        assert proof is not None
+        if self.switches.dpop_rs_nonce and dpop_server.nonce_missing(proof, log, self.switches.dpop_nonce_rotates):
+            log.nonce_challenges.append("rs")
+            await dpop_server.resource_refusal(log, "use_dpop_nonce", "a nonce is needed", log.nonce)(
+                scope, receive, send
+            )
+            return None
+        return dpop_server.as_bearer(scope, token)
 
     def _resource_metadata_url(self) -> str:
         return f"{self.base_url}/.well-known/oauth-protected-resource/{self.url.rsplit('/', 1)[1]}"

@@ -73,13 +73,18 @@ def sign_in(
     registration: ClientRegistration | None = None,
     metadata_url: str | None = None,
     granted: str | None = None,
+    dpop_bound: bool = False,
 ) -> SignedIn:
     """`scope`: what to ask for (a step-up's challenge); `granted`: the scope of the grant a
-    step-up widens."""
+    step-up widens; `dpop_bound`: the grant bound to a DPoP key."""
     discovery = run(discover(server.url, http, sse=server.transport == "sse"))
     if registration is None:
         registration = run(oauth_client.register(discovery, http, CALLBACK, "Odoo test", metadata_url=metadata_url))
-    url, pending = run(oauth_client.start_authorization(discovery, registration, http, scope=scope, granted=granted))
+    url, pending = run(
+        oauth_client.start_authorization(
+            discovery, registration, http, scope=scope, granted=granted, dpop_bound=dpop_bound
+        )
+    )
     back = server.consent(url, user=user)
     assert back.startswith(CALLBACK), back
     params = dict(parse_qsl(urlsplit(back).query))

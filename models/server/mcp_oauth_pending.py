@@ -57,9 +57,14 @@ class McpOauthPending(models.Model):
                 "owner_id": owner.id if owner else False,
                 "conversation_id": conversation.id if conversation else False,
                 "expires_at": fields.Datetime.now() + timedelta(seconds=PENDING_LIFETIME),
-                # pydantic writes a SecretStr masked: the verifier is put back in clear, then encrypted
+                # pydantic writes a SecretStr masked: the verifier and the DPoP key are put back in
+                # clear, then encrypted
                 "authorization": json.dumps(
-                    {**pending.model_dump(mode="json"), "code_verifier": pending.code_verifier.get_secret_value()}
+                    {
+                        **pending.model_dump(mode="json"),
+                        "code_verifier": pending.code_verifier.get_secret_value(),
+                        "dpop_key": pending.dpop_key.get_secret_value() if pending.dpop_key else None,
+                    }
                 ),
             }
         )

@@ -39,7 +39,7 @@ class McpOauthToken(models.Model):
     _name = "mcp.oauth.token"
     _description = "MCP Server OAuth Grant"
     _inherit = ["ai.secret.mixin"]
-    _secret_fields = ("access_token", "refresh_token")
+    _secret_fields = ("access_token", "refresh_token", "dpop_key")
 
     server_id = fields.Many2one("mcp.server", required=True, ondelete="cascade", index=True)
     user_id = fields.Many2one("res.users", ondelete="cascade", index=True, help="Empty: the server's shared grant.")
@@ -53,6 +53,9 @@ class McpOauthToken(models.Model):
     access_token_set = fields.Boolean(compute="_compute_secrets_set")
     refresh_token = fields.Char(compute="_compute_refresh_token", inverse="_inverse_refresh_token", copy=False)
     refresh_token_set = fields.Boolean(compute="_compute_secrets_set")
+    # the private key (PEM) the tokens are bound to (DPoP); empty: bearer tokens
+    dpop_key = fields.Text(string="DPoP Key", compute="_compute_dpop_key", inverse="_inverse_dpop_key", copy=False)
+    dpop_key_set = fields.Boolean(string="DPoP Key Set", compute="_compute_secrets_set")
 
     def init(self):
         result = super().init()
@@ -77,6 +80,12 @@ class McpOauthToken(models.Model):
     def _inverse_refresh_token(self):
         self._secret_inverse("refresh_token")
 
+    def _compute_dpop_key(self):
+        self._secret_compute("dpop_key")
+
+    def _inverse_dpop_key(self):
+        self._secret_inverse("dpop_key")
+
     # -- the grant as the services see it --------------------------------------------------------
 
     @api.model
@@ -96,9 +105,12 @@ class McpOauthToken(models.Model):
         if not access:
             return None
         refresh = self._secret_value("refresh_token")
+        key = self._secret_value("dpop_key")
         return TokenSet(
             access_token=SecretStr(access),
             refresh_token=SecretStr(refresh) if refresh else None,
+            token_type="DPoP" if key else "Bearer",
+            dpop_key=SecretStr(key) if key else None,
             expires_at=to_epoch(self.expires_at),
             scope=self.scope or None,
             obtained_at=to_epoch(self.refreshed_at) or 0.0,
@@ -114,6 +126,8 @@ class McpOauthToken(models.Model):
         if grant:
             if tokens.refresh_token is None:
                 grant._secret_clear("refresh_token")
+            if tokens.dpop_key is None:
+                grant._secret_clear("dpop_key")
             grant.write(values)
             return grant
         return self.sudo().create({"server_id": server.id, "user_id": owner_id, **values})
@@ -172,6 +186,8 @@ def _token_values(tokens):
     }
     if tokens.refresh_token is not None:
         values["refresh_token"] = tokens.refresh_token.get_secret_value()
+    if tokens.dpop_key is not None:
+        values["dpop_key"] = tokens.dpop_key.get_secret_value()
     return values
 
 

@@ -266,6 +266,7 @@ class McpServer(models.Model):
             client_secret=secret or None,
             private_key=key or None,
             scope=self.oauth_scopes or None,
+            dpop=self.oauth_dpop,
         )
 
     def _oauth_machine_grant(self):
@@ -302,7 +303,8 @@ class McpServer(models.Model):
             tokens = self._oauth_current_tokens(user)
             if tokens is not None:
                 owner = str(user.id) if self.oauth_token_scope == "user" else None
-                return spec.model_copy(update={"token": tokens.access_token, "token_owner": owner}), tokens
+                bearing = {"token": tokens.access_token, "dpop_key": tokens.dpop_key, "token_owner": owner}
+                return spec.model_copy(update=bearing), tokens
         raise AuthRequired(
             spec.key, self.name, self.env._("Sign in to %s first (Sign in, on the server's form).", self.name)
         )
@@ -432,7 +434,14 @@ class McpServer(models.Model):
         wanted = scope or server.oauth_scopes or None
         grant = self.env["mcp.oauth.token"]._grant_of(server, self.env.user)
         url, pending = hub.run(
-            start_authorization(discovery, registration, http, scope=wanted, granted=grant.scope if grant else None)
+            start_authorization(
+                discovery,
+                registration,
+                http,
+                scope=wanted,
+                granted=grant.scope if grant else None,
+                dpop_bound=server.oauth_dpop,
+            )
         )
         owner = self.env.user if self.oauth_token_scope == "user" else None
         self.env["mcp.oauth.pending"]._begin(server, pending, session_id, owner, conversation)

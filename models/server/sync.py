@@ -35,7 +35,7 @@ class McpServer(models.Model):
         # a company client's token refused: a new one, once; then a sentence for the admin, never a
         # sign-in nobody could make
         renewed = self._oauth_machine_tokens(refused=granted)
-        spec = spec.model_copy(update={"token": renewed.access_token})
+        spec = spec.model_copy(update={"token": renewed.access_token, "dpop_key": renewed.dpop_key})
         try:
             return hub.run(hub.atest_connection(spec, renewed))
         except AuthRequired as exc:

@@ -37,7 +37,7 @@ from ..address_pin import AddressPin, checked_pin
 from ..call_clock import CallClock, CallLimits
 from ..errors import AuthRequired, ConfigError, ErrorCode, McpError
 from ..manifest import CLIENT_INFO
-from ..oauth import Challenge
+from ..oauth import Challenge, dpop
 from ..server_spec import AuthType, ServerSpec, Transport
 from ..tool_info import APP_MIME_TYPE, UI_EXTENSION, normalize_tool
 from ..tool_result import ToolResult, normalize_result
@@ -316,6 +316,12 @@ class McpSession:
         if self.spec.auth_type is not AuthType.OAUTH or error.code is not ErrorCode.MCP_AUTH_FAILED:
             return error
         challenge = self.challenge
+        if challenge is not None and challenge.error in (dpop.USE_NONCE, dpop.INVALID_PROOF):
+            # a new token would meet the same refusal: a sentence for the administrator, no sign-in
+            _logger.warning("MCP server refused the DPoP proof: server=%s error=%s", self.spec.label(), challenge.error)
+            return McpError(
+                ErrorCode.MCP_AUTH_FAILED, dpop.refusal_message(self.spec.name, "MCP server", challenge.error)
+            )
         step_up = challenge is not None and challenge.insufficient_scope
         return AuthRequired(
             self.spec.key,

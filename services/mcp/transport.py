@@ -23,6 +23,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ..address_pin import AddressPin
+from ..oauth.dpop import DpopKey, DpopTransport
 from ..server_spec import ServerSpec, Transport
 from . import _stdio_launcher as stdio_launcher
 from ._http_stream_watch import OnBreak, StreamBreakWatch
@@ -109,6 +110,11 @@ class McpTransport:
         transport: httpx2.AsyncBaseTransport | None = None,
     ) -> httpx2.AsyncClient:
         # the same client mcp's create_mcp_http_client makes, plus our transport and log hooks
+        if self.spec.dpop_key is not None:
+            # under the hooks: they see the answer to the request as proven, a nonce retry done
+            transport = DpopTransport(
+                DpopKey(self.spec.dpop_key.get_secret_value()), transport or httpx2.AsyncHTTPTransport()
+            )
         client = httpx2.AsyncClient(
             headers=headers,
             timeout=timeout or httpx2.Timeout(self.spec.connect_timeout, read=300),

@@ -7,6 +7,7 @@ records (mcp.server, mcp.oauth.token) only map to this face.
 """
 
 from .client import client_metadata, exchange_code, read_callback, register, revoke, same_issuer, start_authorization
+from . import dpop
 from .discovery import Challenge, discover
 from .http import GuardedHttp, oauth_allowed_hosts
 from .machine import ClientAuth, ClientCredentialsTokens, MachineClient, generate_private_key, public_key
@@ -26,6 +27,7 @@ __all__ = [
     "TokenSet",
     "client_metadata",
     "discover",
+    "dpop",
     "exchange_code",
     "generate_private_key",
     "oauth_allowed_hosts",

@@ -35,6 +35,7 @@ from mcp.shared.auth import OAuthClientMetadata
 from pydantic import SecretStr
 
 from ..errors import ErrorCode, OAuthError
+from . import dpop
 from .discovery import Discovery
 from .http import GuardedHttp
 from .models import PENDING_LIFETIME, ClientRegistration, PendingAuthorization, RegistrationKind, TokenSet
@@ -173,7 +174,12 @@ async def register(
     )
 
 
-def _oauth_client(registration: ClientRegistration, http: GuardedHttp, scope: str | None = None) -> AsyncOAuth2Client:
+def _oauth_client(
+    registration: ClientRegistration,
+    http: GuardedHttp,
+    scope: str | None = None,
+    dpop_key: SecretStr | None = None,
+) -> AsyncOAuth2Client:
     return AsyncOAuth2Client(
         client_id=registration.client_id,
         client_secret=registration.secret(),
@@ -183,6 +189,31 @@ def _oauth_client(registration: ClientRegistration, http: GuardedHttp, scope: st
         scope=scope,
         code_challenge_method="S256",
         **http.client_kwargs(),
+        **dpop_transport(dpop_key),
+    )
+
+
+def dpop_transport(dpop_key: SecretStr | None) -> dict[str, Any]:
+    """The `transport` of a token endpoint client whose requests carry DPoP proofs of `dpop_key`
+    (none without a key)."""
+    if dpop_key is None:
+        return {}
+    # the transport of authlib's own HTTP library (httpx2, or httpx for an authlib before 1.7)
+    inner = _AUTHLIB_HTTP.AsyncHTTPTransport()
+    return {"transport": dpop.DpopTransport(dpop.DpopKey(dpop_key.get_secret_value()), inner)}
+
+
+def check_bound(token: dict[str, Any], dpop_key: SecretStr | None, issuer: str) -> None:
+    """A token asked for with a DPoP proof must come bound to its key (token_type DPoP): an
+    authorization server that answers a bearer token does not take DPoP, and its bearer token
+    would be refused by a server that expects DPoP, or sent unbound where it does not."""
+    if dpop_key is None or str(token.get("token_type") or "").lower() == "dpop":
+        return
+    raise OAuthError(
+        ErrorCode.OAUTH_TOKEN_ERROR,
+        f"The authorization server {issuer} answered a {token.get('token_type') or 'bearer'} token although Odoo "
+        "asked for a DPoP-bound one: it does not take DPoP. Turn off DPoP on the server's form.",
+        field=dpop.FIELD,
     )
 
 
@@ -193,15 +224,18 @@ async def start_authorization(
     scope: str | None = None,
     now: float | None = None,
     granted: str | None = None,
+    dpop_bound: bool = False,
 ) -> tuple[str, PendingAuthorization]:
     """The provider's URL to send the browser to, and what the callback will need. `scope`: what
     to ask for (a step-up's challenge; by default what discovery found); `granted`: the scope of
-    the grant this sign-in replaces, asked for again with it (`widened_scope`)."""
+    the grant this sign-in replaces, asked for again with it (`widened_scope`); `dpop_bound`: the
+    grant is bound to a key of its own, made now (DPoP)."""
     now = now if now is not None else time.time()
     authorize = discovery.endpoint("authorization_endpoint") or ""
     token_endpoint = discovery.endpoint("token_endpoint") or ""
     await http.check(authorize, "authorization_endpoint")
     await http.check(token_endpoint, "token_endpoint")
+    dpop.check_offered(discovery, dpop_bound, discovery.server_url)
     scope = widened_scope(granted, scope or discovery.scope)
     verifier = generate_token(64)
     async with _oauth_client(registration, http, scope) as client:
@@ -218,6 +252,7 @@ async def start_authorization(
         iss_required=discovery.authorization_server.authorization_response_iss_parameter_supported is True,
         issuer_assumed=discovery.defaults,
         token_endpoint=token_endpoint,
+        dpop_key=SecretStr(dpop.generate_key()) if dpop_bound else None,
         created_at=now,
         expires_at=now + PENDING_LIFETIME,
     )
@@ -286,7 +321,7 @@ async def exchange_code(
     code: str, pending: PendingAuthorization, registration: ClientRegistration, http: GuardedHttp
 ) -> TokenSet:
     await http.check(pending.token_endpoint, "token_endpoint")
-    async with _oauth_client(registration, http, pending.scope) as client:
+    async with _oauth_client(registration, http, pending.scope, pending.dpop_key) as client:
         token = await _token_call(
             client.fetch_token(
                 pending.token_endpoint,
@@ -297,10 +332,12 @@ async def exchange_code(
                 resource=pending.resource,
             ),
             reauth_on_grant=False,
+            issuer=pending.issuer,
         )
+    check_bound(token, pending.dpop_key, pending.issuer)
     # an answer without a scope grants the one asked for (RFC 6749 section 5.1): kept, since a
     # step-up's sign-in asks for it again
-    return TokenSet.from_response({**token, "scope": token.get("scope") or pending.scope})
+    return TokenSet.from_response({**token, "scope": token.get("scope") or pending.scope}, dpop_key=pending.dpop_key)
 
 
 async def refresh(
@@ -313,13 +350,15 @@ async def refresh(
             "The sign-in expired and the provider gave no refresh token; sign in again.",
         )
     await http.check(token_endpoint, "token_endpoint")
-    async with _oauth_client(registration, http) as client:
+    async with _oauth_client(registration, http, dpop_key=tokens.dpop_key) as client:
         token = await _token_call(
             client.refresh_token(
                 token_endpoint, refresh_token=tokens.refresh_token.get_secret_value(), resource=resource
             ),
             reauth_on_grant=True,
+            issuer=registration.issuer,
         )
+    check_bound(token, tokens.dpop_key, registration.issuer)
     return TokenSet.from_response(dict(token), previous=tokens)
 
 
@@ -349,11 +388,19 @@ async def revoke(
     return True
 
 
-async def _token_call(call: Any, reauth_on_grant: bool) -> dict[str, Any]:
+async def _token_call(call: Any, reauth_on_grant: bool, issuer: str) -> dict[str, Any]:
     try:
         return dict(await call)
     except AuthlibOAuthError as exc:
         error = str(getattr(exc, "error", "") or "")
+        if error in (dpop.USE_NONCE, dpop.INVALID_PROOF):
+            raise OAuthError(
+                ErrorCode.OAUTH_TOKEN_ERROR,
+                dpop.refusal_message(
+                    f"The authorization server {issuer}", "token endpoint", error, str(exc.description or "")
+                ),
+                field=dpop.FIELD,
+            ) from None
         if reauth_on_grant and error in REAUTH_ERRORS:
             raise OAuthError(
                 ErrorCode.OAUTH_REAUTH_REQUIRED, f"The provider refused the refresh ({error}); sign in again."

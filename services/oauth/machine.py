@@ -33,7 +33,8 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 
 from ..errors import AuthRequired, ErrorCode, McpError, OAuthError
 from ..server_spec import ServerSpec
-from .client import HTTP_ERRORS, HTTP_STATUS_ERRORS
+from . import dpop
+from .client import HTTP_ERRORS, HTTP_STATUS_ERRORS, check_bound, dpop_transport
 from .discovery import Discovery, discover
 from .http import GuardedHttp
 from .models import CLOCK_SKEW, TokenSet
@@ -71,6 +72,8 @@ class MachineClient(BaseModel):
     client_secret: SecretStr | None = None
     private_key: SecretStr | None = None  # PEM
     scope: str | None = None
+    # its tokens are bound to a key of the grant (DPoP)
+    dpop: bool = False
 
 
 # -- keys ------------------------------------------------------------------------------------------
@@ -227,6 +230,12 @@ def _token_refusal(client: MachineClient, error: str, description: str) -> OAuth
             "it at the provider for Client ID, or set Signs In As to a person.",
             "oauth_flow",
         )
+    if error in (dpop.USE_NONCE, dpop.INVALID_PROOF):
+        return OAuthError(
+            ErrorCode.OAUTH_TOKEN_ERROR,
+            dpop.refusal_message(client.server_name, "authorization server", error, description),
+            field=dpop.FIELD,
+        )
     if error == "invalid_scope":
         return _refused(
             client, f"its authorization server refused the scopes asked for ({said}): check Scopes.", "oauth_scopes"
@@ -234,10 +243,14 @@ def _token_refusal(client: MachineClient, error: str, description: str) -> OAuth
     return _refused(client, f"its token endpoint answered {said}.", _credential_field(client))
 
 
-async def fetch_token(client: MachineClient, discovery: Discovery, http: GuardedHttp) -> TokenSet:
-    """A new token for `client` from the authorization server `discovery` found. Raises OAuthError."""
+async def fetch_token(
+    client: MachineClient, discovery: Discovery, http: GuardedHttp, dpop_key: SecretStr | None = None
+) -> TokenSet:
+    """A new token for `client` from the authorization server `discovery` found, bound to
+    `dpop_key` where there is one (DPoP). Raises OAuthError."""
     _check_grant(client, discovery)
     _check_credentials(client)
+    dpop.check_offered(discovery, dpop_key is not None, client.server_name)
     method = _auth_method(client, discovery)
     endpoint = discovery.endpoint("token_endpoint")
     if not endpoint:
@@ -257,6 +270,7 @@ async def fetch_token(client: MachineClient, discovery: Discovery, http: Guarded
         token_endpoint_auth_method="none" if method == "private_key_jwt" else method,
         scope=scope,
         **http.client_kwargs(),
+        **dpop_transport(dpop_key),
     ) as oauth:
         try:
             token = dict(
@@ -278,12 +292,14 @@ async def fetch_token(client: MachineClient, discovery: Discovery, http: Guarded
             ) from None
         except (ValueError, KeyError) as exc:
             raise _refused(client, f"its token endpoint's answer is not a token ({exc}).", "url") from None
-    tokens = TokenSet.from_response({**token, "scope": token.get("scope") or scope})
+    check_bound(token, dpop_key, discovery.issuer)
+    tokens = TokenSet.from_response({**token, "scope": token.get("scope") or scope}, dpop_key=dpop_key)
     _logger.info(
-        "OAuth client credentials token: server=%s issuer=%s method=%s expires_at=%s",
+        "OAuth client credentials token: server=%s issuer=%s method=%s dpop=%s expires_at=%s",
         client.server_name,
         discovery.issuer,
         method,
+        dpop_key is not None,
         tokens.expires_at,
     )
     return tokens
@@ -343,11 +359,14 @@ class ClientCredentialsTokens(RefreshingTokens):
         fresh = not stored.expiring(skew=self.skew)
         if fresh and (started_from is None or renewed_since(stored, started_from)):
             return stored
-        return await self.fetch()
+        return await self.fetch(stored.dpop_key)
 
-    async def fetch(self) -> TokenSet:
+    async def fetch(self, dpop_key: SecretStr | None = None) -> TokenSet:
+        """A new token, bound to the grant's DPoP key `dpop_key` (a new key for a first token)."""
+        if self.client.dpop and dpop_key is None:
+            dpop_key = SecretStr(dpop.generate_key())
         discovery = await discover(self.server_url, self.http, sse=self.sse, pkce=False)
-        return await fetch_token(self.client, discovery, self.http)
+        return await fetch_token(self.client, discovery, self.http, dpop_key if self.client.dpop else None)
 
     def refusal(self, spec: ServerSpec, used: TokenSet, exc: AuthRequired) -> McpError:
         """What a turn is told when the server refuses a token just fetched: a sentence for the

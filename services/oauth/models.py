@@ -60,6 +60,8 @@ class PendingAuthorization(BaseModel):
     # `issuer` is the MCP server's origin, assumed: the server published no metadata
     issuer_assumed: bool = False
     token_endpoint: str
+    # the DPoP key (PEM) the code exchange proves and the grant is then bound to; None: no DPoP
+    dpop_key: SecretStr | None = None
     created_at: float
     expires_at: float
 
@@ -78,14 +80,20 @@ class TokenSet(BaseModel):
     scope: str | None = None
     token_type: str = "Bearer"
     obtained_at: float = Field(default_factory=time.time)
+    # the key (PEM) the tokens are bound to (DPoP, token_type "DPoP"); None: bearer tokens
+    dpop_key: SecretStr | None = None
 
     @classmethod
     def from_response(
-        cls, token: dict[str, Any], previous: TokenSet | None = None, now: float | None = None
+        cls,
+        token: dict[str, Any],
+        previous: TokenSet | None = None,
+        now: float | None = None,
+        dpop_key: SecretStr | None = None,
     ) -> TokenSet:
         """From a token endpoint answer (authlib's OAuth2Token is a dict). A refresh answer
         without a refresh token keeps the previous one (RFC 6749 section 6), and without a
-        scope keeps the previous scope."""
+        scope keeps the previous scope; a refresh stays bound to the previous DPoP key."""
         now = now if now is not None else time.time()
         expires_in = token.get("expires_in")
         refresh = token.get("refresh_token") or (
@@ -98,6 +106,7 @@ class TokenSet(BaseModel):
             scope=token.get("scope") or (previous.scope if previous else None),
             token_type=str(token.get("token_type") or "Bearer"),
             obtained_at=now,
+            dpop_key=dpop_key or (previous.dpop_key if previous else None),
         )
 
     def expiring(self, now: float | None = None, skew: float = CLOCK_SKEW) -> bool:

@@ -231,7 +231,7 @@ async def _current(spec: ServerSpec, tokens: RefreshingTokens) -> TokenSet:
 
 
 def _bearing(spec: ServerSpec, tokens: TokenSet) -> ServerSpec:
-    return spec.model_copy(update={"token": tokens.access_token})
+    return spec.model_copy(update={"token": tokens.access_token, "dpop_key": tokens.dpop_key})
 
 
 def _sign_in_again(spec: ServerSpec, exc: OAuthError) -> AuthRequired | OAuthError:
