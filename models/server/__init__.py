@@ -5,6 +5,7 @@
 - spec.py: the spec the hub connects with, built with the secrets decrypted
 - sync.py: connecting, recording the outcome, and syncing its mcp.tool records
 - oauth.py: signing in with OAuth: settings, sign-in and sign-out, the grants a turn calls with
+- oauth_workload.py: signing in with the deployment's workload identity (JWT bearer grant)
 - list_watch.py: a server that announces a changed tool list is synced again in the background
 - odoo_source.py: "This Odoo", the built-in tool source: its catalogue as its tools, no connection
 
@@ -21,6 +22,7 @@ from . import app
 from . import spec
 from . import sync
 from . import oauth
+from . import oauth_workload
 from . import mcp_oauth_token
 from . import mcp_oauth_pending
 from . import mcp_server_preset
