@@ -123,3 +123,10 @@ def test_an_authorization_server_without_the_grant_is_named(
         run(workload(server, str(path)).current())
     assert refused.value.field == "oauth_flow"
     assert "does not offer the JWT bearer grant" in refused.value.message
+
+
+def test_no_workload_token_says_who_sets_it(server: OAuthServer) -> None:
+    with pytest.raises(OAuthError) as refused:
+        run(workload(server, " ").current())
+    assert refused.value.field == "oauth_workload_token"
+    assert "no Workload Token is set: a system administrator enters" in refused.value.message

@@ -52,7 +52,10 @@ def read_workload_token(client: WorkloadClient) -> str:
     source = client.token_source.strip()
     if not source:
         raise _refused(
-            client, "no Workload Token is set: enter the file or $VARIABLE the platform puts its JWT in.", TOKEN_FIELD
+            client,
+            "no Workload Token is set: a system administrator enters the file or $VARIABLE the platform puts "
+            "the deployment's JWT in.",
+            TOKEN_FIELD,
         )
     if source.startswith("$"):
         token = os.environ.get(source[1:], "").strip()
