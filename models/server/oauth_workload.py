@@ -23,6 +23,7 @@ class McpServer(models.Model):
     oauth_workload_token = fields.Char(
         string="Workload Token",
         groups="base.group_system",
+        copy=False,
         help="Where the platform puts the JWT it issues to this Odoo deployment for this server's authorization "
         "server: a file (e.g. a Kubernetes projected service account token) or an environment variable written "
         "$NAME. Read again each time a token is fetched. Only system administrators set it.",
