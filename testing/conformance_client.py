@@ -25,6 +25,7 @@ product agrees on a revision with each server (`server/discover`, else the `init
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import fcntl
@@ -34,6 +35,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Hashable, Iterator
 from pathlib import Path
@@ -97,6 +99,8 @@ from services.oauth import (  # noqa: E402
     MachineClient,
     RefreshingTokens,
     TokenSet,
+    WorkloadClient,
+    WorkloadTokens,
     client_metadata,
     discover,
     exchange_code,
@@ -181,7 +185,9 @@ class Client:
         self.oauth = scenario.startswith("auth/")
         # the admin's choice on the form: Signs In As a company client (client credentials), on a
         # shared server, for the suite's scenarios of that extension
-        self.company_client = scenario.startswith("auth/client-credentials")
+        # or Signs In As this deployment (workload identity), the platform's JWT in a file
+        self.workload = scenario == "auth/wif-jwt-bearer"
+        self.company_client = scenario.startswith("auth/client-credentials") or self.workload
         # the admin's choice on the form: DPoP on, for the suite's scenarios of that extension
         self.dpop = scenario.startswith("auth/dpop")
         self.spec: ServerSpec = build_server_spec(
@@ -206,7 +212,9 @@ class Client:
 
     async def run(self) -> None:
         """Sign in from the form, sync the tools, then a turn: the synced tools bound, the model's calls run."""
-        if self.company_client:
+        if self.workload:
+            self.grant = self.workload_grant()
+        elif self.company_client:
             self.grant = self.company_grant()
         elif self.oauth:
             await self.sign_in(self.form_scopes, "the server's form")
@@ -298,6 +306,23 @@ class Client:
             dpop=self.dpop,
         )
         return ClientCredentialsTokens(self.store, client, self.url, self.http)
+
+    def workload_grant(self) -> WorkloadTokens:
+        """`_oauth_machine_grant` of a workload identity: the form's Workload Token names the file
+        the platform writes the deployment's JWT to (here the scenario's JWT, written as a platform
+        would), and its Client ID."""
+        folder = tempfile.mkdtemp(prefix="ai-mcp-workload-")
+        atexit.register(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "token")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(self.context.get("valid_jwt") or "")
+        client = WorkloadClient(
+            server_name=self.spec.name,
+            token_source=path,
+            client_id=self.context.get("client_id"),
+            scope=self.form_scopes,
+        )
+        return WorkloadTokens(self.store, client, self.url, self.http)
 
     async def registered(self, discovery: Discovery) -> ClientRegistration:
         """`_oauth_register`: the registration kept for this issuer, else a new one."""

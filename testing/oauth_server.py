@@ -14,6 +14,9 @@ revoked behind the client's back) without restarting anything.
 What the SDK does not do is added here: the client credentials grant of a company client
 (`machine_clients`: a client secret, sent as client_secret_basic or client_secret_post, or a public
 key that checks a private_key_jwt assertion whose audience is the issuer), client metadata
+the JWT bearer grant (RFC 7523) of a workload identity or of an identity assertion grant (ID-JAG)
+from an enterprise identity provider (`trusted_issuers`: the public key of each issuer it trusts; an
+ID-JAG's client authenticates as a machine client), client metadata
 documents (CIMD, the client id is an https URL whose document the server fetches), a per-tool scope that answers 403
 insufficient_scope (MCPServer's scopes are for the whole server), the faults, one protocol
 generation only (`era`), and a log of the JSON-RPC requests the MCP endpoint received with the
@@ -70,6 +73,8 @@ READ_SCOPE = "read"
 ADMIN_SCOPE = "admin"
 STEP_UP_TOOL = "admin_report"
 FORBIDDEN_TOKEN_ENDPOINT = "http://169.254.169.254/latest/token"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+ID_JAG_TYPE = "oauth-id-jag+jwt"
 
 
 @dataclass
@@ -123,6 +128,8 @@ class Switches:
     dpop_nonce_rotates: bool = False
     # the protected resource metadata says dpop_bound_access_tokens_required (RFC 9449 section 5.2)
     dpop_required: bool = False
+    # the metadata lists the JWT bearer grant (the token endpoint takes it whatever it lists)
+    jwt_bearer: bool = False
 
 
 @dataclass
@@ -159,6 +166,10 @@ class MemoryProvider:
         self.machine_clients: dict[str, MachineClient] = {}
         # (client id, how it authenticated) of each client credentials token issued
         self.machine_tokens: list[tuple[str, str]] = []
+        # issuer -> public key (PEM) of the JWTs the JWT bearer grant takes
+        self.trusted_issuers: dict[str, str] = {}
+        # the subject of each JWT bearer token issued
+        self.jwt_bearer_tokens: list[str] = []
 
     @property
     def switches(self) -> Switches:
@@ -293,6 +304,40 @@ class MemoryProvider:
             return 400, {"error": "invalid_target", "error_description": f"unknown resource {form['resource']}"}
         self.machine_tokens.append((client_id, method))
         token = self._issue(client_id, asked, form.get("resource"), client_id, refresh=False)
+        return 200, token.model_dump(mode="json", exclude_none=True)
+
+    def jwt_bearer(self, form: dict[str, str], authorization: str) -> tuple[int, dict[str, Any]]:
+        """(HTTP status, JSON answer) of a JWT bearer token request (RFC 7523 section 2.1): a
+        workload's JWT, or an ID-JAG whose client authenticates and is the one it names."""
+        assertion = form.get("assertion", "")
+        try:
+            header, claims = (
+                jwt.get_unverified_header(assertion),
+                jwt.decode(assertion, options={"verify_signature": False}),
+            )
+        except jwt.PyJWTError as exc:
+            return 400, {"error": "invalid_grant", "error_description": f"not a JWT: {exc}"}
+        key = self.trusted_issuers.get(str(claims.get("iss", "")))
+        if key is None:
+            return 400, {"error": "invalid_grant", "error_description": f"untrusted issuer {claims.get('iss')}"}
+        audience = [self.server.issuer, self.server.issuer.rstrip("/")]
+        try:
+            claims = jwt.decode(assertion, key, algorithms=["ES256", "RS256"], audience=audience, leeway=5)
+        except jwt.PyJWTError as exc:
+            return 400, {"error": "invalid_grant", "error_description": f"assertion refused: {exc}"}
+        client_id = form.get("client_id", "")
+        if header.get("typ") == ID_JAG_TYPE:
+            client_id, _method, problem = self._machine_client(form, authorization)
+            if problem:
+                return 401, {"error": "invalid_client", "error_description": problem}
+            if claims.get("client_id") != client_id or claims.get("resource") != self.server.url:
+                return 400, {
+                    "error": "invalid_grant",
+                    "error_description": "the ID-JAG is for another client or resource",
+                }
+        asked = form.get("scope", "").split() or [READ_SCOPE]
+        self.jwt_bearer_tokens.append(str(claims["sub"]))
+        token = self._issue(client_id, asked, form.get("resource"), str(claims["sub"]), refresh=False)
         return 200, token.model_dump(mode="json", exclude_none=True)
 
     def _machine_client(self, form: dict[str, str], authorization: str) -> tuple[str, str, str | None]:
@@ -542,8 +587,12 @@ class OAuthServer(ThreadServer):
             if path == "/token" and scope["method"] == "POST":
                 body = await read_body(receive)
                 form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
-                if form.get("grant_type") == "client_credentials":
-                    status, answer = server.provider.client_credentials(form, header(scope, b"authorization") or "")
+                grants = {
+                    "client_credentials": server.provider.client_credentials,
+                    JWT_BEARER: server.provider.jwt_bearer,
+                }
+                if form.get("grant_type") in grants:
+                    status, answer = grants[form["grant_type"]](form, header(scope, b"authorization") or "")
                     headers = {"Cache-Control": "no-store"}
                     return await JSONResponse(answer, status_code=status, headers=headers)(scope, receive, send)
                 receive = replay(body, receive)
@@ -572,6 +621,8 @@ class OAuthServer(ThreadServer):
                 metadata["token_endpoint_auth_signing_alg_values_supported"] = ["RS256", "ES256"]
             if self.switches.dpop:
                 metadata["dpop_signing_alg_values_supported"] = ["ES256"]
+            if self.switches.jwt_bearer:
+                metadata["grant_types_supported"] = [*metadata["grant_types_supported"], JWT_BEARER]
             if self.switches.issuer_override:
                 metadata["issuer"] = self.switches.issuer_override
             metadata.update(self.switches.metadata_override)

@@ -31,6 +31,7 @@ from . import test_chat_resources
 from . import test_oauth_sign_in
 from . import test_oauth_client_credentials
 from . import test_oauth_dpop
+from . import test_oauth_workload
 from . import test_call_requests
 from . import test_oauth_refresh
 from . import test_app_permissions

@@ -52,6 +52,7 @@ CONNECTION_FIELDS = frozenset(
         "oauth_client_secret",
         "oauth_private_key",
         "oauth_scopes",
+        "oauth_workload_token",
     }
 )
 

@@ -55,6 +55,7 @@ MACHINE_CLIENT_FIELDS = frozenset(
         "oauth_client_secret",
         "oauth_private_key",
         "oauth_scopes",
+        "oauth_workload_token",
     }
 )
 
@@ -351,10 +352,10 @@ class McpServer(models.Model):
     def write(self, vals):
         moved = self._fields_changed_by(vals, OAUTH_CLIENT_FIELDS)
         machine_moved = self._fields_changed_by(vals, MACHINE_CLIENT_FIELDS)
-        machines = self.filtered(lambda s: s.auth_type == "oauth" and s.oauth_flow == "client_credentials")
+        machines = self.filtered(lambda s: s._oauth_machine())
         result = super().write(vals)
         # a server that becomes a company client, or stops being one, too: its grant was the other kind's
-        machines |= self.filtered(lambda s: s.auth_type == "oauth" and s.oauth_flow == "client_credentials")
+        machines |= self.filtered(lambda s: s._oauth_machine())
         if machine_moved and machines and not self.env.context.get("ai_mcp_keep_state"):
             # a token of the client as it was: the next call fetches one for the client as it is
             self.env["mcp.oauth.token"].sudo().search([("server_id", "in", machines.ids)]).unlink()

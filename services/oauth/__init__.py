@@ -13,6 +13,7 @@ from .http import GuardedHttp, oauth_allowed_hosts
 from .machine import ClientAuth, ClientCredentialsTokens, MachineClient, generate_private_key, public_key
 from .models import ClientRegistration, PENDING_LIFETIME, PendingAuthorization, TokenSet
 from .tokens import RefreshingTokens, step_up_refusal, with_token
+from .workload import WorkloadClient, WorkloadTokens
 
 __all__ = [
     "Challenge",
@@ -39,4 +40,6 @@ __all__ = [
     "start_authorization",
     "step_up_refusal",
     "with_token",
+    "WorkloadClient",
+    "WorkloadTokens",
 ]
