@@ -26,7 +26,8 @@ _logger = logging.getLogger(__name__)
 
 # the spec's cap on the values of one answer
 MAX_COMPLETIONS = 100
-# an answer later than this comes after the user typed on: a suggestion is no use then
+# an answer later than this comes after the user typed on: a suggestion is no use then (connecting
+# is bounded by the server's own connect timeout: the listing the form came from connected already)
 COMPLETION_TIMEOUT = 5.0
 
 
@@ -58,33 +59,31 @@ def offers_completions(session: McpSession) -> bool:
     return session.info is not None and "completions" in session.info.capabilities
 
 
-async def complete(session: McpSession, request: CompletionRequest) -> Completions:
-    """The server's suggestions, at most MAX_COMPLETIONS; none, unasked, without the capability."""
+async def complete(session: McpSession, request: CompletionRequest, timeout: float = COMPLETION_TIMEOUT) -> Completions:
+    """The server's suggestions, at most MAX_COMPLETIONS, within `timeout` seconds (else TimeoutError);
+    none, unasked, without the capability."""
     if not offers_completions(session):
         return Completions()
     context = {k: v for k, v in request.context.items() if k != request.argument and v}
-    result = await session.send(
-        session.client.complete(
-            request.reference(), {"name": request.argument, "value": request.value}, context or None
+    with anyio.fail_after(timeout):
+        result = await session.send(
+            session.client.complete(
+                request.reference(), {"name": request.argument, "value": request.value}, context or None
+            )
         )
-    )
     values = result.completion.values
     return Completions(
         values=values[:MAX_COMPLETIONS], has_more=bool(result.completion.has_more) or len(values) > MAX_COMPLETIONS
     )
 
 
-async def bounded(
-    spec: ServerSpec,
-    asking: Callable[[], Awaitable[Completions]],
-    timeout: float = COMPLETION_TIMEOUT,
-    now: Callable[[], float] = time.monotonic,
+async def quietly(
+    spec: ServerSpec, asking: Callable[[], Awaitable[Completions]], now: Callable[[], float] = time.monotonic
 ) -> Completions:
-    """`asking()`'s answer within `timeout` seconds; none when it fails or is late, logged."""
+    """`asking()`'s answer; none when it fails or is late, logged with the server and how long it took."""
     started = now()
     try:
-        with anyio.fail_after(timeout):
-            return await asking()
+        return await asking()
     except (AiMcpError, TimeoutError) as exc:
         _logger.info(
             "MCP completion gave nothing: server=%s duration=%.2fs error=%s",

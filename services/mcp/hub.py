@@ -257,7 +257,7 @@ class McpHub(LoopThread):
         async def completing(bearing: ServerSpec) -> Completions:
             return await completion.complete(await self.pool.acquire(bearing), request)
 
-        return await completion.bounded(spec, lambda: with_token(spec, tokens, completing))
+        return await completion.quietly(spec, lambda: with_token(spec, tokens, completing))
 
     async def aread_resource(
         self, spec: ServerSpec, uri: str, tokens: RefreshingTokens | None = None
