@@ -35,7 +35,8 @@ registry.category("web_tour.tours").add("ai_mcp_completion_tour", {
         {content: "pick it with Enter", trigger: NAME, run: "press Enter"},
         {
             content: "the name is the suggestion, the list closed",
-            trigger: `.o_ai_chat_prompt_form:not(:has(.o_schema_form_suggestions)) ${NAME}:value("Alan")`,
+            trigger:
+                '.o_ai_chat_prompt_form:not(:has(.o_schema_form_suggestions)) input[id$="_name"]:value("Alan")',
         },
         {content: "type a style", trigger: STYLE, run: "edit w"},
         {
