@@ -170,6 +170,36 @@ class ChatController(http.Controller):
 
         return answer(read)
 
+    @http.route("/ai_mcp/complete", type=JSON_ROUTE, auth="user")
+    def complete(
+        self,
+        assistant_id,
+        server_id,
+        argument,
+        value="",
+        prompt=None,
+        template=None,
+        arguments=None,
+        cloud_service_id=None,
+        conversation_id=None,
+    ):
+        """{values, has_more}: the server's suggestions for `argument` of prompt `prompt` or of
+        resource template `template` as typed so far (`value`), with the values already filled in
+        (`arguments`); none when the server does not complete or fails; or {error}."""
+        return answer(
+            lambda: request.env["ai.conversation"]._chat_complete(
+                assistant_id,
+                server_id,
+                argument,
+                value,
+                prompt=prompt,
+                template=template,
+                arguments=arguments,
+                cloud_service_id=cloud_service_id,
+                conversation_id=conversation_id,
+            )
+        )
+
     @http.route("/ai_mcp/conversation/<int:conversation_id>/history", type=JSON_ROUTE, auth="user")
     def conversation_history(self, conversation_id):
         return answer(lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_history())

@@ -23,6 +23,7 @@ from .mcp_sdk import (
 )
 from .mcp_tool_sets import (
     PNG_1PX,
+    add_completions,
     add_notifying_tools,
     add_prompts,
     add_resources,
@@ -52,10 +53,12 @@ def build_server(
     cache_ttl_ms: int | None = None,
     cache_scope: str = "private",
     schema_probes: str = "",
+    completions: bool = False,
 ) -> MCPServer:
     """The test server. `cache_ttl_ms` (mcp 2.x): caching hints on tools/list, prompts/list and
     resources/list (`ttlMs`, `cacheScope`), which reach clients of 2026-07-28. `schema_probes`: a URL
-    the schema probes' remote `$ref` points at (see add_schema_probes)."""
+    the schema probes' remote `$ref` points at (see add_schema_probes). `completions`: the server
+    completes the greeting's arguments and the day note's day (add_completions)."""
     mcp = _new_server(name, stateless, cache_ttl_ms, cache_scope)
     if notifying:
         add_notifying_tools(mcp, state_dir)
@@ -63,6 +66,8 @@ def build_server(
         add_prompts(mcp)
     if resources:
         add_resources(mcp)
+    if completions:
+        add_completions(mcp)
     _add_call_tools(mcp, variant, state_dir)
     _add_content_tools(mcp)
     _add_server_probes(mcp, transport)

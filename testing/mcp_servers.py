@@ -98,6 +98,7 @@ def main() -> None:
         opts.cache_ttl_ms,
         opts.cache_scope,
         opts.schema_probes,
+        opts.completions,
     )
     if opts.catalogue:
         serve_catalogue(mcp, opts.catalogue)
@@ -142,6 +143,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--notifying", action="store_true", help="also the tools progress, chatty and grow")
     parser.add_argument("--prompts", action="store_true", help="also the prompts daily_summary, greeting and review")
     parser.add_argument("--resources", action="store_true", help="also resources, a template, link_note and embed_dot")
+    parser.add_argument(
+        "--completions", action="store_true", help="completion/complete for the greeting and the day note's day"
+    )
     parser.add_argument(
         "--era",
         choices=ERAS,

@@ -400,3 +400,36 @@ def mark_state(state_dir: Path | None, name: str, text: str) -> None:
     if state_dir is not None:
         with open(state_dir / name, "a", encoding="utf-8") as fh:
             fh.write(text + "\n")
+
+
+# what the test server completes, for the prompt `greeting` and the template `notes://day/{day}`
+COMPLETION_NAMES = ("Ada", "Alan", "Alonzo", "Grace")
+COMPLETION_DAYS = ("2026-01-01", "2026-01-02", "2026-02-01")
+
+
+def add_completions(mcp: MCPServer) -> None:
+    """completion/complete for the greeting's arguments and the day note's `day`: names and days
+    that start with what is typed; the greeting's style depends on the name already filled in; a
+    name starting with "many" answers the spec's most (100) and says there are more, "slow" answers late."""
+
+    @mcp.completion()
+    async def complete(
+        ref: types.PromptReference | types.ResourceTemplateReference,
+        argument: types.CompletionArgument,
+        context: types.CompletionContext | None,
+    ) -> types.Completion | None:
+        typed = argument.value
+        if isinstance(ref, types.ResourceTemplateReference):
+            days = [d for d in COMPLETION_DAYS if d.startswith(typed)] if argument.name == "day" else []
+            return types.Completion(values=days, total=len(days), hasMore=False)
+        if ref.name != "greeting":
+            return None
+        if argument.name == "style":
+            name = ((context.arguments if context else None) or {}).get("name")
+            styles = ["formal", "friendly"] if name == "Ada" else ["warm", "witty"]
+            return types.Completion(values=[s for s in styles if s.startswith(typed)])
+        if typed.startswith("many"):
+            return types.Completion(values=[f"many{i:03d}" for i in range(100)], total=150, hasMore=True)
+        if typed.startswith("slow"):
+            await asyncio.sleep(30)
+        return types.Completion(values=[n for n in COMPLETION_NAMES if n.lower().startswith(typed.lower())])

@@ -27,6 +27,7 @@ from . import test_i18n
 from . import test_user_groups
 from . import test_chat_call_notifications
 from . import test_chat_prompts
+from . import test_chat_completion
 from . import test_chat_resources
 from . import test_oauth_sign_in
 from . import test_oauth_client_credentials

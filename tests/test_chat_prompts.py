@@ -51,6 +51,7 @@ class TestChatPrompts(ChatCase):
                     {"name": "name", "description": None, "required": True},
                     {"name": "style", "description": None, "required": False},
                 ],
+                "completions": False,
             },
         )
         self.assertNotIn(self.mcp.url, str(result))

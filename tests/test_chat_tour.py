@@ -215,6 +215,22 @@ class TestPromptTour(_TourCase):
             )
 
 
+@tagged("post_install", "-at_install")
+class TestCompletionTour(_TourCase):
+    responder = staticmethod(prompt_model)
+    server_options = ("--prompts", "--completions")
+    approvals = {"echo": False}
+    assistant_values = {"name": "Completing assistant"}
+
+    def test_a_prompt_argument_is_picked_among_the_servers_suggestions(self):
+        with browser_prepared(self, axe=True, pointer=True):
+            self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_completion_tour", login="admin", timeout=120)
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        self.assertEqual(
+            conversation.message_ids.filtered(lambda m: m.role == "user").content, "Write a witty greeting for Alan."
+        )
+
+
 def resource_model(body):
     """ "Show me today's note": link_note, then an answer; anything else: says what was attached."""
     messages = body.get("messages", [])

@@ -15,6 +15,7 @@
 - servers.py: the MCP servers a conversation may use beyond the turn's tools, asked for the user
 - prompt.py: the servers' prompts, for the composer's `/` menu
 - resource.py: the servers' resources, opened from a link or attached in the composer
+- completion.py: the servers' suggestions as the user types a prompt's argument or a template's value
 - app.py: the MCP Apps of the conversation's tool calls: their HTML, policy and resources
 - app_call.py: the tools an MCP App calls through the chat
 - app_context.py: what an app tells the model and says in the user's name
@@ -43,6 +44,7 @@ from . import call
 from . import servers
 from . import prompt
 from . import resource
+from . import completion
 from . import app
 from . import app_call
 from . import app_context

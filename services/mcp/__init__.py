@@ -2,12 +2,14 @@
 
 The process's hub (one asyncio loop in a thread of its own) and its pool of sessions; a session over
 stdio, SSE or streamable HTTP (the stdio launcher, the transports and their failures); the lists a
-server offers, cached and kept fresh by its change notifications; prompts, resources and the sync
-of every server; the clock and observer of a call (timeouts, progress, logs, elicitation). Odoo's
-records and the agent loop import this face; it knows the shared vocabulary, the OAuth wing (the
-tokens a session sends) and the apps wing (a tool's app resource).
+server offers, cached and kept fresh by its change notifications; prompts, resources, the
+suggestions for their arguments (completion) and the sync of every server; the clock and observer
+of a call (timeouts, progress, logs, elicitation). Odoo's records and the agent loop import this
+face; it knows the shared vocabulary, the OAuth wing (the tokens a session sends) and the apps
+wing (a tool's app resource).
 """
 
+from .completion import CompletionRequest, Completions
 from .call_observer import CallEvent, CallObserver, Questions, elicitation_errors
 from .elicitation_defaults import apply_defaults
 from .hub import ConnectionReport, HubSettings, McpHub, get_hub, running_hub
@@ -24,6 +26,8 @@ __all__ = [
     "ServerInfo",
     "CallEvent",
     "CallObserver",
+    "CompletionRequest",
+    "Completions",
     "HubSettings",
     "MODERN_PROTOCOL_VERSIONS",
     "McpHub",

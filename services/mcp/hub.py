@@ -26,10 +26,11 @@ from ..oauth import RefreshingTokens, TokenSet, step_up_refusal, with_token
 from ..server_spec import ServerSpec
 from ..tool_info import ToolInfo
 from ..tool_result import ResourcePart, ToolResult
-from . import prompts, resources
+from . import completion, prompts, resources
 from ._loop_thread import LoopThread
 from ._pool import SessionPool
 from .call_observer import CallObserver
+from .completion import CompletionRequest, Completions
 from .prompts import PromptInfo
 from .resources import ResourceListing
 from .server_info import ServerInfo, ToolListing
@@ -247,6 +248,16 @@ class McpHub(LoopThread):
             return await resources.list_resources(await self.pool.acquire(bearing))
 
         return await with_token(spec, tokens, listing)
+
+    async def acomplete(
+        self, spec: ServerSpec, request: CompletionRequest, tokens: RefreshingTokens | None = None
+    ) -> Completions:
+        """The server's suggestions for one argument (completion.py): quick, or none."""
+
+        async def completing(bearing: ServerSpec) -> Completions:
+            return await completion.complete(await self.pool.acquire(bearing), request)
+
+        return await completion.quietly(spec, lambda: with_token(spec, tokens, completing))
 
     async def aread_resource(
         self, spec: ServerSpec, uri: str, tokens: RefreshingTokens | None = None

@@ -31,6 +31,8 @@ class PromptInfo(BaseModel):
     title: str | None = None
     description: str | None = None
     arguments: list[PromptArgument] = []
+    # whether its server suggests values for its arguments (completion.py)
+    completions: bool = False
 
     def missing(self, arguments: dict[str, str]) -> list[str]:
         return [a.name for a in self.arguments if a.required and not (arguments.get(a.name) or "").strip()]
@@ -43,7 +45,8 @@ async def list_prompts(session: McpSession) -> list[PromptInfo]:
     prompts = await session.list_pages(
         lambda c, cursor: c.list_prompts(cursor=cursor), lambda page: page.prompts, MAX_PROMPTS
     )
-    return [_info(p) for p in prompts]
+    completes = "completions" in session.info.capabilities
+    return [_info(p, completes) for p in prompts]
 
 
 async def get_prompt(session: McpSession, prompt: PromptInfo, arguments: dict[str, Any]) -> str:
@@ -93,7 +96,7 @@ def _content_text(content: Any) -> str:
     return f"[{kind}, not included]"
 
 
-def _info(prompt: mcp_types.Prompt) -> PromptInfo:
+def _info(prompt: mcp_types.Prompt, completes: bool) -> PromptInfo:
     return PromptInfo(
         name=prompt.name,
         title=prompt.title,
@@ -102,4 +105,5 @@ def _info(prompt: mcp_types.Prompt) -> PromptInfo:
             PromptArgument(name=a.name, description=a.description, required=bool(a.required))
             for a in prompt.arguments or []
         ],
+        completions=completes,
     )

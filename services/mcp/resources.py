@@ -45,6 +45,8 @@ class ResourceListing(BaseModel):
     model_config = ConfigDict(frozen=True)
     resources: list[ResourceInfo] = []
     templates: list[TemplateInfo] = []
+    # whether the server suggests values for its templates' variables (completion.py)
+    completions: bool = False
 
 
 async def list_resources(session: McpSession) -> ResourceListing:
@@ -60,6 +62,7 @@ async def list_resources(session: McpSession) -> ResourceListing:
         MAX_RESOURCES,
     )
     return ResourceListing(
+        completions="completions" in session.info.capabilities,
         resources=[
             ResourceInfo(
                 uri=str(r.uri),

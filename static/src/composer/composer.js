@@ -13,7 +13,8 @@ import {ResourcePicker} from "./resource_picker/resource_picker";
  * method composes a character does neither). While an answer streams, the send button becomes a
  * stop button. A message that starts with "/" searches the prompts of the assistant's servers
  * (arrow keys, Enter or Tab to pick, Escape to write a message after all); a picked prompt asks its
- * arguments, then `onPrompt(prompt, values)` sends it and resolves to an error text, if any.
+ * arguments, then `onPrompt(prompt, values)` sends it and resolves to an error text, if any; as the
+ * user types an argument, `onComplete(prompt, argument, value, context)` gives the server's suggestions.
  * The paperclip attaches resources of the conversation's servers (`resourceSource`): shown as chips,
  * their text goes with the message (resource_attach.js composeMessage).
  */
@@ -30,6 +31,7 @@ export class Composer extends Component {
         promptsLoading: {type: Boolean, optional: true},
         onPromptSearch: {type: Function, optional: true},
         onPrompt: {type: Function, optional: true},
+        onComplete: {type: Function, optional: true},
         resourceSource: {type: Object, optional: true},
     };
 

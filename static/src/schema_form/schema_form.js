@@ -42,6 +42,7 @@ import {
     toJsonText,
     touchPath,
 } from "./logic/schema_form_state";
+import {SuggestionList} from "./suggestion_list";
 
 const TYPE_NAMES = {
     string: () => _t("text"),
@@ -159,6 +160,8 @@ export class SchemaFormNode extends Component {
         label: {type: String, optional: true},
         onRemove: {type: Function, optional: true},
         onMove: {type: Function, optional: true},
+        // the server's suggestions for the form's top-level texts (composer/logic/field_completer.js)
+        completer: {type: Object, optional: true},
     };
 
     get key() {
@@ -219,8 +222,34 @@ export class SchemaFormNode extends Component {
     changed() {
         this.props.onChange(this.props.path);
     }
+    get suggests() {
+        return Boolean(this.props.completer?.enabled) && this.props.path.length === 1;
+    }
     onInput(ev) {
         setRaw(this.props.desc, this.props.node, ev.target.value);
+        this.changed();
+        if (this.suggests) {
+            this.props.completer.typed(String(this.props.path[0]), ev.target.value);
+        }
+    }
+    onSuggestKeydown(ev) {
+        const {handled, value} = this.props.completer.keydown(String(this.props.path[0]), ev.key);
+        if (handled) {
+            ev.preventDefault();
+            ev.stopPropagation();
+        }
+        if (value !== undefined) {
+            this.choose(value);
+        }
+    }
+    onSuggestionPick(index) {
+        const value = this.props.completer.pick(index);
+        if (value !== undefined) {
+            this.choose(value);
+        }
+    }
+    choose(value) {
+        setRaw(this.props.desc, this.props.node, value);
         this.changed();
     }
     onCheckbox(ev) {
@@ -277,7 +306,7 @@ export class SchemaFormNode extends Component {
         return _t("Item %s", index + 1);
     }
 }
-SchemaFormNode.components = {SchemaFormNode};
+SchemaFormNode.components = {SchemaFormNode, SuggestionList};
 
 export class SchemaFormField extends Component {
     static template = "ai_mcp.SchemaFormField";

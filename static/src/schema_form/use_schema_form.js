@@ -17,6 +17,7 @@ import {errorMessage} from "./schema_form";
  *   load(schema)      a fresh form for `schema` (`fillDefaults`: see initialFormState)
  *   onChange(path)    the form's onChange: marks the field touched and checks the form again
  *   value(rootLabel)  the form's value ({} when empty), or undefined with the problems shown
+ *   partial()         what the valid inputs hold so far ({} when none), the problems not shown
  */
 export function useSchemaForm(state, {fillDefaults = false} = {}) {
     Object.assign(state, {desc: null, root: null, errors: {}, problems: []});
@@ -44,6 +45,9 @@ export function useSchemaForm(state, {fillDefaults = false} = {}) {
                 return undefined;
             }
             return result.value ?? {};
+        },
+        partial() {
+            return collect(state.desc, state.root).partial ?? {};
         },
     };
 }

@@ -2,7 +2,8 @@
 /**
  * The prompts of the servers a conversation may use (/ai_mcp/prompts), fetched each time the `/`
  * menu opens, so a server's changed list shows at once; and the text a picked prompt renders to
- * (/ai_mcp/prompts/get), which the chat then sends as the user's message. The conversation is the
+ * (/ai_mcp/prompts/get), which the chat then sends as the user's message; the server's suggestions
+ * for an argument as the user types it (/ai_mcp/complete). The conversation is the
  * store's (chat_store.js); `state` is made with its `reactive`, for the composer's menu.
  */
 export class PromptSource {
@@ -35,6 +36,23 @@ export class PromptSource {
             this.state.loading = false;
             this.pending = null;
         }
+    }
+
+    /** {values, has_more}: the server's suggestions for `argument` of `prompt` as typed so far
+     * (`value`), the other arguments filled in being `context`. */
+    complete(prompt, argument, value, context) {
+        return this.store.services.rpc(
+            "/ai_mcp/complete",
+            {
+                ...this.store.conversationParams(),
+                server_id: prompt.server_id,
+                prompt: prompt.name,
+                argument,
+                value,
+                arguments: context,
+            },
+            {silent: true}
+        );
     }
 
     /** {text} or {error: {code, message}} */

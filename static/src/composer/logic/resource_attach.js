@@ -84,6 +84,8 @@ export function pickerEntries(servers, query) {
                     key: `${server.server_id}:${template.uri_template}`,
                     serverId: server.server_id,
                     server: server.server,
+                    // whether its server suggests values for its variables (/ai_mcp/complete)
+                    completions: Boolean(server.completions),
                     ...template,
                 });
             }

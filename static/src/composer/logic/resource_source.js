@@ -1,6 +1,7 @@
 /** @odoo-module */
 /**
  * The resources of the servers a conversation may use (/ai_mcp/resources, /ai_mcp/resources/read),
+ * and the suggestions for a template's values as the user types them (/ai_mcp/complete),
  * for the composer's picker and for links in tool results. The conversation is the store's
  * (chat_store.js). Answers are {..} or {error: {code, message}}.
  */
@@ -20,6 +21,23 @@ export class ResourceSource {
         return this.store.services.rpc(
             "/ai_mcp/resources/read",
             {...this.store.conversationParams(), ...ref},
+            {silent: true}
+        );
+    }
+
+    /** {values, has_more}: the server's suggestions for variable `argument` of `template` (an
+     * entry of pickerEntries) as typed so far (`value`), the others filled in being `context`. */
+    complete(template, argument, value, context) {
+        return this.store.services.rpc(
+            "/ai_mcp/complete",
+            {
+                ...this.store.conversationParams(),
+                server_id: template.serverId,
+                template: template.uri_template,
+                argument,
+                value,
+                arguments: context,
+            },
             {silent: true}
         );
     }

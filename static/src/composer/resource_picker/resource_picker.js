@@ -1,13 +1,15 @@
 /** @odoo-module */
-import {Component, onWillStart, useState} from "@odoo/owl";
+import {Component, onWillStart, onWillUnmount, reactive, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
+import {FieldCompleter} from "@ai_mcp/composer/logic/field_completer";
 import {pickerEntries, templateSchema} from "@ai_mcp/composer/logic/resource_attach";
 import {SchemaFormNode, useSchemaForm} from "@ai_mcp/schema_form";
 
 /**
  * Picks a resource of the conversation's servers to attach to the next message: a search over
- * their resources and templates; a template asks its values with the schema form. `onAttach(read)`
+ * their resources and templates; a template asks its values with the schema form, with its server's
+ * suggestions as the user types when the server completes. `onAttach(read)`
  * receives /ai_mcp/resources/read's answer.
  */
 export class ResourcePicker extends Component {
@@ -25,7 +27,9 @@ export class ResourcePicker extends Component {
             reading: false,
         });
         this.form = useSchemaForm(this.state);
+        this.completer = null;
         onWillStart(() => this.load());
+        onWillUnmount(() => this.completer?.close());
     }
 
     async load() {
@@ -46,6 +50,14 @@ export class ResourcePicker extends Component {
     pick(entry) {
         if (entry.kind === "template") {
             this.form.load(templateSchema(entry));
+            this.completer?.close();
+            this.completer = new FieldCompleter({
+                ask: (variable, value, context) =>
+                    this.props.source.complete(entry, variable, value, context),
+                context: () => this.form.partial(),
+                enabled: entry.completions,
+                reactive,
+            });
             this.state.template = entry;
             return;
         }
