@@ -725,8 +725,9 @@ class OAuthServer(ThreadServer):
                     scope, receive, send
                 )
             log.token_proofs.append(form.get("grant_type", ""))
-        if form.get("grant_type") == "client_credentials":
-            status, answer = self.provider.client_credentials(form, header(scope, b"authorization") or "")
+        grants = {"client_credentials": self.provider.client_credentials, JWT_BEARER: self.provider.jwt_bearer}
+        if form.get("grant_type") in grants:
+            status, answer = grants[form["grant_type"]](form, header(scope, b"authorization") or "")
             answer = dpop_server.bind(log, answer, jkt) if jkt and status == 200 else answer
             return await JSONResponse(answer, status_code=status, headers={"Cache-Control": "no-store"})(
                 scope, receive, send

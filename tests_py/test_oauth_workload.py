@@ -130,3 +130,22 @@ def test_no_workload_token_says_who_sets_it(server: OAuthServer) -> None:
         run(workload(server, " ").current())
     assert refused.value.field == "oauth_workload_token"
     assert "no Workload Token is set: a system administrator enters" in refused.value.message
+
+
+def test_a_workload_with_dpop_gets_a_bound_token_and_renews_it_with_the_same_key(
+    issuer: WorkloadIssuer, hub: McpHub, tmp_path: Path
+) -> None:
+    with OAuthServer(switches=Switches(jwt_bearer=True, dpop=True, dpop_as_nonce=True, dpop_rs_nonce=True)) as server:
+        server.provider.trusted_issuers[issuer.issuer] = issuer.public_pem
+        path = tmp_path / "mcp-token"
+        path.write_text(issuer.token(server.issuer, subject="pod-1"))
+        server.switches.token_lifetime = 30  # expiring as soon as it is fetched: the second call renews
+        tokens = workload(server, str(path), dpop=True)
+        assert whoami(hub, server, tokens) == "pod-1"
+        first = tokens.store.tokens
+        assert first is not None and first.token_type == "DPoP" and first.dpop_key is not None
+        path.write_text(issuer.token(server.issuer, subject="pod-2"))
+        assert whoami(hub, server, tokens) == "pod-2"
+        renewed = tokens.store.tokens
+        assert renewed is not first and renewed.dpop_key == first.dpop_key, "the grant keeps its key"
+        assert set(server.dpop.schemes) == {"DPoP"}, "the MCP server never saw the token as a bearer"

@@ -47,6 +47,7 @@ class McpServer(models.Model):
             token_source=source,
             client_id=(self.oauth_client_id or "").strip() or None,
             scope=self.oauth_scopes or None,
+            dpop=self.oauth_dpop,
         )
         return WorkloadTokens(
             OdooTokenStore(self.env.registry, self.id, False),

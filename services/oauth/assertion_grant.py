@@ -17,10 +17,11 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-import httpx2
 from mcp.shared.auth import JWT_BEARER_GRANT_TYPE
+from pydantic import SecretStr
 
 from ..errors import ErrorCode, OAuthError
+from .client import HTTP_ERRORS, token_endpoint_client
 from .http import GuardedHttp
 
 JWT_BEARER = JWT_BEARER_GRANT_TYPE
@@ -66,15 +67,17 @@ async def post_token_request(
     what: str,
     url_field: str,
     authorization: str | None = None,
+    dpop_key: SecretStr | None = None,
 ) -> dict[str, Any]:
-    """The JSON answer of a token request to `endpoint` (checked by the guard first). `what` names
-    the endpoint in sentences ("Notes: its token endpoint"). Raises TokenRefusal, OAuthError."""
+    """The JSON answer of a token request to `endpoint` (checked by the guard first), with a DPoP
+    proof of `dpop_key` where there is one. `what` names the endpoint in sentences ("Notes: its
+    token endpoint"). Raises TokenRefusal, OAuthError."""
     await http.check(endpoint, url_field)
     headers = {"Accept": "application/json", **({"Authorization": authorization} if authorization else {})}
     try:
-        async with http.client() as client:
+        async with token_endpoint_client(http, dpop_key) as client:
             response = await client.post(endpoint, data={k: v for k, v in form.items() if v}, headers=headers)
-    except httpx2.HTTPError as exc:
+    except HTTP_ERRORS as exc:
         raise OAuthError(
             ErrorCode.OAUTH_TOKEN_ERROR,
             f"{what} {endpoint} cannot be reached ({type(exc).__name__}); check it, or try again later.",

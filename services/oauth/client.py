@@ -203,6 +203,15 @@ def dpop_transport(dpop_key: SecretStr | None) -> dict[str, Any]:
     return {"transport": dpop.DpopTransport(dpop.DpopKey(dpop_key.get_secret_value()), inner)}
 
 
+def token_endpoint_client(http: GuardedHttp, dpop_key: SecretStr | None) -> Any:
+    """An HTTP client for a token request of our own making (not authlib's): the guard's, or, with a
+    DPoP key, one of authlib's HTTP library whose requests carry proofs of it (the DPoP transport
+    wraps that library's transport)."""
+    if dpop_key is None:
+        return http.client()
+    return _AUTHLIB_HTTP.AsyncClient(**http.client_kwargs(), **dpop_transport(dpop_key))
+
+
 def check_bound(token: dict[str, Any], dpop_key: SecretStr | None, issuer: str) -> None:
     """A token asked for with a DPoP proof must come bound to its key (token_type DPoP): an
     authorization server that answers a bearer token does not take DPoP, and its bearer token

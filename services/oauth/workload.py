@@ -17,11 +17,13 @@ from __future__ import annotations
 import logging
 import os
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SecretStr
 
 from ..errors import AuthRequired, ErrorCode, McpError, OAuthError
 from ..server_spec import ServerSpec
+from . import dpop
 from .assertion_grant import JWT_BEARER, TokenRefusal, is_jwt, post_token_request
+from .client import check_bound
 from .discovery import Discovery, discover
 from .http import GuardedHttp
 from .machine import ClientCredentialsTokens
@@ -41,6 +43,7 @@ class WorkloadClient(BaseModel):
     token_source: str  # a file path, or $NAME: an environment variable
     client_id: str | None = None
     scope: str | None = None
+    dpop: bool = False
 
 
 def _refused(client: WorkloadClient, message: str, field: str) -> OAuthError:
@@ -122,9 +125,13 @@ def _token_refusal(client: WorkloadClient, refusal: TokenRefusal) -> OAuthError:
     return _refused(client, f"its token endpoint answered {said}.", TOKEN_FIELD)
 
 
-async def fetch_workload_token(client: WorkloadClient, discovery: Discovery, http: GuardedHttp) -> TokenSet:
-    """A new token for the workload from the authorization server `discovery` found. Raises OAuthError."""
+async def fetch_workload_token(
+    client: WorkloadClient, discovery: Discovery, http: GuardedHttp, dpop_key: SecretStr | None = None
+) -> TokenSet:
+    """A new token for the workload from the authorization server `discovery` found, bound to
+    `dpop_key` where there is one (DPoP). Raises OAuthError."""
     _check_grant(client, discovery)
+    dpop.check_offered(discovery, dpop_key is not None, client.server_name)
     endpoint = discovery.endpoint("token_endpoint")
     if not endpoint:
         raise _refused(client, "its authorization server names no token endpoint.", "url")
@@ -138,12 +145,13 @@ async def fetch_workload_token(client: WorkloadClient, discovery: Discovery, htt
     }
     try:
         answer = await post_token_request(
-            endpoint, form, http, what=f"{client.server_name}: its token endpoint", url_field="url"
+            endpoint, form, http, what=f"{client.server_name}: its token endpoint", url_field="url", dpop_key=dpop_key
         )
     except TokenRefusal as refusal:
         _logger.info("OAuth workload identity refused: server=%s error=%s", client.server_name, refusal.error)
         raise _token_refusal(client, refusal) from None
-    tokens = TokenSet.from_response({**answer, "scope": answer.get("scope") or scope})
+    check_bound(answer, dpop_key, discovery.issuer)
+    tokens = TokenSet.from_response({**answer, "scope": answer.get("scope") or scope}, dpop_key=dpop_key)
     _logger.info(
         "OAuth workload identity token: server=%s issuer=%s expires_at=%s",
         client.server_name,
@@ -159,9 +167,11 @@ class WorkloadTokens(ClientCredentialsTokens):
 
     client: WorkloadClient  # type: ignore[assignment]
 
-    async def fetch(self) -> TokenSet:
+    async def fetch(self, dpop_key: SecretStr | None = None) -> TokenSet:
+        if self.client.dpop and dpop_key is None:
+            dpop_key = SecretStr(dpop.generate_key())
         discovery = await discover(self.server_url, self.http, sse=self.sse, pkce=False)
-        return await fetch_workload_token(self.client, discovery, self.http)
+        return await fetch_workload_token(self.client, discovery, self.http, dpop_key if self.client.dpop else None)
 
     def refusal(self, spec: ServerSpec, used: TokenSet, exc: AuthRequired) -> McpError:
         _logger.warning(
