@@ -16,6 +16,7 @@ from .server_info import MODERN_PROTOCOL_VERSIONS, ServerInfo
 from .servers_json import import_mcp_servers
 from ._stdio_failure import telling_line
 from .session import McpSession
+from .skills import SkillEntry, SkillFile, SkillRefused, body_of
 from .sync import connect_all
 from .transport import stderr_tail
 
@@ -29,6 +30,10 @@ __all__ = [
     "McpHub",
     "McpSession",
     "Questions",
+    "SkillEntry",
+    "SkillFile",
+    "SkillRefused",
+    "body_of",
     "apply_defaults",
     "connect_all",
     "elicitation_errors",
