@@ -4,6 +4,7 @@
 - app.py: what its MCP Apps may do (shown at all, the browser powers an app is granted)
 - spec.py: the spec the hub connects with, built with the secrets decrypted
 - sync.py: connecting, recording the outcome, and syncing its mcp.tool records
+- skills.py: the skills it publishes, as mcp.skill records, and whether they are offered
 - oauth.py: signing in with OAuth: settings, sign-in and sign-out, the grants a turn calls with
 - list_watch.py: a server that announces a changed tool list is synced again in the background
 - odoo_source.py: "This Odoo", the built-in tool source: its catalogue as its tools, no connection
@@ -20,6 +21,7 @@ from . import mcp_server
 from . import app
 from . import spec
 from . import sync
+from . import skills
 from . import oauth
 from . import mcp_oauth_token
 from . import mcp_oauth_pending

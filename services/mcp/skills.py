@@ -212,7 +212,8 @@ def verify(entry: SkillEntry, listed: SkillFile, data: bytes) -> None:
             raise SkillRefused(
                 "frontmatter",
                 listed.uri,
-                f"front matter check failed for {listed.uri}: {', '.join(differing)} differ from the skill's listing.",
+                f"front matter check failed for {listed.uri}: {', '.join(differing)} "
+                f"{'differs' if len(differing) == 1 else 'differ'} from the skill's listing.",
             )
 
 
@@ -233,7 +234,7 @@ def frontmatter_differences(listed: dict[str, Any], text: str) -> list[str]:
     when the file has none)."""
     parsed = parse_frontmatter(text)
     if parsed is None:
-        return ["its front matter (missing or not YAML)"]
+        return ["the front matter itself (missing, or not YAML)"]
     return sorted(key for key in {*parsed, *listed} if _json_like(parsed.get(key)) != listed.get(key))
 
 
