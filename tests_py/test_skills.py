@@ -122,3 +122,19 @@ def test_a_file_the_skill_does_not_list_is_refused_without_a_request(
     (refused,) = results(events)
     assert not refused.ok and "references/CHECKLIST.md" in refused.model_text
     assert skills_server.reads() == []
+
+
+def test_the_skills_are_offered_even_when_the_model_searches_the_tools(
+    hub: McpHub, llm: ScriptedLLM, skills_server: SkillsServer
+) -> None:
+    tools, skills = synced(hub, spec_of(skills_server))
+    llm.queue(Turn(text="Nothing to do."))
+
+    run(
+        hub,
+        TurnRequest(assistant=settings(llm, tool_search_threshold=1), tools=tools, skills=skills, user_message="Hi"),
+    )
+
+    offered = [t["function"]["name"] for t in llm.requests[0]["tools"]]
+    assert "search_tools" in offered and "post_invoice" not in offered
+    assert {"load_skill", "read_skill_file"} <= set(offered)

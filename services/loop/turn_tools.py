@@ -154,6 +154,8 @@ class TurnTools:
                 self.offered.append(offered)
                 self.definitions[model_name] = offered
                 self.sizes[model_name] = size
+                # the skills' names and descriptions are what the model finds them by: never searched for
+                self.always.add(model_name)
 
     def _shelves(self, usable: list[ToolBinding], skills: Sequence[SkillBinding]) -> list[SkillShelf]:
         """The skills of each server but a declined one, whose own tools leave their names free."""
