@@ -6,7 +6,7 @@ reads it. Nothing of the skill's files is stored: they are fetched when a model 
 
 import json
 
-from odoo import fields, models
+from odoo import api, fields, models
 
 from ..services.mcp import SkillEntry
 
@@ -28,10 +28,29 @@ class McpSkill(models.Model):
         readonly=True, help="The skill as its server lists it (JSON): its front matter, each file's digest and size."
     )
     file_count = fields.Integer(string="Files", compute="_compute_file_count")
+    last_refusal = fields.Text(
+        readonly=True,
+        help="The last time a file of the skill was refused in a conversation: which check failed (size, digest, "
+        "front matter) for which file. Sync the server if it was updated since.",
+    )
+    last_refusal_date = fields.Datetime(readonly=True)
 
     def _compute_file_count(self):
         for skill in self:
             skill.file_count = len(skill._skill_entry().files) if skill.manifest else 0
+
+    @api.model
+    def _record_refusal(self, conversation_id, server_name, label, text):
+        """A file of the skill `label` (as the model named it) of the server `server_name` was refused
+        in conversation `conversation_id`, for the reason `text`."""
+        conversation = self.env["ai.conversation"].sudo().browse(conversation_id).exists()
+        # sudo: the refusal is the server's doing, recorded for the admin; users may not write skills
+        skills = conversation.assistant_id.sudo().mcp_skill_ids.filtered(
+            lambda s: (
+                s.server_id.name == server_name and label in (s.name, s.uri.split("://", 1)[-1][: -len("/SKILL.md")])
+            )
+        )
+        skills.write({"last_refusal": text, "last_refusal_date": fields.Datetime.now()})
 
     def _skill_entry(self):
         """The SkillEntry the sync stored, which the files are checked against."""

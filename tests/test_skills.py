@@ -96,6 +96,10 @@ class TestSkills(ChatCase):
         self.assertNotIn(CHECKLIST_URI, self.skills_server.reads())
         audit = self.env["ai.tool.call"].search([("call_id", "=", "call_load")])
         self.assertEqual((audit.status, audit.error_code), ("error", "SKILL_VERIFICATION_FAILED"))
+        # the admin's line on the server's Skills tab: which check failed, for which file
+        self.skill.invalidate_recordset()
+        self.assertIn(f"digest check failed for {SKILL_URI}", self.skill.last_refusal)
+        self.assertTrue(self.skill.last_refusal_date)
 
     def test_skills_switched_off_on_the_server_are_offered_to_no_model(self):
         self.invoices.skills_enabled = False

@@ -16,7 +16,7 @@ from .server_info import MODERN_PROTOCOL_VERSIONS, ServerInfo
 from .servers_json import import_mcp_servers
 from ._stdio_failure import telling_line
 from .session import McpSession
-from .skills import SkillEntry, SkillFile, SkillRefused, body_of
+from .skills import SkillEntry, SkillRefused, body_of
 from .sync import connect_all
 from .transport import stderr_tail
 
@@ -31,7 +31,6 @@ __all__ = [
     "McpSession",
     "Questions",
     "SkillEntry",
-    "SkillFile",
     "SkillRefused",
     "body_of",
     "apply_defaults",
