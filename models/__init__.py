@@ -2,11 +2,13 @@ from . import ai_secret_mixin
 from . import cloud_service
 from . import server
 from . import mcp_tool
+from . import mcp_skill
 from . import ai_provider
 from . import ai_provider_model
 from . import ai_assistant
 from . import ai_assistant_discuss
 from . import ai_assistant_odoo_access
+from . import ai_assistant_skills
 from . import conversation
 from . import ai_message
 from . import ai_usage

@@ -61,6 +61,8 @@ class ErrorCode(str, Enum):
     # an AI budget (ai.budget) that is spent, or nearly
     BUDGET_SPENT = "BUDGET_SPENT"
     BUDGET_NEAR = "BUDGET_NEAR"
+    # a skill's file whose size, digest or front matter is not what its server listed
+    SKILL_VERIFICATION_FAILED = "SKILL_VERIFICATION_FAILED"
 
 
 ADVICE: dict[ErrorCode, str] = {
@@ -73,6 +75,10 @@ ADVICE: dict[ErrorCode, str] = {
     ),
     ErrorCode.MCP_TIMEOUT: "The server took too long; raise the timeout or check the server's load.",
     ErrorCode.MCP_TOOL_NOT_FOUND: "Sync the server's tools: this tool is not offered any more.",
+    ErrorCode.SKILL_VERIFICATION_FAILED: (
+        "The server sent a skill file that is not what it listed: sync the server, and ask its maintainer if it "
+        "happens again."
+    ),
     ErrorCode.MCP_INVALID_PARAMS: "Fix the arguments so that they match the tool's input schema.",
     ErrorCode.MCP_EXECUTION_ERROR: "The tool ran and reported an error; see its message.",
     ErrorCode.MCP_PARSE_ERROR: "The server sent something that could not be read; check the server's logs.",

@@ -80,7 +80,8 @@ from services.call_clock import TurnBudget  # noqa: E402
 from services.errors import AiMcpError, AuthRequired  # noqa: E402
 from services.events import ElicitationRequiredEvent, ToolCallEvent, ToolResultEvent  # noqa: E402
 from services.limits import TURN_TIMEOUT  # noqa: E402
-from services.loop import ToolBinding  # noqa: E402
+from services.loop import SkillBinding, ToolBinding  # noqa: E402
+from services.loop.skill_tools import LOAD_SKILL, READ_SKILL_FILE  # noqa: E402
 from services.loop.tool_runner import (  # noqa: E402
     BoundTool,
     RunLimits,
@@ -90,7 +91,7 @@ from services.loop.tool_runner import (  # noqa: E402
     without_null_optionals,
 )
 from services.loop.turn_tools import TurnTools  # noqa: E402
-from services.mcp import CallObserver, McpHub, apply_defaults, elicitation_errors  # noqa: E402
+from services.mcp import CallObserver, McpHub, SkillEntry, apply_defaults, elicitation_errors  # noqa: E402
 from services.oauth import (  # noqa: E402
     ClientAuth,
     ClientCredentialsTokens,
@@ -207,6 +208,8 @@ class Client:
         # the form's Scopes field: empty (what the server advertises) until an admin enters some
         self.form_scopes: str | None = None
         self.sign_ins = 0
+        # the skills the sync listed (`mcp.skill`), their files not read
+        self.skills: list[SkillEntry] = []
 
     # -- what the product does ---------------------------------------------------------------
 
@@ -219,7 +222,7 @@ class Client:
         elif self.oauth:
             await self.sign_in(self.form_scopes, "the server's form")
         synced = await self.sync()
-        _logger.info("tools synced: %s", [t.name for t in synced])
+        _logger.info("tools synced: %s; skills: %s", [t.name for t in synced], [s.uri for s in self.skills])
         turn = await self.bind(synced)
         offered = {tool.info.name: tool for tool in turn.tools.values()}
         by_name = {tool.name: tool for tool in synced}
@@ -231,6 +234,8 @@ class Client:
                 await self.app_call(by_name[name], arguments)
             else:
                 raise ScenarioFailed(f"the turn offers no tool {name!r}: see the warnings above")
+        for tool, arguments in self.skill_calls(turn):
+            await self.call(tool, arguments)
         if self.scenario == "http-standard-headers":
             await self.prompts_and_resources()
 
@@ -252,6 +257,7 @@ class Client:
                 continue
             for warning in report.warnings:
                 _logger.info("sync warning: %s", warning)
+            self.skills = report.skills
             return report.tools
 
     async def bearing(self) -> tuple[ServerSpec, TokenSet | None]:
@@ -268,7 +274,9 @@ class Client:
         """The tools a turn offers the model (`_tool_bindings`, audience "model": no app-only tool)."""
         bound = TurnTools(self.hub, {self.spec.key: self.grant} if self.grant else {}, {}, frozenset())
         bindings = [ToolBinding(server=self.spec, tool=tool) for tool in tools if tool.model_visible]
-        async for warning in bound.bind(bindings):
+        # the assistant is given every skill the server publishes (`_skill_bindings`)
+        skills = [SkillBinding(server=self.spec, skill=skill) for skill in self.skills]
+        async for warning in bound.bind(bindings, skills):
             _logger.info("turn warning: %s", warning.message)
         return bound
 
@@ -458,6 +466,7 @@ class Client:
         shown = {
             tool.info.name: turn.definitions[name]["function"].get("parameters") or {}
             for name, tool in turn.tools.items()
+            if tool.skills is None
         }
         if self.scenario == "json-schema-2020-12-preservation":
             # the model is asked to echo the schema it was shown: LangChain's conversion of the listed one
@@ -465,6 +474,23 @@ class Client:
                 raise ScenarioFailed("the turn offers no json_schema_2020_12_tool")
             return [("json_schema_echo", {"schema": shown["json_schema_2020_12_tool"]})]
         return [(name, sample_arguments(schema)) for name, schema in shown.items()]
+
+    def skill_calls(self, turn: TurnTools) -> list[tuple[BoundTool, dict[str, Any]]]:
+        """What the model asks of the skills it is offered: in the scenarios about a skill once it is
+        loaded (sep-2640-client-verify-*), it loads each, then reads each file its SKILL.md may name;
+        otherwise the user asks for nothing a skill is for, and the model loads none."""
+        if not self.scenario.startswith("sep-2640-client-verify-"):
+            return []
+        tools = {tool.info.name: tool for tool in turn.tools.values() if tool.skills is not None}
+        if LOAD_SKILL not in tools:
+            raise ScenarioFailed("the turn offers no load_skill: see the warnings above")
+        calls: list[tuple[BoundTool, dict[str, Any]]] = []
+        for label, entry in tools[LOAD_SKILL].skills.skills.items():  # type: ignore[union-attr]
+            calls.append((tools[LOAD_SKILL], {"skill": label}))
+            for listed in entry.files:
+                if listed.uri != entry.uri:
+                    calls.append((tools[READ_SKILL_FILE], {"skill": label, "path": entry.relative(listed.uri)}))
+        return calls
 
 
 def question_card(schema: dict[str, Any]) -> dict[str, Any]:

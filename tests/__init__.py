@@ -52,6 +52,7 @@ from . import test_database_constraints
 from . import test_provider_models
 from . import test_provider_models_tour
 from . import test_tool_search
+from . import test_skills
 from . import test_usage
 from . import test_chat_pace
 from . import test_retention

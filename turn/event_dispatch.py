@@ -4,7 +4,7 @@ Each kind of record an event changes has its writer, called in the writer's tran
 (writer.py) in the order the writers are given: the messages and the state they leave the
 conversation in (messages.py), the calls' audit rows (audit_rows.py), the usage rows and their
 charges to the budgets (usage_rows.py), what a model record learns it refuses (refused_params.py),
-the tools a search found (found_tools.py).
+the tools a search found (found_tools.py), a skill's file refused (skill_refusals.py).
 
 A writer's method names the event classes of services/events.py it writes for with `@records(...)`:
 anything else is refused when the writer is defined, so no handler waits for an event that never

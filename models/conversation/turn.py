@@ -79,12 +79,14 @@ class AiConversation(models.Model):
                     self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self
                 )
             )
-            grants, links = self._sign_in_access(tools)
+            skills = assistant.with_env(self.env)._skill_bindings()
+            grants, links = self._sign_in_access([*tools, *skills])
             spend, usage = self.env["ai.usage"]._turn_context(self, settings.llm.model)
             request = TurnRequest(
                 assistant=settings,
                 history=history,
                 tools=tools,
+                skills=skills,
                 user_message=user_message,
                 resume=resume,
                 conversation_id=self.id,

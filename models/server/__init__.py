@@ -4,6 +4,7 @@
 - app.py: what its MCP Apps may do (shown at all, the browser powers an app is granted)
 - spec.py: the spec the hub connects with, built with the secrets decrypted
 - sync.py: connecting, recording the outcome, and syncing its mcp.tool records
+- skills.py: the skills it publishes, as mcp.skill records, and whether they are offered
 - oauth.py: signing in with OAuth: settings, sign-in and sign-out, the grants a turn calls with
 - oauth_dpop.py: the DPoP option of the OAuth sign-in (tokens bound to a key of each grant)
 - oauth_workload.py: signing in with the deployment's workload identity (JWT bearer grant)
@@ -22,6 +23,7 @@ from . import mcp_server
 from . import app
 from . import spec
 from . import sync
+from . import skills
 from . import oauth
 from . import oauth_dpop
 from . import oauth_workload

@@ -110,6 +110,7 @@ class McpServer(models.Model):
             return {"error": self._failure_text(exc), "changed": 0}
         first = not self.last_sync
         counts = self._apply_tools(report.tools, first_sync=first)
+        published = self._apply_skills(report.skills)
         self._record_success(report, synced=True)
         summary = _(
             "%(created)s new, %(updated)s updated, %(removed)s no longer offered.",
@@ -122,6 +123,8 @@ class McpServer(models.Model):
                 "%(changed)s changed or new tools are set aside until reviewed: open them and accept the change.",
                 changed=counts["changed"],
             )
+        if published:
+            summary = f"{summary} {published}"
         if report.warnings:
             summary = f"{summary} {' '.join(report.warnings)}"
         return {"summary": summary, **counts}
@@ -214,6 +217,7 @@ class McpServer(models.Model):
         if first:
             # the first successful connection discovers the tools, as an admin expects
             self._apply_tools(report.tools, first_sync=True)
+            self._apply_skills(report.skills)
         self._record_success(report, synced=first)
         message = self.env._(
             "%(name)s %(version)s, protocol %(protocol)s: %(count)s tools, answered in %(latency)s ms.",

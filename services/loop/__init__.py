@@ -14,6 +14,7 @@ from .local_tools import LocalTools
 from .presets import KNOWN_VARIABLES, resolve_preset, validate_preset, variables_in
 from .tool_names import ToolNameMap, ToolRef
 from .tool_runner import argument_problems, without_null_optionals
+from .skill_tools import SkillBinding
 from .spend_guard import BudgetLine, SpendGuard
 from .transcript import HistoryMessage, history_from_events
 from .turn_control import TurnControl
@@ -29,6 +30,7 @@ __all__ = [
     "LoopLimits",
     "Resume",
     "SignInLink",
+    "SkillBinding",
     "SpendGuard",
     "ToolBinding",
     "ToolNameMap",

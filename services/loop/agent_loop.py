@@ -134,7 +134,7 @@ class _Turn:
             max_rounds=self.limits.max_rounds,
         )
         try:
-            async for warning in self.bound.bind(self.request.tools):
+            async for warning in self.bound.bind(self.request.tools, self.request.skills):
                 yield warning
             limits, found = self.limits, self.request.found_tools
             self.offer = ToolOffer(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from ..server_spec import ServerSpec, Transport
 from ..tool_info import ToolInfo
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart, ToolResult
 from .local_tools import LocalTools
+from .skill_tools import SkillShelf
 
 _logger = logging.getLogger(__name__)
 
@@ -44,6 +45,8 @@ class BoundTool:
     grant: RefreshingTokens | None = None
     # why its calls run without asking (ToolBinding.approval)
     approval: str | None = None
+    # the skills `load_skill` and `read_skill_file` reach, for those two tools of a server (skill_tools.py)
+    skills: SkillShelf | None = None
 
     def arguments(self, sent: Mapping[str, Any]) -> dict[str, Any]:
         """What the tool receives: the preset wins over the model; a null the schema does not
@@ -205,7 +208,9 @@ class ToolRunner:
         timeout = min(self._limits.call_timeout, tool.server.call_timeout)
         started = time.monotonic()
         try:
-            if tool.server.transport is Transport.ODOO:
+            if tool.skills is not None:
+                result = await _timed(tool.skills.call(self._hub, tool.info.name, call.arguments), tool, timeout)
+            elif tool.server.transport is Transport.ODOO:
                 result = await self._call_local(tool, call, timeout)
             else:
                 result = await self._hub.acall_tool(
@@ -266,6 +271,15 @@ class ToolRunner:
         except Exception as exc:  # noqa: BLE001 - a bug in a local tool fails its call, never the whole round
             _logger.exception("Local tool failed: server=%s tool=%s", tool.server.name, tool.info.name)
             raise AiMcpError(ErrorCode.INTERNAL_ERROR, f"{tool.info.name} failed unexpectedly.") from exc
+
+
+async def _timed(running: Awaitable[ToolResult], tool: BoundTool, timeout: float) -> ToolResult:
+    try:
+        return await asyncio.wait_for(running, timeout)
+    except TimeoutError:
+        raise AiMcpError(
+            ErrorCode.MCP_TIMEOUT, f"{tool.info.name} did not finish within {timeout:g} seconds."
+        ) from None
 
 
 def _ms(started: float) -> int:

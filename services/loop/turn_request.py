@@ -21,6 +21,7 @@ from ..llm import LlmSettings
 from ..oauth import RefreshingTokens
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT
 from .local_tools import LocalTools
+from .skill_tools import SkillBinding
 from .spend_guard import SpendGuard
 from .transcript import HistoryMessage
 from .turn_tools import SignInLink, ToolBinding
@@ -67,6 +68,8 @@ class TurnRequest(BaseModel):
     assistant: AssistantSettings
     history: list[HistoryMessage] = Field(default_factory=list)
     tools: list[ToolBinding] = Field(default_factory=list)
+    # the skills the model may load, each offered by name and description only
+    skills: list[SkillBinding] = Field(default_factory=list)
     user_message: str | None = None
     resume: Resume | None = None
     conversation_id: int | None = None

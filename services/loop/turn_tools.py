@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from ..oauth import RefreshingTokens, with_token
 from ..server_spec import AuthType, ServerSpec, Transport
 from ..tool_info import ToolInfo
 from .presets import schema_without
+from .skill_tools import SKILL_TOOLS, SkillBinding, SkillShelf
 from .tool_names import ToolNameMap, ToolRef
 from .tool_runner import BoundTool
 
@@ -74,8 +75,11 @@ class TurnTools:
     sizes: dict[str, int] = field(default_factory=dict)
     always: set[str] = field(default_factory=set)
 
-    async def bind(self, bindings: list[ToolBinding]) -> AsyncIterator[WarningEvent]:
-        """Bind `bindings`, yielding a warning for each server or tool left out."""
+    async def bind(
+        self, bindings: list[ToolBinding], skills: Sequence[SkillBinding] = ()
+    ) -> AsyncIterator[WarningEvent]:
+        """Bind `bindings`, and `load_skill` and `read_skill_file` for each server with `skills`,
+        yielding a warning for each server or tool left out."""
         sessions: dict[str, McpSession] = {}
         unreachable: dict[str, McpError] = {}
         async for item in self._open_sessions(bindings):
@@ -102,8 +106,12 @@ class TurnTools:
                 yield _left_out(binding, problem)
             else:
                 usable.append(binding)
+        shelves = self._shelves(usable, skills)
+        skill_refs = [
+            ToolRef(shelf.server.key, shelf.server.name, info.name) for shelf in shelves for info in shelf.tools()
+        ]
         # declined servers keep their names, so that a call waiting for the sign-in still matches
-        names = ToolNameMap.build([ToolRef(b.server.key, b.server.name, b.tool.name) for b in usable])
+        names = ToolNameMap.build([*(ToolRef(b.server.key, b.server.name, b.tool.name) for b in usable), *skill_refs])
         for binding in usable:
             spec = binding.server
             model_name = names.model_name(ToolRef(spec.key, spec.name, binding.tool.name))
@@ -137,6 +145,31 @@ class TurnTools:
             self.sizes[model_name] = size
             if binding.always_offered:
                 self.always.add(model_name)
+
+        for shelf in shelves:
+            for info in shelf.tools():
+                model_name = names.model_name(ToolRef(shelf.server.key, shelf.server.name, info.name))
+                offered, size = _offered_tool(info, model_name)
+                self.tools[model_name] = BoundTool(model_name, shelf.server, info, skills=shelf)
+                self.offered.append(offered)
+                self.definitions[model_name] = offered
+                self.sizes[model_name] = size
+                # the skills' names and descriptions are what the model finds them by: never searched for
+                self.always.add(model_name)
+
+    def _shelves(self, usable: list[ToolBinding], skills: Sequence[SkillBinding]) -> list[SkillShelf]:
+        """The skills of each server but a declined one, whose own tools leave their names free."""
+        by_server: dict[str, list[SkillBinding]] = {}
+        for binding in skills:
+            if binding.server.key not in self.declined:
+                by_server.setdefault(binding.server.key, []).append(binding)
+        shelves = []
+        for key, bound in by_server.items():
+            taken = {b.tool.name for b in usable if b.server.key == key}
+            if taken & set(SKILL_TOOLS):
+                continue
+            shelves.append(SkillShelf.of(bound[0].server, [b.skill for b in bound], self.grants.get(key)))
+        return shelves
 
     def waits_for_sign_in(self, spec: ServerSpec) -> bool:
         """Whether a refusal of `spec` is for the user to answer by signing in (a per-user OAuth

@@ -18,6 +18,7 @@ from .server_info import MODERN_PROTOCOL_VERSIONS, ServerInfo
 from .servers_json import import_mcp_servers
 from ._stdio_failure import telling_line
 from .session import McpSession
+from .skills import SkillEntry, SkillRefused, body_of
 from .sync import connect_all
 from .transport import stderr_tail
 
@@ -33,6 +34,9 @@ __all__ = [
     "McpHub",
     "McpSession",
     "Questions",
+    "SkillEntry",
+    "SkillRefused",
+    "body_of",
     "apply_defaults",
     "connect_all",
     "elicitation_errors",

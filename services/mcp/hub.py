@@ -26,7 +26,7 @@ from ..oauth import RefreshingTokens, TokenSet, step_up_refusal, with_token
 from ..server_spec import ServerSpec
 from ..tool_info import ToolInfo
 from ..tool_result import ResourcePart, ToolResult
-from . import completion, prompts, resources
+from . import completion, prompts, resources, skills
 from ._loop_thread import LoopThread
 from ._pool import SessionPool
 from .call_observer import CallObserver
@@ -35,6 +35,7 @@ from .prompts import PromptInfo
 from .resources import ResourceListing
 from .server_info import ServerInfo, ToolListing
 from .session import CLOCK_TICK, McpSession, log_start_failure
+from .skills import SkillEntry
 
 _logger = logging.getLogger(__name__)
 
@@ -96,6 +97,8 @@ class ConnectionReport(BaseModel):
     server: ServerInfo
     tools: list[ToolInfo]
     total_tools: int
+    # the skills it publishes (extension io.modelcontextprotocol/skills), their files not read
+    skills: list[SkillEntry] = []
     warnings: list[str]
     latency_ms: int
     stderr_tail: list[str]
@@ -150,12 +153,14 @@ class McpHub(LoopThread):
                 raise
             self.pool.forget_failure(spec.pool_key)
             listing = await session.list_tools()
+            published = await skills.list_skills(session)
             assert session.info is not None
             return ConnectionReport(
                 server=session.info,
                 tools=listing.tools,
                 total_tools=listing.total,
-                warnings=listing.warnings,
+                skills=published.skills,
+                warnings=[*listing.warnings, *published.warnings],
                 latency_ms=int((time.monotonic() - started) * 1000),
                 stderr_tail=list(session.stderr),
             )
@@ -272,6 +277,17 @@ class McpHub(LoopThread):
 
         async def reading(bearing: ServerSpec) -> AppResource:
             return await resources.read_app(await self.pool.acquire(bearing), uri)
+
+        return await with_token(spec, tokens, reading)
+
+    async def aread_skill_file(
+        self, spec: ServerSpec, entry: SkillEntry, uri: str, tokens: RefreshingTokens | None = None
+    ) -> str:
+        """The text of the file `uri` of the skill `entry`, read now and checked against the entry
+        (raises SkillRefused naming the failed check)."""
+
+        async def reading(bearing: ServerSpec) -> str:
+            return await skills.read_skill_file(await self.pool.acquire(bearing), entry, uri)
 
         return await with_token(spec, tokens, reading)
 
