@@ -57,7 +57,10 @@ registry.category("web_tour.tours").add("ai_mcp_flow_trigger_tour", {
             run: "click",
         },
         {
-            content: "it only queued the run: the form is back, nothing waits",
+            content: "it only queued the run, and says so: the answer comes later",
+            trigger: '.o_notification:contains("Welcome call: queued for 1 record(s)")',
+        },
+        {
             trigger: `.o_form_view .o_form_saved .o_field_widget[name="name"] input:value("${PARTNER}")`,
         },
     ],
