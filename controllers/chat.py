@@ -83,7 +83,7 @@ class ChatController(http.Controller):
     def chat_events(self, conversation_id, after=None, **_query):
         """The stored events after `after` (or the Last-Event-ID header), as SSE; then it ends."""
         try:
-            conversation = request.env["ai.conversation"]._chat_own(conversation_id)
+            conversation = request.env["ai.conversation"]._chat_readable(conversation_id)
             start = _sequence(after if after not in (None, "") else request.httprequest.headers.get("Last-Event-ID"))
         except ChatRefused as refusal:
             return refused(refusal)
@@ -202,7 +202,7 @@ class ChatController(http.Controller):
 
     @http.route("/ai_mcp/conversation/<int:conversation_id>/history", type=JSON_ROUTE, auth="user")
     def conversation_history(self, conversation_id):
-        return answer(lambda: request.env["ai.conversation"]._chat_own(conversation_id)._chat_history())
+        return answer(lambda: request.env["ai.conversation"]._chat_readable(conversation_id)._chat_history())
 
     @http.route("/ai_mcp/chat/usage", type=JSON_ROUTE, auth="user")
     def chat_usage(self, conversation_id=None):

@@ -101,11 +101,17 @@ class AiAssistantRun(models.Model):
         done = 0
         while done < limit and self._run_next():
             done += 1
-        with self.env.registry.cursor() as cr:
-            cr.execute("SELECT count(*) FROM ai_assistant_run WHERE state IN ('queued', 'running')")
-            remaining = cr.fetchone()[0]
+        # none left to take: what other workers hold they finish, and a run that waits for its
+        # user's pace limits has woken the cron up for then (_wait); counted only when cut short
+        remaining = self._count_waiting() if done == limit else 0
         self.env["ir.cron"]._notify_progress(done=done, remaining=remaining)
         return done
+
+    @api.model
+    def _count_waiting(self):
+        with self.env.registry.cursor() as cr:
+            cr.execute("SELECT count(*) FROM ai_assistant_run WHERE state IN ('queued', 'running')")
+            return cr.fetchone()[0]
 
     @api.model
     def _run_next(self):
@@ -113,7 +119,7 @@ class AiAssistantRun(models.Model):
         registry = self.env.registry
         # the lock's transaction stays open while the run runs: it ends with this worker
         with registry.cursor() as lock_cr:
-            run_id = _lock_a_run(registry, lock_cr)
+            run_id = _lock_a_run(lock_cr)
             if run_id is None:
                 return False
             try:
@@ -125,15 +131,14 @@ class AiAssistantRun(models.Model):
 
     @api.model
     def _run_one(self, run_id):
-        registry = self.env.registry
-        with registry.cursor() as cr:
+        turn, failure = None, None
+        # taken and started in one transaction: a start that fails leaves it taken (running), and
+        # _finish says why; one commit less per record than taking it apart
+        with self.env.registry.cursor() as cr:
             run = api.Environment(cr, SUPERUSER_ID, {})["ai.assistant.run"].browse(run_id)
             if not run._take():
                 return
-            user_id, lang = run.user_id.id, run.user_id.lang
-        turn, failure = None, None
-        with registry.cursor() as cr:
-            env = api.Environment(cr, user_id, {"lang": lang}, su=False)
+            env = api.Environment(cr, run.user_id.id, {"lang": run.user_id.lang}, su=False)
             # sudo: the run row is the queue's bookkeeping; the turn itself runs in `env`, as the user
             run = env["ai.assistant.run"].sudo().browse(run_id)
             try:
@@ -197,10 +202,8 @@ class AiAssistantRun(models.Model):
         record.check_access("read")
         instruction = action._ai_instruction_for(record)
         Conversation = env["ai.conversation"]
-        service = Conversation.browse()
-        refusal = Conversation._turn_refusal(Conversation._usable_assistant(assistant.id), service)
-        if refusal is not None:
-            raise refusal
+        # the assistant, the pace limits and the budgets are asked by _chat_send below; a refusal
+        # there rolls this conversation back with the caller's savepoint
         # sudo: conversations are created by the chat's code only (as _chat_send does)
         conversation = Conversation.sudo().create(
             {
@@ -294,16 +297,17 @@ class AiAssistantRun(models.Model):
         record._message_log(body=body, author_id=author.id if author else None)
 
 
-def _lock_a_run(registry, lock_cr):
+def _lock_a_run(lock_cr):
     """The id of a queued run, or of one left running by a process that died, now held on
-    `lock_cr`; None when every such run is held by another worker."""
-    with registry.cursor() as cr:
-        cr.execute(
-            "SELECT id FROM ai_assistant_run WHERE state IN ('queued', 'running')"
-            " AND (wait_until IS NULL OR wait_until <= now() at time zone 'UTC') ORDER BY id LIMIT %s",
-            (CANDIDATES,),
-        )
-        candidates = [row[0] for row in cr.fetchall()]
+    `lock_cr`; None when every such run is held by another worker. The candidates are read on
+    `lock_cr` too (no transaction of their own): whether one is still to run is read again when
+    it is taken (_take)."""
+    lock_cr.execute(
+        "SELECT id FROM ai_assistant_run WHERE state IN ('queued', 'running')"
+        " AND (wait_until IS NULL OR wait_until <= now() at time zone 'UTC') ORDER BY id LIMIT %s",
+        (CANDIDATES,),
+    )
+    candidates = [row[0] for row in lock_cr.fetchall()]
     for run_id in candidates:
         lock_cr.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", (RUN_LOCK_KEY, run_id))
         if lock_cr.fetchone()[0]:

@@ -112,9 +112,26 @@ class IrActionsServer(models.Model):
             return False
         if not records:
             records = self._ai_scheduled_records(user)
-        if records:
-            self.env["ai.assistant.run"]._enqueue(self, records, user)
-        return False
+        if not records:
+            return False
+        self.env["ai.assistant.run"]._enqueue(self, records, user)
+        return self._ai_queued_notification(len(records))
+
+    def _ai_queued_notification(self, count):
+        """What whoever pressed the button sees: the runs are queued, the answers come later (an
+        automation rule or a schedule ignores it)."""
+        return {
+            "type": "ir.actions.client",
+            "tag": "display_notification",
+            "params": {
+                "type": "info",
+                "message": self.env._(
+                    "%(action)s: queued for %(count)s record(s); the assistant answers in a moment.",
+                    action=self.name,
+                    count=count,
+                ),
+            },
+        }
 
     def _ai_scheduled_records(self, user):
         """The records of `ai_domain` that `user` may read (none when they may not read the model)."""

@@ -65,4 +65,5 @@ from . import test_event_writers
 from . import test_chat_subject
 from . import test_ask_ai_tour
 from . import test_flows
+from . import test_flows_tour
 from . import test_odoo_tools

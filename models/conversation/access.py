@@ -23,6 +23,22 @@ class AiConversation(models.Model):
             ),
         )._in_its_company()
 
+    @api.model
+    def _chat_readable(self, conversation_id):
+        """A conversation the current user may read (sudo, working in its company): her own, or,
+        for an AI manager, anyone's (the record rules say so: a run's note links its conversation
+        for the managers who audit it); 404 otherwise. Reading only: what changes a conversation
+        asks `_chat_own`."""
+        return self._untrusted_record(
+            "ai.conversation",
+            conversation_id,
+            lambda c: (
+                self.env.user.has_group("ai_mcp.group_ai_user")
+                and c.with_env(self.env(su=False)).has_access("read")
+                and company_allows(c)
+            ),
+        )._in_its_company()
+
     def _in_its_company(self):
         """This conversation working in its company alone, whichever companies the user switched to:
         its turns, and what the chat reads for it, use only that company's records and shared ones

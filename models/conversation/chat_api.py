@@ -71,7 +71,8 @@ class AiConversation(models.Model):
         )
         events = self.env["ai.conversation.event"].sudo().search([("conversation_id", "=", self.id)], order="seq")
         return {
-            "conversation": self._chat_summary(),
+            # someone else's, opened by an AI manager: the chat shows it without letting her write in it
+            "conversation": {**self._chat_summary(), "read_only": self.user_id != self.env.user},
             "messages": [_history_message(m) for m in users],
             "events": events._wire(),
         }
@@ -81,7 +82,7 @@ class AiConversation(models.Model):
         """The totals the chat shows (ai.usage `_chat_totals`); `conversation_id` must be the user's."""
         if not self.env.user.has_group("ai_mcp.group_ai_user"):
             raise ChatRefused.not_found()
-        conversation = self._chat_own(conversation_id) if conversation_id else None
+        conversation = self._chat_readable(conversation_id) if conversation_id else None
         return self.env["ai.usage"]._chat_totals(conversation, now=now)
 
     def _chat_events_after(self, after):

@@ -353,6 +353,22 @@ describe("ChatTurns on the store", () => {
         assert.deepEqual(seen.notified, [{message: "words.notOpened", type: "danger"}]);
     });
 
+    test("another user's conversation an AI manager opens is read only, until she starts a chat", async () => {
+        const server = new ScriptedServer();
+        const {store, turns} = chatOn(server);
+        const e = sequence();
+        server.routes["/ai_mcp/conversation/7/history"] = {
+            conversation: {id: 7, assistant_id: 3, state: "idle", read_only: true},
+            messages: [{role: "user", text: "Draft a welcome call", seq: 0}],
+            events: [e.start(), e.text("Call them."), e.done()],
+        };
+        await turns.openConversation(7, {push: false});
+        assert.equal(store.chat.status, ChatStatus.IDLE);
+        assert.equal(store.canSend, false);
+        turns.newChat();
+        assert.equal(store.canSend, true);
+    });
+
     test("a chat opened about a record starts its conversation with that record, once", async () => {
         const server = new ScriptedServer();
         const {store, turns} = chatOn(server);

@@ -165,6 +165,9 @@ export class ChatAction extends Component {
     }
 
     get composerPlaceholder() {
+        if (this.state.readOnly) {
+            return _t("This conversation is another user's: it is read only to you.");
+        }
         if (!this.state.assistants.length) {
             return _t("No assistant is available to you. Ask an administrator for access.");
         }

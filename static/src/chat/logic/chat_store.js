@@ -14,6 +14,7 @@ export function canSend(state) {
     return (
         Boolean(state.assistantId) &&
         !state.busy &&
+        !state.readOnly &&
         [ChatStatus.IDLE, ChatStatus.ERROR].includes(state.chat.status)
     );
 }
@@ -32,6 +33,7 @@ export function canSend(state) {
  *   cloudServiceId  the cloud service a new conversation is for (null: none)
  *   subject         the record the conversation is about (null: none), as /ai_mcp/subject gives it:
  *                   { res_model, res_id, model_name, display_name, url }
+ *   readOnly        the open conversation is another user's (an AI manager reads it): nothing is sent
  *   conversations   the user's conversations, for the list
  *   busy            a request streams
  *   startRetry      a message's start is sent again: which try (null: it is not)
@@ -60,6 +62,7 @@ export class ChatStore {
             assistantId: null,
             cloudServiceId: null,
             subject: null,
+            readOnly: false,
             conversations: [],
             busy: false,
             startRetry: null,

@@ -70,6 +70,7 @@ export class ChatTurns {
         store.state.assistantId = relationId(conversation.assistant_id) ?? store.state.assistantId;
         store.state.cloudServiceId = relationId(conversation.cloud_service_id);
         store.state.subject = conversation.subject || null;
+        store.state.readOnly = Boolean(conversation.read_only);
         if (isStreamingStatus(chat.status) && conversation.state !== ConversationState.RUNNING) {
             // The stored turn never got its last event (the server stopped in the middle of it).
             chat = reduce(chat, {type: "error", code: "INTERRUPTED", message: words.interrupted()});
@@ -91,6 +92,7 @@ export class ChatTurns {
         this.stream.forget();
         store.state.cloudServiceId = null;
         store.state.subject = null;
+        store.state.readOnly = false;
         if (!store.state.assistants.some((assistant) => assistant.id === store.state.assistantId)) {
             store.state.assistantId = store.state.assistants[0]?.id ?? null;
         }
