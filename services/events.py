@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .errors import ErrorCode
 from .token_usage import TokenUsage
-from .tool_result import Part
+from .tool_result import Part, RunningTask
 
 
 class _Event(BaseModel):
@@ -103,6 +103,8 @@ class ToolResultEvent(_Event):
     error_code: str | None = None
     error_message: str | None = None
     duration_ms: int = 0
+    # the server's task that still runs (MCP Tasks extension): its result comes later, polled
+    task: RunningTask | None = None
 
 
 class FoundTool(BaseModel):
