@@ -107,6 +107,19 @@ class ToolResultEvent(_Event):
     task: RunningTask | None = None
 
 
+class TaskResultEvent(_Event):
+    """The result of a server's task that outlived its turn's call (the call ended "still running"):
+    added to the conversation between turns, once polled. `id`: the call's."""
+
+    type: Literal["task_result"] = "task_result"
+    id: str
+    tool: str
+    status: str
+    ok: bool
+    content: list[Part] = Field(default_factory=list)
+    model_text: str
+
+
 class FoundTool(BaseModel):
     """A tool a search found: its name for the model, its name and title on its server."""
 
@@ -299,6 +312,7 @@ Event = Annotated[
     | ToolInputEvent
     | ToolCallEvent
     | ToolResultEvent
+    | TaskResultEvent
     | ToolSearchEvent
     | ToolProgressEvent
     | ToolLogEvent

@@ -72,6 +72,8 @@ class RunningTask(BaseModel):
     status: str
     status_message: str | None = None
     poll_interval_ms: int | None = None
+    # the pool key of the server that runs it (ServerSpec.key)
+    server_key: str = ""
 
 
 class ToolResult(BaseModel):

@@ -31,6 +31,7 @@ from .event_dispatch import EventDispatch
 from .found_tools import FoundTools
 from .messages import MessageWriter
 from .refused_params import RefusedParams
+from .running_tasks import RunningTasks
 from .states import ConversationState
 from .usage_rows import UsageContext, UsageLedger
 
@@ -83,6 +84,7 @@ class TurnWriter:
             self.usage,
             RefusedParams(turn.conversation_id),
             FoundTools(turn.conversation_id),
+            RunningTasks(turn.conversation_id),
         )
         # a turn charged to budgets writes each call's usage at once: the loop learns the counters
         # (and the user a budget's warning) before the next round rather than a batch later

@@ -531,7 +531,7 @@ class McpSession:
                 running.status,
                 exc.code.value,
             )
-            return still_running(spec.name, running)
+            return still_running(spec.name, running.model_copy(update={"server_key": spec.key}))
         finally:
             if ended:
                 self._check_after_cancel()
