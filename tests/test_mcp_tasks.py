@@ -16,7 +16,10 @@ from odoo.addons.ai_mcp.testing.mcp_launch import HttpServer
 from odoo.addons.ai_mcp.testing.mcp_tasks_server import PROGRAM
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
+from . import test_chat_call_notifications as notifications
 from .chat_common import ChatCase
+
+Notifications = notifications.TestChatCallNotifications
 
 
 @tagged("post_install", "-at_install")
@@ -43,6 +46,11 @@ class TestMcpTasks(ChatCase):
         hub = running_hub()
         if hub is not None:
             hub.run(hub.aclose_server(cls.task_server._server_key()))
+
+    # the stream read as it comes, and a request of another browser, as the call notifications' tests do
+    stream_until = Notifications.stream_until
+    other_browser = Notifications.other_browser
+    cancel = Notifications.cancel
 
     def wait_for_task(self, label, status, seconds=20.0):
         path = self.task_state / f"task-{label}"
@@ -111,3 +119,27 @@ class TestMcpTasks(ChatCase):
         Task = self.env["ai.mcp.task"]
         self.assertEqual(len(Task.with_user(self.user).search([("conversation_id", "=", conversation_id)])), 1)
         self.assertFalse(Task.with_user(self.other).search([("conversation_id", "=", conversation_id)]))
+
+    def test_the_blocks_stop_button_cancels_the_task_on_its_server(self):
+        self.task_server.call_timeout = 60
+        self.login(self.user)
+        owner = self.other_browser(self.user)
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("slow_compute", {"seconds": 60, "label": "stopped"}, id="call_stop"),)),
+            Turn(text="Stopped."),
+        )
+        shown, answers = [], {}
+
+        def on_events(events):
+            shown[:] = [e.data["message"] for e in events if e.event == "tool_progress"]
+            if shown and "owner" not in answers:
+                answers["owner"] = self.cancel(owner, events[0].data["conversation_id"], "call_stop")
+
+        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Compute, then stop."}, on_events)
+        self.assertTrue(shown[0].startswith("Task working"), f"the task's state shows in the block: {shown}")
+        self.assertEqual(answers["owner"]["result"], {"cancelling": True})
+        result = next(e for e in events if e.event == "tool_result")
+        self.assertEqual(result.data["error_code"], "CANCELLED")
+        self.wait_for_task("stopped", "cancelled")
+        self.env.invalidate_all()
+        self.assertFalse(self.env["ai.mcp.task"].search([("call_id", "=", "call_stop")]), "nothing left to poll")
