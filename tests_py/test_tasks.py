@@ -16,6 +16,7 @@ from test_elicitation import ask_and_answer, result_of
 
 from services.events import ToolProgressEvent
 from services.mcp import CallObserver, McpHub
+from services.mcp.tasks import DEFAULT_POLL_SECONDS, MAX_POLL_SECONDS, MIN_POLL_SECONDS, poll_seconds
 from services.server_spec import ServerSpec
 from testing.mcp_launch import HttpServer
 from testing.mcp_tasks_server import PROGRAM
@@ -78,9 +79,14 @@ def test_a_task_that_outlives_the_wait_is_left_running_and_polled_later(
 
 
 def test_stopping_the_call_cancels_the_task(hub: McpHub, tasks_spec: ServerSpec, task_state: Path) -> None:
+    events: list[Any] = []
+    observer = CallObserver("call-1", events.append, interval=0)
+
     async def call_then_stop() -> None:
-        call = asyncio.create_task(hub.acall_tool(tasks_spec, "slow_compute", {"seconds": 60, "label": "stopped"}))
-        while not (task_state / "task-stopped").exists():
+        arguments = {"seconds": 60, "label": "stopped"}
+        call = asyncio.create_task(hub.acall_tool(tasks_spec, "slow_compute", arguments, observer=observer))
+        # stopped once the client holds the task (its state shown), not as soon as the server made it
+        while not events:
             await asyncio.sleep(0.05)
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -101,3 +107,10 @@ def test_a_task_asks_through_the_question_card(hub: McpHub, llm: ScriptedLLM, ta
     question = next(e for e in events if e.type == "elicitation_required")
     assert (question.id, question.message) == ("call_del", "Delete old.txt?")
     assert result_of(events, "call_del").model_text == "Deleted old.txt"
+
+
+def test_the_server_sets_how_often_a_task_is_polled_within_bounds() -> None:
+    assert poll_seconds(1500) == 1.5
+    assert poll_seconds(None) == DEFAULT_POLL_SECONDS
+    assert poll_seconds(1) == MIN_POLL_SECONDS, "a server cannot have itself asked in a busy loop"
+    assert poll_seconds(3_600_000) == MAX_POLL_SECONDS, "nor a task forgotten for an hour"

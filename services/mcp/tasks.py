@@ -2,7 +2,8 @@
 a `tools/call` with a task (`resultType: "task"`) instead of its result; the client polls `tasks/get`
 at the interval the server asks until the task ends, answers the questions a task asks
 (`inputRequests`, through the client's own elicitation callback, which shows the question card)
-with `tasks/update`, and sends `tasks/cancel` when the user stops the call.
+with `tasks/update`, and sends `tasks/cancel` when the user stops the call (a call stopped before the
+task's handle came back cannot: the client never learnt its id, the server only that the request ended).
 
 Built on the SDK's client extension seam: the extension is advertised with the client's
 capabilities, and its result claim resolves the task inside the SDK's `Client.call_tool`. A call
