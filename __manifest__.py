@@ -43,6 +43,7 @@
         "data/ai_tool_call_cron.xml",
         "data/ai_conversation_cron.xml",
         "data/ai_assistant_run_cron.xml",
+        "data/ai_mcp_task_cron.xml",
         "data/mcp_server_preset_data.xml",
         "data/mcp_server_odoo.xml",
         "data/ai_demo_environment.xml",

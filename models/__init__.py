@@ -25,3 +25,4 @@ from . import res_groups
 from . import res_company
 from . import res_config_settings
 from . import ir_http
+from . import ai_mcp_task

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .errors import ErrorCode
 from .token_usage import TokenUsage
-from .tool_result import Part
+from .tool_result import Part, RunningTask
 
 
 class _Event(BaseModel):
@@ -103,6 +103,21 @@ class ToolResultEvent(_Event):
     error_code: str | None = None
     error_message: str | None = None
     duration_ms: int = 0
+    # the server's task that still runs (MCP Tasks extension): its result comes later, polled
+    task: RunningTask | None = None
+
+
+class TaskResultEvent(_Event):
+    """The result of a server's task that outlived its turn's call (the call ended "still running"):
+    added to the conversation between turns, once polled. `id`: the call's."""
+
+    type: Literal["task_result"] = "task_result"
+    id: str
+    tool: str
+    status: str
+    ok: bool
+    content: list[Part] = Field(default_factory=list)
+    model_text: str
 
 
 class FoundTool(BaseModel):
@@ -297,6 +312,7 @@ Event = Annotated[
     | ToolInputEvent
     | ToolCallEvent
     | ToolResultEvent
+    | TaskResultEvent
     | ToolSearchEvent
     | ToolProgressEvent
     | ToolLogEvent

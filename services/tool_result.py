@@ -63,11 +63,26 @@ Part = Annotated[
 ]
 
 
+class RunningTask(BaseModel):
+    """A server's task (MCP Tasks extension) that still ran when its call's wait ended: polled later."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    status: str
+    status_message: str | None = None
+    poll_interval_ms: int | None = None
+    # the pool key of the server that runs it (ServerSpec.key)
+    server_key: str = ""
+
+
 class ToolResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     parts: list[Part] = Field(default_factory=list)
     is_error: bool = False
+    # set when the call ended while the server's task still runs: the parts say so
+    task: RunningTask | None = None
 
     def text_for_model(self, limit: int = DEFAULT_MODEL_TEXT_LIMIT) -> str:
         """What the model reads: text kept, binaries described, capped with a visible marker."""
@@ -120,6 +135,17 @@ def _render(part: _Part) -> str:
     if isinstance(part, (ImagePart, AudioPart)):
         return f"[{part.type} {part.mime_type}, {len(part.data) * 3 // 4} bytes]"
     raise TypeError(f"unknown part {type(part).__name__}")
+
+
+def still_running(server: str, task: RunningTask) -> ToolResult:
+    """The answer of a call whose wait ended while its server's task still runs: the model reads
+    that the result comes later, in the conversation."""
+    text = (
+        f"{server} is still running this call as a task ({task.status}"
+        f"{': ' + task.status_message if task.status_message else ''}); its result will be added to "
+        f"the conversation when it is done."
+    )
+    return ToolResult(parts=[TextPart(text=text)], task=task)
 
 
 def normalize_result(result: mcp_types.CallToolResult) -> ToolResult:

@@ -67,3 +67,4 @@ from . import test_ask_ai_tour
 from . import test_flows
 from . import test_flows_tour
 from . import test_odoo_tools
+from . import test_mcp_tasks

@@ -4,7 +4,8 @@ Each kind of record an event changes has its writer, called in the writer's tran
 (writer.py) in the order the writers are given: the messages and the state they leave the
 conversation in (messages.py), the calls' audit rows (audit_rows.py), the usage rows and their
 charges to the budgets (usage_rows.py), what a model record learns it refuses (refused_params.py),
-the tools a search found (found_tools.py), a skill's file refused (skill_refusals.py).
+the tools a search found (found_tools.py), a skill's file refused (skill_refusals.py), the servers'
+tasks a call left running (running_tasks.py).
 
 A writer's method names the event classes of services/events.py it writes for with `@records(...)`:
 anything else is refused when the writer is defined, so no handler waits for an event that never
@@ -22,6 +23,7 @@ from ..services.events import (
     EVENT_CLASSES,
     ElicitationRequiredEvent,
     Event,
+    TaskResultEvent,
     ToolInputEvent,
     ToolLogEvent,
     ToolProgressEvent,
@@ -42,9 +44,10 @@ Written = tuple[Event, StateChange | None] | None
 Handler = Callable[[Any, int, Event], Written]
 
 # The events that change nothing but their own row (a `tool_input` is not even stored:
-# pacing.UNSTORED_TYPES): what the widget shows of them is in the row.
+# pacing.UNSTORED_TYPES): what the widget shows of them is in the row. A `task_result` is written
+# between turns, with its task's row (ai.mcp.task), never by a turn.
 ROW_ONLY: frozenset[type] = frozenset(
-    {ToolInputEvent, ToolProgressEvent, ToolLogEvent, ElicitationRequiredEvent, WarningEvent}
+    {ToolInputEvent, ToolProgressEvent, ToolLogEvent, ElicitationRequiredEvent, WarningEvent, TaskResultEvent}
 )
 
 _RECORDS = "_records_events"

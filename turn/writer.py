@@ -31,6 +31,7 @@ from .event_dispatch import EventDispatch
 from .found_tools import FoundTools
 from .messages import MessageWriter
 from .refused_params import RefusedParams
+from .running_tasks import RunningTasks
 from .skill_refusals import SkillRefusals
 from .states import ConversationState
 from .usage_rows import UsageContext, UsageLedger
@@ -85,6 +86,7 @@ class TurnWriter:
             RefusedParams(turn.conversation_id),
             FoundTools(turn.conversation_id),
             SkillRefusals(turn.conversation_id, self.messages),
+            RunningTasks(turn.conversation_id),
         )
         # a turn charged to budgets writes each call's usage at once: the loop learns the counters
         # (and the user a budget's warning) before the next round rather than a batch later

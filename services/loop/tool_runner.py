@@ -254,7 +254,9 @@ class ToolRunner:
                 error_message=text[:500],
                 duration_ms=elapsed,
             )
-        return ToolResultEvent(id=call.id, ok=True, content=result.for_display(), model_text=text, duration_ms=elapsed)
+        return ToolResultEvent(
+            id=call.id, ok=True, content=result.for_display(), model_text=text, duration_ms=elapsed, task=result.task
+        )
 
     async def _call_local(self, tool: BoundTool, call: ToolCallEvent, timeout: float) -> ToolResult:
         """A tool of this Odoo, run in a worker thread (it blocks on a database cursor of its own).

@@ -19,6 +19,7 @@ from ..events import (
     Event,
     RoundEvent,
     StartEvent,
+    TaskResultEvent,
     TextEvent,
     ThinkingEvent,
     ToolCallEvent,
@@ -118,6 +119,10 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
             flush()
             unanswered.pop(event.id, None)
             history.append(HistoryMessage(role="tool", content=event.model_text, tool_call_id=event.id))
+        elif isinstance(event, TaskResultEvent):
+            # between turns: the model answered the call "still running"; the result is news to it
+            flush()
+            history.append(HistoryMessage(role="user", content=late_result_text(event)))
         elif isinstance(event, (ApprovalRequiredEvent, AuthRequiredEvent, StartEvent)):
             # a pause holds every call back; a resumed run (its `start`) runs those still unanswered
             unanswered = dict.fromkeys(unanswered, isinstance(event, StartEvent))
@@ -132,6 +137,14 @@ def history_from_events(events: Iterable[Event], user_message: str | None = None
             unanswered.clear()
     flush()
     return history
+
+
+def late_result_text(event: TaskResultEvent) -> str:
+    """What the model reads of a task's result that came after its turn ended."""
+    return (
+        f"[The task of your earlier call {event.id} ({event.tool}), which was still running, has ended "
+        f"({event.status}). Its result:]\n{event.model_text}"
+    )
 
 
 def rounds_used(history: list[HistoryMessage]) -> int:

@@ -69,6 +69,15 @@ class CallObserver:
         self.received += 1
         if self._clock is not None:
             self._clock.activity()
+        self._queue(progress, total, message)
+
+    def task_status(self, status: str, message: str | None) -> None:
+        """The state of the server's task this call runs as (tasks.py), shown as progress without a
+        measure. It is no sign of life for the clock: how long the turn waits for a task is the
+        call's timeout, after which the task is left running and polled later."""
+        self._queue(0, None, f"Task {status.replace('_', ' ')}" + (f": {message}" if message else ""))
+
+    def _queue(self, progress: float, total: float | None, message: str | None) -> None:
         self._pending = ToolProgressEvent(
             id=self.call_id,
             progress=progress,

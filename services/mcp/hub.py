@@ -36,6 +36,7 @@ from .resources import ResourceListing
 from .server_info import ServerInfo, ToolListing
 from .session import CLOCK_TICK, McpSession, log_start_failure
 from .skills import SkillEntry
+from .tasks import DetailedTask
 
 _logger = logging.getLogger(__name__)
 
@@ -229,6 +230,27 @@ class McpHub(LoopThread):
             _logger.info("MCP call retry after reconnect: server=%s tool=%s", spec.label(), tool)
             session = await self.pool.acquire(spec)
             return await session.call_tool(tool, arguments, self._clock(limits, budget), observer, self.clock_tick)
+
+    async def aget_task(self, spec: ServerSpec, task_id: str, tokens: RefreshingTokens | None = None) -> DetailedTask:
+        """The state of a task the server runs a call as (tasks.py), asked on the pooled session:
+        a task outlives the connection that made it. A lost connection is asked again once."""
+
+        async def asking(bearing: ServerSpec) -> DetailedTask:
+            session = await self.pool.acquire(bearing)
+            try:
+                return await session.get_task(task_id)
+            except McpError as exc:
+                if session.alive or exc.code is not ErrorCode.MCP_UNREACHABLE:
+                    raise
+                return await (await self.pool.acquire(bearing)).get_task(task_id)
+
+        return await with_token(spec, tokens, asking)
+
+    async def acancel_task(self, spec: ServerSpec, task_id: str, tokens: RefreshingTokens | None = None) -> None:
+        async def cancelling(bearing: ServerSpec) -> None:
+            await (await self.pool.acquire(bearing)).cancel_task(task_id)
+
+        await with_token(spec, tokens, cancelling)
 
     def _clock(self, limits: CallLimits, budget: TurnBudget | None) -> CallClock:
         """A fresh clock for each attempt: a call retried after a reconnect starts again."""

@@ -28,7 +28,7 @@ import httpx2
 from mcp import Client, MCPError
 from mcp import types as mcp_types
 from mcp.client.caching import CacheConfig, CacheMode
-from mcp.client.extension import advertise
+from mcp.client.extension import ClientExtension, advertise
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -40,7 +40,7 @@ from ..manifest import CLIENT_INFO
 from ..oauth import Challenge, dpop
 from ..server_spec import AuthType, ServerSpec, Transport
 from ..tool_info import APP_MIME_TYPE, UI_EXTENSION, normalize_tool
-from ..tool_result import ToolResult, normalize_result
+from ..tool_result import ToolResult, normalize_result, still_running
 from ._call_timeout import CLOCK_TICK, clocked
 from ._failures import (
     SESSION_GONE,
@@ -58,6 +58,7 @@ from ._server_messages import MCP_LEVELS, ServerMessages
 from ._stdio_failure import stdio_failure
 from .call_observer import CallObserver
 from .server_info import ServerInfo, ToolListing, server_info
+from .tasks import TERMINAL_STATUSES, DetailedTask, TasksExtension, TaskWatch, cancel_task_on, get_task, watching
 from .transport import McpTransport
 
 _logger = logging.getLogger(__name__)
@@ -69,6 +70,8 @@ STDERR_DRAIN_SECONDS = 1.0
 MAX_LIST_PAGES = 100
 # The call's own clock ends it (_call_timeout.py); the SDK's fixed timer must never fire first.
 SDK_TIMER_OFF = 7 * 86400.0
+# the failures of a call that leave its server's task running: the wait ran out, the connection broke
+TASK_OUTLIVES = frozenset({ErrorCode.MCP_TIMEOUT, ErrorCode.MCP_UNREACHABLE})
 
 
 class McpSession:
@@ -255,8 +258,7 @@ class McpSession:
             message_handler=self.messages.on_message,
             client_info=CLIENT_INFO,
             cache=self.cache,
-            # servers register their tools' apps only for a client that says it renders them
-            extensions=[advertise(UI_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})] if self.spec.apps else None,
+            extensions=self._extensions(),
         )
         owner = asyncio.current_task()
         assert owner is not None
@@ -271,6 +273,14 @@ class McpSession:
             timer.cancel()
         self._http_status = None  # a refusal of the discovery probe is not the session's
         return client
+
+    def _extensions(self) -> list[ClientExtension]:
+        """A server may run a call as a task (tasks.py), at 2026-07-28; it registers its tools'
+        apps only for a client that says it renders them."""
+        extensions: list[ClientExtension] = [TasksExtension()]
+        if self.spec.apps:
+            extensions.append(advertise(UI_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]}))
+        return extensions
 
     def _http_failure(self, exc: MCPError) -> McpError | None:
         """What an HTTP error status the SDK reported only generically means to the user."""
@@ -492,8 +502,13 @@ class McpSession:
         if observer is not None:
             observer.watch(clock)
         ended = True
+        # a task the server runs the call as outlives a clock that ran out: it is left running
+        watch = TaskWatch(
+            detach=lambda: clock.expired() is not None,
+            on_status=observer.task_status if observer is not None else None,
+        )
         try:
-            with self.messages.observing(observer):
+            with self.messages.observing(observer), watching(watch):
                 raw = await self._request(
                     clocked(
                         spec.name,
@@ -510,6 +525,19 @@ class McpSession:
                     )
                 )
             ended = False
+        except McpError as exc:
+            running = watch.task
+            if running is None or running.status in TERMINAL_STATUSES or exc.code not in TASK_OUTLIVES:
+                raise
+            _logger.info(
+                "MCP task still running: server=%s tool=%s task=%s status=%s after=%s",
+                spec.label(),
+                name,
+                running.task_id,
+                running.status,
+                exc.code.value,
+            )
+            return still_running(spec.name, running.model_copy(update={"server_key": spec.key}))
         finally:
             if ended:
                 self._check_after_cancel()
@@ -522,6 +550,17 @@ class McpSession:
                 (time.monotonic() - started) * 1000,
             )
         return normalize_result(raw)
+
+    async def get_task(self, task_id: str) -> DetailedTask:
+        """The state of the server's task `task_id` (tasks.py), within the connect timeout."""
+        client = self._require_client()
+        with anyio.fail_after(self.spec.connect_timeout):
+            return await self._request(get_task(client, task_id))
+
+    async def cancel_task(self, task_id: str) -> None:
+        client = self._require_client()
+        with anyio.fail_after(self.spec.connect_timeout):
+            await self._request(cancel_task_on(client.session, task_id))
 
     async def _learn_tool(self, client: Client, name: str) -> None:
         """At 2026-07-28 the SDK mirrors a tool's header parameters (`x-mcp-header`) into the

@@ -479,3 +479,35 @@ describe("a tool rendered by an app", () => {
         assert.deepEqual(reloaded.messages, live.messages);
     });
 });
+
+describe("a call its server runs as a task that outlives the turn", () => {
+    test("the task's result, added after the turn, fills the call's block in its earlier answer", () => {
+        const e = sequence();
+        let state = play(asked("Compute the report"), [
+            e.start(),
+            e.round(1),
+            e.call("call_t", "compute"),
+            e.result("call_t", {content: [{type: "text", text: "still running"}]}),
+            e.text("It is still running."),
+            e.done(1),
+        ]);
+        state = play(userMessage(state, "Anything else?"), [e.start(), e.text("No."), e.done(0)]);
+        const late = {
+            type: "task_result",
+            seq: 99,
+            id: "call_t",
+            tool: "compute",
+            status: "completed",
+            ok: true,
+            content: [{type: "text", text: "Computed the report"}],
+            model_text: "Computed the report",
+        };
+        const after = reduce(deepFreeze(state), late);
+        const earlier = after.messages.find((m) => m.role === "assistant");
+        const shown = earlier.parts.find((part) => part.id === "call_t");
+        assert.deepEqual(shown.result.content, [{type: "text", text: "Computed the report"}]);
+        assert.equal(shown.status, "done");
+        assert.equal(after.status, state.status);
+        assert.equal(after.messages.at(-1), state.messages.at(-1));
+    });
+});

@@ -340,6 +340,19 @@ const HANDLERS = {
         return {...state, messages, status: busyStatus(messages)};
     },
 
+    /** A server's task the call was left running as ended after its turn: its block, in whichever
+     * answer it is, shows the result. */
+    task_result(state, event) {
+        const finish = (part) =>
+            part.kind === "tool" && part.id === event.id ? withResult(part, event) : part;
+        const messages = state.messages.map((message) =>
+            message.role === "assistant" && message.parts.some((part) => part.id === event.id)
+                ? {...message, parts: message.parts.map(finish)}
+                : message
+        );
+        return {...state, messages};
+    },
+
     approval_required(state, event) {
         const waiting = new Set(event.calls.map((call) => call.id));
         const messages = mapCurrentTools(state.messages, (part) =>

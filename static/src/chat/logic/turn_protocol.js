@@ -27,6 +27,7 @@ export const EVENT_TYPES = new Set([
     "tool_input",
     "tool_call",
     "tool_result",
+    "task_result",
     "tool_search",
     "tool_progress",
     "tool_log",
