@@ -1,6 +1,6 @@
 {
     "name": "AI Assistant with MCP tools",
-    "version": "1.11.0",
+    "version": "1.12.0",
     "category": "Productivity",
     "summary": "Chat with an AI assistant that calls tools served by MCP (Model Context Protocol) servers",
     "author": "ai_mcp contributors",
