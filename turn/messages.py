@@ -126,7 +126,8 @@ class MessageWriter:
 
     @records(UsageEvent)
     def _usage(self, env, seq, event):
-        self.reply_finished = not event.incomplete
+        if not event.sampling:  # a server's sampling request is answered by a call of its own
+            self.reply_finished = not event.incomplete
 
     @records(ElicitationDoneEvent)
     def _elicitation_done(self, env, seq, event):
