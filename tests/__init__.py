@@ -63,3 +63,4 @@ from . import test_ask_ai_tour
 from . import test_flows
 from . import test_odoo_tools
 from . import test_chat_sampling
+from . import test_sampling_tour
