@@ -41,7 +41,7 @@ export class SamplingCard extends Component {
     }
 
     roleLabel(role) {
-        return role === "assistant" ? _t("Assistant") : _t("User");
+        return role === "assistant" ? _t("Assistant message") : _t("User message");
     }
 
     get waited() {
