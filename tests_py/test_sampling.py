@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from conftest import http_spec
+from conftest import ManualClock, http_spec
 from test_agent_loop import settings, tools_of
 
 from services.errors import McpError
@@ -44,6 +44,7 @@ def run(
     spec: ServerSpec,
     answer: Callable[[Any], tuple[str, dict | None] | None],
     model_says: str = "Paris.",
+    limits: dict[str, Any] | None = None,
     **request: Any,
 ) -> list[Any]:
     """A turn that calls ask_model once; every sampling_required gets `answer(event)`; the scripted
@@ -54,7 +55,9 @@ def run(
         Turn(text="Thanks."),
     )
     control = TurnControl()
-    turn = TurnRequest(assistant=settings(llm), tools=tools_of(hub, spec), user_message="go", **request)
+    turn = TurnRequest(
+        assistant=settings(llm, **(limits or {})), tools=tools_of(hub, spec), user_message="go", **request
+    )
     events = []
     for event in hub.iterate(lambda: run_turn(turn, hub, control), idle_every=0.1):
         if event is None:
@@ -177,3 +180,30 @@ def test_a_spent_budget_refuses_the_sampling_call(
     assert "Spent." in result_of(events).model_text
     assert [e.sampling for e in events if e.type == "usage"] == [False]
     assert events[-1].type == "error" and events[-1].code == "BUDGET_SPENT"
+
+
+def test_the_users_time_counts_against_neither_the_call_nor_the_turn(
+    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, sampling_http: tuple[str, HttpServer]
+) -> None:
+    spec = sampling_spec(sampling_http, call_timeout=1.0, question_timeout=7200)
+
+    def after_an_hour(event: Any) -> tuple[str, None]:
+        clock.advance(3600)  # the call's 1 s and the turn's 5 s are long past, the request's 2 h not
+        return "accept", None
+
+    events = run(clocked_hub, llm, spec, after_an_hour, limits={"call_timeout": 1.0, "turn_timeout": 5.0})
+    assert result_of(events).model_text == "scripted-model said: Paris."
+    assert events[-1].type == "done"
+
+
+def test_an_unanswered_request_is_cancelled_at_the_question_limit_and_the_block_says_so(
+    clocked_hub: McpHub, clock: ManualClock, llm: ScriptedLLM, sampling_http: tuple[str, HttpServer]
+) -> None:
+    def never(event: Any) -> None:
+        clock.advance(600)  # the question's default limit: 10 minutes
+
+    events = run(clocked_hub, llm, sampling_spec(sampling_http), never, model_says="Thanks.")
+    done = next(e for e in events if e.type == "sampling_done")
+    assert (done.action, done.note) == ("cancel", "No answer within 10 minutes: the sampling request was cancelled.")
+    assert done.note in result_of(events).model_text  # the server (or, at 2026-07-28, the model) is told why
+    assert len(llm.requests) == 2
