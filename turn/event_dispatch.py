@@ -22,6 +22,7 @@ from ..services.events import (
     EVENT_CLASSES,
     ElicitationRequiredEvent,
     Event,
+    SamplingRequiredEvent,
     ToolInputEvent,
     ToolLogEvent,
     ToolProgressEvent,
@@ -44,7 +45,7 @@ Handler = Callable[[Any, int, Event], Written]
 # The events that change nothing but their own row (a `tool_input` is not even stored:
 # pacing.UNSTORED_TYPES): what the widget shows of them is in the row.
 ROW_ONLY: frozenset[type] = frozenset(
-    {ToolInputEvent, ToolProgressEvent, ToolLogEvent, ElicitationRequiredEvent, WarningEvent}
+    {ToolInputEvent, ToolProgressEvent, ToolLogEvent, ElicitationRequiredEvent, SamplingRequiredEvent, WarningEvent}
 )
 
 _RECORDS = "_records_events"

@@ -20,6 +20,7 @@ from ..services.events import (
     ElicitationDoneEvent,
     ErrorEvent,
     RoundEvent,
+    SamplingDoneEvent,
     StartEvent,
     TextEvent,
     ThinkingEvent,
@@ -129,7 +130,7 @@ class MessageWriter:
         if not event.sampling:  # a server's sampling request is answered by a call of its own
             self.reply_finished = not event.incomplete
 
-    @records(ElicitationDoneEvent)
+    @records(ElicitationDoneEvent, SamplingDoneEvent)
     def _elicitation_done(self, env, seq, event):
         if event.note:
             message = self.tool_message(env, event.id)
