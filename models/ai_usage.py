@@ -47,6 +47,11 @@ class AiUsage(models.Model):
         help="The call's answer did not stream to its end (cut off, stalled, or stopped with its turn): "
         "the tokens the provider did not report are estimated, since providers bill what they read and sent.",
     )
+    sampling = fields.Boolean(
+        readonly=True,
+        help="The call answered a request of an MCP server for a completion (sampling), approved by the user, "
+        "rather than the user's own message.",
+    )
 
     # -- tokens ------------------------------------------------------------------------------------
     input_tokens = fields.Integer(readonly=True)

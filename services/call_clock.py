@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from math import inf
 
 Now = Callable[[], float]
 
@@ -114,6 +115,17 @@ class CallClock:
             self.budget.watch.resume()
         self._active_at = self._watch.elapsed()
 
+    def hold(self) -> None:
+        """The client works for the call (the assistant's model answers its server's sampling
+        request): the call's clock stops, the turn's runs on, as during any model call."""
+        self._watch.pause()
+
+    def release(self) -> None:
+        """The client's work for the call is done: it has a whole idle timeout again."""
+        self._watch.resume()
+        if not self._watch.paused:
+            self._active_at = self._watch.elapsed()
+
     def lapsed(self) -> list[str]:
         """The questions that waited longer than allowed."""
         now = self._now()
@@ -135,7 +147,8 @@ class CallClock:
         """Seconds until the nearest deadline as things stand (a sign of life moves it later)."""
         if self._watch.paused:
             now = self._now()
-            return max(0.0, min(asked + self.limits.question - now for asked in self._asked.values()))
+            # held with no question open: nothing lapses, the caller reads again at its tick
+            return max(0.0, min((asked + self.limits.question - now for asked in self._asked.values()), default=inf))
         elapsed = self._watch.elapsed()
         left = min(self.limits.cap - elapsed, self._active_at + self.limits.idle - elapsed)
         if self.budget is not None:

@@ -207,6 +207,43 @@ class ElicitationDoneEvent(_Event):
     note: str | None = None
 
 
+class SamplingText(BaseModel):
+    """One message of a server's sampling request, as the user reads and may edit it: its text
+    (a part that is not text is named in brackets, and never sent to the model)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class SamplingRequiredEvent(_Event):
+    """A running call's server asks the assistant's model for a completion (sampling): shown to the
+    user, who may edit the messages and the output cap, then approve or decline. The call waits, its
+    timeout and the turn's stopped, up to the server's question timeout."""
+
+    type: Literal["sampling_required"] = "sampling_required"
+    id: str
+    sampling: str  # ours, unique: what the user's answer names
+    server: str
+    messages: list[SamplingText]
+    system_prompt: str | None = None
+    max_tokens: int
+
+
+class SamplingDoneEvent(_Event):
+    """The request of `sampling_required` is closed: answered by the model (`answer`, what went
+    back to the server), declined, cancelled with its call or at its limit, or refused (`note`)."""
+
+    type: Literal["sampling_done"] = "sampling_done"
+    id: str
+    sampling: str
+    action: Literal["accept", "decline", "cancel"]
+    answer: str | None = None
+    model: str | None = None
+    note: str | None = None
+
+
 class RecordChange(BaseModel):
     """One field of one record a waiting call would change, in the user's words (record name,
     field label, old and new value as the user reads them): what the approval shows."""
@@ -288,6 +325,8 @@ class UsageEvent(_Event):
     round: int
     usage: TokenUsage
     incomplete: bool = False
+    # the call answered a server's sampling request (a tool call's), not the turn's own round
+    sampling: bool = False
 
 
 class ErrorEvent(_Event):
@@ -318,6 +357,8 @@ Event = Annotated[
     | ToolLogEvent
     | ElicitationRequiredEvent
     | ElicitationDoneEvent
+    | SamplingRequiredEvent
+    | SamplingDoneEvent
     | ApprovalRequiredEvent
     | AuthRequiredEvent
     | ConfirmContinueEvent

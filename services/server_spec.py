@@ -85,6 +85,9 @@ class ServerSpec(BaseModel):
     log_level: LogLevel | None = None
     # the client tells the server it renders MCP Apps (its tools may then carry a ui:// app)
     apps: bool = False
+    # the client offers sampling (the server may ask the assistant's model for a completion, each
+    # request approved by the call's user): a capability declared only where the admin allows it
+    sampling: bool = False
     # when its configuration was last saved (epoch seconds; Odoo: the record's write_date, a
     # "Test connection" included): a process that gave up on the server before then tries it again
     # at once, whichever process saved it

@@ -124,9 +124,11 @@ T = TypeVar("T")
 CALLBACK_PATH = "/ai_mcp/oauth/callback"
 CLIENT_METADATA_PATH = "/ai_mcp/oauth/client-metadata.json"
 CLIENT_NAME = "Odoo"
-# a new mcp.server's defaults (models/server/mcp_server.py log_level, models/server/app.py apps_enabled)
+# a new mcp.server's defaults (models/server/mcp_server.py log_level, models/server/app.py apps_enabled,
+# models/server/sampling.py sampling_enabled: sampling is not offered until an admin turns it on)
 LOG_LEVEL = "info"
 APPS = True
+SAMPLING = False
 QUESTION_CARD = ROOT / "testing" / "question_card.mjs"
 
 
@@ -200,6 +202,7 @@ class Client:
             token_owner="user" if self.oauth and not self.company_client else None,
             log_level=LOG_LEVEL,
             apps=APPS,
+            sampling=SAMPLING,
         )
         self.http = GuardedHttp(oauth_allowed_hosts(url, (), public_only=False))
         self.store = Grant()

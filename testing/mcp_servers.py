@@ -46,6 +46,7 @@ from .mcp_asgi import (  # noqa: E402
 )
 from .mcp_catalogue import build_server  # noqa: E402
 from .mcp_launch import HttpServer, free_port, serve_http, server_argv  # noqa: E402
+from .mcp_sampling_tools import add_sampling_tools  # noqa: E402
 from .mcp_sdk import HANDSHAKE_PROTOCOL_VERSIONS, MCP2, MODERN_PROTOCOL_VERSIONS, MCPServer  # noqa: E402
 from .mcp_tool_sets import DEFAULTS_FORM, DEFAULTS_FORM_UNTOUCHED, PNG_1PX  # noqa: E402
 from .tool_catalogue import CATALOGUES, serve_catalogue  # noqa: E402
@@ -100,6 +101,8 @@ def main() -> None:
         opts.schema_probes,
         opts.completions,
     )
+    if opts.sampling:
+        add_sampling_tools(mcp)
     if opts.catalogue:
         serve_catalogue(mcp, opts.catalogue)
     if MCP2:
@@ -141,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
         "--schema-probes", default="", metavar="URL", help="also the schema probes, whose remote $ref is URL"
     )
     parser.add_argument("--notifying", action="store_true", help="also the tools progress, chatty and grow")
+    parser.add_argument("--sampling", action="store_true", help="also ask_model (sampling) and sampling_offered")
     parser.add_argument("--prompts", action="store_true", help="also the prompts daily_summary, greeting and review")
     parser.add_argument("--resources", action="store_true", help="also resources, a template, link_note and embed_dot")
     parser.add_argument(

@@ -68,3 +68,5 @@ from . import test_flows
 from . import test_flows_tour
 from . import test_odoo_tools
 from . import test_mcp_tasks
+from . import test_chat_sampling
+from . import test_sampling_tour

@@ -23,6 +23,7 @@ from ..services.events import (
     EVENT_CLASSES,
     ElicitationRequiredEvent,
     Event,
+    SamplingRequiredEvent,
     TaskResultEvent,
     ToolInputEvent,
     ToolLogEvent,
@@ -47,7 +48,15 @@ Handler = Callable[[Any, int, Event], Written]
 # pacing.UNSTORED_TYPES): what the widget shows of them is in the row. A `task_result` is written
 # between turns, with its task's row (ai.mcp.task), never by a turn.
 ROW_ONLY: frozenset[type] = frozenset(
-    {ToolInputEvent, ToolProgressEvent, ToolLogEvent, ElicitationRequiredEvent, WarningEvent, TaskResultEvent}
+    {
+        ToolInputEvent,
+        ToolProgressEvent,
+        ToolLogEvent,
+        ElicitationRequiredEvent,
+        SamplingRequiredEvent,
+        WarningEvent,
+        TaskResultEvent,
+    }
 )
 
 _RECORDS = "_records_events"

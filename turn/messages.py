@@ -20,6 +20,7 @@ from ..services.events import (
     ElicitationDoneEvent,
     ErrorEvent,
     RoundEvent,
+    SamplingDoneEvent,
     StartEvent,
     TextEvent,
     ThinkingEvent,
@@ -126,9 +127,10 @@ class MessageWriter:
 
     @records(UsageEvent)
     def _usage(self, env, seq, event):
-        self.reply_finished = not event.incomplete
+        if not event.sampling:  # a server's sampling request is answered by a call of its own
+            self.reply_finished = not event.incomplete
 
-    @records(ElicitationDoneEvent)
+    @records(ElicitationDoneEvent, SamplingDoneEvent)
     def _elicitation_done(self, env, seq, event):
         if event.note:
             message = self.tool_message(env, event.id)

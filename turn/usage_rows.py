@@ -64,6 +64,7 @@ def record_usage(env, context: UsageContext, conversation_id: int, event: UsageE
             "conversation_id": conversation_id,
             "round": event.round,
             "incomplete": event.incomplete,
+            "sampling": event.sampling,
             "input_tokens": usage.input_tokens,
             "cached_input_tokens": usage.cached_input_tokens,
             "output_tokens": usage.output_tokens,

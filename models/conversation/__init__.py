@@ -12,6 +12,7 @@
 - turn.py: what a turn is given: the history rebuilt from the events, the tools bound for the
   user, the ChatTurn
 - call.py: the user's requests about a running tool call (stop it, answer its server's question)
+- sampling.py: the user's answer to a running call's sampling request (approve, maybe edited, or decline)
 - servers.py: the MCP servers a conversation may use beyond the turn's tools, asked for the user
 - prompt.py: the servers' prompts, for the composer's `/` menu
 - resource.py: the servers' resources, opened from a link or attached in the composer
@@ -41,6 +42,7 @@ from . import budget
 from . import claim
 from . import turn
 from . import call
+from . import sampling
 from . import servers
 from . import prompt
 from . import resource

@@ -2,6 +2,7 @@
 
 - mcp_server.py: the model itself: connection settings, scope and owner, timeouts, state
 - app.py: what its MCP Apps may do (shown at all, the browser powers an app is granted)
+- sampling.py: whether its server may ask the assistant's model for a completion (sampling)
 - spec.py: the spec the hub connects with, built with the secrets decrypted
 - sync.py: connecting, recording the outcome, and syncing its mcp.tool records
 - skills.py: the skills it publishes, as mcp.skill records, and whether they are offered
@@ -21,6 +22,7 @@ and the server's own models:
 
 from . import mcp_server
 from . import app
+from . import sampling
 from . import spec
 from . import sync
 from . import skills

@@ -71,6 +71,7 @@ class McpServer(models.Model):
             allowed_hosts=tuple(h.strip() for h in self._allowed_hosts() if h.strip()),
             log_level=server.log_level or None,
             apps=server.apps_enabled,
+            sampling=server.sampling_enabled,
             saved_at=server.write_date.replace(tzinfo=timezone.utc).timestamp() if server.write_date else None,
             # a per-user grant's sessions are the user's own: the pool keys them by token owner
             token_owner=str(self.env.uid)

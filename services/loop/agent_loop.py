@@ -48,6 +48,7 @@ from .context_fit import ContextFitter
 from .model_call import ModelCaller
 from .offered_tools import ToolOffer
 from .pauses import approval_pause, sign_in_pause
+from .sampling_call import SamplingCall
 from .token_estimate import text_tokens
 from .tool_runner import BoundTool, RunLimits, ToolRunner, check_arguments, failed
 from .transcript import (
@@ -119,6 +120,8 @@ class _Turn:
             self.budget,
             ask=not request.unattended,
             local=request.local_tools,
+            # a server's sampling request, once its user approved it, is a model call of this turn
+            sampler=SamplingCall(self.settings.llm, request.spend, self.remaining, self._charged, lambda: self.round),
         )
 
     def remaining(self) -> float:

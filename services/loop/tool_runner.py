@@ -18,7 +18,7 @@ from ..errors import AiMcpError, AuthRequired, ErrorCode
 from ..events import ToolCallEvent, ToolResultEvent
 from ..json_schema import InvalidSchema, SchemaProblem
 from ..limits import PER_SERVER_CONCURRENCY, TOOL_CALL_TIMEOUT
-from ..mcp import CallEvent, CallObserver, McpHub, Questions
+from ..mcp import CallEvent, CallObserver, McpHub, Questions, Sampler, SamplingAnswer, SamplingDesk, parse_answer
 from ..oauth import RefreshingTokens
 from ..server_spec import ServerSpec, Transport
 from ..tool_info import ToolInfo
@@ -130,7 +130,13 @@ def _path(error: jsonschema.ValidationError) -> str:
 
 class ToolRunner:
     def __init__(
-        self, hub: McpHub, limits: RunLimits, budget: TurnBudget, ask: bool = True, local: LocalTools | None = None
+        self,
+        hub: McpHub,
+        limits: RunLimits,
+        budget: TurnBudget,
+        ask: bool = True,
+        local: LocalTools | None = None,
+        sampler: Sampler | None = None,
     ) -> None:
         self._hub = hub
         self._local = local
@@ -141,17 +147,32 @@ class ToolRunner:
         self._cancelled: set[str] = set()
         # None when nobody can answer a server's question (an unattended turn): questions are declined
         self._questions: Questions | None = {} if ask else None
+        # the servers' sampling requests waiting for the user; None: refused (nobody can approve)
+        self._sampling = SamplingDesk(sampler) if ask and sampler is not None else None
         # calls refused for want of a sign-in (an expired grant, a wider scope): the turn asks for one
         self.sign_ins: dict[str, AuthRequired] = {}
 
     def answer(self, elicitation: str, action: str, content: dict[str, Any] | None = None) -> bool:
-        """The user's answer to a server's question (elicitation_required); False when nobody waits for it."""
+        """The user's answer to a server's question (elicitation_required) or sampling request
+        (sampling_required, whose edits come as `content`); False when nobody waits for it."""
+        if self._sampling is not None and elicitation in self._sampling.waiting:
+            return self._answer_sampling(elicitation, action, content)
         waiting = self._questions.get(elicitation) if self._questions is not None else None
         if waiting is None or waiting.done():
             return False
         _logger.info("Elicitation answered: elicitation=%s action=%s", elicitation, action)
         waiting.set_result(mcp_types.ElicitResult(action=action, content=content if action == "accept" else None))
         return True
+
+    def _answer_sampling(self, sampling: str, action: str, content: dict[str, Any] | None) -> bool:
+        assert self._sampling is not None
+        try:
+            answer = parse_answer(action, content)
+        except AiMcpError as exc:  # checked when it was stored: a request from elsewhere is declined
+            _logger.warning("Sampling answer unreadable, declined: sampling=%s error=%s", sampling, exc.message)
+            answer = SamplingAnswer(action="decline")
+        _logger.info("Sampling answered: sampling=%s action=%s", sampling, answer.action)
+        return self._sampling.answer(sampling, answer)
 
     def cancel(self, call_id: str) -> bool:
         """Stop one call at the user's request (the server is told); the others go on. False when
@@ -189,7 +210,7 @@ class ToolRunner:
                 await events.put(failed(call, ErrorCode.CANCELLED, CANCELLED_BY_USER))
                 return
             # its own task, so that the user can cancel this call without cancelling the turn
-            observer = CallObserver(call.id, events.put_nowait, questions=self._questions)
+            observer = CallObserver(call.id, events.put_nowait, questions=self._questions, sampling=self._sampling)
             task = asyncio.create_task(self._call(call, tool, observer))
             self._calls[call.id] = task
             try:

@@ -1,6 +1,7 @@
 """What a server sends a session besides answers: log messages, questions for the user
-(elicitation), announcements that a list changed, and output that is not JSON-RPC. Each is routed
-to the call it is about, when that can be told; a pooled session serves several users' calls."""
+(elicitation), requests for a completion of the assistant's model (sampling), announcements that a
+list changed, and output that is not JSON-RPC. Each is routed to the call it is about, when that can
+be told; a pooled session serves several users' calls."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from mcp.client import ClientRequestContext
 from ..server_spec import LogLevel, ServerSpec
 from ._list_changes import LIST_CHANGES
 from .call_observer import CallObserver
+from .sampling import NOBODY_TO_ASK, refusal
 
 _logger = logging.getLogger(__name__)
 
@@ -109,6 +111,24 @@ class ServerMessages:
             return mcp_types.ElicitResult(action="cancel")
         _logger.info("MCP elicitation: server=%s call=%s mode=%s", self.spec.name, observer.call_id, params.mode)
         return await observer.elicit(self.spec.name, params)
+
+    async def on_sample(
+        self, _context: ClientRequestContext, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        """A server asks the assistant's model for a completion during a call: the request goes
+        to that call's user for approval (sampling.py), and is refused when it cannot be told whose
+        call it is (a sync, another user's call on a pooled session), so that only a user who sees
+        the request spends the model on it."""
+        observer = self.sender_observer()
+        if observer is None:
+            _logger.warning(
+                "MCP sampling refused: server=%s calls_running=%d (cannot tell whose it is)",
+                self.spec.name,
+                len(self.observers),
+            )
+            return refusal(NOBODY_TO_ASK)
+        _logger.info("MCP sampling: server=%s call=%s", self.spec.name, observer.call_id)
+        return await observer.sampling.sample(self.spec.name, params)
 
     async def on_message(self, message: Any) -> None:
         """List changes of a handshake-era connection are announced to the hub. The SDK also

@@ -25,14 +25,31 @@ from mcp import types as mcp_types
 
 from .. import json_schema
 from ..call_clock import CallClock, spoken_duration
-from ..events import ElicitationDoneEvent, ElicitationRequiredEvent, ToolLogEvent, ToolProgressEvent
+from ..events import (
+    ElicitationDoneEvent,
+    ElicitationRequiredEvent,
+    SamplingDoneEvent,
+    SamplingRequiredEvent,
+    ToolLogEvent,
+    ToolProgressEvent,
+    UsageEvent,
+)
 from ..json_schema import SchemaProblem
+from .sampling import CallSampling, SamplingDesk
 
 PROGRESS_INTERVAL = 0.5
 MAX_LOG_EVENTS = 20
 LOG_TEXT_LIMIT = 2000
 
-CallEvent = ToolProgressEvent | ToolLogEvent | ElicitationRequiredEvent | ElicitationDoneEvent
+CallEvent = (
+    ToolProgressEvent
+    | ToolLogEvent
+    | ElicitationRequiredEvent
+    | ElicitationDoneEvent
+    | SamplingRequiredEvent
+    | SamplingDoneEvent
+    | UsageEvent
+)
 Emit = Callable[[CallEvent], None]
 Questions = dict[str, "asyncio.Future[mcp_types.ElicitResult]"]
 
@@ -41,9 +58,16 @@ class CallObserver:
     """Turns one call's notifications into events handed to `emit`, on the hub's loop."""
 
     def __init__(
-        self, call_id: str, emit: Emit, interval: float = PROGRESS_INTERVAL, questions: Questions | None = None
+        self,
+        call_id: str,
+        emit: Emit,
+        interval: float = PROGRESS_INTERVAL,
+        questions: Questions | None = None,
+        sampling: SamplingDesk | None = None,
     ) -> None:
         self.call_id = call_id
+        # the server's requests for a completion (sampling.py); refused when `sampling` is None
+        self.sampling = CallSampling(call_id, emit, sampling)
         self._emit = emit
         self._questions = questions
         self._open: set[str] = set()
@@ -63,6 +87,7 @@ class CallObserver:
     def watch(self, clock: CallClock) -> None:
         """The clock of the call being observed: told of its progress and questions."""
         self._clock = clock
+        self.sampling.clock = clock
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         """The SDK's progress callback: awaited in the session's receive loop, so it never waits."""
@@ -124,6 +149,8 @@ class CallObserver:
     def lapse(self, elicitation: str) -> None:
         """The question waited longer than its limit: the server is answered `cancel`, and the
         tool block says why."""
+        if self.sampling.lapse(elicitation):
+            return
         answer = self._questions.get(elicitation) if self._questions is not None else None
         if answer is not None and not answer.done():
             self._lapsed.add(elicitation)
@@ -138,6 +165,7 @@ class CallObserver:
         """The call ended: its latest progress goes out now, before its result, and questions
         still open are closed (the server stopped waiting for them)."""
         self._send_pending()
+        self.sampling.finish()
         for elicitation in list(self._open):
             self._close_question(elicitation, "cancel")
             if self._questions is not None and (answer := self._questions.get(elicitation)) is not None:

@@ -251,6 +251,8 @@ class McpSession:
             # included: never shorter than the connect timeout, which a server may take to start
             read_timeout_seconds=max(self.spec.call_timeout, self.spec.connect_timeout),
             elicitation_callback=self.messages.on_elicit,
+            # the sampling capability is declared only for a server the admin allows it
+            sampling_callback=self.messages.on_sample if self.spec.sampling else None,
             logging_callback=self.messages.on_log,
             # at 2026-07-28 a server logs only for requests that ask, at the level they ask: with
             # no level configured, everything, as a server of the handshake era sends by default

@@ -4,8 +4,8 @@ import {CallStatus} from "../../common/chat_status.js";
 
 /**
  * What the user asks about a call that is running: stop it, or answer the question its server
- * asked. Both are JSON requests any worker may take; the worker running the turn reads them from
- * the database.
+ * asked or its request for a completion of the assistant's model. Each is a JSON request any worker
+ * may take; the worker running the turn reads it from the database.
  */
 export class CallRequests {
     constructor(store) {
@@ -19,9 +19,15 @@ export class CallRequests {
         return {chat, block};
     }
 
-    /** Answer the question a running call's server asked; resolves to the server's check of it. */
-    async answer(key, action, content) {
+    /**
+     * Answer the question a running call's server asked, or (`kind` "sampling") its request for a
+     * completion of the assistant's model; resolves to the server's check of the answer.
+     */
+    async answer(key, action, content, kind = "question") {
         const {chat, block} = this.block(key);
+        if (kind === "sampling") {
+            return this.answerSampling(chat, block, action, content);
+        }
         if (!block?.question || !chat.conversationId) {
             return {answered: false, errors: []};
         }
@@ -29,6 +35,20 @@ export class CallRequests {
             conversation_id: chat.conversationId,
             call_id: block.id,
             elicitation: block.question.elicitation,
+            action,
+            content,
+        });
+    }
+
+    /** Approve (`content`: the request as edited), decline or cancel a running call's sampling request. */
+    async answerSampling(chat, block, action, content) {
+        if (!block?.sampling || !chat.conversationId) {
+            return {answered: false, errors: []};
+        }
+        return this.store.services.rpc("/ai_mcp/chat/sampling", {
+            conversation_id: chat.conversationId,
+            call_id: block.id,
+            sampling: block.sampling.sampling,
             action,
             content,
         });

@@ -1,4 +1,5 @@
 /** @odoo-module */
+import {closeSampling, openSampling} from "./sampling_state.js";
 import {CallStatus, ChatStatus, ErrorCode} from "../../common/chat_status.js";
 import {FAILED_CALL_STATUS} from "./turn_protocol.js";
 import {searchBlock} from "./tool_search_block.js";
@@ -30,7 +31,9 @@ import {searchBlock} from "./tool_search_block.js";
  * CANCELLED error, arrives with status "cancelled". A server may ask the user something while its call
  * runs: the block's `question` ({ elicitation, mode, message, server, requestedSchema, url, host })
  * is open until its elicitation_done or the call's result. A question left unanswered past its
- * limit is cancelled; the block's `note` then says so.
+ * limit is cancelled; the block's `note` then says so. A server may also ask the assistant's model
+ * for a completion, which the user approves first: the block's `sampling` and `sampled`
+ * (sampling_state.js).
  *
  * A turn's assistant message collects its text and tool blocks in stream order and is continued,
  * not replaced, when the turn resumes after an approval, a sign-in or a confirmation. Tool blocks
@@ -332,6 +335,16 @@ const HANDLERS = {
                 ? {...part, question: null, note: event.note ?? part.note}
                 : part;
         return {...state, messages: mapCurrentTools(state.messages, close)};
+    },
+
+    sampling_required(state, event) {
+        const update = (part) => openSampling(part, event, part.status === CallStatus.RUNNING);
+        return {...state, messages: mapCurrentTools(state.messages, update)};
+    },
+
+    sampling_done(state, event) {
+        const update = (part) => closeSampling(part, event);
+        return {...state, messages: mapCurrentTools(state.messages, update)};
     },
 
     tool_result(state, event) {

@@ -33,6 +33,8 @@ export const EVENT_TYPES = new Set([
     "tool_log",
     "elicitation_required",
     "elicitation_done",
+    "sampling_required",
+    "sampling_done",
     "approval_required",
     "auth_required",
     "confirm_continue",

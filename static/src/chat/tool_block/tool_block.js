@@ -6,6 +6,7 @@ import {CallStatus} from "@ai_mcp/common/chat_status";
 import {formatDuration, iconSrc, prettyJson, progressPercent} from "@ai_mcp/common/chat_view";
 import {AppFrame} from "@ai_mcp/apps";
 import {ElicitationCard} from "../elicitation_card/elicitation_card";
+import {SamplingCard} from "../sampling_card/sampling_card";
 import {ToolResult} from "../tool_result/tool_result";
 
 const STATUS_ICONS = {
@@ -35,7 +36,7 @@ const INTERRUPTED = {
  */
 export class ToolBlock extends Component {
     static template = "ai_mcp.ToolBlock";
-    static components = {AppFrame, ElicitationCard, ToolResult};
+    static components = {AppFrame, ElicitationCard, SamplingCard, ToolResult};
     static props = {
         block: Object,
         paused: {type: Boolean, optional: true},
@@ -152,6 +153,29 @@ export class ToolBlock extends Component {
 
     answer(action, content) {
         return this.props.onAnswer(this.props.block.key, action, content);
+    }
+
+    get showSampling() {
+        return Boolean(
+            this.props.block.sampling && this.props.onAnswer && this.status === CallStatus.RUNNING
+        );
+    }
+
+    answerSampling(action, content) {
+        return this.props.onAnswer(this.props.block.key, action, content, "sampling");
+    }
+
+    /** What became of each request of the server for a completion: the model's answer it got, or why none. */
+    sampledLine(outcome) {
+        if (outcome.action === "accept") {
+            return _t("The assistant's model answered %s:", outcome.server);
+        }
+        if (outcome.action === "decline") {
+            return _t("You declined the request of %s for a completion.", outcome.server);
+        }
+        return (
+            outcome.note || _t("The request of %s for a completion was cancelled.", outcome.server)
+        );
     }
 
     get openResource() {
