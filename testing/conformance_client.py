@@ -125,10 +125,10 @@ CALLBACK_PATH = "/ai_mcp/oauth/callback"
 CLIENT_METADATA_PATH = "/ai_mcp/oauth/client-metadata.json"
 CLIENT_NAME = "Odoo"
 # a new mcp.server's defaults (models/server/mcp_server.py log_level, models/server/app.py apps_enabled,
-# models/server/sampling.py sampling_enabled: sampling is not offered until an admin turns it on)
+# models/server/sampling.py sampling_enabled: sampling is offered until an admin turns it off)
 LOG_LEVEL = "info"
 APPS = True
-SAMPLING = False
+SAMPLING = True
 QUESTION_CARD = ROOT / "testing" / "question_card.mjs"
 
 

@@ -83,11 +83,12 @@ class TestChatSampling(ChatCase):
         events = self.stream_until({"assistant_id": self.assistant.id, "message": "Ask it."}, on_events)
         return events, replies
 
-    def test_a_new_server_does_not_offer_sampling_until_an_admin_allows_it(self):
+    def test_a_new_server_offers_sampling_until_an_admin_turns_it_off(self):
         fresh = self.env["mcp.server"].create({"name": "Defaults", "scope": "system", "url": self.mcp.url})
-        self.assertFalse(fresh.sampling_enabled)
+        self.assertTrue(fresh.sampling_enabled)
+        self.assertTrue(fresh._server_spec().sampling)
+        fresh.sampling_enabled = False
         self.assertFalse(fresh._server_spec().sampling)
-        self.assertTrue(self.server._server_spec().sampling)
         self.assertNotIn("sampling_enabled", self.env["mcp.server"].with_user(self.user).fields_get())
 
     def test_the_user_approves_an_edited_request_and_the_model_answers_the_server(self):

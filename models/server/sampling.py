@@ -1,6 +1,7 @@
-"""mcp.server, whether its server may ask the assistant's model for a completion (sampling). Off
-by default: a server spends the company's model, on its own prompts, only where an administrator
-said so; each request still waits for the approval of the user whose call it came with."""
+"""mcp.server, whether its server may ask the assistant's model for a completion (sampling). On by
+default, as the other capabilities a server may use: nothing reaches the model before the user whose
+call it came with has read, possibly edited, and approved the request, and the call is billed to her
+answer; an administrator turns it off for a server whose requests nobody should be asked about."""
 
 from odoo import fields, models
 
@@ -10,7 +11,7 @@ class McpServer(models.Model):
 
     sampling_enabled = fields.Boolean(
         string="Sampling",
-        default=False,
+        default=True,
         # only an administrator decides that a server may use the company's model
         groups="base.group_system",
         help="Let this server ask the assistant's model for a completion while one of its tools runs. Each request "
