@@ -309,6 +309,13 @@ def make_assistants(env, servers, tools):
     if "ai.provider.model" in env:
         # the helper's model as a record of its provider (versions with models as records)
         env["ai.provider.model"].create({"provider_id": provider.id, "name": "gpt-upgrade"})
+    if "ai.assistant.odoo.access" in env:
+        # what the assistants may touch of This Odoo's records (versions with This Odoo)
+        Access = env["ai.assistant.odoo.access"]
+        Access.create(
+            {"assistant_id": helper.id, "model_id": env["ir.model"]._get_id("res.partner"), "access": "write"}
+        )
+        Access.create({"assistant_id": restricted.id, "model_id": env["ir.model"]._get_id("res.users")})
     return {"helper": helper, "restricted": restricted, "retired": retired, "provider": provider}
 
 
