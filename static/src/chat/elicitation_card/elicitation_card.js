@@ -1,9 +1,9 @@
 /** @odoo-module */
-import {Component, onWillUnmount, useState} from "@odoo/owl";
+import {Component, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {formatDuration} from "@ai_mcp/common/chat_view";
 import {SchemaFormNode, useSchemaForm} from "@ai_mcp/schema_form";
+import {useServerRequest} from "../server_request/use_server_request";
 
 /**
  * A running call's server asks the user something (a `question` of chat_state.js). Form mode shows
@@ -19,15 +19,14 @@ export class ElicitationCard extends Component {
 
     setup() {
         const question = this.props.question;
-        this.state = useState({sending: false, waitedMs: 0});
+        this.state = useState({});
+        this.request = useServerRequest(this.state, (action, content) =>
+            this.props.onAnswer(action, content)
+        );
         // MCP asks the client to apply a field's default: the form starts with every default filled in
         this.form = useSchemaForm(this.state, {fillDefaults: true});
         this.form.load(question.requestedSchema || {type: "object", properties: {}});
         this.idPrefix = `o_ai_chat_question_${question.elicitation}`;
-        const started = Date.now();
-        // the call waits within its timeout: show how long it has waited
-        const timer = setInterval(() => (this.state.waitedMs = Date.now() - started), 1000);
-        onWillUnmount(() => clearInterval(timer));
     }
 
     get askedBy() {
@@ -40,9 +39,7 @@ export class ElicitationCard extends Component {
     }
 
     get waited() {
-        return this.state.waitedMs >= 1000
-            ? _t("Waiting for you for %s", formatDuration(this.state.waitedMs))
-            : "";
+        return this.request.waited;
     }
 
     onChange(path) {
@@ -60,17 +57,8 @@ export class ElicitationCard extends Component {
         await this.answer("accept", content);
     }
 
-    async answer(action, content = null) {
-        this.state.sending = true;
-        this.state.problems = [];
-        try {
-            const reply = await this.props.onAnswer(action, content);
-            if (reply && !reply.answered) {
-                this.state.problems = reply.errors || [];
-            }
-        } finally {
-            this.state.sending = false;
-        }
+    answer(action, content = null) {
+        return this.request.answer(action, content);
     }
 
     openPage() {

@@ -1,9 +1,9 @@
 /** @odoo-module */
-import {Component, onWillUnmount, useState} from "@odoo/owl";
+import {Component, useState} from "@odoo/owl";
 import {_t} from "@web/core/l10n/translation";
 
-import {formatDuration} from "@ai_mcp/common/chat_view";
 import {editedRequest} from "../logic/sampling_state";
+import {useServerRequest} from "../server_request/use_server_request";
 
 const PROBLEMS = {
     max_tokens: () => _t("The maximum tokens must be a whole number of at least 1."),
@@ -26,14 +26,11 @@ export class SamplingCard extends Component {
         this.state = useState({
             messages: request.messages.map((message) => ({...message})),
             maxTokens: String(request.maxTokens),
-            sending: false,
-            problems: [],
-            waitedMs: 0,
         });
+        this.request = useServerRequest(this.state, (action, content) =>
+            this.props.onAnswer(action, content)
+        );
         this.idPrefix = `o_ai_chat_sampling_${request.sampling}`;
-        const started = Date.now();
-        const timer = setInterval(() => (this.state.waitedMs = Date.now() - started), 1000);
-        onWillUnmount(() => clearInterval(timer));
     }
 
     get askedBy() {
@@ -45,9 +42,7 @@ export class SamplingCard extends Component {
     }
 
     get waited() {
-        return this.state.waitedMs >= 1000
-            ? _t("Waiting for you for %s", formatDuration(this.state.waitedMs))
-            : "";
+        return this.request.waited;
     }
 
     async approve() {
@@ -59,16 +54,7 @@ export class SamplingCard extends Component {
         await this.answer("accept", request);
     }
 
-    async answer(action, content = null) {
-        this.state.sending = true;
-        this.state.problems = [];
-        try {
-            const reply = await this.props.onAnswer(action, content);
-            if (reply && !reply.answered) {
-                this.state.problems = reply.errors || [];
-            }
-        } finally {
-            this.state.sending = false;
-        }
+    answer(action, content = null) {
+        return this.request.answer(action, content);
     }
 }
