@@ -76,11 +76,15 @@ class ChatCase(HttpCase):
         assert not result.get("error"), result
         return service, server
 
+    # the servers a class makes beside `server`, whose pooled sessions are closed with its own
+    servers_closed_at_end = ()
+
     @classmethod
     def _close_sessions(cls):
         hub = running_hub()
         if hub is not None:
-            hub.run(hub.aclose_server(cls.server._server_key()))
+            for server in (cls.server, *cls.servers_closed_at_end):
+                hub.run(hub.aclose_server(server._server_key()))
 
     # whether this test lets every request open test cursors (Odoo 19; see setUp)
     _every_request_allowed = False

@@ -2,27 +2,16 @@
 against a real OAuth-protected MCP server (testing/oauth_server.py): no person signs in, no browser
 opens, two users chat through one token, and a refused client is a sentence, never a sign-in."""
 
-import logging
-
 from odoo.exceptions import ValidationError
 from odoo.tests import new_test_user, tagged
 
-from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.oauth_server import MachineClient, OAuthServer, Switches
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .chat_common import AI_USER_GROUPS, ChatCase, types_of
+from .log_capture import root_log_lines
 
 SECRET = "s3cret-of-the-company-client"
-
-
-class _Captured(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(self.format(record))
 
 
 @tagged("post_install", "-at_install")
@@ -49,14 +38,7 @@ class TestOAuthClientCredentials(ChatCase):
             }
         )
         cls.assistant.mcp_server_ids = [(4, cls.notes.id)]
-
-    @classmethod
-    def _close_sessions(cls):
-        result = super()._close_sessions()
-        hub = running_hub()
-        if hub is not None:
-            hub.run(hub.aclose_server(cls.notes._server_key()))
-        return result
+        cls.servers_closed_at_end = (cls.notes,)
 
     def setUp(self):
         super().setUp()
@@ -127,9 +109,7 @@ class TestOAuthClientCredentials(ChatCase):
         self.assertIn("Odoo signs in by itself as its company client", refused.text)
 
     def test_a_private_key_made_in_odoo_signs_in_and_never_leaves_it(self):
-        captured = _Captured()
-        logging.getLogger().addHandler(captured)
-        self.addCleanup(logging.getLogger().removeHandler, captured)
+        logged_lines = root_log_lines(self)
         form = self.notes.with_user(self.manager)
         form.write({"oauth_client_auth": "private_key_jwt"})
         form.action_oauth_generate_key()
@@ -172,7 +152,7 @@ class TestOAuthClientCredentials(ChatCase):
         private = self.notes.sudo()._secret_value("oauth_private_key")
         self.assertIn("PRIVATE KEY", private)
         body = private.split("-----")[2].strip().splitlines()[1]
-        logged = "\n".join(captured.lines)
+        logged = "\n".join(logged_lines)
         self.assertIn("OAuth client credentials token", logged)
         for secret in (SECRET, body):
             self.assertNotIn(secret, logged)

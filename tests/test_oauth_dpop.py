@@ -3,26 +3,16 @@
 a chat through the bound token, the key kept as a secret nobody reads, and the option turned off."""
 
 import json
-import logging
 
 from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 
-from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.services.oauth import dpop
 from odoo.addons.ai_mcp.testing.oauth_server import OAuthServer, Switches
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .chat_common import AI_USER_GROUPS, ChatCase, types_of
-
-
-class _Captured(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(self.format(record))
+from .log_capture import root_log_lines
 
 
 @tagged("post_install", "-at_install")
@@ -48,14 +38,7 @@ class TestOAuthDpop(ChatCase):
             }
         )
         cls.assistant.mcp_server_ids = [(4, cls.notes.id)]
-
-    @classmethod
-    def _close_sessions(cls):
-        result = super()._close_sessions()
-        hub = running_hub()
-        if hub is not None:
-            hub.run(hub.aclose_server(cls.notes._server_key()))
-        return result
+        cls.servers_closed_at_end = (cls.notes,)
 
     def sign_in(self, user, provider_user):
         """Odoo's sign-in link, the provider's consent, Odoo's callback: the browser's side."""
@@ -75,9 +58,7 @@ class TestOAuthDpop(ChatCase):
         return self.env["mcp.oauth.token"].sudo().search([("server_id", "=", self.notes.id)])
 
     def test_a_dpop_sign_in_chats_with_a_bound_token_and_its_key_stays_secret(self):
-        captured = _Captured()
-        logging.getLogger().addHandler(captured)
-        self.addCleanup(logging.getLogger().removeHandler, captured)
+        logged_lines = root_log_lines(self)
         pages = [self.sign_in(self.manager, "manager")]
         self.assertFalse(self.notes.with_user(self.manager)._sync_tools().get("error"))
         self.notes.tool_ids.write({"requires_approval": False})
@@ -119,7 +100,7 @@ class TestOAuthDpop(ChatCase):
         self.assertIn("error", answer)
         with self.assertRaises(AccessError):
             self.env["mcp.oauth.token"].with_user(self.manager).search([])
-        logged = "\n".join(captured.lines)
+        logged = "\n".join(logged_lines)
         for key in keys:
             body = key.split("-----")[2].strip().splitlines()[0]
             for seen in (logged, json.dumps(answer), *pages):

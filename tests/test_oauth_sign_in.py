@@ -9,7 +9,6 @@ from urllib.parse import parse_qs, urlsplit
 from odoo.exceptions import AccessError
 from odoo.tests import new_test_user, tagged
 
-from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.oauth_server import STEP_UP_TOOL, OAuthServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
@@ -40,14 +39,7 @@ class TestOAuthSignIn(ChatCase):
             }
         )
         cls.assistant.mcp_server_ids = [(4, cls.notes.id)]
-
-    @classmethod
-    def _close_sessions(cls):
-        result = super()._close_sessions()
-        hub = running_hub()
-        if hub is not None:
-            hub.run(hub.aclose_server(cls.notes._server_key()))
-        return result
+        cls.servers_closed_at_end = (cls.notes,)
 
     # -- the browser's side ----------------------------------------------------------------------
 

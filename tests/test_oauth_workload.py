@@ -9,7 +9,6 @@ import tempfile
 from odoo.exceptions import AccessError, ValidationError
 from odoo.tests import new_test_user, tagged
 
-from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.oauth_server import OAuthServer, Switches
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 from odoo.addons.ai_mcp.testing.workload_identity import WorkloadIssuer
@@ -45,14 +44,7 @@ class TestOAuthWorkload(ChatCase):
             }
         )
         cls.assistant.mcp_server_ids = [(4, cls.notes.id)]
-
-    @classmethod
-    def _close_sessions(cls):
-        result = super()._close_sessions()
-        hub = running_hub()
-        if hub is not None:
-            hub.run(hub.aclose_server(cls.notes._server_key()))
-        return result
+        cls.servers_closed_at_end = (cls.notes,)
 
     def setUp(self):
         super().setUp()

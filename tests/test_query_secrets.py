@@ -3,38 +3,16 @@ of its query parameters, never their values (over JSON-RPC, as the web client re
 keeps no trace of them, and a turn still sends them while the log shows only their names."""
 
 import json
-import logging
-from contextlib import contextmanager
 
 from odoo.tests import new_test_user, tagged
 
 from odoo.addons.ai_mcp.testing.scripted_llm import Turn
 
 from .chat_common import AI_USER_GROUPS, ChatCase
+from .log_capture import root_log_lines
 
 QUERY_KEY = "gw-7d2b-query-secret"
 QUERY = json.dumps({"gateway_key": QUERY_KEY, "tenant": "acme"})
-
-
-class _Lines(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(f"{record.name}: {record.getMessage()}")
-
-
-@contextmanager
-def root_log():
-    """What reaches the root logger at INFO and above, as Odoo's own handlers receive it."""
-    lines = _Lines()
-    root = logging.getLogger()
-    root.addHandler(lines)
-    try:
-        yield lines.lines
-    finally:
-        root.removeHandler(lines)
 
 
 @tagged("post_install", "-at_install")
@@ -84,8 +62,8 @@ class TestQuerySecrets(ChatCase):
         self.set_query_as_manager()
         self.llm.queue(Turn(text="Hello."))
         self.login(self.user)
-        with root_log() as lines:
-            response, events = self.send("Hi")
+        lines = root_log_lines(self)
+        response, events = self.send("Hi")
         self.assertEqual(response.status_code, 200, response.text)
         self.assertEqual(events[-1].event, "done", [e.data for e in events])
         self.assertEqual(self.llm.queries, [{"gateway_key": QUERY_KEY, "tenant": "acme"}])
