@@ -98,8 +98,11 @@ class AiAssistantRun(models.Model):
     @api.model
     def _cron_run(self, limit=RUNS_PER_CALL):
         """Run the queued runs, at most `limit` in this call, each committed when it ends."""
-        done = 0
-        while done < limit and self._run_next():
+        done, more = 0, True
+        while more and done < limit:
+            more = self._run_next()
+            if more is None:
+                break
             done += 1
         # none left to take: what other workers hold they finish, and a run that waits for its
         # user's pace limits has woken the cron up for then (_wait); counted only when cut short
@@ -115,29 +118,33 @@ class AiAssistantRun(models.Model):
 
     @api.model
     def _run_next(self):
-        """Take one run no other worker holds and run it; False when none is left."""
+        """Take one run no other worker holds and run it: None when none is left, else whether
+        others may be waiting (False when the run's last transaction found none: no cursor more
+        to look again)."""
         registry = self.env.registry
         # the lock's transaction stays open while the run runs: it ends with this worker
         with registry.cursor() as lock_cr:
             run_id = _lock_a_run(lock_cr)
             if run_id is None:
-                return False
+                return None
             try:
-                self._run_one(run_id)
+                return self._run_one(run_id)
             except Exception:  # noqa: BLE001 - one run's failure must not stop the batch
                 _logger.exception("AI run failed: run=%s", run_id)
-                self._finish(run_id, failure=self.env._("Something went wrong; the details are in the server log."))
-        return True
+                return self._finish(
+                    run_id, failure=self.env._("Something went wrong; the details are in the server log.")
+                )
 
     @api.model
     def _run_one(self, run_id):
+        """Run it; whether others may be waiting (as _finish says; True when it did not finish)."""
         turn, failure = None, None
         # taken and started in one transaction: a start that fails leaves it taken (running), and
         # _finish says why; one commit less per record than taking it apart
         with self.env.registry.cursor() as cr:
             run = api.Environment(cr, SUPERUSER_ID, {})["ai.assistant.run"].browse(run_id)
             if not run._take():
-                return
+                return True
             env = api.Environment(cr, run.user_id.id, {"lang": run.user_id.lang}, su=False)
             # sudo: the run row is the queue's bookkeeping; the turn itself runs in `env`, as the user
             run = env["ai.assistant.run"].sudo().browse(run_id)
@@ -147,12 +154,12 @@ class AiAssistantRun(models.Model):
             except ChatRefused as refusal:
                 if refusal.code == ErrorCode.PACE_LIMITED:
                     run._wait(refusal)
-                    return
+                    return True
                 failure = _reason(refusal)
             except (RunRefused, AccessError, MissingError, UserError) as exc:
                 failure = _reason(exc)
         outcome = Outcome.of(turn) if turn is not None else None
-        self._finish(run_id, outcome=outcome, failure=failure)
+        return self._finish(run_id, outcome=outcome, failure=failure)
 
     def _take(self):
         """Mark this run running, once more; False when it needs nothing (done, or given up)."""
@@ -222,7 +229,9 @@ class AiAssistantRun(models.Model):
 
     @api.model
     def _finish(self, run_id, outcome=None, failure=None):
-        """Do with the answer what the action says, as the run's user, and close the run."""
+        """Do with the answer what the action says, as the run's user, and close the run; whether
+        another run may be waiting, read in the same transaction (the lock's cursor cannot: its
+        snapshot is older than the run)."""
         with self.env.registry.cursor() as cr:
             run = api.Environment(cr, SUPERUSER_ID, {})["ai.assistant.run"].browse(run_id)
             user_env = api.Environment(cr, run.user_id.id, {"lang": run.user_id.lang}, su=False)
@@ -240,6 +249,7 @@ class AiAssistantRun(models.Model):
                 run.write({"state": "done", "date_done": fields.Datetime.now(), "error": False})
             else:
                 run._fail(failure)
+            return _others_waiting(cr, run_id)
 
     def _deliver(self, outcome):
         """Post the answer in the record's chatter, write it into the field, or schedule the
@@ -313,6 +323,17 @@ def _lock_a_run(lock_cr):
         if lock_cr.fetchone()[0]:
             return run_id
     return None
+
+
+def _others_waiting(cr, run_id):
+    """Whether a run other than `run_id` is queued, or running (held by another worker, or left
+    by one that died), and may be taken now."""
+    cr.execute(
+        "SELECT 1 FROM ai_assistant_run WHERE state IN ('queued', 'running') AND id != %s"
+        " AND (wait_until IS NULL OR wait_until <= now() at time zone 'UTC') LIMIT 1",
+        (run_id,),
+    )
+    return cr.fetchone() is not None
 
 
 def _turn_failure(outcome):

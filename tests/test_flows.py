@@ -6,7 +6,10 @@ base_automation is not installed in the test database: the triggers are a contex
 run on a record by a user (as a button or an automation rule fired by a user's write runs it) and
 a scheduled action (ir.cron) over a domain."""
 
+from unittest.mock import patch
+
 from odoo.exceptions import ValidationError
+from odoo.sql_db import Cursor
 from odoo.tests import new_test_user, tagged
 
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
@@ -95,6 +98,24 @@ class TestFlows(FlowCase):
         # run once: the cron finds nothing more to do
         self.assertEqual(self.process(), 0)
         self.assertEqual(len(partner.activity_ids), 1)
+
+    def test_a_cron_call_that_runs_the_last_run_reads_the_candidates_once(self):
+        partner = self.env["res.partner"].create({"name": "Gemini Furniture", "city": "Gent"})
+        self.run_on(self.make_action(), partner, self.flow_user)
+        self.llm.queue(Turn(text="Welcome!"))
+        lookups = []
+        execute = Cursor.execute
+
+        def counting(cr, query, params=None, log_exceptions=True):
+            if "pg_try_advisory_xact_lock" in str(query) or "ORDER BY id LIMIT" in str(query):
+                lookups.append(query)
+            return execute(cr, query, params, log_exceptions)
+
+        # the answer's transaction finds the queue empty: no cursor, nor transaction, more to look again
+        with patch.object(Cursor, "execute", counting):
+            self.assertEqual(self.process(), 1)
+        self.assertEqual(len(lookups), 2, "the candidates read once, the run locked once")
+        self.assertEqual(self.env["ai.assistant.run"].search([("res_id", "=", partner.id)]).state, "done")
 
     def test_the_answer_goes_to_the_chatter_or_a_field(self):
         partner = self.env["res.partner"].create({"name": "Deco Addict", "city": "Namur"})
