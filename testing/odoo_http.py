@@ -170,13 +170,14 @@ class OdooServer:
             f"--logfile={log}",
         ]
 
-    def install(self) -> None:
+    def install(self, *more: str) -> None:
+        """`-i ai_mcp`, with the modules `more` names beside it (Odoo's own apps, e.g. crm)."""
         done = subprocess.run(
             # without demo data: 19 makes none unless asked (--with-demo), 18 unless told not to
             [
                 *self.args(self.log),
                 "-i",
-                "ai_mcp",
+                ",".join(("ai_mcp", *more)),
                 *(["--without-demo=all"] if self.series == 18 else []),
                 "--stop-after-init",
             ],
