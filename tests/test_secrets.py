@@ -97,6 +97,14 @@ class TestSecrets(AiMcpCase):
         self.assertTrue(copy.api_key_set)
         self.assertEqual(copy.sudo()._server_spec().token.get_secret_value(), TOKEN)
 
+    def test_a_copy_keeps_the_sampling_an_administrator_turned_off(self):
+        server = self.user_server(self.service, auth_type="bearer", api_key=TOKEN)
+        server.sudo().sampling_enabled = False
+        copy = server.with_user(self.user1).copy()
+        self.assertFalse(copy.sudo().sampling_enabled)
+        fresh = self.user_server(self.service, name="Other")
+        self.assertTrue(fresh.sudo().sampling_enabled, "a new one offers sampling")
+
     def test_changed_database_secret_asks_for_the_secret_again(self):
         server = self.user_server(self.service, auth_type="bearer", api_key=TOKEN)
         self.set_param("database.secret", "another-secret")
