@@ -25,6 +25,7 @@ class McpServer(models.Model):
         result = super().write(vals)
         if changed and not self.env.context.get("ai_mcp_keep_state"):
             # a grant's tokens are bound to its key or to none: the other kind needs a new sign-in
+            # sudo: every user's grant of the server goes, not only those the writer may read
             grants = self.env["mcp.oauth.token"].sudo().search([("server_id", "in", changed.ids)])
             _logger.info("DPoP turned on or off, grants dropped: servers=%s grants=%d", changed.ids, len(grants))
             grants.unlink()
