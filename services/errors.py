@@ -41,6 +41,8 @@ class ErrorCode(str, Enum):
     OAUTH_ACCESS_DENIED = "OAUTH_ACCESS_DENIED"
     OAUTH_TOKEN_ERROR = "OAUTH_TOKEN_ERROR"
     OAUTH_REAUTH_REQUIRED = "OAUTH_REAUTH_REQUIRED"
+    # the user has no (current) sign-in at her company's identity provider (enterprise-managed authorization)
+    OAUTH_IDENTITY_REQUIRED = "OAUTH_IDENTITY_REQUIRED"
     # a chat request that is refused (the Odoo side's ChatRefused)
     INVALID_REQUEST = "INVALID_REQUEST"
     CSRF_INVALID = "CSRF_INVALID"
@@ -115,6 +117,9 @@ ADVICE: dict[ErrorCode, str] = {
     ErrorCode.OAUTH_ACCESS_DENIED: "The sign-in was declined at the provider; sign in again to allow access.",
     ErrorCode.OAUTH_TOKEN_ERROR: "The provider's token endpoint failed; try again later or check the client settings.",
     ErrorCode.OAUTH_REAUTH_REQUIRED: "The sign-in expired or was revoked; sign in again.",
+    ErrorCode.OAUTH_IDENTITY_REQUIRED: (
+        "Sign in once to your company's identity provider: AI › Company Sign-in, then Sign In."
+    ),
     ErrorCode.INVALID_REQUEST: "The request is not one the chat understands; reload the page and try again.",
     ErrorCode.CSRF_INVALID: "The session expired or the CSRF token is invalid: reload the page.",
     ErrorCode.NOT_FOUND: "No such assistant, cloud service or conversation, or you may not use it.",

@@ -75,6 +75,7 @@ def hold_a_slot() -> None:
 hold_a_slot()
 
 import httpx2  # noqa: E402
+from pydantic import SecretStr  # noqa: E402
 
 from services.call_clock import TurnBudget  # noqa: E402
 from services.errors import AiMcpError, AuthRequired  # noqa: E402
@@ -96,7 +97,10 @@ from services.oauth import (  # noqa: E402
     ClientAuth,
     ClientCredentialsTokens,
     ClientRegistration,
+    EnterpriseClient,
+    EnterpriseTokens,
     GuardedHttp,
+    IdentityProvider,
     MachineClient,
     RefreshingTokens,
     TokenSet,
@@ -163,6 +167,19 @@ class Grant:
         return self.tokens
 
 
+class SignedIn:
+    """The user's sign-in at her company's identity provider, as Odoo keeps it (`mcp.identity.grant`):
+    the ID token the provider issued her."""
+
+    def __init__(self, id_token: str | None) -> None:
+        self._id_token = id_token
+
+    async def id_token(self) -> SecretStr:
+        if not self._id_token:
+            raise ScenarioFailed("the scenario gives no ID token of the user")
+        return SecretStr(self._id_token)
+
+
 @contextlib.contextmanager
 def odoo_side() -> Iterator[str]:
     """Odoo's base URL as a provider sees it: serves the client metadata document at its path
@@ -191,6 +208,9 @@ class Client:
         # or Signs In As this deployment (workload identity), the platform's JWT in a file
         self.workload = scenario == "auth/wif-jwt-bearer"
         self.company_client = scenario.startswith("auth/client-credentials") or self.workload
+        # or Signs In As the user, vouched for by the company's identity provider (enterprise-managed
+        # authorization): a per-user grant that no browser step makes
+        self.enterprise = scenario == "auth/enterprise-managed-authorization"
         # the admin's choice on the form: DPoP on, for the suite's scenarios of that extension
         self.dpop = scenario.startswith("auth/dpop")
         self.spec: ServerSpec = build_server_spec(
@@ -220,6 +240,8 @@ class Client:
         """Sign in from the form, sync the tools, then a turn: the synced tools bound, the model's calls run."""
         if self.workload:
             self.grant = self.workload_grant()
+        elif self.enterprise:
+            self.grant = self.enterprise_grant()
         elif self.company_client:
             self.grant = self.company_grant()
         elif self.oauth:
@@ -334,6 +356,26 @@ class Client:
             scope=self.form_scopes,
         )
         return WorkloadTokens(self.store, client, self.url, self.http)
+
+    def enterprise_grant(self) -> EnterpriseTokens:
+        """`_oauth_grant` of a server the company's identity provider vouches for users at: the
+        provider's form (issuer, token endpoint, Odoo's client there), the server form's Client ID and
+        Client Secret (Odoo's client at the authorization server), and the user's ID token as her
+        one sign-in to the provider left it (here the scenario's, which its provider issued)."""
+        provider = IdentityProvider(
+            name="Identity provider",
+            issuer=self.context.get("idp_issuer") or "",
+            token_endpoint=self.context.get("idp_token_endpoint") or "",
+            client_id=self.context.get("idp_client_id") or "",
+        )
+        client = EnterpriseClient(
+            server_name=self.spec.name,
+            provider=provider,
+            client_id=self.context.get("client_id") or "",
+            client_secret=self.context.get("client_secret"),
+            scope=self.form_scopes,
+        )
+        return EnterpriseTokens(self.store, client, self.url, self.http, SignedIn(self.context.get("idp_id_token")))
 
     async def registered(self, discovery: Discovery) -> ClientRegistration:
         """`_oauth_register`: the registration kept for this issuer, else a new one."""
