@@ -1,6 +1,6 @@
 {
     "name": "AI Assistant with MCP tools",
-    "version": "1.12.0",
+    "version": "1.13.0",
     "category": "Productivity",
     "summary": "Chat with an AI assistant that calls tools served by MCP (Model Context Protocol) servers",
     "author": "ai_mcp contributors",
@@ -38,6 +38,7 @@
         "views/mcp_tool_try_wizard_views.xml",
         "views/mcp_server_import_wizard_views.xml",
         "views/ai_mcp_menus.xml",
+        "views/mcp_identity_provider_views.xml",
         "views/res_config_settings_views.xml",
         "views/ai_chat_views.xml",
         "data/ai_tool_call_cron.xml",

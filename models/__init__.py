@@ -3,6 +3,8 @@ from . import cloud_service
 from . import server
 from . import mcp_tool
 from . import mcp_skill
+from . import mcp_identity_provider
+from . import mcp_identity_grant
 from . import ai_provider
 from . import ai_provider_model
 from . import ai_assistant

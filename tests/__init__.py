@@ -33,6 +33,7 @@ from . import test_oauth_sign_in
 from . import test_oauth_client_credentials
 from . import test_oauth_dpop
 from . import test_oauth_workload
+from . import test_oauth_enterprise
 from . import test_call_requests
 from . import test_oauth_refresh
 from . import test_app_permissions

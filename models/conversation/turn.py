@@ -167,7 +167,8 @@ class AiConversation(models.Model):
             grant = server._oauth_grant(self.env.user)
             if grant is not None:
                 grants[key] = grant
-            if server.oauth_token_scope == "user":
+            # a server Odoo gets tokens for by itself has no sign-in a link could start
+            if server.oauth_token_scope == "user" and not server._oauth_by_itself():
                 links[key] = SignInLink(server_id=server.id, url=server._oauth_sign_in_url(self))
         return grants, links
 

@@ -9,6 +9,7 @@
 - oauth.py: signing in with OAuth: settings, sign-in and sign-out, the grants a turn calls with
 - oauth_dpop.py: the DPoP option of the OAuth sign-in (tokens bound to a key of each grant)
 - oauth_workload.py: signing in with the deployment's workload identity (JWT bearer grant)
+- oauth_enterprise.py: each user signed in through the company's identity provider (ID-JAG)
 - list_watch.py: a server that announces a changed tool list is synced again in the background
 - odoo_source.py: "This Odoo", the built-in tool source: its catalogue as its tools, no connection
 
@@ -29,6 +30,7 @@ from . import skills
 from . import oauth
 from . import oauth_dpop
 from . import oauth_workload
+from . import oauth_enterprise
 from . import mcp_oauth_token
 from . import mcp_oauth_pending
 from . import mcp_server_preset

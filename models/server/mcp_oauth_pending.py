@@ -26,7 +26,9 @@ class McpOauthPending(models.Model):
 
     state_hash = fields.Char(required=True, index=True)
     session_hash = fields.Char(required=True)
-    server_id = fields.Many2one("mcp.server", required=True, ondelete="cascade")
+    # the sign-in is at a server's authorization server, or at a company's identity provider
+    server_id = fields.Many2one("mcp.server", ondelete="cascade")
+    identity_provider_id = fields.Many2one("mcp.identity.provider", ondelete="cascade")
     user_id = fields.Many2one("res.users", required=True, ondelete="cascade")
     owner_id = fields.Many2one(
         "res.users", ondelete="cascade", help="Whose grant the sign-in makes; empty: the shared one."
@@ -45,14 +47,15 @@ class McpOauthPending(models.Model):
         self._secret_inverse("authorization")
 
     @api.model
-    def _begin(self, server, pending, session_id, owner, conversation=None):
+    def _begin(self, server, pending, session_id, owner, conversation=None, identity_provider=None):
         # expired sign-ins of anyone go with each new one: nothing else needs them
         self.sudo().search([("expires_at", "<", fields.Datetime.now())]).unlink()
         return self.sudo().create(
             {
                 "state_hash": digest(pending.state),
                 "session_hash": digest(session_id),
-                "server_id": server.id,
+                "server_id": server.id if server else False,
+                "identity_provider_id": identity_provider.id if identity_provider else False,
                 "user_id": self.env.uid,
                 "owner_id": owner.id if owner else False,
                 "conversation_id": conversation.id if conversation else False,
@@ -83,6 +86,11 @@ class McpOauthPending(models.Model):
                 ErrorCode.OAUTH_STATE_INVALID, "This sign-in was started by another user or in another browser session."
             )
         pending = PendingAuthorization.model_validate_json(record._secret_value("authorization"))
-        values = {"server": record.server_id, "owner": record.owner_id, "conversation": record.conversation_id}
+        values = {
+            "server": record.server_id,
+            "identity_provider": record.identity_provider_id,
+            "owner": record.owner_id,
+            "conversation": record.conversation_id,
+        }
         record.unlink()
         return pending, values

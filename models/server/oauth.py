@@ -56,6 +56,7 @@ MACHINE_CLIENT_FIELDS = frozenset(
         "oauth_private_key",
         "oauth_scopes",
         "oauth_workload_token",
+        "oauth_identity_provider_id",
     }
 )
 
@@ -184,6 +185,11 @@ class McpServer(models.Model):
         self.ensure_one()
         return self.auth_type == "oauth" and self.oauth_flow == "client_credentials"
 
+    def _oauth_by_itself(self):
+        """Whether Odoo gets this server's tokens without anyone signing in at the server: a company
+        client's, and the kinds of sign-in that extend this one's (oauth_*.py)."""
+        return self._oauth_machine()
+
     def _compute_oauth_registration(self):
         self._secret_compute("oauth_registration")
 
@@ -300,12 +306,21 @@ class McpServer(models.Model):
         spec = self._server_spec()
         if self.auth_type != "oauth":
             return spec, None
+        untold = None
         for user in (self.env.user, self.owner_id) if self.oauth_token_scope == "user" else (self.env.user,):
-            tokens = self._oauth_current_tokens(user)
+            try:
+                tokens = self._oauth_current_tokens(user)
+            except OAuthError as exc:
+                # a user not signed in at her company's identity provider: the next one may be
+                if exc.code is not ErrorCode.OAUTH_IDENTITY_REQUIRED:
+                    raise
+                untold, tokens = untold or exc, None
             if tokens is not None:
                 owner = str(user.id) if self.oauth_token_scope == "user" else None
                 bearing = {"token": tokens.access_token, "dpop_key": tokens.dpop_key, "token_owner": owner}
                 return spec.model_copy(update=bearing), tokens
+        if untold is not None:
+            raise untold
         raise AuthRequired(
             spec.key, self.name, self.env._("Sign in to %s first (Sign in, on the server's form).", self.name)
         )
@@ -316,8 +331,8 @@ class McpServer(models.Model):
         is locked for the refresh, as OdooTokenStore does, so a holder in another worker that
         refreshed it first is seen and its tokens used. None when there are none or the provider
         refused the refresh (the grant is then dropped, unless another holder renewed it)."""
-        if self._oauth_machine():
-            return self._oauth_machine_tokens()
+        if self._oauth_by_itself():
+            return self._oauth_fetched_tokens(user)
         grant = self.env["mcp.oauth.token"]._grant_of(self, user)
         started_from = grant._token_set() if grant else None
         source = self._oauth_grant(user)
@@ -336,6 +351,11 @@ class McpServer(models.Model):
 
         return grant._renew(renewing)
 
+    def _oauth_fetched_tokens(self, user, refused=None):
+        """The tokens `user` calls with on a server Odoo gets them for by itself (`_oauth_by_itself`),
+        fetched in this transaction when needed. Raises OAuthError."""
+        return self._oauth_machine_tokens(refused=refused)
+
     def _oauth_machine_tokens(self, refused=None):
         """The company client's token, fetched in this transaction when there is none, it is about
         to expire or it is `refused` (a TokenSet the server refused), the grant's row locked meanwhile
@@ -352,10 +372,10 @@ class McpServer(models.Model):
     def write(self, vals):
         moved = self._fields_changed_by(vals, OAUTH_CLIENT_FIELDS)
         machine_moved = self._fields_changed_by(vals, MACHINE_CLIENT_FIELDS)
-        machines = self.filtered(lambda s: s._oauth_machine())
+        machines = self.filtered(lambda s: s._oauth_by_itself())
         result = super().write(vals)
         # a server that becomes a company client, or stops being one, too: its grant was the other kind's
-        machines |= self.filtered(lambda s: s._oauth_machine())
+        machines |= self.filtered(lambda s: s._oauth_by_itself())
         if machine_moved and machines and not self.env.context.get("ai_mcp_keep_state"):
             # a token of the client as it was: the next call fetches one for the client as it is
             self.env["mcp.oauth.token"].sudo().search([("server_id", "in", machines.ids)]).unlink()
@@ -490,6 +510,8 @@ class McpServer(models.Model):
         store the grant, tell the user's open tabs. Returns (the server, the conversation the sign-in
         was started from: empty when it was started from the server's form). Raises OAuthError."""
         pending, started = self.env["mcp.oauth.pending"]._take(params.get("state"), session_id)
+        if not started["server"]:
+            raise OAuthError(ErrorCode.OAUTH_STATE_INVALID)  # a sign-in at an identity provider: not this callback's
         server = started["server"].sudo()
         code = read_callback(params, pending)
         data = server._oauth_registration_data()

@@ -30,16 +30,16 @@ class McpServer(models.Model):
             # with the grant: a step-up for scopes it holds is refused as such, as in a turn
             return hub.run(hub.atest_connection(spec, granted))
         except AuthRequired:
-            if not self._oauth_machine():
+            if not self._oauth_by_itself():
                 raise
-        # a company client's token refused: a new one, once; then a sentence for the admin, never a
+        # a token Odoo got by itself refused: a new one, once; then a sentence for the admin, never a
         # sign-in nobody could make
-        renewed = self._oauth_machine_tokens(refused=granted)
+        renewed = self._oauth_fetched_tokens(self.env.user, refused=granted)
         spec = spec.model_copy(update={"token": renewed.access_token, "dpop_key": renewed.dpop_key})
         try:
             return hub.run(hub.atest_connection(spec, renewed))
         except AuthRequired as exc:
-            raise self._oauth_machine_grant().refusal(spec, renewed, exc) from None
+            raise self._oauth_grant(self.env.user).refusal(spec, renewed, exc) from None
 
     def _record_success(self, report, synced=False):
         values = {
