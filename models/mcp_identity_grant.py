@@ -59,6 +59,7 @@ class McpIdentityGrant(models.Model):
     @api.model
     def _of(self, provider, user):
         """`user`'s sign-in at `provider`; empty when there is none."""
+        # sudo: the model has no access rights; only the code that signs in and connects reads it
         return self.sudo().search([("provider_id", "=", provider.id), ("user_id", "=", user.id)], limit=1)
 
     def _status(self):
@@ -92,6 +93,7 @@ class McpIdentityGrant(models.Model):
                 grant._secret_clear("refresh_token")
             grant.write(values)
             return grant
+        # sudo: as in _of, nobody has rights on the model
         return self.sudo().create({"provider_id": provider.id, "user_id": user.id, **values})
 
     def _renew(self, renewing):

@@ -159,6 +159,7 @@ class McpIdentityProvider(models.Model):
         self.ensure_one()
         if not self._user_may_sign_in(self.env.user):
             raise AccessError(self.env._("%s does not vouch for users of your companies.", self.sudo().name))
+        # sudo: a user signs in with Odoo's client secret, which she may not read
         provider = self.sudo()
         url, pending = process_hub().run(start_sign_in(provider._spec(), provider.redirect_uri, provider._http()))
         self.env["mcp.oauth.pending"]._begin(None, pending, session_id, self.env.user, identity_provider=provider)
@@ -170,6 +171,7 @@ class McpIdentityProvider(models.Model):
         """The callback: check it answers a sign-in of this user and session, exchange the code and
         keep her ID token. Returns the provider. Raises OAuthError."""
         pending, started = self.env["mcp.oauth.pending"]._take(params.get("state"), session_id)
+        # sudo: the pending sign-in was hers (checked by _take); the provider's secret is read for her
         provider = started["identity_provider"].sudo()
         if not provider:
             raise OAuthError(ErrorCode.OAUTH_STATE_INVALID)  # a sign-in at a server: not this callback's
@@ -177,13 +179,18 @@ class McpIdentityProvider(models.Model):
         tokens = process_hub().run(finish_sign_in(code, pending, provider._spec(), provider._http()))
         self.env["mcp.identity.grant"]._store(provider, self.env.user, tokens, signed_in=True)
         # her tokens at the servers were given for the identity she had: the next call asks afresh
-        servers = self.env["mcp.server"].sudo().search([("oauth_identity_provider_id", "=", provider.id)])
-        self.env["mcp.oauth.token"].sudo().search(
-            [("server_id", "in", servers.ids), ("user_id", "=", self.env.uid)]
-        ).unlink()
-        self.env.user.partner_id._bus_send("ai_mcp.identity_signed_in", {"provider_id": provider.id})
+        provider._forget_server_tokens(self.env.user)
         _logger.info("Identity provider sign-in finished: provider=%s user=%s", provider.name, self.env.uid)
         return provider
+
+    def _forget_server_tokens(self, user):
+        """Drop `user`'s tokens at the servers this provider vouched for her at."""
+        # sudo: the servers and her grants there are read past her rights (the grants have no access
+        # rights at all), and only hers are dropped
+        servers = self.env["mcp.server"].sudo().search([("oauth_identity_provider_id", "in", self.ids)])
+        self.env["mcp.oauth.token"].sudo().search(
+            [("server_id", "in", servers.ids), ("user_id", "=", user.id)]
+        ).unlink()
 
     # -- actions ---------------------------------------------------------------------------------------
 
@@ -218,9 +225,6 @@ class McpIdentityProvider(models.Model):
         were exchanged for."""
         self.ensure_one()
         self.env["mcp.identity.grant"]._of(self, self.env.user).unlink()
-        servers = self.env["mcp.server"].sudo().search([("oauth_identity_provider_id", "=", self.id)])
-        self.env["mcp.oauth.token"].sudo().search(
-            [("server_id", "in", servers.ids), ("user_id", "=", self.env.uid)]
-        ).unlink()
+        self._forget_server_tokens(self.env.user)
         _logger.info("Identity provider sign-out: provider=%s user=%s", self.name, self.env.uid)
         return True

@@ -131,6 +131,7 @@ class McpServer(models.Model):
         return grant._renew(lambda stored: hub.run(source.renew(stored, refused)))
 
     def _oauth_check_may_sign_in(self):
+        # sudo: how a server signs in is told to any user who tries, as the base method does
         if self.sudo()._oauth_enterprise():
             raise UserError(
                 self.env._(

@@ -22,6 +22,7 @@ from pydantic import SecretStr
 
 from ..errors import ErrorCode, OAuthError
 from .client import HTTP_ERRORS, token_endpoint_client
+from .discovery import Discovery
 from .http import GuardedHttp
 
 JWT_BEARER = JWT_BEARER_GRANT_TYPE
@@ -51,6 +52,20 @@ def is_jwt(text: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return isinstance(header, dict) and bool(header.get("alg"))
+
+
+def check_jwt_bearer_offered(server_name: str, discovery: Discovery, who: str) -> None:
+    """Raise an OAuthError naming Signs In As when the authorization server `discovery` found lists
+    its grants without the JWT bearer grant: `who` ("a workload identity") cannot sign in there, and
+    nothing is sent. A server that lists no grants is asked."""
+    offered = discovery.authorization_server.grant_types_supported
+    if offered is not None and JWT_BEARER not in offered:
+        raise OAuthError(
+            ErrorCode.OAUTH_TOKEN_ERROR,
+            f"{server_name}: its authorization server {discovery.issuer} does not offer the JWT bearer grant (it "
+            f"offers {', '.join(offered) or 'none'}): {who} cannot sign in there. Change Signs In As.",
+            field="oauth_flow",
+        )
 
 
 def basic_auth(client_id: str, secret: str) -> str:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from ..errors import AuthRequired, ErrorCode, McpError, OAuthError
 from ..server_spec import ServerSpec
 from . import dpop
-from .assertion_grant import JWT_BEARER, TokenRefusal, basic_auth, post_token_request
+from .assertion_grant import JWT_BEARER, TokenRefusal, basic_auth, check_jwt_bearer_offered, post_token_request
 from .client import check_bound
 from .discovery import Discovery, discover
 from .http import GuardedHttp
@@ -68,17 +68,8 @@ def _check(client: EnterpriseClient, discovery: Discovery) -> str:
             "Client Secret.",
             "oauth_client_id" if not client.client_id else "oauth_client_secret",
         )
-    metadata = discovery.authorization_server
-    offered = metadata.grant_types_supported
-    if offered is not None and JWT_BEARER not in offered:
-        raise _refused(
-            client,
-            f"its authorization server {discovery.issuer} does not offer the JWT bearer grant (it offers "
-            f"{', '.join(offered) or 'none'}): it does not take enterprise-managed authorization. Change Signs In "
-            "As.",
-            "oauth_flow",
-        )
-    methods = metadata.token_endpoint_auth_methods_supported
+    check_jwt_bearer_offered(client.server_name, discovery, "the company's identity provider")
+    methods = discovery.authorization_server.token_endpoint_auth_methods_supported
     if methods is None or "client_secret_basic" in methods:
         return "client_secret_basic"
     if "client_secret_post" in methods:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from ..errors import AuthRequired, ErrorCode, McpError, OAuthError
 from ..server_spec import ServerSpec
 from . import dpop
-from .assertion_grant import JWT_BEARER, TokenRefusal, is_jwt, post_token_request
+from .assertion_grant import JWT_BEARER, TokenRefusal, check_jwt_bearer_offered, is_jwt, post_token_request
 from .client import check_bound
 from .discovery import Discovery, discover
 from .http import GuardedHttp
@@ -90,17 +90,6 @@ def read_workload_token(client: WorkloadClient) -> str:
     return token
 
 
-def _check_grant(client: WorkloadClient, discovery: Discovery) -> None:
-    offered = discovery.authorization_server.grant_types_supported
-    if offered is not None and JWT_BEARER not in offered:
-        raise _refused(
-            client,
-            f"its authorization server {discovery.issuer} does not offer the JWT bearer grant (it offers "
-            f"{', '.join(offered) or 'none'}): a workload identity cannot sign in there. Change Signs In As.",
-            "oauth_flow",
-        )
-
-
 def _token_refusal(client: WorkloadClient, refusal: TokenRefusal) -> OAuthError:
     said = refusal.said()
     if refusal.error == "invalid_grant":
@@ -130,7 +119,7 @@ async def fetch_workload_token(
 ) -> TokenSet:
     """A new token for the workload from the authorization server `discovery` found, bound to
     `dpop_key` where there is one (DPoP). Raises OAuthError."""
-    _check_grant(client, discovery)
+    check_jwt_bearer_offered(client.server_name, discovery, "a workload identity")
     dpop.check_offered(discovery, dpop_key is not None, client.server_name)
     endpoint = discovery.endpoint("token_endpoint")
     if not endpoint:
