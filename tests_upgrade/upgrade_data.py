@@ -69,6 +69,8 @@ def populate(env):
         make_oauth(env, users, servers, assistants)
     if "ai.assistant.run" in env:
         make_assistant_runs(env, users, assistants)
+    if "mcp.skill" in env:
+        make_host_extensions(env, servers, assistants)
     env.cr.commit()
 
 
@@ -657,6 +659,41 @@ def make_assistant_runs(env, users, assistants):
             "res_id": partner.id,
             "user_id": owner.id,
             "state": "done",
+        }
+    )
+
+
+def make_host_extensions(env, servers, assistants):
+    """A skill a server published, chosen for the helper; a server whose sampling and skills an admin
+    turned off; a task that outlived its turn; a grant bound to a DPoP key (versions with skills,
+    sampling, tasks and DPoP)."""
+    shared = servers["shared"]
+    skill = env["mcp.skill"].create(
+        {
+            "name": "release-notes",
+            "description": "Write release notes from merged changes.",
+            "uri": "skill://release-notes/SKILL.md",
+            "server_id": shared.id,
+            "manifest": json.dumps({"name": "release-notes", "files": []}),
+        }
+    )
+    assistants["helper"].write({"mcp_skill_ids": [(4, skill.id)]})
+    # kept as they are: turning DPoP on drops the grants, and this one is then given its key
+    servers["personal"].with_context(ai_mcp_keep_state=True).write(
+        {"sampling_enabled": False, "skills_enabled": False, "oauth_dpop": True}
+    )
+    grant = env["mcp.oauth.token"].sudo().search([("server_id", "=", servers["personal"].id)], limit=1)
+    grant.write({"dpop_key": "-----BEGIN PRIVATE KEY-----\nupgrade-dpop-19\n-----END PRIVATE KEY-----\n"})
+    conversation = env["ai.conversation"].search([("name", "=", "Clean-up")], limit=1)
+    env["ai.mcp.task"].sudo().create(
+        {
+            "server_id": shared.id,
+            "conversation_id": conversation.id,
+            "task_id": "task-upgrade-20",
+            "call_id": "call-upgrade-20",
+            "tool_name": "export_ledger",
+            "status": "working",
+            "status_message": "40% exported",
         }
     )
 
