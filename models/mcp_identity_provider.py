@@ -31,6 +31,8 @@ _logger = logging.getLogger(__name__)
 CALLBACK_PATH = "/ai_mcp/identity/callback"
 START_PATH = "/ai_mcp/identity/start"
 URL_FIELDS = ("issuer", "authorization_endpoint", "token_endpoint")
+# a change of any of them makes the users' sign-ins ones of another provider or client
+SIGN_IN_FIELDS = frozenset({"issuer", "client_id"})
 
 
 class McpIdentityProvider(models.Model):
@@ -118,6 +120,19 @@ class McpIdentityProvider(models.Model):
                             problem=config_error_text(provider, exc),
                         )
                     ) from None
+
+    def write(self, vals):
+        moved = self._fields_changed_by(vals, SIGN_IN_FIELDS)
+        result = super().write(vals)
+        if moved:
+            # the users' ID tokens are another provider's or another client's: each signs in again
+            # sudo: every user's sign-in at the provider goes, not only the writer's
+            grants = self.env["mcp.identity.grant"].sudo().search([("provider_id", "in", self.ids)])
+            _logger.info("Identity provider changed, sign-ins dropped: providers=%s grants=%d", self.ids, len(grants))
+            for user in grants.user_id:
+                self._forget_server_tokens(user)
+            grants.unlink()
+        return result
 
     # -- what the services are given -----------------------------------------------------------------
 

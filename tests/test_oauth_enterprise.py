@@ -180,6 +180,19 @@ class TestOAuthEnterprise(ChatCase):
             "the refused sign-in is forgotten: her next one starts afresh",
         )
 
+    def test_another_issuer_or_client_at_the_provider_signs_everyone_out_of_it(self):
+        self.synced()
+        self.sign_in_at_provider(self.user, "alice")
+        self.whoami(self.user, "m1")
+        Grant, Token = self.env["mcp.identity.grant"].sudo(), self.env["mcp.oauth.token"].sudo()
+        self.assertEqual(len(Grant.search([("provider_id", "=", self.identity.id)])), 2)
+        self.identity.with_user(self.manager).write({"scopes": "openid offline_access email"})
+        self.assertEqual(len(Grant.search([("provider_id", "=", self.identity.id)])), 2, "a scope keeps them")
+        self.identity.with_user(self.manager).write({"client_id": self.idp.client_id + "-new"})
+        self.addCleanup(self.identity.write, {"client_id": self.idp.client_id})
+        self.assertFalse(Grant.search([("provider_id", "=", self.identity.id)]))
+        self.assertFalse(Token.search([("server_id", "=", self.notes.id)]), "her tokens at the server went too")
+
     def test_the_provider_vouches_only_for_each_user_never_a_shared_sign_in(self):
         with self.assertRaisesRegex(ValidationError, "Set Sign-in to Per user"):
             self.notes.oauth_token_scope = "shared"
