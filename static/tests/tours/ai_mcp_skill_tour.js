@@ -2,7 +2,7 @@
 /**
  * A skill in the chat (tests/test_skill_tour.py: an assistant given the invoice-review skill of a
  * skills server): the model loads the skill, the user sees its call as a block naming the skill
- * and its server, opens it to read which skill was loaded and its instructions, then the answer.
+ * and its server, opens it to read the skill's instructions the model got, and reads the answer.
  */
 import {registry} from "@web/core/registry";
 
@@ -26,8 +26,8 @@ registry.category("web_tour.tours").add("ai_mcp_skill_tour", {
         },
         {trigger: ".o_ai_chat_composer_input", run: "press Enter"},
         {
-            content: "the skill's block says a skill was loaded, from which server",
-            trigger: `${LOAD}[data-status="done"] .o_ai_chat_tool_title:contains("Load skill")`,
+            content: "the skill's block names the skill loaded, and its server",
+            trigger: `${LOAD}[data-status="done"] .o_ai_chat_tool_title:contains("Load skill: invoice-review")`,
         },
         {trigger: `${LOAD} .o_ai_chat_tool_server:contains("Invoices")`},
         {
@@ -39,7 +39,7 @@ registry.category("web_tour.tours").add("ai_mcp_skill_tour", {
         contrastChecked("a loaded skill's block"),
         {content: "open the block", trigger: `${LOAD} .o_ai_chat_tool_header`, run: "click"},
         {
-            content: "it names the skill loaded",
+            content: "its arguments name the skill",
             trigger: `${LOAD} .o_ai_chat_tool_arguments:contains("invoice-review")`,
         },
         {
