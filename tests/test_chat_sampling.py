@@ -4,10 +4,6 @@ assistant's model as a model call of the answer (its usage row and cost), and a 
 did not allow sampling is not offered it. The same with MCP's own reference server
 (@modelcontextprotocol/server-everything, package.json's devDependencies) run over stdio by node."""
 
-import shutil
-import unittest
-from pathlib import Path
-
 import requests
 
 from odoo.tests import tagged
@@ -15,13 +11,7 @@ from odoo.tests import tagged
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .chat_common import ChatCase
-
-EVERYTHING = (
-    Path(__file__)
-    .resolve()
-    .parents[1]
-    .joinpath("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-)
+from .common import node_or_skip, reference_server
 
 
 class SamplingCase(ChatCase):
@@ -178,30 +168,10 @@ class TestReferenceServerSampling(SamplingCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.node = shutil.which("node")
-        if cls.node is None:
-            raise unittest.SkipTest("node is not installed: MCP's reference server (server-everything) runs on it")
+        node_or_skip()
         super().setUpClass()
-        if not EVERYTHING.is_file():
-            raise AssertionError(f"{EVERYTHING} is missing: `npm ci` installs package.json's devDependencies")
-        cls.env["ir.config_parameter"].sudo().set_param("ai_mcp.allow_stdio", "True")
-        admin = cls.env.ref("base.user_admin")
-        cls.everything = (
-            cls.env["mcp.server"]
-            .with_user(admin)
-            .create(
-                {
-                    "name": "Everything",
-                    "scope": "system",
-                    "transport": "stdio",
-                    "command": cls.node,
-                    "args": f"{EVERYTHING}\nstdio",
-                }
-            )
-        )
+        cls.everything = reference_server(cls.env)
         cls.servers_closed_at_end = (cls.everything,)
-        result = cls.everything.with_user(admin)._sync_tools()
-        assert not result.get("error"), result
         cls.assistant.mcp_server_ids = [(4, cls.everything.id)]
 
     def test_the_reference_server_gets_the_answer_its_user_approved(self):
