@@ -6,7 +6,6 @@ import logging
 
 from odoo import fields, models
 
-from ..companies import company_allows
 from ..services.errors import AiMcpError
 from ..services.loop import SkillBinding
 
@@ -28,18 +27,17 @@ class AiAssistant(models.Model):
         "reads a skill's instructions and files only when it asks for them.",
     )
 
-    def _skill_bindings(self):
+    def _skill_bindings(self, cloud_service=None):
         """The skills a turn may offer: those chosen for the assistant, still published by one of its
-        connected servers whose skills are on. A server whose configuration cannot be used now is
-        left out (its tools are too, with the warning _tool_bindings gives)."""
+        connected servers whose skills are on, and every skill the user servers of `cloud_service`
+        publish when the user may use it (as all their tools are offered). A server whose
+        configuration cannot be used now is left out (its tools are too, with the warning
+        _tool_bindings gives)."""
         self.ensure_one()
-        servers = self._usable_servers().filtered("skills_enabled")
+        servers = self._usable_servers(cloud_service).filtered("skills_enabled")
         bindings, specs = [], {}
-        # sudo: the user chats with skills an AI manager chose; what they may reach is the assistant's
-        for skill in self.sudo().mcp_skill_ids:
+        for skill in self._offered_skills(servers):
             server = skill.server_id
-            if server not in servers or not company_allows(server, self.env.user):
-                continue
             if server.id not in specs:
                 try:
                     specs[server.id] = server._server_spec()
@@ -49,3 +47,14 @@ class AiAssistant(models.Model):
             if specs[server.id] is not None:
                 bindings.append(SkillBinding(server=specs[server.id], skill=skill._skill_entry()))
         return bindings
+
+    def _offered_skills(self, servers):
+        """The skills of `servers` (_usable_servers, the user's company allowed) a turn offers: the
+        assistant's chosen ones of its system servers, all of a cloud service's user servers."""
+        # sudo: the user chats with skills an AI manager chose; what they may reach is the assistant's
+        chosen = self.sudo().mcp_skill_ids.filtered(lambda s: s.server_id in servers)
+        # sudo: a member of the service may not read its owner's server's skills, yet chats with
+        # them as with its tools; _usable_servers checked that she may use the service
+        user_servers = servers.filtered(lambda s: s.scope == "user")
+        published = self.env["mcp.skill"].sudo().search([("server_id", "in", user_servers.ids)])
+        return chosen | published

@@ -43,10 +43,14 @@ class McpSkill(models.Model):
     def _record_refusal(self, conversation_id, server_name, label, text):
         """A file of the skill `label` (as the model named it) of the server `server_name` was refused
         in conversation `conversation_id`, for the reason `text`."""
-        # sudo: the refusal is the server's doing, recorded for the admin from the turn's writer (which
-        # runs for the conversation's user); users may not write skills
+        # sudo: the refusal is the server's doing, recorded for the server's admin or owner from the
+        # turn's writer (which runs for the conversation's user, maybe a member of the owner's service)
         conversation = self.env["ai.conversation"].sudo().browse(conversation_id).exists()
-        skills = conversation.assistant_id.sudo().mcp_skill_ids.filtered(
+        service_servers = conversation.cloud_service_id.user_mcp_server_ids
+        offered = conversation.assistant_id.mcp_skill_ids | self.sudo().search(
+            [("server_id", "in", service_servers.ids)]
+        )
+        skills = offered.filtered(
             lambda s: (
                 s.server_id.name == server_name and label in (s.name, s.uri.split("://", 1)[-1][: -len("/SKILL.md")])
             )

@@ -71,3 +71,4 @@ from . import test_odoo_tools
 from . import test_mcp_tasks
 from . import test_chat_sampling
 from . import test_sampling_tour
+from . import test_skill_tour

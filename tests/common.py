@@ -3,6 +3,8 @@
 import os
 import shutil
 import time
+import unittest
+from pathlib import Path
 
 from odoo.tests import TransactionCase, new_test_user
 
@@ -12,6 +14,13 @@ from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 # A public address: saving a user server with it needs no DNS and passes the URL guard.
 PUBLIC_URL = "https://93.184.216.34/mcp"
 DEAD_SYSTEM_URL = "http://127.0.0.1:9/mcp"
+# MCP's reference server (@modelcontextprotocol/server-everything), package.json's devDependency
+EVERYTHING = (
+    Path(__file__)
+    .resolve()
+    .parents[1]
+    .joinpath("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+)
 
 
 class AiMcpCase(TransactionCase):
@@ -167,3 +176,32 @@ def require_browser(case):
         case.fail("websocket-client is not installed: the browser tour would be skipped silently")
     if not any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome", "chrome")):
         case.fail("no Chromium or Chrome on PATH: the browser tour would be skipped silently")
+
+
+def node_or_skip():
+    """The node that runs MCP's reference server; skips the test where there is none."""
+    node = shutil.which("node")
+    if node is None:
+        raise unittest.SkipTest("node is not installed: MCP's reference server (server-everything) runs on it")
+    if not EVERYTHING.is_file():
+        raise AssertionError(f"{EVERYTHING} is missing: `npm ci` installs package.json's devDependencies")
+    return node
+
+
+def reference_server(env):
+    """MCP's reference server, registered and synced by an administrator as a stdio server run by
+    node (in `env`, as the test's records are); close its session with the test's."""
+    node = node_or_skip()
+    env["ir.config_parameter"].sudo().set_param("ai_mcp.allow_stdio", "True")
+    admin = env.ref("base.user_admin")
+    values = {
+        "name": "Everything",
+        "scope": "system",
+        "transport": "stdio",
+        "command": node,
+        "args": f"{EVERYTHING}\nstdio",
+    }
+    server = env["mcp.server"].with_user(admin).create(values)
+    result = server._sync_tools()
+    assert not result.get("error"), result
+    return server.with_env(env)

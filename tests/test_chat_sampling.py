@@ -1,7 +1,8 @@
 """A tool's server asks the assistant's model for a completion (sampling): the user sees the
 request, may edit it, approves or declines it from any worker; the approved one is answered by the
 assistant's model as a model call of the answer (its usage row and cost), and a server the admin
-did not allow sampling is not offered it."""
+did not allow sampling is not offered it. The same with MCP's own reference server
+(@modelcontextprotocol/server-everything, package.json's devDependencies) run over stdio by node."""
 
 import requests
 
@@ -10,17 +11,11 @@ from odoo.tests import tagged
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 
 from .chat_common import ChatCase
+from .common import node_or_skip, reference_server
 
 
-@tagged("post_install", "-at_install")
-class TestChatSampling(ChatCase):
-    mcp_options = ("--sampling",)
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.tools["ask_model"].requires_approval = False
-        cls.server.sampling_enabled = True
+class SamplingCase(ChatCase):
+    """A user's turn whose tool call asks for sampling, answered through the chat's sampling route."""
 
     def stream_until(self, body, on_events):
         final = {"done", "error", "approval_required", "confirm_continue"}
@@ -55,12 +50,12 @@ class TestChatSampling(ChatCase):
             timeout=30,
         ).json()
 
-    def ask(self, answers):
-        """A turn calling ask_model; the first sampling_required gets each of `answers` (session,
-        action, content) in turn, their replies kept in `replies`. Returns (events, replies)."""
+    def ask(self, answers, tool="ask_model", arguments=None, assistant=None):
+        """A turn calling `tool` (ask_model); the first sampling_required gets each of `answers`
+        (session, action, content) in turn, their replies kept in `replies`. Returns (events, replies)."""
         self.login(self.user)
         self.llm.queue(
-            Turn(tool_calls=(ToolCall("ask_model", {"question": "Capital of France?"}, id="call_ask"),)),
+            Turn(tool_calls=(ToolCall(tool, arguments or {"question": "Capital of France?"}, id="call_ask"),)),
             Turn(text="Brussels."),
             Turn(text="Done."),
         )
@@ -80,8 +75,20 @@ class TestChatSampling(ChatCase):
                 }
                 replies.append(self.rpc(session, params))
 
-        events = self.stream_until({"assistant_id": self.assistant.id, "message": "Ask it."}, on_events)
+        assistant = assistant or self.assistant
+        events = self.stream_until({"assistant_id": assistant.id, "message": "Ask it."}, on_events)
         return events, replies
+
+
+@tagged("post_install", "-at_install")
+class TestChatSampling(SamplingCase):
+    mcp_options = ("--sampling",)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.tools["ask_model"].requires_approval = False
+        cls.server.sampling_enabled = True
 
     def test_a_new_server_offers_sampling_until_an_admin_turns_it_off(self):
         fresh = self.env["mcp.server"].create({"name": "Defaults", "scope": "system", "url": self.mcp.url})
@@ -153,3 +160,45 @@ class TestChatSampling(ChatCase):
         self.assertFalse([e for e in events if e.event.startswith("sampling")])
         result = next(e for e in events if e.event == "tool_result")
         self.assertIn("Sampling not supported", result.data["model_text"])
+
+
+@tagged("post_install", "-at_install")
+class TestReferenceServerSampling(SamplingCase):
+    """MCP's reference server, registered by an administrator as a stdio server run by node."""
+
+    @classmethod
+    def setUpClass(cls):
+        node_or_skip()
+        super().setUpClass()
+        cls.everything = reference_server(cls.env)
+        cls.servers_closed_at_end = (cls.everything,)
+        cls.assistant.mcp_server_ids = [(4, cls.everything.id)]
+
+    def test_the_reference_server_gets_the_answer_its_user_approved(self):
+        tool = self.everything.tool_ids.filtered(lambda t: t.name == "trigger-sampling-request")
+        self.assertTrue(tool, "the reference server offers its sampling tool to a client that samples")
+        tool.requires_approval = False
+        events, replies = self.ask(
+            [(self.other_browser(self.user), "accept", None)],
+            tool="trigger-sampling-request",
+            arguments={"prompt": "Capital of Belgium?", "maxTokens": 50},
+        )
+        self.assertEqual(replies[0].get("result"), {"answered": True}, replies)
+        asked = next(e for e in events if e.event == "sampling_required")
+        self.assertEqual((asked.data["server"], asked.data["max_tokens"]), ("Everything", 50))
+        self.assertEqual(
+            asked.data["messages"],
+            [{"role": "user", "text": "Resource trigger-sampling-request context: Capital of Belgium?"}],
+        )
+        sampled = self.llm.requests[1]
+        self.assertEqual(sampled["messages"][0], {"role": "system", "content": "You are a helpful test server."})
+        self.assertEqual(sampled["messages"][-1]["content"], asked.data["messages"][0]["text"])
+        done = next(e for e in events if e.event == "sampling_done")
+        self.assertEqual((done.data["action"], done.data["answer"]), ("accept", "Brussels."))
+        result = next(e for e in events if e.event == "tool_result")
+        self.assertIn("LLM sampling result", result.data["model_text"])
+        self.assertIn('"text": "Brussels."', result.data["model_text"], "the server got the answer and returned it")
+        self.assertEqual(events[-1].event, "done")
+        usage = self.env["ai.usage"].search([("conversation_id", "=", events[0].data["conversation_id"])], order="id")
+        self.assertEqual(usage.mapped("sampling"), [False, True, False], "the sampling call has its usage row")
+        self.assertEqual(usage[1].user_id, self.user)

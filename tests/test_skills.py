@@ -3,13 +3,14 @@ lists them on the server's form without reading a file; an assistant given a ski
 and description, and the chat's user sees the model load it as any tool call, audited; a file that
 is not what the server listed is refused, naming the check; an admin switches a server's skills off."""
 
-from odoo.tests import tagged
+from odoo.exceptions import AccessError
+from odoo.tests import new_test_user, tagged
 
 from odoo.addons.ai_mcp.services.mcp import running_hub
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
 from odoo.addons.ai_mcp.testing.skills_server import BODY_LINE, CHECKLIST_URI, SKILL_URI, SkillsServer
 
-from .chat_common import ChatCase
+from .chat_common import AI_USER_GROUPS, ChatCase
 
 
 def offered(body):
@@ -119,3 +120,105 @@ class TestSkills(ChatCase):
         self.send("Review the invoice.")
 
         self.assertNotIn("load_skill", offered(self.llm.requests[0]))
+
+
+@tagged("post_install", "-at_install")
+class TestUserServerSkills(ChatCase):
+    """A user's own server (a user server of her cloud service) publishes skills: her sync lists
+    them, her turns and her service's members' turns in the service's conversations are offered
+    them, as the server's tools are, and nobody else reads or is offered them."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.env["ir.config_parameter"].sudo().set_param("ai_mcp.allowed_hosts", "127.0.0.1")
+        cls.skills_server = SkillsServer().start()
+        cls.addClassCleanup(cls.skills_server.stop)
+        cls.member = new_test_user(cls.env, "chat_member", groups=AI_USER_GROUPS, name="Member User")
+        cls.service = (
+            cls.env["cloud.service"]
+            .with_user(cls.user)
+            .create({"name": "My invoices", "member_ids": [(4, cls.member.id)]})
+        )
+        cls.mine = (
+            cls.env["mcp.server"]
+            .with_user(cls.user)
+            .create(
+                {"name": "My skills", "scope": "user", "cloud_service_id": cls.service.id, "url": cls.skills_server.url}
+            )
+        )
+        cls.servers_closed_at_end = (cls.mine,)
+        cls.sync = cls.mine.with_user(cls.user).action_sync_tools()
+
+    def setUp(self):
+        super().setUp()
+        self.skills_server.tamper = None
+        self.skills_server.requests.clear()
+
+    def review(self, user, **body):
+        self.login(user)
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("load_skill", {"skill": "invoice-review"}, id="call_load"),)),
+            Turn(text="Reviewed."),
+        )
+        _response, events = self.send("Review the invoice.", **body)
+        return events
+
+    def test_her_sync_lists_the_skills_of_her_own_server(self):
+        self.assertEqual(self.sync["params"]["type"], "success", self.sync["params"]["message"])
+        skills = self.env["mcp.skill"].with_user(self.user).search([])
+        self.assertEqual((skills.name, skills.server_id, skills.uri), ("invoice-review", self.mine, SKILL_URI))
+        self.assertEqual(self.mine.with_user(self.user).skill_ids, skills, "on her server's Skills tab")
+
+    def test_her_turn_in_her_service_loads_her_servers_skill(self):
+        events = self.review(self.user, cloud_service_id=self.service.id)
+
+        self.assertIn("load_skill", offered(self.llm.requests[0]))
+        (loaded,) = results(events)
+        self.assertTrue(loaded["ok"], loaded)
+        self.assertIn(BODY_LINE, loaded["model_text"])
+        call = next(e.data for e in events if e.event == "tool_call")
+        self.assertEqual((call["server"], call["tool"]), ("My skills", "load_skill"))
+        audit = self.env["ai.tool.call"].search([("call_id", "=", "call_load")])
+        self.assertEqual((audit.server_id, audit.user_id, audit.status), (self.mine, self.user, "ok"))
+
+    def test_a_member_of_her_service_is_offered_its_skills_but_reads_none_of_its_records(self):
+        events = self.review(self.member, cloud_service_id=self.service.id)
+
+        (loaded,) = results(events)
+        self.assertTrue(loaded["ok"], loaded)
+        self.assertFalse(self.env["mcp.skill"].with_user(self.member).search([]), "the owner's, as her server is")
+
+    def test_her_skills_are_not_offered_outside_her_service_nor_once_she_switches_them_off(self):
+        self.login(self.user)
+        self.llm.queue(Turn(text="No skill."), Turn(text="No skill."))
+        self.send("Review the invoice.")
+        self.mine.with_user(self.user).skills_enabled = False
+        self.send("Review the invoice.", cloud_service_id=self.service.id)
+
+        self.assertEqual([offered(body).count("load_skill") for body in self.llm.requests], [0, 0])
+        self.assertEqual(self.skills_server.reads(), [])
+
+    def test_another_user_neither_reads_her_skills_nor_is_offered_them(self):
+        skill = self.mine.skill_ids
+        Skill = self.env["mcp.skill"].with_user(self.other)
+        self.assertFalse(Skill.search([]))
+        with self.assertRaises(AccessError):
+            Skill.browse(skill.id).read(["name", "manifest"])
+        self.login(self.other)
+        self.llm.queue(Turn(text="No skill."), Turn(text="No skill."))
+        self.send("Review the invoice.")
+        self.send("Review the invoice.", cloud_service_id=self.service.id)
+
+        self.assertFalse([body for body in self.llm.requests if "load_skill" in offered(body)])
+        self.assertEqual(self.skills_server.reads(), [])
+
+    def test_a_tampered_skill_of_her_server_is_refused_and_written_on_her_skill(self):
+        self.skills_server.tamper = "digest"
+
+        events = self.review(self.user, cloud_service_id=self.service.id)
+
+        (refused,) = results(events)
+        self.assertEqual(refused["error_code"], "SKILL_VERIFICATION_FAILED")
+        skill = self.mine.with_user(self.user).skill_ids
+        self.assertIn(f"digest check failed for {SKILL_URI}", skill.last_refusal)

@@ -80,6 +80,11 @@ def test_the_model_loads_a_skill_then_reads_its_file_each_fetched_only_when_aske
     assert skills_server.reads() == [SKILL_URI, CHECKLIST_URI]
     calls = [e for e in events if e.type == "tool_call"]
     assert [(c.server, c.tool) for c in calls] == [("Invoices", "load_skill"), ("Invoices", "read_skill_file")]
+    # the chat's block titles say which skill, and which of its files, without being opened
+    assert [c.title for c in calls] == [
+        "Load skill: invoice-review",
+        "Read skill file: invoice-review/references/CHECKLIST.md",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -79,7 +79,7 @@ class AiConversation(models.Model):
                     self.cloud_service_id.with_env(self.env), warnings=warnings, conversation=self
                 )
             )
-            skills = assistant.with_env(self.env)._skill_bindings()
+            skills = assistant.with_env(self.env)._skill_bindings(self.cloud_service_id.with_env(self.env))
             grants, links = self._sign_in_access([*tools, *skills])
             spend, usage = self.env["ai.usage"]._turn_context(self, settings.llm.model)
             request = TurnRequest(

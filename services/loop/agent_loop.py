@@ -380,13 +380,14 @@ class _Turn:
         self, call_id: str, name: str, arguments: Any, replay: dict[str, Any] | None = None
     ) -> ToolCallEvent:
         tool = self.bound.tools.get(name)
+        arguments = arguments if isinstance(arguments, dict) else {"value": arguments}
         return ToolCallEvent(
             id=call_id,
             name=name,
             tool=tool.info.name if tool else name,
-            title=tool.info.display_title if tool else name,
+            title=tool.title_of(arguments) if tool else name,
             server=tool.server.name if tool else "",
-            arguments=arguments if isinstance(arguments, dict) else {"value": arguments},
+            arguments=arguments,
             round=self.round,
             requires_approval=bool(tool and tool.requires_approval),
             approval=tool.approval if tool and not tool.requires_approval else None,

@@ -144,5 +144,13 @@ class SkillShelf:
             raise
 
 
+def skill_call_title(title: str, arguments: Mapping[str, Any]) -> str:
+    """`title` followed by the skill the call names, and the file within it for `read_skill_file`."""
+    skill, path = arguments.get("skill"), arguments.get("path")
+    if not isinstance(skill, str) or not skill:
+        return title
+    return f"{title}: {skill}/{path}" if isinstance(path, str) and path else f"{title}: {skill}"
+
+
 def _text(text: str) -> ToolResult:
     return ToolResult(parts=[TextPart(text=text)])

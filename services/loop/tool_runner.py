@@ -24,7 +24,7 @@ from ..server_spec import ServerSpec, Transport
 from ..tool_info import ToolInfo
 from ..tool_result import DEFAULT_MODEL_TEXT_LIMIT, TextPart, ToolResult
 from .local_tools import LocalTools
-from .skill_tools import SkillShelf
+from .skill_tools import SkillShelf, skill_call_title
 
 _logger = logging.getLogger(__name__)
 
@@ -52,6 +52,12 @@ class BoundTool:
         """What the tool receives: the preset wins over the model; a null the schema does not
         allow for an optional property is left out."""
         return without_null_optionals(self.info.input_schema, {**sent, **self.fixed_arguments})
+
+    def title_of(self, arguments: Mapping[str, Any]) -> str:
+        """A call's title in the chat: a skill tool's names the skill (and file) it reads."""
+        if self.skills is None:
+            return self.info.display_title
+        return skill_call_title(self.info.display_title, arguments)
 
 
 @dataclass(frozen=True)
