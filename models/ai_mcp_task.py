@@ -43,6 +43,8 @@ POLL_TIMEOUT = 60.0
 MAX_FAILED_POLLS = 10
 # a server that cannot be reached is asked again after this long
 RETRY_DELAY = timedelta(minutes=1)
+# the bus notification of an event a task added to its conversation between turns
+TASK_EVENTS = "ai_mcp.task_events"
 
 
 class AiMcpTask(models.Model):
@@ -224,4 +226,6 @@ class AiMcpTask(models.Model):
         self.env["ai.conversation.event"].create(
             {"conversation_id": conversation.id, "seq": row[0], "type": event.type, "payload": event.data()}
         )
+        # the chat open on the conversation reads it at once (static/src/chat/logic/task_events.js)
+        conversation.user_id.partner_id._bus_send(TASK_EVENTS, {"conversation_id": conversation.id})
         return row[0]

@@ -195,6 +195,9 @@ class TestMcpTasks(ChatCase):
         self.wait_for_task("late", "completed")
         done = self.stored_events(conversation_id).filtered(lambda e: e.type == "elicitation_done")
         self.assertEqual((done.payload["elicitation"], done.payload["action"]), (question["elicitation"], "accept"))
+        # her other tabs open on the conversation read it at once
+        bus = self.env["bus.bus"].sudo().search([("message", "like", "ai_mcp.task_events")])
+        self.assertIn(f'"res.partner",{self.user.partner_id.id}]', " ".join(bus.mapped("channel")))
 
         # the task's result then lands in the conversation
         task.next_poll = False
