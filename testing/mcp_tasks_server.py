@@ -18,7 +18,8 @@ specification says:
   acknowledged with the ids of the tasks the server knows, then each change of those tasks' state is
   pushed on that stream as `notifications/tasks`, the whole task as `tasks/get` would answer it
   (stamped with the subscription id); without the extension, -32021. A listen without `taskIds` is
-  the SDK's own (list changes).
+  the SDK's own (list changes). `--no-task-notifications`: the listen is acknowledged for no task, as
+a server that sends none would.
 
 Tools: `greet` {name} (plain), `slow_compute` {seconds, label} (a task that works `seconds`, then
 completes: the test injects the duration), `confirm_delete` {filename} (a task that asks the user
@@ -130,9 +131,11 @@ class TasksExtension(Extension):
 
     identifier = TASKS_EXTENSION
 
-    def __init__(self, poll_interval_ms: int, state_dir: Path | None) -> None:
+    def __init__(self, poll_interval_ms: int, state_dir: Path | None, notify: bool = True) -> None:
         self.poll_interval_ms = poll_interval_ms
         self.state_dir = state_dir
+        # False: a server that offers no status notifications acknowledges a listen for no task
+        self.notify = notify
         self.tasks: dict[str, _Task] = {}
         # the listen streams told of each task's changes
         self.listeners: dict[str, set[Callable[[_Task], None]]] = {}
@@ -242,7 +245,7 @@ class TasksExtension(Extension):
         """One `subscriptions/listen` stream of task status notifications: acknowledged with the
         tasks known here, then each of their changes until the client ends the stream."""
         _require_extension(ctx)
-        honored = [task_id for task_id in wanted if task_id in self.tasks]
+        honored = [task_id for task_id in wanted if task_id in self.tasks] if self.notify else []
         meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: ctx.request_id}
         send, receive = anyio.create_memory_object_stream[_Task](100)
 
@@ -320,8 +323,8 @@ def _negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
     return TASKS_EXTENSION in extensions
 
 
-def build_server(poll_interval_ms: int = 200, state_dir: Path | None = None) -> MCPServer:
-    tasks = TasksExtension(poll_interval_ms, state_dir)
+def build_server(poll_interval_ms: int = 200, state_dir: Path | None = None, notify: bool = True) -> MCPServer:
+    tasks = TasksExtension(poll_interval_ms, state_dir, notify)
     bus = InMemorySubscriptionBus()
     mcp = MCPServer("tasks-server", extensions=[tasks], subscriptions=bus)
     harmless = types.ToolAnnotations(destructiveHint=False, idempotentHint=True)
@@ -374,8 +377,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--poll-interval-ms", type=int, default=200)
     parser.add_argument("--state-dir", type=Path)
+    parser.add_argument("--no-task-notifications", action="store_true")
     opts = parser.parse_args()
-    mcp = build_server(opts.poll_interval_ms, opts.state_dir)
+    mcp = build_server(opts.poll_interval_ms, opts.state_dir, notify=not opts.no_task_notifications)
     if opts.transport == "stdio":
         mcp.run("stdio")
         return

@@ -150,6 +150,21 @@ def test_a_tasks_status_notification_reaches_the_call_before_the_next_poll(
     assert shown[-1] == "Task completed", shown
 
 
+def test_without_status_notifications_the_task_is_polled_to_its_result(task_state: Path) -> None:
+    server = HttpServer(
+        "streamable-http", "--state-dir", str(task_state), "--no-task-notifications", program=PROGRAM
+    ).start()
+    hub = McpHub()
+    try:
+        spec = http_spec(server, key="tasks-unnotified", name="Tasks")
+        result = hub.run(hub.acall_tool(spec, "slow_compute", {"seconds": 0.5, "label": "polled"}), timeout=30)
+    finally:
+        hub.shutdown()
+        server.stop()
+    assert result.text_for_model() == "Computed polled in 0.5 s"
+    assert int((task_state / "task-polled.gets").read_text()) >= 1, "the poll saw the task end"
+
+
 def test_the_server_sets_how_often_a_task_is_polled_within_bounds() -> None:
     assert poll_seconds(1500) == 1.5
     assert poll_seconds(None) == DEFAULT_POLL_SECONDS
