@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+import anyio
 from mcp import Client, MCPError
 from mcp import types as mcp_types
 from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
@@ -218,8 +219,15 @@ async def _listen(session: ClientSession, task_id: str) -> None:
     )
     try:
         await session.send_request(request, _Ack, request_read_timeout_seconds=LISTEN_TIMER_OFF)
-    except (MCPError, OSError) as exc:
-        # the server sends no notifications for the task: the poll sees its changes
+    except (
+        MCPError,
+        OSError,
+        TimeoutError,
+        ValidationError,
+        anyio.ClosedResourceError,
+        anyio.BrokenResourceError,
+    ) as exc:
+        # the server sends no notifications for the task, or the connection closed: the poll sees its changes
         _logger.info("MCP task notifications unavailable: task=%s error=%s", task_id, exc)
 
 
