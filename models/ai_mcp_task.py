@@ -4,6 +4,11 @@
 server asks, from whichever process runs it, after a restart too. When one ends, its result is
 added to its conversation as a `task_result` event, once the conversation is idle: the user sees it
 in the call's block, the model reads it in the next turn (services/loop/transcript.py).
+
+A task may ask the user something after its call ended (`input_required`): each question is put in
+the conversation as the call's question card (an `elicitation_required` event marked `task`), once
+the conversation is idle, and the user's answer is sent with `tasks/update` (`_answer_question`);
+the next poll follows the task on.
 """
 
 import json
@@ -15,8 +20,9 @@ from odoo import api, fields, models
 from ..hub_process import process_hub
 from ..odoo_compat import Constraint
 from ..services.errors import AiMcpError
-from ..services.events import TaskResultEvent
-from ..services.mcp.tasks import TERMINAL_STATUSES, DetailedTask, poll_seconds, task_result
+from ..services.events import ElicitationDoneEvent, TaskResultEvent
+from ..services.mcp import question_event
+from ..services.mcp.tasks import TERMINAL_STATUSES, DetailedTask, poll_seconds, task_questions, task_result
 from ..services.tool_result import normalize_result
 from ..turn.states import ConversationState
 
@@ -37,6 +43,8 @@ POLL_TIMEOUT = 60.0
 MAX_FAILED_POLLS = 10
 # a server that cannot be reached is asked again after this long
 RETRY_DELAY = timedelta(minutes=1)
+# the bus notification of an event a task added to its conversation between turns
+TASK_EVENTS = "ai_mcp.task_events"
 
 
 class AiMcpTask(models.Model):
@@ -59,6 +67,9 @@ class AiMcpTask(models.Model):
     result_content = fields.Json(readonly=True, help="The result's parts, as the tool block shows them.")
     is_error = fields.Boolean(readonly=True)
     delivered = fields.Boolean(readonly=True, help="The result was added to the conversation.")
+    questions = fields.Json(
+        readonly=True, help="The questions the task put to the user, by the server's key: the name of each one's card."
+    )
     date_done = fields.Datetime(string="Ended", readonly=True)
 
     _server_task_uniq = Constraint("unique(server_id, task_id)", "A server's task is stored once.")
@@ -133,11 +144,74 @@ class AiMcpTask(models.Model):
             )
             _logger.info("MCP task ended: task=%s server=%s status=%s", self.id, self.server_id.id, state.status)
         self.write(values)
+        if state.status == "input_required":
+            self._ask(state)
+
+    def _ask(self, state: DetailedTask):
+        """Put each question of the task not asked yet in the conversation, as the call's question
+        card; a turn running there leaves them to the next poll. A key is asked once over the
+        task's life (the server keeps listing it until the answer is taken)."""
+        asked = dict(self.questions or {})
+        for key, params in task_questions(state).items():
+            if key in asked:
+                continue
+            event = question_event(self.call_id, self.server_id.name, params, elicitation=f"task-{self.id}-{key}")
+            if event is None:
+                continue
+            if self._append(event.model_copy(update={"task": True})) is None:
+                break
+            asked[key] = event.elicitation
+            _logger.info("MCP task question asked: task=%s conversation=%s", self.id, self.conversation_id.id)
+        if asked != (self.questions or {}):
+            self.questions = asked
+
+    def _answer_question(self, elicitation, action, content):
+        """Send the user's answer to the task's question `elicitation` with tasks/update, close its
+        card, and poll the task at once. {answered} or {answered: False, errors}."""
+        self.ensure_one()
+        key = next((k for k, name in (self.questions or {}).items() if name == elicitation), None)
+        if key is None or self.status not in OPEN_STATUSES:
+            return {"answered": False, "errors": [self.env._("This question is closed: its task has ended.")]}
+        response = {"action": action} if content is None else {"action": action, "content": content}
+        server = self.server_id
+        try:
+            tokens = server._oauth_grant(self.user_id) if server.auth_type == "oauth" else None
+            hub = process_hub()
+            hub.run(
+                hub.aupdate_task(server._server_spec(), self.task_id, {key: response}, tokens), timeout=POLL_TIMEOUT
+            )
+        except (AiMcpError, TimeoutError) as exc:
+            _logger.info("MCP task answer failed: task=%s server=%s error=%s", self.id, server.id, exc)
+            return {"answered": False, "errors": [getattr(exc, "message", None) or str(exc)]}
+        if self._append(ElicitationDoneEvent(id=self.call_id, elicitation=elicitation, action=action)) is None:
+            _logger.info("MCP task answer sent while a turn runs: task=%s", self.id)
+        _logger.info("MCP task question answered: task=%s action=%s", self.id, action)
+        self.next_poll = fields.Datetime.now()
+        self._wake_up()
+        return {"answered": True}
 
     def _deliver(self):
         """Add the ended task's result to its conversation, when no turn runs or waits there (its
         events are numbered by the turn): False when it has to wait."""
         self.ensure_one()
+        event = TaskResultEvent(
+            id=self.call_id,
+            tool=self.tool_name or "",
+            status=self.status,
+            ok=not self.is_error,
+            content=self.result_content or [],
+            model_text=self.result or "",
+        )
+        seq = self._append(event)
+        if seq is None:
+            return False
+        self.delivered = True
+        _logger.info("MCP task result added: task=%s conversation=%s seq=%s", self.id, self.conversation_id.id, seq)
+        return True
+
+    def _append(self, event):
+        """Add `event` to the task's conversation when it is idle (a turn numbers its own events):
+        its number, or None when a turn runs or waits there."""
         conversation = self.conversation_id
         self.env.flush_all()
         self.env.cr.execute(
@@ -147,19 +221,11 @@ class AiMcpTask(models.Model):
         )
         row = self.env.cr.fetchone()
         if row is None:
-            return False
+            return None
         conversation.invalidate_recordset(["last_seq", "write_date"])
-        event = TaskResultEvent(
-            id=self.call_id,
-            tool=self.tool_name or "",
-            status=self.status,
-            ok=not self.is_error,
-            content=self.result_content or [],
-            model_text=self.result or "",
-        )
         self.env["ai.conversation.event"].create(
             {"conversation_id": conversation.id, "seq": row[0], "type": event.type, "payload": event.data()}
         )
-        self.delivered = True
-        _logger.info("MCP task result added: task=%s conversation=%s seq=%s", self.id, conversation.id, row[0])
-        return True
+        # the chat open on the conversation reads it at once (static/src/chat/logic/task_events.js)
+        conversation.user_id.partner_id._bus_send(TASK_EVENTS, {"conversation_id": conversation.id})
+        return row[0]

@@ -194,6 +194,8 @@ class ElicitationRequiredEvent(_Event):
     requested_schema: dict[str, Any] | None = None
     url: str | None = None
     host: str | None = None
+    # asked by a server's task after its call ended "still running": put between turns, on the call's block
+    task: bool = False
 
 
 class ElicitationDoneEvent(_Event):

@@ -13,13 +13,23 @@ specification says:
   `error` once failed and the outstanding `inputRequests` while `input_required`;
 - `tasks/update` takes `inputResponses` keyed as the `inputRequests` were, answered with an empty ack;
 - `tasks/cancel` settles a running task as `cancelled`, an empty ack (also for a terminal task);
-- the three methods refuse a request without the extension with -32021.
+- the three methods refuse a request without the extension with -32021;
+- task status notifications: a `subscriptions/listen` request whose filter names `taskIds` is
+  acknowledged with the ids of the tasks the server knows, then each change of those tasks' state is
+  pushed on that stream as `notifications/tasks`, the whole task as `tasks/get` would answer it
+  (stamped with the subscription id); without the extension, -32021. A listen without `taskIds` is
+  the SDK's own (list changes). `--no-task-notifications`: the listen is acknowledged for no task, as
+a server that sends none would.
 
 Tools: `greet` {name} (plain), `slow_compute` {seconds, label} (a task that works `seconds`, then
 completes: the test injects the duration), `confirm_delete` {filename} (a task that asks the user
-through an elicitation in `inputRequests`, then completes with what was answered).
+through an elicitation in `inputRequests`, then completes with what was answered; given a `label`, it
+asks only once `release` {label} is called), `hold` {label}
+(a task that works until the plain tool `release` {label} is called: a test decides when it ends).
 `--poll-interval-ms` sets the interval the server asks clients to poll at. `--state-dir DIR`: each
-task writes `DIR/task-<label or filename>` with its last status, for tests to read.
+task writes `DIR/task-<label or filename>` with its last status, `DIR/task-<label>.gets` with the
+number of `tasks/get` it answered, and `DIR/task-<label>.listened` once a stream listens to it, for
+tests to read.
 
     python testing/mcp_tasks_server.py --transport streamable-http --port 8123
 """
@@ -28,17 +38,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import anyio
 from mcp import types
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import SUBSCRIPTION_ID_META_KEY, InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,6 +75,15 @@ class _UpdateParams(_TaskParams):
     input_responses: dict[str, Any] = Field(alias="inputResponses")
 
 
+class _TaskNotificationParams(types.NotificationParams):
+    model_config = ConfigDict(extra="allow")
+
+
+class _TaskNotification(types.Notification[_TaskNotificationParams, Literal["notifications/tasks"]]):
+    method: Literal["notifications/tasks"] = "notifications/tasks"
+    params: _TaskNotificationParams
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -77,6 +100,8 @@ class _Task:
     input_requests: dict[str, Any] = field(default_factory=dict)
     answers: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     runner: asyncio.Task[None] | None = None
+    gets: int = 0
+    released: asyncio.Event = field(default_factory=asyncio.Event)
 
     def wire(self, poll_interval_ms: int) -> dict[str, Any]:
         shown: dict[str, Any] = {
@@ -106,10 +131,14 @@ class TasksExtension(Extension):
 
     identifier = TASKS_EXTENSION
 
-    def __init__(self, poll_interval_ms: int, state_dir: Path | None) -> None:
+    def __init__(self, poll_interval_ms: int, state_dir: Path | None, notify: bool = True) -> None:
         self.poll_interval_ms = poll_interval_ms
         self.state_dir = state_dir
+        # False: a server that offers no status notifications acknowledges a listen for no task
+        self.notify = notify
         self.tasks: dict[str, _Task] = {}
+        # the listen streams told of each task's changes
+        self.listeners: dict[str, set[Callable[[_Task], None]]] = {}
 
     def methods(self) -> list[MethodBinding]:
         return [
@@ -121,7 +150,9 @@ class TasksExtension(Extension):
     async def intercept_tool_call(
         self, params: types.CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> Any:
-        work = {"slow_compute": self._slow_compute, "confirm_delete": self._confirm_delete}.get(params.name)
+        work = {"slow_compute": self._slow_compute, "confirm_delete": self._confirm_delete, "hold": self._hold}.get(
+            params.name
+        )
         if work is None or not _negotiated(ctx):
             return await call_next(ctx)
         arguments = params.arguments or {}
@@ -146,8 +177,22 @@ class TasksExtension(Extension):
         await asyncio.sleep(seconds)
         return _text(f"Computed {task.label} in {seconds:g} s")
 
+    async def _hold(self, task: _Task, arguments: dict[str, Any]) -> dict[str, Any]:
+        self._move(task, "working", f"Holding {task.label}")
+        await task.released.wait()
+        return _text(f"Released {task.label}")
+
+    def release(self, label: str) -> bool:
+        held = [task for task in self.tasks.values() if task.label == label and task.status not in TERMINAL]
+        for task in held:
+            task.released.set()
+        return bool(held)
+
     async def _confirm_delete(self, task: _Task, arguments: dict[str, Any]) -> dict[str, Any]:
         filename = str(arguments.get("filename", ""))
+        if arguments.get("label"):
+            self._move(task, "working", f"Preparing to delete {filename}")
+            await task.released.wait()
         key = f"confirm-{uuid.uuid4().hex[:8]}"
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         task.answers[key] = answer
@@ -173,6 +218,9 @@ class TasksExtension(Extension):
 
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: _TaskParams) -> dict[str, Any]:
         task = self._task(ctx, params.task_id)
+        task.gets += 1
+        if self.state_dir is not None and task.label:
+            (self.state_dir / f"task-{task.label}.gets").write_text(str(task.gets), encoding="utf-8")
         return {"resultType": "complete", **task.wire(self.poll_interval_ms)}
 
     async def _update(self, ctx: ServerRequestContext[Any, Any], params: _UpdateParams) -> dict[str, Any]:
@@ -191,13 +239,48 @@ class TasksExtension(Extension):
             self._settle(task, "cancelled", "Cancelled by the client.")
         return {"resultType": "complete"}
 
-    def _task(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> _Task:
-        if not _negotiated(ctx):
-            raise MCPError(
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
-                "Missing required client capability",
-                {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+    async def listen_tasks(
+        self, ctx: ServerRequestContext[Any, Any], wanted: list[str]
+    ) -> types.SubscriptionsListenResult:
+        """One `subscriptions/listen` stream of task status notifications: acknowledged with the
+        tasks known here, then each of their changes until the client ends the stream."""
+        _require_extension(ctx)
+        honored = [task_id for task_id in wanted if task_id in self.tasks] if self.notify else []
+        meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: ctx.request_id}
+        send, receive = anyio.create_memory_object_stream[_Task](100)
+
+        def deliver(task: _Task) -> None:
+            # a client that stops reading polls tasks/get, as every client may
+            with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
+                send.send_nowait(task)
+
+        for task_id in honored:
+            self.listeners.setdefault(task_id, set()).add(deliver)
+        try:
+            await ctx.session.send_notification(
+                types.SubscriptionsAcknowledgedNotification(
+                    params=types.SubscriptionsAcknowledgedNotificationParams(
+                        notifications=types.SubscriptionFilter(taskIds=honored), _meta=meta
+                    )
+                ),
+                related_request_id=ctx.request_id,
             )
+            for task_id in honored:
+                self._mark(self.tasks[task_id], "listened", "1")
+            async for task in receive:
+                notification = _TaskNotification(
+                    params=_TaskNotificationParams(**task.wire(self.poll_interval_ms), _meta=meta)
+                )
+                await ctx.session.send_notification(notification, related_request_id=ctx.request_id)  # type: ignore[arg-type]
+        finally:
+            for task_id in honored:
+                self.listeners.get(task_id, set()).discard(deliver)
+            send.close()
+            receive.close()
+        return types.SubscriptionsListenResult(_meta=meta)
+
+    def _task(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> _Task:
+        _require_extension(ctx)
         task = self.tasks.get(task_id)
         if task is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown task {task_id}")
@@ -206,6 +289,8 @@ class TasksExtension(Extension):
     def _move(self, task: _Task, status: str, message: str | None = None) -> None:
         task.status, task.status_message, task.updated_at = status, message, _now()
         self._write(task)
+        for deliver in list(self.listeners.get(task.task_id, ())):
+            deliver(task)
 
     def _settle(self, task: _Task, status: str, message: str | None = None) -> None:
         if task.status in TERMINAL:
@@ -216,6 +301,19 @@ class TasksExtension(Extension):
         if self.state_dir is not None and task.label:
             (self.state_dir / f"task-{task.label}").write_text(task.status, encoding="utf-8")
 
+    def _mark(self, task: _Task, suffix: str, content: str) -> None:
+        if self.state_dir is not None and task.label:
+            (self.state_dir / f"task-{task.label}.{suffix}").write_text(content, encoding="utf-8")
+
+
+def _require_extension(ctx: ServerRequestContext[Any, Any]) -> None:
+    if not _negotiated(ctx):
+        raise MCPError(
+            MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "Missing required client capability",
+            {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+        )
+
 
 def _negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
     """Whether this request's client capabilities carry the extension: at 2026-07-28 they come
@@ -225,9 +323,23 @@ def _negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
     return TASKS_EXTENSION in extensions
 
 
-def build_server(poll_interval_ms: int = 200, state_dir: Path | None = None) -> MCPServer:
-    mcp = MCPServer("tasks-server", extensions=[TasksExtension(poll_interval_ms, state_dir)])
+def build_server(poll_interval_ms: int = 200, state_dir: Path | None = None, notify: bool = True) -> MCPServer:
+    tasks = TasksExtension(poll_interval_ms, state_dir, notify)
+    bus = InMemorySubscriptionBus()
+    mcp = MCPServer("tasks-server", extensions=[tasks], subscriptions=bus)
     harmless = types.ToolAnnotations(destructiveHint=False, idempotentHint=True)
+    list_changes = ListenHandler(bus)
+
+    async def listen(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """A stream for tasks' status (taskIds), or the SDK's for list changes."""
+        wanted = (params.notifications.model_extra or {}).get("taskIds")
+        if wanted is None:
+            return await list_changes(ctx, params)
+        return await tasks.listen_tasks(ctx, [str(task_id) for task_id in wanted])
+
+    mcp._lowlevel_server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, listen)
 
     @mcp.tool(annotations=harmless)
     def greet(name: str) -> str:
@@ -241,8 +353,19 @@ def build_server(poll_interval_ms: int = 200, state_dir: Path | None = None) -> 
         return f"Computed {label} in {seconds:g} s"
 
     @mcp.tool(annotations=harmless)
-    def confirm_delete(filename: str) -> str:
-        """Delete `filename` once the user confirms (a task for a client of the Tasks extension)."""
+    async def hold(label: str) -> str:
+        """Work until `release` is called with the same label (a task for a client of the Tasks extension)."""
+        return f"Released {label}"
+
+    @mcp.tool(annotations=harmless)
+    def release(label: str) -> str:
+        """End the held tasks of `label`."""
+        return f"Released {label}" if tasks.release(label) else f"No task held as {label}"
+
+    @mcp.tool(annotations=harmless)
+    def confirm_delete(filename: str, label: str = "") -> str:
+        """Delete `filename` once the user confirms (a task for a client of the Tasks extension);
+        with a `label`, the question is asked only once `release` is called with it."""
         return f"Kept {filename}"
 
     return mcp
@@ -254,8 +377,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--poll-interval-ms", type=int, default=200)
     parser.add_argument("--state-dir", type=Path)
+    parser.add_argument("--no-task-notifications", action="store_true")
     opts = parser.parse_args()
-    mcp = build_server(opts.poll_interval_ms, opts.state_dir)
+    mcp = build_server(opts.poll_interval_ms, opts.state_dir, notify=not opts.no_task_notifications)
     if opts.transport == "stdio":
         mcp.run("stdio")
         return

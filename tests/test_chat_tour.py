@@ -10,6 +10,10 @@ Odoo skips browser tests silently when websocket-client or Chromium is missing, 
 instead (set AI_MCP_BROWSER_OPTIONAL=1 to allow skipping)."""
 
 import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
 
 from psycopg2.pool import PoolError
 
@@ -18,6 +22,7 @@ from odoo.tests import HttpCase, tagged
 from odoo.addons.ai_mcp.controllers.chat import ChatController
 from odoo.addons.ai_mcp.hub_process import running_hub
 from odoo.addons.ai_mcp.testing.mcp_servers import DEFAULTS_FORM_UNTOUCHED, HttpServer
+from odoo.addons.ai_mcp.testing.mcp_tasks_server import PROGRAM as TASKS_PROGRAM
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 from .browser import browser_prepared
@@ -44,6 +49,8 @@ class _TourCase(HttpCase):
 
     responder = None
     server_options = ()
+    # the server's program (testing/mcp_launch.py's default: the catalogue of test tools)
+    server_program = None
     approvals = {}
     assistant_values = {}
 
@@ -53,7 +60,8 @@ class _TourCase(HttpCase):
         cls.llm = ScriptedLLM(responder=cls.responder)
         cls.llm.start()
         cls.addClassCleanup(cls.llm.close)
-        cls.mcp = HttpServer("streamable-http", *cls.server_options).start()
+        program = {"program": cls.server_program} if cls.server_program else {}
+        cls.mcp = HttpServer("streamable-http", *cls.server_options, **program).start()
         cls.addClassCleanup(cls.mcp.stop)
 
     def setUp(self):
@@ -181,6 +189,42 @@ class TestCallProgressTour(_TourCase):
                 timeout=120,
                 cookies={"color_scheme": "dark"},
             )
+
+
+def task_model(body):
+    """Calls the task tool `hold`, then answers without it once its call was stopped."""
+    if any(m.get("role") == "tool" for m in body.get("messages", [])):
+        return Turn(text="The report was stopped before it was ready.", chunks=2)
+    return Turn(tool_calls=(ToolCall("hold", {"label": "report"}),))
+
+
+@tagged("post_install", "-at_install")
+class TestTaskTour(_TourCase):
+    responder = staticmethod(task_model)
+    server_program = TASKS_PROGRAM
+    approvals = {"hold": False}
+    assistant_values = {"name": "Task assistant", "call_timeout": 90}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.task_state = Path(tempfile.mkdtemp(prefix="ai_mcp_task_tour_"))
+        cls.addClassCleanup(shutil.rmtree, cls.task_state, True)
+        cls.server_options = ("--state-dir", str(cls.task_state))
+        super().setUpClass()
+
+    def test_a_tasks_state_shows_in_its_block_and_the_stop_button_cancels_it(self):
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_task_tour", login="admin", timeout=120)
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        held = conversation.message_ids.filtered(lambda m: m.tool_name == "hold")
+        self.assertEqual((held.status, held.error_code), ("cancelled", "CANCELLED"))
+        # tasks/cancel reached the server: the task there is cancelled, not left running
+        state = self.task_state / "task-report"
+        for _ in range(200):
+            if state.read_text() == "cancelled":
+                break
+            time.sleep(0.05)
+        self.assertEqual(state.read_text(), "cancelled")
+        self.assertFalse(self.env["ai.mcp.task"].search([("conversation_id", "=", conversation.id)]))
 
 
 def prompt_model(body):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from odoo.tests import tagged
 
-from odoo.addons.ai_mcp.hub_process import running_hub
+from odoo.addons.ai_mcp.hub_process import process_hub, running_hub
 from odoo.addons.ai_mcp.testing.mcp_launch import HttpServer
 from odoo.addons.ai_mcp.testing.mcp_tasks_server import PROGRAM
 from odoo.addons.ai_mcp.testing.scripted_llm import ToolCall, Turn
@@ -143,3 +143,67 @@ class TestMcpTasks(ChatCase):
         self.wait_for_task("stopped", "cancelled")
         self.env.invalidate_all()
         self.assertFalse(self.env["ai.mcp.task"].search([("call_id", "=", "call_stop")]), "nothing left to poll")
+
+    def call_task_tool(self, tool, arguments):
+        """A call of the tasks server's own, outside any turn (the test's hand on the server)."""
+        hub = process_hub()
+        return hub.run(hub.acall_tool(self.task_server._server_spec(), tool, arguments), timeout=30)
+
+    def answer(self, conversation_id, call_id, elicitation, action, content=None):
+        params = {"conversation_id": conversation_id, "call_id": call_id, "elicitation": elicitation}
+        return self.jsonrpc("/ai_mcp/chat/elicitation", {**params, "action": action, "content": content})
+
+    def test_a_task_asking_after_its_turn_ended_gets_the_users_answer_and_its_result_lands(self):
+        self.login(self.user)
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("confirm_delete", {"filename": "late.txt", "label": "late"}, id="call_ask"),)),
+            Turn(text="The deletion waits on the server."),
+        )
+        _response, events = self.send("Delete late.txt.")
+        self.assertEqual(events[-1].event, "done")
+        conversation_id = events[0].data["conversation_id"]
+        self.assertIn("still running", next(e for e in events if e.event == "tool_result").data["model_text"])
+
+        # the turn has ended when the task asks
+        self.assertEqual(self.call_task_tool("release", {"label": "late"}).text_for_model(), "Released late")
+        self.wait_for_task("late", "input_required")
+        task = self.env["ai.mcp.task"].search([("call_id", "=", "call_ask")])
+        task.next_poll = False
+        self.env["ai.mcp.task"]._cron_poll()
+        self.assertEqual(task.status, "input_required")
+        asked = self.stored_events(conversation_id).filtered(lambda e: e.type == "elicitation_required")
+        self.assertEqual(len(asked), 1, "the question card is in the conversation")
+        question = asked.payload
+        self.assertEqual(
+            (question["id"], question["message"], question["task"]), ("call_ask", "Delete late.txt?", True)
+        )
+        # asked once, however often the task is polled while it waits
+        task.next_poll = False
+        self.env["ai.mcp.task"]._cron_poll()
+        self.assertEqual(
+            len(self.stored_events(conversation_id).filtered(lambda e: e.type == "elicitation_required")), 1
+        )
+
+        # another user cannot answer it
+        self.login(self.other)
+        refused = self.answer(conversation_id, "call_ask", question["elicitation"], "accept", {"confirm": True})
+        self.assertIn("error", refused)
+        # she answers it, and the answer goes to the server with tasks/update
+        self.login(self.user)
+        answered = self.answer(conversation_id, "call_ask", question["elicitation"], "accept", {"confirm": True})
+        self.assertEqual(answered["result"], {"answered": True})
+        self.wait_for_task("late", "completed")
+        done = self.stored_events(conversation_id).filtered(lambda e: e.type == "elicitation_done")
+        self.assertEqual((done.payload["elicitation"], done.payload["action"]), (question["elicitation"], "accept"))
+        # her other tabs open on the conversation read it at once
+        bus = self.env["bus.bus"].sudo().search([("message", "like", "ai_mcp.task_events")])
+        self.assertIn(f'"res.partner",{self.user.partner_id.id}]', " ".join(bus.mapped("channel")))
+
+        # the task's result then lands in the conversation
+        task.next_poll = False
+        self.env["ai.mcp.task"]._cron_poll()
+        late = self.stored_events(conversation_id).filtered(lambda e: e.type == "task_result")
+        self.assertEqual(late.payload["content"][0]["text"], "Deleted late.txt")
+        # a second answer finds the question closed
+        again = self.answer(conversation_id, "call_ask", question["elicitation"], "accept", {"confirm": True})
+        self.assertFalse(again["result"]["answered"])

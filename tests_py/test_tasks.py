@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,16 @@ def task_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def tasks_http(task_state: Path) -> Iterator[HttpServer]:
     server = HttpServer("streamable-http", "--state-dir", str(task_state), program=PROGRAM).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def slow_polled_http(task_state: Path) -> Iterator[HttpServer]:
+    """A server that asks to be polled once a minute: a change its client sees sooner was notified."""
+    server = HttpServer(
+        "streamable-http", "--state-dir", str(task_state), "--poll-interval-ms", "60000", program=PROGRAM
+    ).start()
     yield server
     server.stop()
 
@@ -107,6 +117,52 @@ def test_a_task_asks_through_the_question_card(hub: McpHub, llm: ScriptedLLM, ta
     question = next(e for e in events if e.type == "elicitation_required")
     assert (question.id, question.message) == ("call_del", "Delete old.txt?")
     assert result_of(events, "call_del").model_text == "Deleted old.txt"
+
+
+async def until(done: Callable[[], bool], seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "the server never got there"
+        await asyncio.sleep(0.05)
+
+
+def test_a_tasks_status_notification_reaches_the_call_before_the_next_poll(
+    clocked_hub: McpHub, slow_polled_http: HttpServer, task_state: Path
+) -> None:
+    hub = clocked_hub  # its clock never runs out: the call ends with its task, however slow the machine
+    spec = http_spec(slow_polled_http, key="tasks-notified", name="Tasks")
+    events: list[Any] = []
+    observer = CallObserver("call-1", events.append, interval=0)
+
+    async def call_then_release() -> Any:
+        call = asyncio.create_task(hub.acall_tool(spec, "hold", {"label": "notified"}, observer=observer))
+        # the task ends once the server streams its changes to the client
+        await until(lambda: (task_state / "task-notified.listened").exists())
+        released = await hub.acall_tool(spec, "release", {"label": "notified"})
+        assert released.text_for_model() == "Released notified"
+        return await call
+
+    # well within the minute the next poll would take
+    result = hub.run(call_then_release(), timeout=30)
+    assert result.text_for_model() == "Released notified"
+    assert not (task_state / "task-notified.gets").exists(), "the result came without a tasks/get"
+    shown = [e.message for e in events if isinstance(e, ToolProgressEvent)]
+    assert shown[-1] == "Task completed", shown
+
+
+def test_without_status_notifications_the_task_is_polled_to_its_result(task_state: Path) -> None:
+    server = HttpServer(
+        "streamable-http", "--state-dir", str(task_state), "--no-task-notifications", program=PROGRAM
+    ).start()
+    hub = McpHub()
+    try:
+        spec = http_spec(server, key="tasks-unnotified", name="Tasks")
+        result = hub.run(hub.acall_tool(spec, "slow_compute", {"seconds": 0.5, "label": "polled"}), timeout=30)
+    finally:
+        hub.shutdown()
+        server.stop()
+    assert result.text_for_model() == "Computed polled in 0.5 s"
+    assert int((task_state / "task-polled.gets").read_text()) >= 1, "the poll saw the task end"
 
 
 def test_the_server_sets_how_often_a_task_is_polled_within_bounds() -> None:

@@ -1,4 +1,5 @@
-"""The user's requests about a running tool call: stop it, answer the question its server asked.
+"""The user's requests about a running tool call: stop it, answer the question its server asked
+(or the question of a task the call left running, asked after the call ended).
 
 Either request may reach any worker. It is stored on the call's message, and the worker running
 the turn, whichever it is, picks it up (turn/call_requests.py) and hands it to the call.
@@ -8,7 +9,7 @@ from odoo import models
 
 from ...exceptions import ChatRefused
 from ...services.mcp import apply_defaults, elicitation_errors
-from ...turn.states import MessageStatus
+from ...turn.states import ConversationState, MessageStatus
 
 ANSWERS = ("accept", "decline", "cancel")
 
@@ -31,7 +32,8 @@ class AiConversation(models.Model):
         if action not in ANSWERS:
             raise ChatRefused.invalid(self.env._("Answer with accept, decline or cancel."))
         call = self._running_call(call_id)
-        question = self._open_question(str(call_id), str(elicitation)) if call else None
+        task = self.env["ai.mcp.task"] if call else self._asking_task(str(call_id), str(elicitation))
+        question = self._open_question(str(call_id), str(elicitation)) if call or task else None
         if question is None:
             return {"answered": False, "errors": [self.env._("This question is closed: its call has ended.")]}
         form = action == "accept" and question.get("mode") == "form"
@@ -41,8 +43,19 @@ class AiConversation(models.Model):
         errors = elicitation_errors(schema, content) if form else []
         if errors:
             return {"answered": False, "errors": errors}
+        if task:
+            if self.state != ConversationState.IDLE:
+                return {"answered": False, "errors": [self.env._("Answer once the assistant's reply has ended.")]}
+            # the answer goes to the server with the sign-in of the conversation's user: hers (_chat_own)
+            return task._answer_question(question["elicitation"], action, content)
         call.elicitation_answer = {"elicitation": question["elicitation"], "action": action, "content": content}
         return {"answered": True}
+
+    def _asking_task(self, call_id, elicitation):
+        """The task of call `call_id` of this conversation (as the conversation: sudo, the user's own)
+        that asked the question `elicitation` after its call ended; empty otherwise."""
+        tasks = self.env["ai.mcp.task"].search([("conversation_id", "=", self.id), ("call_id", "=", call_id)])
+        return tasks.filtered(lambda task: elicitation in (task.questions or {}).values())[:1]
 
     def _open_question(self, call_id, elicitation):
         """The payload of the elicitation_required event `elicitation` of call `call_id`, while no

@@ -10,7 +10,7 @@ wing (a tool's app resource).
 """
 
 from .completion import CompletionRequest, Completions
-from .call_observer import CallEvent, CallObserver, Questions, elicitation_errors
+from .call_observer import CallEvent, CallObserver, Questions, elicitation_errors, question_event
 from .elicitation_defaults import apply_defaults
 from .hub import ConnectionReport, HubSettings, McpHub, get_hub, running_hub
 from .resources import expand
@@ -61,6 +61,7 @@ __all__ = [
     "expand",
     "get_hub",
     "import_mcp_servers",
+    "question_event",
     "running_hub",
     "stderr_tail",
     "telling_line",

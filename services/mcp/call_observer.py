@@ -127,7 +127,7 @@ class CallObserver:
     async def elicit(self, server: str, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
         """Ask the user and wait for the answer. A call nobody can ask for (no turn behind it, as an
         app's), or a page that is not http(s), is declined at once and kept in `declined`."""
-        event = _question(self.call_id, server, params)
+        event = question_event(self.call_id, server, params)
         if self._questions is None or event is None:
             self.declined.append(params.message)
             return mcp_types.ElicitResult(action="decline")
@@ -193,8 +193,12 @@ def log_text(data: Any) -> str:
     return text if len(text) <= LOG_TEXT_LIMIT else f"{text[:LOG_TEXT_LIMIT]}…"
 
 
-def _question(call_id: str, server: str, params: mcp_types.ElicitRequestParams) -> ElicitationRequiredEvent | None:
-    elicitation = uuid.uuid4().hex
+def question_event(
+    call_id: str, server: str, params: mcp_types.ElicitRequestParams, elicitation: str | None = None
+) -> ElicitationRequiredEvent | None:
+    """The question card of a server's elicitation, named `elicitation` (a new name by default);
+    None for a page to visit whose address is not a web page's."""
+    elicitation = elicitation or uuid.uuid4().hex
     if isinstance(params, mcp_types.ElicitRequestURLParams):
         parts = urlsplit(params.url)
         if parts.scheme.lower() not in ("http", "https") or not parts.hostname:

@@ -246,6 +246,16 @@ class McpHub(LoopThread):
 
         return await with_token(spec, tokens, asking)
 
+    async def aupdate_task(
+        self, spec: ServerSpec, task_id: str, responses: dict[str, Any], tokens: RefreshingTokens | None = None
+    ) -> None:
+        """The user's answers to the questions of a task that outlived its call, on the pooled session."""
+
+        async def answering(bearing: ServerSpec) -> None:
+            await (await self.pool.acquire(bearing)).update_task(task_id, responses)
+
+        await with_token(spec, tokens, answering)
+
     async def acancel_task(self, spec: ServerSpec, task_id: str, tokens: RefreshingTokens | None = None) -> None:
         async def cancelling(bearing: ServerSpec) -> None:
             await (await self.pool.acquire(bearing)).cancel_task(task_id)

@@ -58,7 +58,16 @@ from ._server_messages import MCP_LEVELS, ServerMessages
 from ._stdio_failure import stdio_failure
 from .call_observer import CallObserver
 from .server_info import ServerInfo, ToolListing, server_info
-from .tasks import TERMINAL_STATUSES, DetailedTask, TasksExtension, TaskWatch, cancel_task_on, get_task, watching
+from .tasks import (
+    TERMINAL_STATUSES,
+    DetailedTask,
+    TasksExtension,
+    TaskWatch,
+    cancel_task_on,
+    get_task,
+    update_task_on,
+    watching,
+)
 from .transport import McpTransport
 
 _logger = logging.getLogger(__name__)
@@ -558,6 +567,12 @@ class McpSession:
         client = self._require_client()
         with anyio.fail_after(self.spec.connect_timeout):
             return await self._request(get_task(client, task_id))
+
+    async def update_task(self, task_id: str, responses: dict[str, Any]) -> None:
+        """The answers to a task's questions (tasks.py), within the connect timeout."""
+        client = self._require_client()
+        with anyio.fail_after(self.spec.connect_timeout):
+            await self._request(update_task_on(client.session, task_id, responses))
 
     async def cancel_task(self, task_id: str) -> None:
         client = self._require_client()

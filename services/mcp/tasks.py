@@ -5,6 +5,13 @@ at the interval the server asks until the task ends, answers the questions a tas
 with `tasks/update`, and sends `tasks/cancel` when the user stops the call (a call stopped before the
 task's handle came back cannot: the client never learnt its id, the server only that the request ended).
 
+While the call waits, the client also listens for the task's status notifications (at 2026-07-28: a
+`subscriptions/listen` stream naming the task's id, on which a server that offers them pushes
+`notifications/tasks`, each the whole task as `tasks/get` would answer it): a change reaches the
+tool block when it happens rather than at the next poll. Polling goes on all the same, at the
+server's interval, for a server that sends none, refuses the stream or drops it (no replay: a
+change made before the stream was acknowledged is seen at the next poll).
+
 Built on the SDK's client extension seam: the extension is advertised with the client's
 capabilities, and its result claim resolves the task inside the SDK's `Client.call_tool`. A call
 whose clock runs out while its task still runs is not cancelled on the server: the task is left to
@@ -23,11 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from mcp import Client
+import anyio
+from mcp import Client, MCPError
 from mcp import types as mcp_types
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from mcp.client.session import ClientRequestContext, ClientSession
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ..tool_result import RunningTask
 
@@ -41,6 +50,9 @@ MIN_POLL_SECONDS = 0.05
 MAX_POLL_SECONDS = 60.0
 # how long a tasks/cancel of a call the user stopped may take
 CANCEL_SECONDS = 10.0
+# the SDK's timer of a listen stream, which lasts as long as its call waits: the call's clock ends it
+LISTEN_TIMER_OFF = 7 * 86400.0
+TASK_NOTIFICATION = "notifications/tasks"
 
 
 class CreateTaskResult(mcp_types.Result):
@@ -129,37 +141,94 @@ def watching(watch: TaskWatch):
 
 
 class TasksExtension(ClientExtension):
-    """Advertises the extension and resolves a task answer to the tool's result."""
+    """Advertises the extension, resolves a task answer to the tool's result, and hands each
+    status notification to the call that waits for its task. One per session (the SDK's Client)."""
 
     identifier: ClassVar[str] = TASKS_EXTENSION
 
+    def __init__(self) -> None:
+        # the tasks waited for on this session, by id: where their notifications go
+        self._followed: dict[str, asyncio.Queue[DetailedTask]] = {}
+
     def claims(self) -> list[ResultClaim[Any]]:
-        return [ResultClaim(result_type="task", model=CreateTaskResult, resolve=_resolve)]
+        return [ResultClaim(result_type="task", model=CreateTaskResult, resolve=self._resolve)]
+
+    def notifications(self) -> list[NotificationBinding[Any]]:
+        return [NotificationBinding(method=TASK_NOTIFICATION, params_type=DetailedTask, handler=self._notified)]
+
+    async def _notified(self, task: DetailedTask) -> None:
+        """A notification of a task no call here waits for is dropped: the cron polls those."""
+        heard = self._followed.get(task.task_id)
+        if heard is not None:
+            heard.put_nowait(task)
+
+    async def _resolve(self, created: CreateTaskResult, ctx: ClaimContext) -> mcp_types.CallToolResult:
+        watch = _WATCH.get()
+        task = DetailedTask(
+            taskId=created.task_id,
+            status=created.status,
+            statusMessage=created.status_message,
+            pollIntervalMs=created.poll_interval_ms,
+        )
+        _seen(watch, task)
+        heard: asyncio.Queue[DetailedTask] = asyncio.Queue()
+        self._followed[task.task_id] = heard
+        listening = _listen_to(ctx.session, task.task_id)
+        try:
+            answered: set[str] = set()
+            while not task.ended:
+                if (
+                    task.status == "input_required"
+                    and task.input_requests
+                    and await _answer(ctx.session, task, answered)
+                ):
+                    task = await _get(ctx.session, task.task_id)
+                else:
+                    task = await _next_state(ctx.session, task, heard)
+                _seen(watch, task)
+        except asyncio.CancelledError:
+            if watch is None or not watch.detach():
+                await _cancel_quietly(ctx.session, task.task_id)
+            raise
+        finally:
+            self._followed.pop(task.task_id, None)
+            if listening is not None:
+                listening.cancel()
+        return task_result(task)
 
 
-async def _resolve(created: CreateTaskResult, ctx: ClaimContext) -> mcp_types.CallToolResult:
-    watch = _WATCH.get()
-    task = DetailedTask(
-        taskId=created.task_id,
-        status=created.status,
-        statusMessage=created.status_message,
-        pollIntervalMs=created.poll_interval_ms,
-    )
-    _seen(watch, task)
+async def _next_state(session: ClientSession, task: DetailedTask, heard: asyncio.Queue[DetailedTask]) -> DetailedTask:
+    """The task's next state: the first notification within the poll interval, else a tasks/get."""
     try:
-        answered: set[str] = set()
-        while not task.ended:
-            if task.status == "input_required" and task.input_requests:
-                await _answer(ctx.session, task, answered)
-            else:
-                await asyncio.sleep(poll_seconds(task.poll_interval_ms))
-            task = await _get(ctx.session, task.task_id)
-            _seen(watch, task)
-    except asyncio.CancelledError:
-        if watch is None or not watch.detach():
-            await _cancel_quietly(ctx.session, task.task_id)
-        raise
-    return task_result(task)
+        return await asyncio.wait_for(heard.get(), poll_seconds(task.poll_interval_ms))
+    except TimeoutError:
+        return await _get(session, task.task_id)
+
+
+def _listen_to(session: ClientSession, task_id: str) -> asyncio.Task[None] | None:
+    """A listen stream for the task's status notifications, for as long as its call waits; none
+    before 2026-07-28, where the stream does not exist."""
+    if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    return asyncio.create_task(_listen(session, task_id), name=f"mcp-task-listen {task_id}")
+
+
+async def _listen(session: ClientSession, task_id: str) -> None:
+    request = mcp_types.SubscriptionsListenRequest(
+        params=mcp_types.SubscriptionsListenRequestParams(notifications=mcp_types.SubscriptionFilter(taskIds=[task_id]))
+    )
+    try:
+        await session.send_request(request, _Ack, request_read_timeout_seconds=LISTEN_TIMER_OFF)
+    except (
+        MCPError,
+        OSError,
+        TimeoutError,
+        ValidationError,
+        anyio.ClosedResourceError,
+        anyio.BrokenResourceError,
+    ) as exc:
+        # the server sends no notifications for the task, or the connection closed: the poll sees its changes
+        _logger.info("MCP task notifications unavailable: task=%s error=%s", task_id, exc)
 
 
 def _seen(watch: TaskWatch | None, task: DetailedTask) -> None:
@@ -179,9 +248,10 @@ def _seen(watch: TaskWatch | None, task: DetailedTask) -> None:
         watch.on_status(task.status, task.status_message)
 
 
-async def _answer(session: ClientSession, task: DetailedTask, answered: set[str]) -> None:
+async def _answer(session: ClientSession, task: DetailedTask, answered: set[str]) -> bool:
     """Each question not answered yet, asked as a server's elicitation is (the question card), then
-    the answers sent with tasks/update. A key is asked once over the task's life."""
+    the answers sent with tasks/update: False when every question was answered already. A key is
+    asked once over the task's life."""
     responses: dict[str, Any] = {}
     for key, raw in (task.input_requests or {}).items():
         if key in answered:
@@ -191,12 +261,10 @@ async def _answer(session: ClientSession, task: DetailedTask, answered: set[str]
         context = ClientRequestContext(session=session, request_id=key)
         response = await session.dispatch_input_request(context, request)
         responses[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
-    if responses:
-        await session.send_request(
-            _UpdateTask(params=_UpdateParams(taskId=task.task_id, inputResponses=responses)), _Ack
-        )
-    else:
-        await asyncio.sleep(poll_seconds(task.poll_interval_ms))
+    if not responses:
+        return False
+    await update_task_on(session, task.task_id, responses)
+    return True
 
 
 async def _get(session: ClientSession, task_id: str) -> DetailedTask:
@@ -213,6 +281,26 @@ async def _cancel_quietly(session: ClientSession, task_id: str) -> None:
 
 async def cancel_task_on(session: ClientSession, task_id: str) -> None:
     await session.send_request(_CancelTask(params=_TaskParams(taskId=task_id)), _Ack)
+
+
+async def update_task_on(session: ClientSession, task_id: str, responses: dict[str, Any]) -> None:
+    """tasks/update: the answers to the task's questions, keyed as the server asked them."""
+    await session.send_request(_UpdateTask(params=_UpdateParams(taskId=task_id, inputResponses=responses)), _Ack)
+
+
+def task_questions(task: DetailedTask) -> dict[str, mcp_types.ElicitRequestParams]:
+    """The questions for the user among the task's open input requests, by the server's key. A
+    request of another kind (sampling, roots) waits for a client that answers it within a call."""
+    questions: dict[str, mcp_types.ElicitRequestParams] = {}
+    for key, raw in (task.input_requests or {}).items():
+        try:
+            request = _INPUT_REQUEST.validate_python(raw)
+        except ValidationError as exc:
+            _logger.info("MCP task input request ignored: task=%s key=%s error=%s", task.task_id, key, exc)
+            continue
+        if isinstance(request, mcp_types.ElicitRequest):
+            questions[key] = request.params
+    return questions
 
 
 async def get_task(client: Client, task_id: str) -> DetailedTask:

@@ -67,4 +67,30 @@ describe("CallRequests on the store", () => {
             },
         ]);
     });
+
+    test("a task asking after its turn ended is answered on its block, which then closes the card", async () => {
+        const {server, store, e, key, calls} = running();
+        store.dispatch(e.result("c1"));
+        store.dispatch(e.done(1));
+        store.update(userMessage, "and then?");
+        store.dispatch(e.start());
+        store.dispatch(e.done(1));
+        store.dispatch(e.ask("c1", "task-3-confirm", {task: true}));
+        const block = () =>
+            store.chat.messages.flatMap((m) => m.parts ?? []).find((part) => part.key === key);
+        assert.equal(
+            block().question.message,
+            "Which one?",
+            "the card is on the earlier answer's block"
+        );
+        server.routes["/ai_mcp/chat/elicitation"] = {answered: true};
+        const checked = await calls.answer(key, "accept", {pick: "a"});
+        assert.deepEqual(checked, {answered: true});
+        assert.equal(server.calls("/ai_mcp/chat/elicitation")[0].elicitation, "task-3-confirm");
+        assert.equal(
+            block().question,
+            null,
+            "no turn streams its end: the card closes on the answer"
+        );
+    });
 });

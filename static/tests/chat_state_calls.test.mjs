@@ -135,6 +135,7 @@ describe("a server's question during a call", () => {
             requestedSchema: {type: "object", properties: {pick: {type: "string"}}},
             url: null,
             host: null,
+            task: false,
         });
         assert.equal(block(open, "call_b").question, null);
         assert.equal(open.status, "running_tools");

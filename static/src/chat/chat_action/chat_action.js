@@ -25,6 +25,7 @@ import {canSend, ChatStore, systemClock} from "@ai_mcp/chat/logic/chat_store";
 import {ChatTurns} from "@ai_mcp/chat/logic/chat_turns";
 import {isStreamingStatus} from "@ai_mcp/common/chat_view";
 import {SignInPause} from "@ai_mcp/chat/logic/sign_in_pause";
+import {TaskEvents} from "@ai_mcp/chat/logic/task_events";
 import {UsageTotals} from "@ai_mcp/chat/logic/usage_totals";
 import {Composer, PromptSource, ResourceSource} from "@ai_mcp/composer";
 import {ChatHeader} from "../chat_header/chat_header";
@@ -89,6 +90,7 @@ export class ChatAction extends Component {
         this.turns = new ChatTurns(this.store);
         this.calls = new CallRequests(this.store);
         this.signIn = new SignInPause(this.store, this.turns);
+        this.taskEvents = new TaskEvents(this.store);
         this.promptSource = new PromptSource(this.store);
         this.prompts = useState(this.promptSource.state);
         this.resourceSource = new ResourceSource(this.store);
@@ -131,6 +133,7 @@ export class ChatAction extends Component {
             this.turns.dispose();
             this.pauses.close();
             this.signIn.dispose();
+            this.taskEvents.dispose();
             this.usageTotals.dispose();
         });
     }

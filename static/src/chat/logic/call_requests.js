@@ -1,5 +1,5 @@
 /** @odoo-module */
-import {cancelRequested} from "./chat_state.js";
+import {cancelRequested, reduce} from "./chat_state.js";
 import {CallStatus} from "../../common/chat_status.js";
 
 /**
@@ -12,10 +12,13 @@ export class CallRequests {
         this.store = store;
     }
 
-    /** The tool block `key` of the last message, with the conversation it belongs to. */
+    /** The tool block `key` (unique in the conversation; a task's question may be on an earlier
+     * answer's block), with the conversation it belongs to. */
     block(key) {
         const chat = this.store.chat;
-        const block = chat.messages.at(-1)?.parts?.find((part) => part.key === key);
+        const block = chat.messages
+            .flatMap((message) => message.parts ?? [])
+            .find((part) => part.key === key);
         return {chat, block};
     }
 
@@ -31,13 +34,24 @@ export class CallRequests {
         if (!block?.question || !chat.conversationId) {
             return {answered: false, errors: []};
         }
-        return this.store.services.rpc("/ai_mcp/chat/elicitation", {
+        const {elicitation, task} = block.question;
+        const checked = await this.store.services.rpc("/ai_mcp/chat/elicitation", {
             conversation_id: chat.conversationId,
             call_id: block.id,
-            elicitation: block.question.elicitation,
+            elicitation,
             action,
             content,
         });
+        if (task && checked?.answered) {
+            // no turn streams the question's end: the answer went to the server, the card closes
+            this.store.update(reduce, {
+                type: "elicitation_done",
+                id: block.id,
+                elicitation,
+                action,
+            });
+        }
+        return checked;
     }
 
     /** Approve (`content`: the request as edited), decline or cancel a running call's sampling request. */

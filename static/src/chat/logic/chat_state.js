@@ -30,7 +30,8 @@ import {searchBlock} from "./tool_search_block.js";
  * may ask to stop it (`cancelRequested`), after which it shows as stopping until its result, a
  * CANCELLED error, arrives with status "cancelled". A server may ask the user something while its call
  * runs: the block's `question` ({ elicitation, mode, message, server, requestedSchema, url, host })
- * is open until its elicitation_done or the call's result. A question left unanswered past its
+ * is open until its elicitation_done or the call's result; a task the call left running may ask
+ * after its turn (`question.task`), on its block in whichever answer. A question left unanswered past its
  * limit is cancelled; the block's `note` then says so. A server may also ask the assistant's model
  * for a completion, which the user approves first: the block's `sampling` and `sampled`
  * (sampling_state.js).
@@ -323,7 +324,13 @@ const HANDLERS = {
             requestedSchema: event.requested_schema ?? null,
             url: event.url ?? null,
             host: event.host ?? null,
+            task: Boolean(event.task),
         };
+        if (question.task) {
+            // the task a call left running asks between turns: on its block, in whichever answer
+            const ask = (part) => ({...part, question});
+            return {...state, messages: mapCallBlocks(state.messages, event.id, ask)};
+        }
         const update = (part) =>
             part.id === event.id && part.status === CallStatus.RUNNING ? {...part, question} : part;
         return {...state, messages: mapCurrentTools(state.messages, update)};
@@ -331,10 +338,10 @@ const HANDLERS = {
 
     elicitation_done(state, event) {
         const close = (part) =>
-            part.id === event.id && part.question?.elicitation === event.elicitation
+            part.question?.elicitation === event.elicitation
                 ? {...part, question: null, note: event.note ?? part.note}
                 : part;
-        return {...state, messages: mapCurrentTools(state.messages, close)};
+        return {...state, messages: mapCallBlocks(state.messages, event.id, close)};
     },
 
     sampling_required(state, event) {
@@ -356,14 +363,8 @@ const HANDLERS = {
     /** A server's task the call was left running as ended after its turn: its block, in whichever
      * answer it is, shows the result. */
     task_result(state, event) {
-        const finish = (part) =>
-            part.kind === "tool" && part.id === event.id ? withResult(part, event) : part;
-        const messages = state.messages.map((message) =>
-            message.role === "assistant" && message.parts.some((part) => part.id === event.id)
-                ? {...message, parts: message.parts.map(finish)}
-                : message
-        );
-        return {...state, messages};
+        const finish = (part) => withResult(part, event);
+        return {...state, messages: mapCallBlocks(state.messages, event.id, finish)};
     },
 
     approval_required(state, event) {
@@ -534,6 +535,16 @@ function mapCurrentTools(messages, update) {
     }
     const parts = last.parts.map((part) => (part.kind === "tool" ? update(part) : part));
     return [...messages.slice(0, -1), {...last, parts}];
+}
+
+/** `update` applied to the tool blocks of call `id`, in whichever answer they are. */
+function mapCallBlocks(messages, id, update) {
+    const apply = (part) => (part.kind === "tool" && part.id === id ? update(part) : part);
+    return messages.map((message) =>
+        message.role === "assistant" && message.parts.some((part) => part.id === id)
+            ? {...message, parts: message.parts.map(apply)}
+            : message
+    );
 }
 
 function busyStatus(messages) {

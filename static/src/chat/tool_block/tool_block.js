@@ -147,7 +147,9 @@ export class ToolBlock extends Component {
 
     get showQuestion() {
         return Boolean(
-            this.props.block.question && this.props.onAnswer && this.status === CallStatus.RUNNING
+            this.props.block.question &&
+            this.props.onAnswer &&
+            (this.status === CallStatus.RUNNING || this.props.block.question.task)
         );
     }
 
