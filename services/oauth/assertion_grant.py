@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -21,9 +23,12 @@ from mcp.shared.auth import JWT_BEARER_GRANT_TYPE
 from pydantic import SecretStr
 
 from ..errors import ErrorCode, OAuthError
-from .client import HTTP_ERRORS, token_endpoint_client
+from .client import HTTP_ERRORS, check_bound, token_endpoint_client
 from .discovery import Discovery
 from .http import GuardedHttp
+from .models import TokenSet
+
+_logger = logging.getLogger(__name__)
 
 JWT_BEARER = JWT_BEARER_GRANT_TYPE
 
@@ -54,10 +59,18 @@ def is_jwt(text: str) -> bool:
     return isinstance(header, dict) and bool(header.get("alg"))
 
 
-def check_jwt_bearer_offered(server_name: str, discovery: Discovery, who: str) -> None:
-    """Raise an OAuthError naming Signs In As when the authorization server `discovery` found lists
-    its grants without the JWT bearer grant: `who` ("a workload identity") cannot sign in there, and
-    nothing is sent. A server that lists no grants is asked."""
+def jwt_bearer_endpoint(server_name: str, discovery: Discovery, who: str) -> str:
+    """The token endpoint of the authorization server `discovery` found, checked before anything is
+    sent: an OAuthError naming Signs In As when it lists its grants without the JWT bearer grant
+    (`who`, "a workload identity", cannot sign in there; a server that lists none is asked), naming
+    URL when it has no token endpoint."""
+    endpoint = discovery.endpoint("token_endpoint")
+    if not endpoint:
+        raise OAuthError(
+            ErrorCode.OAUTH_TOKEN_ERROR,
+            f"{server_name}: its authorization server names no token endpoint.",
+            field="url",
+        )
     offered = discovery.authorization_server.grant_types_supported
     if offered is not None and JWT_BEARER not in offered:
         raise OAuthError(
@@ -66,6 +79,7 @@ def check_jwt_bearer_offered(server_name: str, discovery: Discovery, who: str) -
             f"offers {', '.join(offered) or 'none'}): {who} cannot sign in there. Change Signs In As.",
             field="oauth_flow",
         )
+    return endpoint
 
 
 def basic_auth(client_id: str, secret: str) -> str:
@@ -117,3 +131,40 @@ async def post_token_request(
             ErrorCode.OAUTH_TOKEN_ERROR, f"{what} {endpoint} answered without an access_token.", field=url_field
         )
     return answer
+
+
+async def jwt_bearer_token(
+    endpoint: str,
+    discovery: Discovery,
+    form: dict[str, str],
+    http: GuardedHttp,
+    *,
+    server_name: str,
+    kind: str,
+    refused: Callable[[TokenRefusal], OAuthError],
+    authorization: str | None = None,
+    dpop_key: SecretStr | None = None,
+) -> TokenSet:
+    """The token a JWT bearer grant's `form` gets at `endpoint` (`jwt_bearer_endpoint` of
+    `discovery`), bound to `dpop_key` where there is one; `refused` turns a refusal into the sentence
+    for the admin or the user, `kind` names the grant in the log ("workload identity"). Raises
+    OAuthError."""
+    try:
+        answer = await post_token_request(
+            endpoint,
+            form,
+            http,
+            what=f"{server_name}: its token endpoint",
+            url_field="url",
+            authorization=authorization,
+            dpop_key=dpop_key,
+        )
+    except TokenRefusal as refusal:
+        _logger.info("OAuth %s refused: server=%s error=%s", kind, server_name, refusal.error)
+        raise refused(refusal) from None
+    check_bound(answer, dpop_key, discovery.issuer)
+    tokens = TokenSet.from_response({**answer, "scope": answer.get("scope") or form.get("scope")}, dpop_key=dpop_key)
+    _logger.info(
+        "OAuth %s token: server=%s issuer=%s expires_at=%s", kind, server_name, discovery.issuer, tokens.expires_at
+    )
+    return tokens

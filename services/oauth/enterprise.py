@@ -24,8 +24,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from ..errors import AuthRequired, ErrorCode, McpError, OAuthError
 from ..server_spec import ServerSpec
 from . import dpop
-from .assertion_grant import JWT_BEARER, TokenRefusal, basic_auth, check_jwt_bearer_offered, post_token_request
-from .client import check_bound
+from .assertion_grant import JWT_BEARER, TokenRefusal, basic_auth, jwt_bearer_endpoint, jwt_bearer_token
 from .discovery import Discovery, discover
 from .http import GuardedHttp
 from .identity_provider import IdentityProvider, exchange_for_id_jag
@@ -59,7 +58,7 @@ def _refused(client: EnterpriseClient, message: str, field: str) -> OAuthError:
     return OAuthError(ErrorCode.OAUTH_TOKEN_ERROR, f"{client.server_name}: {message}", field=field)
 
 
-def _check(client: EnterpriseClient, discovery: Discovery) -> str:
+def _auth_method(client: EnterpriseClient, discovery: Discovery) -> str:
     """How Odoo's client authenticates at the authorization server; raises OAuthError when it cannot."""
     if not client.client_id or not client.client_secret:
         raise _refused(
@@ -68,7 +67,6 @@ def _check(client: EnterpriseClient, discovery: Discovery) -> str:
             "Client Secret.",
             "oauth_client_id" if not client.client_id else "oauth_client_secret",
         )
-    check_jwt_bearer_offered(client.server_name, discovery, "the company's identity provider")
     methods = discovery.authorization_server.token_endpoint_auth_methods_supported
     if methods is None or "client_secret_basic" in methods:
         return "client_secret_basic"
@@ -125,11 +123,9 @@ async def fetch_enterprise_token(
 ) -> TokenSet:
     """The user's access token: her ID token exchanged for an ID-JAG, the ID-JAG presented in the JWT
     bearer grant, bound to `dpop_key` where there is one. Raises OAuthError."""
-    method = _check(client, discovery)
+    endpoint = jwt_bearer_endpoint(client.server_name, discovery, "the company's identity provider")
+    method = _auth_method(client, discovery)
     dpop.check_offered(discovery, dpop_key is not None, client.server_name)
-    endpoint = discovery.endpoint("token_endpoint")
-    if not endpoint:
-        raise _refused(client, "its authorization server names no token endpoint.", "url")
     scope = client.scope or discovery.scope
     id_jag = await exchange_for_id_jag(
         client.provider, await identity.id_token(), discovery.issuer, discovery.resource, http, scope=scope
@@ -145,29 +141,17 @@ async def fetch_enterprise_token(
         **({"client_secret": secret} if method == "client_secret_post" else {}),
     }
     authorization = basic_auth(client.client_id, secret) if method == "client_secret_basic" else None
-    try:
-        answer = await post_token_request(
-            endpoint,
-            form,
-            http,
-            what=f"{client.server_name}: its token endpoint",
-            url_field="url",
-            authorization=authorization,
-            dpop_key=dpop_key,
-        )
-    except TokenRefusal as refusal:
-        _logger.info("OAuth identity assertion refused: server=%s error=%s", client.server_name, refusal.error)
-        raise _token_refusal(client, refusal) from None
-    check_bound(answer, dpop_key, discovery.issuer)
-    tokens = TokenSet.from_response({**answer, "scope": answer.get("scope") or scope}, dpop_key=dpop_key)
-    _logger.info(
-        "OAuth identity assertion token: server=%s issuer=%s provider=%s expires_at=%s",
-        client.server_name,
-        discovery.issuer,
-        client.provider.name,
-        tokens.expires_at,
+    return await jwt_bearer_token(
+        endpoint,
+        discovery,
+        form,
+        http,
+        server_name=client.server_name,
+        kind=f"identity assertion of {client.provider.name}",
+        refused=lambda refusal: _token_refusal(client, refusal),
+        authorization=authorization,
+        dpop_key=dpop_key,
     )
-    return tokens
 
 
 class EnterpriseTokens(ClientCredentialsTokens):

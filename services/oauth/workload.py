@@ -22,8 +22,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 from ..errors import AuthRequired, ErrorCode, McpError, OAuthError
 from ..server_spec import ServerSpec
 from . import dpop
-from .assertion_grant import JWT_BEARER, TokenRefusal, check_jwt_bearer_offered, is_jwt, post_token_request
-from .client import check_bound
+from .assertion_grant import JWT_BEARER, TokenRefusal, is_jwt, jwt_bearer_endpoint, jwt_bearer_token
 from .discovery import Discovery, discover
 from .http import GuardedHttp
 from .machine import ClientCredentialsTokens
@@ -119,11 +118,8 @@ async def fetch_workload_token(
 ) -> TokenSet:
     """A new token for the workload from the authorization server `discovery` found, bound to
     `dpop_key` where there is one (DPoP). Raises OAuthError."""
-    check_jwt_bearer_offered(client.server_name, discovery, "a workload identity")
+    endpoint = jwt_bearer_endpoint(client.server_name, discovery, "a workload identity")
     dpop.check_offered(discovery, dpop_key is not None, client.server_name)
-    endpoint = discovery.endpoint("token_endpoint")
-    if not endpoint:
-        raise _refused(client, "its authorization server names no token endpoint.", "url")
     scope = client.scope or discovery.scope
     form = {
         "grant_type": JWT_BEARER,
@@ -132,22 +128,16 @@ async def fetch_workload_token(
         "resource": discovery.resource,
         "scope": scope or "",
     }
-    try:
-        answer = await post_token_request(
-            endpoint, form, http, what=f"{client.server_name}: its token endpoint", url_field="url", dpop_key=dpop_key
-        )
-    except TokenRefusal as refusal:
-        _logger.info("OAuth workload identity refused: server=%s error=%s", client.server_name, refusal.error)
-        raise _token_refusal(client, refusal) from None
-    check_bound(answer, dpop_key, discovery.issuer)
-    tokens = TokenSet.from_response({**answer, "scope": answer.get("scope") or scope}, dpop_key=dpop_key)
-    _logger.info(
-        "OAuth workload identity token: server=%s issuer=%s expires_at=%s",
-        client.server_name,
-        discovery.issuer,
-        tokens.expires_at,
+    return await jwt_bearer_token(
+        endpoint,
+        discovery,
+        form,
+        http,
+        server_name=client.server_name,
+        kind="workload identity",
+        refused=lambda refusal: _token_refusal(client, refusal),
+        dpop_key=dpop_key,
     )
-    return tokens
 
 
 class WorkloadTokens(ClientCredentialsTokens):
