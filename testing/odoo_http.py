@@ -420,3 +420,9 @@ def create_ai_user(admin: WebClient, login: str, name: str | None = None) -> int
     )
     values = {"name": name or login, "login": login, "password": login}
     return admin.call("res.users", "create", {**values, admin.groups_field: [(6, 0, [g["res_id"] for g in groups])]})
+
+
+def create_scripted_provider(admin: WebClient, base_url: str, api_key: str) -> int:
+    """An AI provider whose model is the scripted one at `base_url` (testing/scripted_llm.py)."""
+    values = {"name": "scripted", "base_url": base_url, "api_key": api_key, "default_model": "scripted"}
+    return admin.call("ai.provider", "create", values)

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user  # noqa: E402
+from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user, create_scripted_provider  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, Turn  # noqa: E402
 
 API_KEY = "budget-load-key"
@@ -57,11 +57,7 @@ def odoo() -> Iterator[dict]:
 
 def _configure(server: OdooServer, llm: ScriptedLLM) -> dict:
     admin = WebClient(server.url, server.db, "admin", "admin")
-    provider = admin.call(
-        "ai.provider",
-        "create",
-        {"name": "scripted", "base_url": llm.base_url, "api_key": API_KEY, "default_model": "scripted"},
-    )
+    provider = create_scripted_provider(admin, llm.base_url, API_KEY)
     admin.call("ai.provider.model", "create", {"provider_id": provider, "name": "scripted", "price_input": 2.5})
     assistant = admin.call("ai.assistant", "create", {"name": "Work", "provider_id": provider})
     users = [create_ai_user(admin, login) for login in ("load_one", "load_two")]

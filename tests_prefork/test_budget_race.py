@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 
 from testing.mcp_servers import serve_http  # noqa: E402
 from testing.odoo_cluster import NginxNotFound, OdooCluster  # noqa: E402
-from testing.odoo_http import OdooNotFound, WebClient, create_ai_user  # noqa: E402
+from testing.odoo_http import OdooNotFound, WebClient, create_ai_user, create_scripted_provider  # noqa: E402
 from testing.prerequisites import missing  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
@@ -82,11 +82,7 @@ def ctx() -> Iterator[dict]:
 
 def _configure(cluster: OdooCluster, llm: ScriptedLLM, url: str) -> dict:
     admin = WebClient(cluster.url, cluster.db, "admin", "admin")
-    provider = admin.call(
-        "ai.provider",
-        "create",
-        {"name": "scripted", "base_url": llm.base_url, "api_key": API_KEY, "default_model": "scripted"},
-    )
+    provider = create_scripted_provider(admin, llm.base_url, API_KEY)
     admin.call("ai.provider.model", "create", {"provider_id": provider, "name": "scripted", "price_input": 2.5})
     server = admin.call("mcp.server", "create", {"name": "Work", "scope": "system", "url": url})
     admin.call("mcp.server", "action_sync_tools", [server])

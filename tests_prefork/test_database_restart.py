@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
 
 from services.sse import SseDecoder, SseEvent  # noqa: E402
 from testing.mcp_servers import HttpServer  # noqa: E402
-from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user  # noqa: E402
+from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user, create_scripted_provider  # noqa: E402
 from testing.postgres import PostgresNotFound, PrivatePostgres  # noqa: E402
 from testing.prerequisites import missing  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
@@ -104,11 +104,7 @@ def ctx(state_dir: Path) -> Iterator[dict]:
 
 def _configure(server: OdooServer, llm: ScriptedLLM, url: str) -> dict:
     admin = WebClient(server.url, server.db, "admin", "admin")
-    provider = admin.call(
-        "ai.provider",
-        "create",
-        {"name": "scripted", "base_url": llm.base_url, "api_key": API_KEY, "default_model": "scripted"},
-    )
+    provider = create_scripted_provider(admin, llm.base_url, API_KEY)
     admin.call("ai.provider.model", "create", {"provider_id": provider, "name": "scripted", "price_input": 2.5})
     mcp = admin.call("mcp.server", "create", {"name": "Work", "scope": "system", "url": url})
     admin.call("mcp.server", "action_sync_tools", [mcp])

@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from testing.mcp_servers import HttpServer  # noqa: E402
-from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user  # noqa: E402
+from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user, create_scripted_provider  # noqa: E402
 from testing.prerequisites import missing  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
@@ -58,11 +58,7 @@ def ctx() -> Iterator[dict]:
 
 def _configure(server: OdooServer, llm: ScriptedLLM, mcp: HttpServer) -> dict:
     admin = WebClient(server.url, server.db, "admin", "admin")
-    provider = admin.call(
-        "ai.provider",
-        "create",
-        {"name": "scripted", "base_url": llm.base_url, "api_key": API_KEY, "default_model": "scripted"},
-    )
+    provider = create_scripted_provider(admin, llm.base_url, API_KEY)
     tools = admin.call("mcp.server", "create", {"name": "Calculator", "scope": "system", "url": mcp.url})
     admin.call("mcp.server", "action_sync_tools", [tools])
     add = admin.call("mcp.tool", "search", [("server_id", "=", tools), ("name", "=", "add")])

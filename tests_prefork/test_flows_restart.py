@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user  # noqa: E402
+from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user, create_scripted_provider  # noqa: E402
 from testing.prerequisites import missing  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, Turn  # noqa: E402
 
@@ -53,11 +53,7 @@ def ctx() -> Iterator[dict]:
 
 def _configure(server: OdooServer, llm: ScriptedLLM) -> dict:
     admin = WebClient(server.url, server.db, "admin", "admin")
-    provider = admin.call(
-        "ai.provider",
-        "create",
-        {"name": "scripted", "base_url": llm.base_url, "api_key": API_KEY, "default_model": "scripted"},
-    )
+    provider = create_scripted_provider(admin, llm.base_url, API_KEY)
     assistant = admin.call("ai.assistant", "create", {"name": "Greeter", "provider_id": provider})
     user = create_ai_user(admin, "flows_batch")
     admin.call("res.partner", "create", [{"name": f"Batch{i:03d}", "city": "Batchville"} for i in range(RECORDS)])

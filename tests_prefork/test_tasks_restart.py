@@ -26,7 +26,7 @@ from services.mcp import McpHub  # noqa: E402
 from services.server_spec import build_server_spec  # noqa: E402
 from testing.mcp_launch import HttpServer  # noqa: E402
 from testing.mcp_tasks_server import PROGRAM  # noqa: E402
-from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user  # noqa: E402
+from testing.odoo_http import OdooNotFound, OdooServer, WebClient, create_ai_user, create_scripted_provider  # noqa: E402
 from testing.prerequisites import missing  # noqa: E402
 from testing.scripted_llm import ScriptedLLM, ToolCall, Turn  # noqa: E402
 
@@ -62,11 +62,7 @@ def ctx(state_dir: Path) -> Iterator[dict]:
 
 def _configure(server: OdooServer, llm: ScriptedLLM, url: str) -> dict:
     admin = WebClient(server.url, server.db, "admin", "admin")
-    provider = admin.call(
-        "ai.provider",
-        "create",
-        {"name": "scripted", "base_url": llm.base_url, "api_key": API_KEY, "default_model": "scripted"},
-    )
+    provider = create_scripted_provider(admin, llm.base_url, API_KEY)
     # the turn waits one second for a call: the held task outlives it
     mcp = admin.call("mcp.server", "create", {"name": "Reports", "scope": "system", "url": url, "call_timeout": 1})
     admin.call("mcp.server", "action_sync_tools", [mcp])
