@@ -271,14 +271,21 @@ class OdooServer:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def log_errors(self) -> list[str]:
-        """ERROR and CRITICAL records of the running mode's log."""
+        """ERROR and CRITICAL records of the running mode's log, each with the traceback that follows
+        it: the log is gone with the test's folder, and a failing test's message is all that stays."""
         if not self.log.exists():
             return []
-        return [
-            line
-            for line in self.log.read_text(errors="replace").splitlines()
-            if re.search(r"^\S+ \S+ \d+ (ERROR|CRITICAL) ", line)
-        ]
+        records: list[str] = []
+        following = False  # the lines after an error record, up to the next record, are its traceback
+        for line in self.log.read_text(errors="replace").splitlines():
+            if re.search(r"^\S+ \S+ \d+ (ERROR|CRITICAL) ", line):
+                records.append(line)
+                following = True
+            elif re.match(r"^\d{4}-\d\d-\d\d ", line):
+                following = False
+            elif following:
+                records[-1] += "\n" + line
+        return records
 
 
 class WebClient:
