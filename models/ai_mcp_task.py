@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from odoo import api, fields, models
 
+from ..exceptions import ChatRefused
 from ..hub_process import process_hub
 from ..odoo_compat import Constraint
 from ..services.errors import AiMcpError
@@ -189,6 +190,30 @@ class AiMcpTask(models.Model):
         self.next_poll = fields.Datetime.now()
         self._wake_up()
         return {"answered": True}
+
+    def _cancel(self):
+        """The user stopped the task from its call's block: tasks/cancel to its server, then one
+        poll, so that its end reaches the block at once (the cron's next poll otherwise). True when
+        the server took the request; raises ChatRefused saying why when it could not be reached."""
+        self.ensure_one()
+        server = self.server_id
+        try:
+            tokens = server._oauth_grant(self.user_id) if server.auth_type == "oauth" else None
+            hub = process_hub()
+            hub.run(hub.acancel_task(server._server_spec(), self.task_id, tokens), timeout=POLL_TIMEOUT)
+        except (AiMcpError, TimeoutError) as exc:
+            _logger.info("MCP task cancel failed: task=%s server=%s error=%s", self.id, server.id, exc)
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            raise ChatRefused.invalid(
+                self.env._("%(server)s did not stop the task: %(why)s", server=server.name, why=message)
+            ) from None
+        _logger.info("MCP task cancelled by the user: task=%s server=%s", self.id, server.id)
+        self._poll(fields.Datetime.now())
+        if self.status not in OPEN_STATUSES:
+            self._deliver()
+        else:
+            self._wake_up()
+        return True
 
     def _deliver(self):
         """Add the ended task's result to its conversation, when no turn runs or waits there (its

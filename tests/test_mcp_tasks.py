@@ -144,6 +144,36 @@ class TestMcpTasks(ChatCase):
         self.env.invalidate_all()
         self.assertFalse(self.env["ai.mcp.task"].search([("call_id", "=", "call_stop")]), "nothing left to poll")
 
+    def test_a_task_left_running_is_stopped_from_its_block_and_its_end_lands(self):
+        self.login(self.user)
+        # a task that runs until it is released: only the user's stop ends it
+        self.llm.queue(
+            Turn(tool_calls=(ToolCall("hold", {"label": "left"}, id="call_long"),)),
+            Turn(text="The export goes on on the server."),
+        )
+        _response, events = self.send("Export the ledger.")
+        self.assertEqual(events[-1].event, "done")
+        conversation_id = events[0].data["conversation_id"]
+        self.assertIsNotNone(next(e for e in events if e.event == "tool_result").data.get("task"))
+        self.wait_for_task("left", "working")
+        # another user's request is refused before anything reaches the server
+        stranger = self.other_browser(self.other)
+        refused = self.cancel(stranger, conversation_id, "call_long")
+        self.assertIn("error", refused)
+        self.wait_for_task("left", "working")
+
+        answer = self.cancel(self.opener, conversation_id, "call_long")
+        self.assertEqual(answer["result"], {"cancelling": True})
+        self.wait_for_task("left", "cancelled")
+        self.env.invalidate_all()
+        task = self.env["ai.mcp.task"].search([("conversation_id", "=", conversation_id)])
+        self.assertEqual((task.status, task.delivered), ("cancelled", True))
+        late = self.stored_events(conversation_id).filtered(lambda e: e.type == "task_result")
+        self.assertEqual(len(late), 1, "its end is in the conversation at once, not at the cron's next poll")
+        self.assertEqual((late.payload["id"], late.payload["status"]), ("call_long", "cancelled"))
+        # nothing left to stop
+        self.assertEqual(self.cancel(self.opener, conversation_id, "call_long")["result"], {"cancelling": False})
+
     def call_task_tool(self, tool, arguments):
         """A call of the tasks server's own, outside any turn (the test's hand on the server)."""
         hub = process_hub()

@@ -10,6 +10,7 @@ from odoo import models
 from ...exceptions import ChatRefused
 from ...services.mcp import apply_defaults, elicitation_errors
 from ...turn.states import ConversationState, MessageStatus
+from ..ai_mcp_task import OPEN_STATUSES
 
 ANSWERS = ("accept", "decline", "cancel")
 
@@ -18,11 +19,23 @@ class AiConversation(models.Model):
     _inherit = "ai.conversation"
 
     def _chat_cancel_call(self, call_id):
-        """Ask the running turn to stop the call `call_id`: True when it was running."""
+        """Ask the running turn to stop the call `call_id`: True when it was running. A call that
+        ended "still running" has its server's task cancelled instead, its end then added to the
+        conversation (True when the server took the request)."""
         self.ensure_one()
         call = self._running_call(call_id)
-        call.write({"status": MessageStatus.CANCELLING})
-        return bool(call)
+        if call:
+            call.write({"status": MessageStatus.CANCELLING})
+            return True
+        task = self._left_task(str(call_id))
+        # the request goes to the server with the sign-in of the conversation's user: hers (_chat_own)
+        return task._cancel() if task else False
+
+    def _left_task(self, call_id):
+        """The task of call `call_id` of this conversation still running after its turn; empty otherwise."""
+        return self.env["ai.mcp.task"].search(
+            [("conversation_id", "=", self.id), ("call_id", "=", call_id), ("status", "in", OPEN_STATUSES)], limit=1
+        )
 
     def _chat_answer_elicitation(self, call_id, elicitation, action, content=None):
         """The user's answer to the question a running call's server asked; a form answer gets the

@@ -511,4 +511,66 @@ describe("a call its server runs as a task that outlives the turn", () => {
         assert.equal(after.status, state.status);
         assert.equal(after.messages.at(-1), state.messages.at(-1));
     });
+
+    test("a block whose task still runs after its turn can be stopped, and says cancelled once it ended", () => {
+        const e = sequence();
+        const leftRunning = {task_id: "t-1", server_key: "db/mcp.server/7", status: "working"};
+        let state = play(asked("Export the ledger"), [
+            e.start(),
+            e.round(1),
+            e.call("call_t", "hold"),
+            e.result("call_t", {
+                content: [{type: "text", text: "still running"}],
+                task: leftRunning,
+            }),
+            e.text("It goes on on the server."),
+            e.done(1),
+        ]);
+        state = play(userMessage(state, "Thanks"), [
+            e.start(),
+            e.text("You are welcome."),
+            e.done(0),
+        ]);
+        const theBlock = () =>
+            state.messages
+                .find((m) => m.role === "assistant")
+                .parts.find((part) => part.id === "call_t");
+        assert.equal(theBlock().status, "done");
+        assert.equal(theBlock().taskRunning, true, "the block offers its stop button");
+        state = cancelRequested(deepFreeze(state), theBlock().key);
+        assert.equal(theBlock().cancelling, true, "stopping, in an earlier answer than the last");
+        state = reduce(deepFreeze(state), {
+            type: "task_result",
+            seq: 99,
+            id: "call_t",
+            tool: "hold",
+            status: "cancelled",
+            ok: false,
+            content: [{type: "text", text: "The task was cancelled: Cancelled by the client."}],
+            model_text: "The task was cancelled: Cancelled by the client.",
+        });
+        assert.equal(theBlock().status, "cancelled");
+        assert.equal(theBlock().taskRunning, false);
+        assert.equal(theBlock().cancelling, false);
+    });
+
+    test("a call that ended without a task has nothing left to stop", () => {
+        const e = sequence();
+        const state = play(asked("Compute"), [
+            e.start(),
+            e.round(1),
+            e.call("c1", "compute"),
+            e.result("c1"),
+            e.done(1),
+        ]);
+        const shown = state.messages
+            .find((m) => m.role === "assistant")
+            .parts.find((part) => part.id === "c1");
+        assert.ok(!shown.taskRunning);
+        const after = cancelRequested(deepFreeze(state), shown.key);
+        const kept = after.messages
+            .find((m) => m.role === "assistant")
+            .parts.find((part) => part.id === "c1");
+        assert.notEqual(kept.cancelling, true);
+    });
 });

@@ -73,7 +73,13 @@ function toolEvents(next) {
         log: (id, level, message) => next("tool_log", {id, level, logger: null, message}),
         result: (
             id,
-            {ok = true, code = null, ms = 10, content = [{type: "text", text: `${id} ok`}]} = {}
+            {
+                ok = true,
+                code = null,
+                ms = 10,
+                content = [{type: "text", text: `${id} ok`}],
+                task = null,
+            } = {}
         ) =>
             next("tool_result", {
                 id,
@@ -83,6 +89,7 @@ function toolEvents(next) {
                 error_code: code,
                 error_message: code && `${code} happened`,
                 duration_ms: ms,
+                ...(task ? {task} : {}),
             }),
     };
 }

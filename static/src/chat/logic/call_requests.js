@@ -68,10 +68,12 @@ export class CallRequests {
         });
     }
 
-    /** Stop one running call: the worker running the turn, whichever it is, reads the request. */
+    /** Stop one running call (the worker running the turn, whichever it is, reads the request), or
+     * the task a call left running (the server is asked at once, its end comes as a task_result). */
     async cancel(key) {
         const {chat, block} = this.block(key);
-        if (!block || block.status !== CallStatus.RUNNING || !chat.conversationId) {
+        const stoppable = block && (block.status === CallStatus.RUNNING || block.taskRunning);
+        if (!stoppable || block.cancelling || !chat.conversationId) {
             return;
         }
         const {rpc, notify, words} = this.store.services;

@@ -127,11 +127,21 @@ function storedUserMessage(state, message) {
     return userMessage(state, message.text, app);
 }
 
-/** The user asked to stop one running call (the server answers with its CANCELLED result). */
+/** The user asked to stop one running call (the server answers with its CANCELLED result), or the
+ * task a call left running, in whichever answer (its task_result then says it was cancelled). */
 export function cancelRequested(state, key) {
     const mark = (part) =>
-        part.key === key && part.status === CallStatus.RUNNING ? {...part, cancelling: true} : part;
-    return {...state, messages: mapCurrentTools(state.messages, mark)};
+        part.kind === "tool" &&
+        part.key === key &&
+        (part.status === CallStatus.RUNNING || part.taskRunning)
+            ? {...part, cancelling: true}
+            : part;
+    const messages = state.messages.map((message) =>
+        message.role === "assistant" && message.parts.some((part) => part.key === key)
+            ? {...message, parts: message.parts.map(mark)}
+            : message
+    );
+    return {...state, messages};
 }
 
 export function toggleTool(state, key) {
@@ -355,7 +365,15 @@ const HANDLERS = {
     },
 
     tool_result(state, event) {
-        const finish = (part) => (part.id === event.id ? withResult(part, event) : part);
+        // a call that ended "still running" leaves its server's task running: the block can stop it
+        const finish = (part) => {
+            if (part.id !== event.id) {
+                return part;
+            }
+            return event.task
+                ? {...withResult(part, event), taskRunning: true}
+                : withResult(part, event);
+        };
         const messages = mapCurrentTools(state.messages, finish);
         return {...state, messages, status: busyStatus(messages)};
     },
@@ -363,7 +381,11 @@ const HANDLERS = {
     /** A server's task the call was left running as ended after its turn: its block, in whichever
      * answer it is, shows the result. */
     task_result(state, event) {
-        const finish = (part) => withResult(part, event);
+        const finish = (part) => ({
+            ...withResult(part, event),
+            ...(event.status === "cancelled" ? {status: CallStatus.CANCELLED} : {}),
+            taskRunning: false,
+        });
         return {...state, messages: mapCallBlocks(state.messages, event.id, finish)};
     },
 

@@ -73,8 +73,14 @@ export class ToolBlock extends Component {
             denied: _t("Denied"),
             cancelled: _t("Cancelled"),
         };
-        if (this.status === CallStatus.RUNNING && this.props.block.cancelling) {
+        if (
+            this.props.block.cancelling &&
+            (this.status === CallStatus.RUNNING || this.props.block.taskRunning)
+        ) {
             return _t("Stopping…");
+        }
+        if (this.props.block.taskRunning) {
+            return _t("Task running");
         }
         return labels[this.status] || this.status;
     }
@@ -97,11 +103,18 @@ export class ToolBlock extends Component {
     }
 
     get canStop() {
+        const block = this.props.block;
         return (
             Boolean(this.props.onCancel) &&
-            this.status === CallStatus.RUNNING &&
-            !this.props.block.cancelling
+            (this.status === CallStatus.RUNNING || Boolean(block.taskRunning)) &&
+            !block.cancelling
         );
+    }
+
+    get stopTitle() {
+        return this.props.block.taskRunning
+            ? _t("Stop the task its server still runs")
+            : _t("Stop this call; the answer goes on without it");
     }
 
     get percent() {
