@@ -227,6 +227,36 @@ class TestTaskTour(_TourCase):
         self.assertFalse(self.env["ai.mcp.task"].search([("conversation_id", "=", conversation.id)]))
 
 
+def left_task_model(body):
+    """Calls the task tool `hold`, then answers that the task goes on once its call ended "still running"."""
+    if any(m.get("role") == "tool" for m in body.get("messages", [])):
+        return Turn(text="The export goes on on the server.", chunks=2)
+    return Turn(tool_calls=(ToolCall("hold", {"label": "ledger"}),))
+
+
+@tagged("post_install", "-at_install")
+class TestLeftTaskTour(_TourCase):
+    responder = staticmethod(left_task_model)
+    server_program = TASKS_PROGRAM
+    approvals = {"hold": False}
+    # the turn waits one second for the call: the task outlives it
+    assistant_values = {"name": "Export assistant", "call_timeout": 1}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.task_state = Path(tempfile.mkdtemp(prefix="ai_mcp_left_task_tour_"))
+        cls.addClassCleanup(shutil.rmtree, cls.task_state, True)
+        cls.server_options = ("--state-dir", str(cls.task_state))
+        super().setUpClass()
+
+    def test_a_task_left_running_after_its_answer_is_stopped_from_its_block(self):
+        self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_left_task_tour", login="admin", timeout=120)
+        conversation = self.env["ai.conversation"].search([("assistant_id", "=", self.assistant.id)])
+        task = self.env["ai.mcp.task"].search([("conversation_id", "=", conversation.id)])
+        self.assertEqual((task.status, task.delivered), ("cancelled", True))
+        self.assertEqual((self.task_state / "task-ledger").read_text(), "cancelled", "tasks/cancel reached the server")
+
+
 def prompt_model(body):
     """Answers what the prompt asked, to show it reached the model as the user's message."""
     asked = [m["content"] for m in body.get("messages", []) if m.get("role") == "user"][-1]

@@ -51,6 +51,30 @@ describe("CallRequests on the store", () => {
         assert.deepEqual(server.calls("/ai_mcp/chat/cancel_call"), []);
     });
 
+    test("a call that left its task running is stopped, then the conversation's new events are read", async () => {
+        const {server, store, e, key} = running();
+        store.dispatch(
+            e.result("c1", {task: {task_id: "t-1", server_key: "k", status: "working"}})
+        );
+        store.dispatch(e.done(1));
+        const read = [];
+        const calls = new CallRequests(store, {read: async (id) => read.push(id)});
+        server.routes["/ai_mcp/chat/cancel_call"] = {cancelling: true};
+        await calls.cancel(key);
+        assert.deepEqual(server.calls("/ai_mcp/chat/cancel_call"), [
+            {conversation_id: 7, call_id: "c1"},
+        ]);
+        assert.equal(
+            store.chat.messages.at(-1).parts.find((part) => part.key === key).cancelling,
+            true
+        );
+        assert.deepEqual(
+            read,
+            [7],
+            "the task's end, added as the server answered, is read at once"
+        );
+    });
+
     test("the answer to a server's question goes to the call that asked it", async () => {
         const {server, store, e, key, calls} = running();
         store.dispatch(e.ask("c1", "el-1"));

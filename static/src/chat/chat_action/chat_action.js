@@ -88,9 +88,9 @@ export class ChatAction extends Component {
             listOpen: false, // small screens: the conversation list shown over the chat
         });
         this.turns = new ChatTurns(this.store);
-        this.calls = new CallRequests(this.store);
-        this.signIn = new SignInPause(this.store, this.turns);
         this.taskEvents = new TaskEvents(this.store);
+        this.calls = new CallRequests(this.store, this.taskEvents);
+        this.signIn = new SignInPause(this.store, this.turns);
         this.promptSource = new PromptSource(this.store);
         this.prompts = useState(this.promptSource.state);
         this.resourceSource = new ResourceSource(this.store);

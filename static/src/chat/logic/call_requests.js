@@ -8,8 +8,10 @@ import {CallStatus} from "../../common/chat_status.js";
  * may take; the worker running the turn reads it from the database.
  */
 export class CallRequests {
-    constructor(store) {
+    /** `taskEvents`: the chat's TaskEvents, which reads what a stopped task added to the conversation. */
+    constructor(store, taskEvents = null) {
         this.store = store;
+        this.taskEvents = taskEvents;
     }
 
     /** The tool block `key` (unique in the conversation; a task's question may be on an earlier
@@ -85,6 +87,12 @@ export class CallRequests {
             });
         } catch (error) {
             notify(words.notStopped(error.message), "danger");
+            return;
+        }
+        if (block.taskRunning) {
+            // the task's end was added to the conversation as the server answered: read it now
+            // rather than wait for the bus
+            await this.taskEvents?.read(chat.conversationId);
         }
     }
 }
