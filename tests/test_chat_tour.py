@@ -198,12 +198,12 @@ def task_model(body):
     return Turn(tool_calls=(ToolCall("hold", {"label": "report"}),))
 
 
-@tagged("post_install", "-at_install")
-class TestTaskTour(_TourCase):
-    responder = staticmethod(task_model)
+class _TaskTourCase(_TourCase):
+    """The tasks server (testing/mcp_tasks_server.py), its tasks' states written to `task_state`, and
+    its `hold` task offered without approval."""
+
     server_program = TASKS_PROGRAM
     approvals = {"hold": False}
-    assistant_values = {"name": "Task assistant", "call_timeout": 90}
 
     @classmethod
     def setUpClass(cls):
@@ -211,6 +211,12 @@ class TestTaskTour(_TourCase):
         cls.addClassCleanup(shutil.rmtree, cls.task_state, True)
         cls.server_options = ("--state-dir", str(cls.task_state))
         super().setUpClass()
+
+
+@tagged("post_install", "-at_install")
+class TestTaskTour(_TaskTourCase):
+    responder = staticmethod(task_model)
+    assistant_values = {"name": "Task assistant", "call_timeout": 90}
 
     def test_a_tasks_state_shows_in_its_block_and_the_stop_button_cancels_it(self):
         self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_task_tour", login="admin", timeout=120)
@@ -235,19 +241,10 @@ def left_task_model(body):
 
 
 @tagged("post_install", "-at_install")
-class TestLeftTaskTour(_TourCase):
+class TestLeftTaskTour(_TaskTourCase):
     responder = staticmethod(left_task_model)
-    server_program = TASKS_PROGRAM
-    approvals = {"hold": False}
     # the turn waits one second for the call: the task outlives it
     assistant_values = {"name": "Export assistant", "call_timeout": 1}
-
-    @classmethod
-    def setUpClass(cls):
-        cls.task_state = Path(tempfile.mkdtemp(prefix="ai_mcp_left_task_tour_"))
-        cls.addClassCleanup(shutil.rmtree, cls.task_state, True)
-        cls.server_options = ("--state-dir", str(cls.task_state))
-        super().setUpClass()
 
     def test_a_task_left_running_after_its_answer_is_stopped_from_its_block(self):
         self.start_tour("/odoo/action-ai_mcp.action_ai_chat", "ai_mcp_left_task_tour", login="admin", timeout=120)
