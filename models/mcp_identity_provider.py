@@ -173,7 +173,8 @@ class McpIdentityProvider(models.Model):
         her and `session_id`. Raises AccessError, UserError, OAuthError."""
         self.ensure_one()
         if not self._user_may_sign_in(self.env.user):
-            raise AccessError(self.env._("%s does not vouch for users of your companies.", self.sudo().name))
+            # not named: another company's provider stays unknown to her
+            raise AccessError(self.env._("This identity provider does not vouch for users of your companies."))
         # sudo: a user signs in with Odoo's client secret, which she may not read
         provider = self.sudo()
         url, pending = process_hub().run(start_sign_in(provider._spec(), provider.redirect_uri, provider._http()))

@@ -153,6 +153,7 @@ class TestOAuthEnterprise(ChatCase):
             f"{self.base_url()}/ai_mcp/identity/start?provider_id={self.identity.id}", allow_redirects=False, timeout=30
         )
         self.assertEqual(start.status_code, 403, "she cannot sign in to it either")
+        self.assertNotIn("Acme ID", start.text, "nor learn its name")
         self.assertFalse(self.env["mcp.identity.grant"].sudo().search([("user_id", "=", self.stranger.id)]))
         events = self.whoami(self.stranger, "s1")
         told = self.told(events) + [text for _ok, text in self.results(events)]
