@@ -20,6 +20,8 @@ from odoo.addons.ai_mcp.services.sse import SseDecoder
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM
 
+from .common import let_background_syncs_end
+
 AI_USER_GROUPS = "base.group_user,ai_mcp.group_ai_user"
 
 
@@ -100,6 +102,10 @@ class ChatCase(HttpCase):
             self._every_request_allowed = True
             self.addCleanup(allowed.__exit__, None, None, None)
             self.addCleanup(setattr, self, "_every_request_allowed", False)
+        # what the class's servers announced while it was set up, and what they announce during the
+        # test, is synced before the test (and its rollback) queries again
+        let_background_syncs_end(self, test_lock_held=False)
+        self.addCleanup(let_background_syncs_end, self, test_lock_held=False)
 
     @contextmanager
     def allow_requests(self, browser=None, all_requests=False):
@@ -129,11 +135,15 @@ class ChatCase(HttpCase):
         """POST /ai_mcp/chat/stream; returns (response, [SseEvent])."""
         body = {"assistant_id": self.assistant.id, "message": message, **body}
         response = self.post("/ai_mcp/chat/stream", body)
-        return response, self.events_of(response)
+        events = self.events_of(response)
+        let_background_syncs_end(self, test_lock_held=False)
+        return response, events
 
     def resume(self, conversation_id, **body):
         response = self.post("/ai_mcp/chat/resume", {"conversation_id": conversation_id, **body})
-        return response, self.events_of(response)
+        events = self.events_of(response)
+        let_background_syncs_end(self, test_lock_held=False)
+        return response, events
 
     def replay(self, conversation_id, after=None, last_event_id=None):
         url = f"{self.base_url()}/ai_mcp/chat/{conversation_id}/events"

@@ -4,11 +4,14 @@ import os
 import shutil
 import time
 import unittest
+from contextlib import nullcontext
 from pathlib import Path
 
 from odoo.tests import TransactionCase, new_test_user
 
 from odoo.addons.ai_mcp.hub_process import running_hub
+from odoo.addons.ai_mcp.models.server.list_watch import wait_for_background_syncs
+from odoo.addons.ai_mcp.odoo_compat import allow_every_request
 from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 
 # A public address: saving a user server with it needs no DNS and passes the URL guard.
@@ -205,3 +208,13 @@ def reference_server(env):
     result = server._sync_tools()
     assert not result.get("error"), result
     return server.with_env(env)
+
+
+def let_background_syncs_end(case, test_lock_held=True):
+    """Wait for the tool syncs a server's `list_changed` started in the background (MCP's reference
+    server announces one on every connection): they run on the test's cursor, so the test's own
+    queries and its rollback must not overlap them. Odoo 19's HTTP tests hold the test lock the
+    sync needs, so it is let go meanwhile unless the test released it already."""
+    allowed = allow_every_request(case) if test_lock_held else None
+    with allowed if allowed is not None else nullcontext():
+        case.assertTrue(wait_for_background_syncs(), "a background tool sync did not end")

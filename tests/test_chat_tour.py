@@ -26,7 +26,7 @@ from odoo.addons.ai_mcp.testing.mcp_tasks_server import PROGRAM as TASKS_PROGRAM
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 from .browser import browser_prepared
-from .common import require_browser
+from .common import let_background_syncs_end, require_browser
 
 ECHO_TEXT = "hello from the tour"
 ANSWER = "**2 + 3 = 5**, and the echo tool said *hello from the tour*."
@@ -67,6 +67,7 @@ class _TourCase(HttpCase):
     def setUp(self):
         super().setUp()
         require_browser(self)
+        self.addCleanup(let_background_syncs_end, self)
         env = self.env(context=dict(self.env.context, tracking_disable=True))
         provider = env["ai.provider"].create(
             {

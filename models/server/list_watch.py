@@ -20,7 +20,9 @@ SYNC_DELAY_SECONDS = 1.0
 
 _watched_hubs = weakref.WeakSet()
 _scheduled = set()
+_running = set()
 _lock = threading.Lock()
+_idle = threading.Condition(_lock)
 
 
 class McpServer(models.Model):
@@ -57,8 +59,10 @@ def _record_of(key):
 
 
 def _sync(dbname, server_id):
+    target = (dbname, server_id)
     with _lock:
-        _scheduled.discard((dbname, server_id))
+        _scheduled.discard(target)
+        _running.add(target)
     try:
         with Registry(dbname).cursor() as cr:
             server = api.Environment(cr, SUPERUSER_ID, {})["mcp.server"].browse(server_id).exists()
@@ -67,3 +71,18 @@ def _sync(dbname, server_id):
                 _logger.info("MCP tools re-synced after list_changed: server=%s result=%s", server.name, result)
     except Exception:  # a background sync must not take the thread's caller down; the next sync retries
         _logger.exception("MCP tools re-sync after list_changed failed: database=%s server=%s", dbname, server_id)
+    finally:
+        with _lock:
+            _running.discard(target)
+            _idle.notify_all()
+
+
+def wait_for_background_syncs(timeout=30.0):
+    """Block until no announced sync is waiting or running; whether that happened within `timeout`.
+
+    An HTTP test's cursor is shared by every thread of the process: a sync running beside the
+    test's own queries would interleave with them on one connection, so tests wait here before
+    they query again (and before their transaction is rolled back).
+    """
+    with _lock:
+        return _idle.wait_for(lambda: not _scheduled and not _running, timeout=timeout)
