@@ -25,7 +25,7 @@ from ..errors import AuthRequired, ErrorCode, McpError, OAuthError
 from ..server_spec import ServerSpec
 from . import dpop
 from .assertion_grant import JWT_BEARER, TokenRefusal, basic_auth, jwt_bearer_endpoint, jwt_bearer_token
-from .discovery import Discovery, discover
+from .discovery import Discovery
 from .http import GuardedHttp
 from .identity_provider import IdentityProvider, exchange_for_id_jag
 from .machine import ClientCredentialsTokens, SavingTokenStore
@@ -172,13 +172,8 @@ class EnterpriseTokens(ClientCredentialsTokens):
         super().__init__(store, client, server_url, http, sse=sse)  # type: ignore[arg-type]
         self.identity = identity
 
-    async def fetch(self, dpop_key: SecretStr | None = None) -> TokenSet:
-        if self.client.dpop and dpop_key is None:
-            dpop_key = SecretStr(dpop.generate_key())
-        discovery = await discover(self.server_url, self.http, sse=self.sse, pkce=False)
-        return await fetch_enterprise_token(
-            self.client, discovery, self.identity, self.http, dpop_key if self.client.dpop else None
-        )
+    async def request_token(self, discovery: Discovery, dpop_key: SecretStr | None) -> TokenSet:
+        return await fetch_enterprise_token(self.client, discovery, self.identity, self.http, dpop_key)
 
     def refusal(self, spec: ServerSpec, used: TokenSet, exc: AuthRequired) -> McpError:
         _logger.warning(

@@ -363,10 +363,16 @@ class ClientCredentialsTokens(RefreshingTokens):
 
     async def fetch(self, dpop_key: SecretStr | None = None) -> TokenSet:
         """A new token, bound to the grant's DPoP key `dpop_key` (a new key for a first token)."""
-        if self.client.dpop and dpop_key is None:
+        if not self.client.dpop:
+            dpop_key = None
+        elif dpop_key is None:
             dpop_key = SecretStr(dpop.generate_key())
         discovery = await discover(self.server_url, self.http, sse=self.sse, pkce=False)
-        return await fetch_token(self.client, discovery, self.http, dpop_key if self.client.dpop else None)
+        return await self.request_token(discovery, dpop_key)
+
+    async def request_token(self, discovery: Discovery, dpop_key: SecretStr | None) -> TokenSet:
+        """The token request this kind of grant makes at the authorization server `discovery` found."""
+        return await fetch_token(self.client, discovery, self.http, dpop_key)
 
     def refusal(self, spec: ServerSpec, used: TokenSet, exc: AuthRequired) -> McpError:
         """What a turn is told when the server refuses a token just fetched: a sentence for the

@@ -23,7 +23,7 @@ from ..errors import AuthRequired, ErrorCode, McpError, OAuthError
 from ..server_spec import ServerSpec
 from . import dpop
 from .assertion_grant import JWT_BEARER, TokenRefusal, is_jwt, jwt_bearer_endpoint, jwt_bearer_token
-from .discovery import Discovery, discover
+from .discovery import Discovery
 from .http import GuardedHttp
 from .machine import ClientCredentialsTokens
 from .models import TokenSet
@@ -146,11 +146,8 @@ class WorkloadTokens(ClientCredentialsTokens):
 
     client: WorkloadClient  # type: ignore[assignment]
 
-    async def fetch(self, dpop_key: SecretStr | None = None) -> TokenSet:
-        if self.client.dpop and dpop_key is None:
-            dpop_key = SecretStr(dpop.generate_key())
-        discovery = await discover(self.server_url, self.http, sse=self.sse, pkce=False)
-        return await fetch_workload_token(self.client, discovery, self.http, dpop_key if self.client.dpop else None)
+    async def request_token(self, discovery: Discovery, dpop_key: SecretStr | None) -> TokenSet:
+        return await fetch_workload_token(self.client, discovery, self.http, dpop_key)
 
     def refusal(self, spec: ServerSpec, used: TokenSet, exc: AuthRequired) -> McpError:
         _logger.warning(
