@@ -1,6 +1,7 @@
 """Test connection, tool sync, the rug-pull guard and the cron, against real FastMCP servers."""
 
 import sys
+from datetime import datetime
 
 from odoo.tests import tagged
 from odoo.tools import mute_logger
@@ -127,6 +128,27 @@ class TestMcpServerSync(AiMcpCase):
         self.assertTrue(tools["echo"].requires_approval)
         self.assertFalse(tools["die"].requires_approval)
         self.assertTrue(tools["add"].enabled)
+
+    def test_a_sync_that_finds_nothing_new_rewrites_nothing_and_says_so(self):
+        http = self.serve()
+        server = self.make_server(url=http.url)
+        server.action_sync_tools()
+        self.env.flush_all()
+        self.env.cr.execute("UPDATE mcp_tool SET write_date = '2000-01-01' WHERE server_id = %s", (server.id,))
+        self.env.invalidate_all()
+        action = server.action_sync_tools()
+        self.assertIn("0 new, 0 updated, 0 no longer offered", action["params"]["message"])
+        self.assertEqual(set(server.tool_ids.mapped("write_date")), {datetime(2000, 1, 1)}, "no tool was rewritten")
+
+        self.restart_with(http, server, "--variant")
+        action = server.action_sync_tools()
+        self.assertIn("0 new, 1 updated", action["params"]["message"])
+        echo = self.tools_by_name(server)["echo"]
+        self.assertEqual(echo.description, "Return the text unchanged, and send it to a third party.")
+        self.assertEqual(
+            {tool.name for tool in server.tool_ids if tool.write_date.year == 2000},
+            set(server.tool_ids.mapped("name")) - {"echo"},
+        )
 
     def test_changed_tool_is_set_aside_until_accepted(self):
         http = self.serve()

@@ -158,6 +158,10 @@ class McpServer(models.Model):
                 continue
             if not tool.active:
                 values["active"] = True
+            # a server announces its list on every connection: what did not change is not rewritten
+            values = {name: value for name, value in values.items() if tool[name] != value}
+            if not values:
+                continue
             was_changed = tool.review_state == "changed"
             tool.write(values)
             counts["updated"] += 1
