@@ -11,7 +11,7 @@ from odoo.addons.ai_mcp.testing.mcp_servers import HttpServer
 from odoo.addons.ai_mcp.testing.scripted_llm import ScriptedLLM, ToolCall, Turn
 
 from .chat_common import ChatCase
-from .common import require_browser
+from .common import let_background_syncs_end, require_browser
 
 # what web.base.url says in these tests: the board declares it, and must never get it
 BASE_URL = "https://erp.example.test"
@@ -90,6 +90,7 @@ class AppTourCase(HttpCase):
     def setUp(self):
         super().setUp()
         require_browser(self)
+        self.addCleanup(let_background_syncs_end, self)
         self.llm = ScriptedLLM(responder=self.responder())
         self.llm.start()
         self.addCleanup(self.llm.close)
