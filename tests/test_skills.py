@@ -62,9 +62,13 @@ class TestSkills(ChatCase):
             (self.skill.name, self.skill.description, self.skill.uri, self.skill.file_count),
             ("invoice-review", "Review a supplier invoice before it is posted", SKILL_URI, 2),
         )
+        self.env.flush_all()
+        self.env.cr.execute("UPDATE mcp_skill SET write_date = '2000-01-01' WHERE id = %s", (self.skill.id,))
+        self.env.invalidate_all()
         self.invoices._sync_tools()
         self.assertIn("skills/list", [method for method, _ in self.skills_server.requests])
         self.assertEqual(self.skills_server.reads(), [])
+        self.assertEqual(self.skill.write_date.year, 2000, "a skill listed as it was is not rewritten")
 
     def test_the_model_loads_the_skill_it_was_offered_and_the_call_is_shown_and_audited(self):
         events = self.review()

@@ -36,7 +36,10 @@ class McpServer(models.Model):
             if skill is None:
                 to_create.append({**values, "uri": entry.uri, "server_id": self.id})
             else:
-                skill.write(values)
+                # as tools: what a listing repeats unchanged is not rewritten
+                changed = {name: value for name, value in values.items() if skill[name] != value}
+                if changed:
+                    skill.write(changed)
         if to_create:
             Skill.create(to_create)
         gone = Skill.browse([s.id for s in existing.values() if s.active])
