@@ -9,8 +9,6 @@ are refusals of the user's request itself, translated, each with its HTTP status
 
 from typing import Any
 
-from odoo import _
-
 from .services.errors import ErrorCode
 
 # the HTTP status each refusal is answered with; any other code (a server's failure met on the
@@ -45,8 +43,11 @@ class ChatRefused(Exception):
         return {"error": {**self.details, "code": self.code.value, "message": self.message}}
 
     @classmethod
-    def not_found(cls) -> "ChatRefused":
-        return cls(ErrorCode.NOT_FOUND, _("No such assistant, cloud service or conversation, or you may not use it."))
+    def not_found(cls, env: Any) -> "ChatRefused":
+        """In `env`'s language: the refusal is also met outside a request (a flow's run, a cron)."""
+        return cls(
+            ErrorCode.NOT_FOUND, env._("No such assistant, cloud service or conversation, or you may not use it.")
+        )
 
     @classmethod
     def invalid(cls, message: str) -> "ChatRefused":

@@ -9,6 +9,8 @@ from odoo.modules.module import get_module_path
 from odoo.tests import TransactionCase, tagged
 from odoo.tools.translate import TranslationModuleReader, code_translations
 
+from odoo.addons.ai_mcp.exceptions import ChatRefused
+
 LANGS = ("zh_CN", "zh_TW")
 PLACEHOLDER = re.compile(r"%\(\w+\)[sd]|%[sd]|\{\{[^}]*\}\}")
 # strings Odoo's exporter finds in folders that are no part of the addon (a local virtualenv)
@@ -72,3 +74,7 @@ class TestTranslations(TransactionCase):
         web = {m["id"]: m["string"] for m in code_translations.get_web_translations("ai_mcp", "zh_TW")["messages"]}
         self.assertEqual(web["Edit as JSON"], "以 JSON 編輯")
         self.assertEqual(web["Required"], "必填")
+        # outside a request (a flow's run, a cron), a refusal is in the language of the user it refuses
+        with self.assertNoLogs("odoo.tools.translate", "WARNING"):
+            refused = ChatRefused.not_found(self.env(context={"lang": "zh_TW"}))
+        self.assertEqual(refused.message, "沒有這個助理、雲端服務或對話，或者您無權使用。")

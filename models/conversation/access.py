@@ -55,7 +55,7 @@ class AiConversation(models.Model):
         `may_use` it; otherwise the same 404 whether it is missing, malformed or not theirs."""
         record = self.env[model_name].sudo().browse(self._sent_id(record_id)).exists()
         if not record or not may_use(record):
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         return record
 
     @api.model
@@ -64,7 +64,7 @@ class AiConversation(models.Model):
         try:
             return int(record_id)
         except (TypeError, ValueError):
-            raise ChatRefused.not_found() from None
+            raise ChatRefused.not_found(self.env) from None
 
     @api.model
     def _usable_assistant(self, assistant_id):

@@ -127,7 +127,7 @@ class AiConversation(models.Model):
         is no longer one the conversation may use."""
         payload = self._app_call_payload(call_id, writing)
         if payload is None:
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         if not payload.get("app"):
             raise ChatRefused(ErrorCode.APP_UNAVAILABLE, self.env._("This tool call has no app."))
         server = (

@@ -34,7 +34,7 @@ class AiConversation(models.Model):
             )
         message = self._app_call_message(call_id)
         if not message:
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         at = datetime.now(timezone.utc).isoformat()
         message.app_context = {"title": call.title, "text": text, "at": at} if text else False
         for older in self._app_context_messages()[MAX_APPS:]:

@@ -81,7 +81,7 @@ class AiConversation(models.Model):
     def _chat_usage(self, conversation_id=None, now=None):
         """The totals the chat shows (ai.usage `_chat_totals`); `conversation_id` must be the user's."""
         if not self.env.user.has_group("ai_mcp.group_ai_user"):
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         conversation = self._chat_readable(conversation_id) if conversation_id else None
         return self.env["ai.usage"]._chat_totals(conversation, now=now)
 
@@ -154,7 +154,7 @@ class AiConversation(models.Model):
         conversation = self._chat_own(conversation_id) if conversation_id else self.browse()
         if conversation:
             if conversation.assistant_id != assistant:
-                raise ChatRefused.not_found()
+                raise ChatRefused.not_found(self.env)
             if cloud_service_id and int(cloud_service_id) != conversation.cloud_service_id.id:
                 raise ChatRefused.invalid(self.env._("A conversation keeps the cloud service it was started with."))
             service = conversation.cloud_service_id

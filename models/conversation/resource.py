@@ -58,7 +58,7 @@ class AiConversation(models.Model):
         self.ensure_one()
         call = self.sudo().message_ids.filtered(lambda m: m.role == "tool" and m.tool_call_id == call_id)[:1]
         if not call:
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         server = (
             self.assistant_id.with_env(self.env)
             ._usable_servers(self.cloud_service_id)

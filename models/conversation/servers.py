@@ -35,7 +35,7 @@ class AiConversation(models.Model):
         if conversation_id:
             conversation = self._chat_own(conversation_id)
             if conversation.assistant_id != assistant:
-                raise ChatRefused.not_found()
+                raise ChatRefused.not_found(self.env)
             service = conversation.cloud_service_id
             env = conversation.env(su=self.env.su)
         else:
@@ -52,7 +52,7 @@ class AiConversation(models.Model):
         wanted = self._sent_id(server_id)
         server = servers.filtered(lambda s: s.id == wanted)
         if not server:
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         return server
 
     @api.model

@@ -20,15 +20,15 @@ class AiConversation(models.Model):
         alike for a model that does not exist, a missing record and one closed to her, so that
         neither models nor ids can be probed."""
         if not self.env.user.has_group("ai_mcp.group_ai_user"):
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         if not isinstance(res_model, str) or res_model not in self.env:
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         model = self.env(su=False)[res_model]
         if model._abstract or model._transient:
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         record = model.browse(self._sent_id(res_id))
         if record.id <= 0 or not _readable(record):
-            raise ChatRefused.not_found()
+            raise ChatRefused.not_found(self.env)
         return record
 
     @api.model
