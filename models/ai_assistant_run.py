@@ -20,6 +20,7 @@ from odoo.exceptions import AccessError, MissingError, UserError
 from odoo.tools import html_sanitize
 
 from ..exceptions import ChatRefused
+from ..odoo_compat import cron_progress
 from ..services.errors import ErrorCode
 from ..services.markdown_html import markdown_to_html
 from .discuss_channel import Outcome
@@ -107,7 +108,7 @@ class AiAssistantRun(models.Model):
         # none left to take: what other workers hold they finish, and a run that waits for its
         # user's pace limits has woken the cron up for then (_wait); counted only when cut short
         remaining = self._count_waiting() if done == limit else 0
-        self.env["ir.cron"]._notify_progress(done=done, remaining=remaining)
+        cron_progress(self.env, done=done, remaining=remaining)
         return done
 
     @api.model
