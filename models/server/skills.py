@@ -4,6 +4,8 @@ is stored; a skill's files are read when a model asks (services/loop/skill_tools
 
 from odoo import _, api, fields, models
 
+from .sync import write_changed
+
 
 class McpServer(models.Model):
     _inherit = "mcp.server"
@@ -36,10 +38,7 @@ class McpServer(models.Model):
             if skill is None:
                 to_create.append({**values, "uri": entry.uri, "server_id": self.id})
             else:
-                # as tools: what a listing repeats unchanged is not rewritten
-                changed = {name: value for name, value in values.items() if skill[name] != value}
-                if changed:
-                    skill.write(changed)
+                write_changed(skill, values)
         if to_create:
             Skill.create(to_create)
         gone = Skill.browse([s.id for s in existing.values() if s.active])

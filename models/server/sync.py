@@ -16,6 +16,16 @@ from ...services.mcp import connect_all, stderr_tail, telling_line
 _logger = logging.getLogger(__name__)
 
 
+def write_changed(record, values):
+    """Write those of `values` that differ from `record`'s; whether any did. A server lists all
+    its tools and skills again at each sync, some on every connection: what it repeats unchanged
+    is not rewritten, nor counted as updated."""
+    changed = {name: value for name, value in values.items() if record[name] != value}
+    if changed:
+        record.write(changed)
+    return bool(changed)
+
+
 class McpServer(models.Model):
     _inherit = "mcp.server"
 
@@ -158,12 +168,9 @@ class McpServer(models.Model):
                 continue
             if not tool.active:
                 values["active"] = True
-            # a server announces its list on every connection: what did not change is not rewritten
-            values = {name: value for name, value in values.items() if tool[name] != value}
-            if not values:
-                continue
             was_changed = tool.review_state == "changed"
-            tool.write(values)
+            if not write_changed(tool, values):
+                continue
             counts["updated"] += 1
             if tool.review_state == "changed" and not was_changed:
                 changed_names.append(info.name)
